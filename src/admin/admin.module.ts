@@ -1,0 +1,9 @@
+import { Module } from '@nestjs/common';
+import { CoreModule } from '../app.module';
+import { ProfilesModule } from '../profiles/profiles.module';
+import { WalletsModule } from '../wallets/wallets.module';
+import { SeedService } from './seed.service';
+
+/** Everything the operator CLI needs: the domain services, no HTTP and no queue processors. */
+@Module({ imports: [CoreModule, ProfilesModule, WalletsModule], providers: [SeedService] })
+export class AdminModule {}

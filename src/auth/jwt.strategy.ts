@@ -1,0 +1,21 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { PassportStrategy } from '@nestjs/passport';
+import { ExtractJwt, Strategy } from 'passport-jwt';
+import { APP_CONFIG, AppConfig } from '../infra/config/app-config';
+import { WalletPrincipal } from './principal';
+
+@Injectable()
+export class JwtStrategy extends PassportStrategy(Strategy, 'wallet-jwt') {
+  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+    super({
+      jwtFromRequest: ExtractJwt.fromAuthHeaderAsBearerToken(),
+      secretOrKey: config.jwtSecret,
+      audience: 'wallet',
+      algorithms: ['HS256'],
+    });
+  }
+
+  validate(payload: { sub: string; cid: string; ccode: string }): WalletPrincipal {
+    return { userId: payload.sub, clientId: payload.cid, clientCode: payload.ccode };
+  }
+}

@@ -1,0 +1,8 @@
+import { applyDecorators, Controller, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { WalletAuthGuard } from './wallet-auth.guard';
+
+/** A wallet-service controller: under /api/v1, every route behind the wallet bearer token. */
+export function WalletController(path: string, tag: string) {
+  return applyDecorators(Controller(`api/v1/${path}`), UseGuards(WalletAuthGuard), ApiBearerAuth(), ApiTags(`wallet: ${tag}`));
+}

@@ -1,0 +1,39 @@
+import Decimal from 'decimal.js';
+
+/** All money arithmetic goes through decimal.js with enough precision for numeric(20,4) and FX products. */
+export const Money = Decimal.clone({ precision: 40, rounding: Decimal.ROUND_HALF_UP });
+export type Money = Decimal;
+
+export const MONEY_SCALE = 4;
+export const MAX_INTEGER_DIGITS = 15;
+
+/** Stored amounts are shown with exactly four decimals: "100.0000". */
+export function formatAmount(value: Decimal.Value): string {
+  return new Money(value).toFixed(MONEY_SCALE);
+}
+
+/** Rounds half-up to the stored scale (fees, conversions). */
+export function roundMoney(value: Decimal.Value): Decimal {
+  return new Money(value).toDecimalPlaces(MONEY_SCALE, Decimal.ROUND_HALF_UP);
+}
+
+/**
+ * Why a request amount is unacceptable, or null when it is a positive amount with at most four decimals and
+ * fifteen integer digits. Accepts a JSON number or a numeric string (provider contract §3).
+ */
+export function amountProblem(value: unknown): string | null {
+  if (typeof value !== 'number' && typeof value !== 'string') return 'must be a number';
+  if (typeof value === 'number' && !Number.isFinite(value)) return 'must be a finite number';
+  const text = typeof value === 'number' ? numberToPlainString(value) : value.trim();
+  if (!/^-?\d+(\.\d+)?$/.test(text)) return 'must be a number';
+  const amount = new Money(text);
+  if (amount.lte(0)) return 'must be greater than zero';
+  if (amount.decimalPlaces() > MONEY_SCALE) return `must have at most ${MONEY_SCALE} decimal places`;
+  if (amount.trunc().toFixed(0).length > MAX_INTEGER_DIGITS) return `must have at most ${MAX_INTEGER_DIGITS} integer digits`;
+  return null;
+}
+
+/** JSON numbers such as 1e21 or 1e-7 print in exponent form; decimal.js reads them exactly either way. */
+function numberToPlainString(value: number): string {
+  return new Money(value).toFixed();
+}

@@ -1,0 +1,78 @@
+import { applyDecorators } from '@nestjs/common';
+import { IsNotEmpty, IsString, Matches, MaxLength, registerDecorator, ValidationOptions } from 'class-validator';
+import { isCurrency } from '../currencies';
+import { amountProblem, MAX_INTEGER_DIGITS, MONEY_SCALE } from '../money';
+
+/** String limits of the provider contract §10. */
+export const LIMITS = {
+  name: 100,
+  email: 100,
+  msisdn: 25,
+  identificationNumber: 50,
+  code: 32,
+  reference: 64,
+  text: 255,
+  country: 64,
+} as const;
+
+/** A required, non-blank string of at most `max` characters. */
+export function RequiredText(max: number) {
+  return applyDecorators(IsString(), IsNotEmpty(), MaxLength(max));
+}
+
+/** Phone number: digits with an optional leading +, at most 25 characters. */
+export function IsMsisdn() {
+  return applyDecorators(
+    IsString(),
+    MaxLength(LIMITS.msisdn),
+    Matches(/^\+?\d{6,24}$/, { message: '$property must be digits with an optional leading +' }),
+  );
+}
+
+/** A positive money amount: a JSON number (or numeric string), at most 4 decimals and 15 integer digits. */
+export function IsMoneyAmount(options?: ValidationOptions) {
+  return function (target: object, propertyName: string) {
+    registerDecorator({
+      name: 'isMoneyAmount',
+      target: target.constructor,
+      propertyName,
+      options,
+      validator: {
+        validate: (value: unknown) => amountProblem(value) === null,
+        defaultMessage: (args) => `${args?.property} ${amountProblem(args?.value) ?? 'is invalid'}`,
+      },
+    });
+  };
+}
+
+/** A money amount that may be zero (floors, fees, minimums): not negative, same scale rules as IsMoneyAmount. */
+export function IsNonNegativeMoney(options?: ValidationOptions) {
+  return function (target: object, propertyName: string) {
+    registerDecorator({
+      name: 'isNonNegativeMoney',
+      target: target.constructor,
+      propertyName,
+      options,
+      validator: {
+        validate: (value: unknown) => value === 0 || value === '0' || amountProblem(value) === null,
+        defaultMessage: (args) =>
+          `${args?.property} must be a number of at least 0 with at most ${MONEY_SCALE} decimal places and ${MAX_INTEGER_DIGITS} integer digits`,
+      },
+    });
+  };
+}
+
+export function IsCurrencyCode(options?: ValidationOptions) {
+  return function (target: object, propertyName: string) {
+    registerDecorator({
+      name: 'isCurrencyCode',
+      target: target.constructor,
+      propertyName,
+      options,
+      validator: {
+        validate: (value: unknown) => isCurrency(value),
+        defaultMessage: (args) => `${args?.property} must be a supported ISO 4217 currency code`,
+      },
+    });
+  };
+}

@@ -1,0 +1,33 @@
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { Logger } from 'nestjs-pino';
+import { rootModule, ProcessRole } from './app.module';
+import { HttpErrorFilter } from './common/errors/http-error.filter';
+import { createValidationPipe } from './common/http/validation';
+
+/** Builds the HTTP application for a role that serves HTTP (api, sandbox); shared by main.ts and the tests. */
+export async function createHttpApp(role: Exclude<ProcessRole, 'worker'> = 'api'): Promise<NestFastifyApplication> {
+  const adapter = new FastifyAdapter({ bodyLimit: 1_048_576, trustProxy: true });
+  // Merchant APIs speak JSON only: any other body type is a 415, not a string handed to validation.
+  adapter.getInstance().removeContentTypeParser('text/plain');
+  const app = await NestFactory.create<NestFastifyApplication>(rootModule(role), adapter, { bufferLogs: true });
+  app.useLogger(app.get(Logger));
+  app.useGlobalFilters(new HttpErrorFilter());
+  app.useGlobalPipes(createValidationPipe());
+  app.enableShutdownHooks();
+
+  const document = SwaggerModule.createDocument(
+    app,
+    new DocumentBuilder()
+      .setTitle('Payments provider API')
+      .setDescription('Wallet service (/api/v1), collection and disbursement gateways (/v1, /v2).')
+      .setVersion('1')
+      .addBearerAuth()
+      .build(),
+  );
+  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json' });
+  await app.init();
+  await app.getHttpAdapter().getInstance().ready();
+  return app;
+}

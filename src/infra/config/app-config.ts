@@ -1,0 +1,96 @@
+import { plainToInstance, Transform } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
+
+const DEFAULT_CALLBACK_RETRY_DELAYS_MS = '900000,21600000,172800000';
+
+/** Raw environment, validated once at start-up. Names are fixed by the provider contract (§1). */
+class Environment {
+  @IsOptional() @Transform(({ value }) => (value === undefined ? undefined : Number(value)))
+  @IsInt() @Min(1) @Max(65535)
+  PORT?: number;
+
+  @IsString() @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// URL' })
+  DATABASE_URL: string;
+
+  @IsOptional() @Matches(/^rediss?:\/\//, { message: 'REDIS_URL must be a redis:// URL' })
+  REDIS_URL?: string;
+
+  @IsOptional() @IsIn(['sandbox', 'production'])
+  APP_ENV?: 'sandbox' | 'production';
+
+  @IsOptional() @IsUrl({ require_tld: false, require_protocol: true })
+  PUBLIC_BASE_URL?: string;
+
+  @IsOptional() @Matches(/^\d+(,\d+)*$/, { message: 'CALLBACK_RETRY_DELAYS_MS must be a comma list of milliseconds' })
+  CALLBACK_RETRY_DELAYS_MS?: string;
+
+  @IsOptional() @Matches(/^\d+$/, { message: 'SANDBOX_SETTLE_DELAY_MS must be a whole number of milliseconds' })
+  SANDBOX_SETTLE_DELAY_MS?: string;
+
+  @IsOptional() @Matches(/^\d+$/, { message: 'SANDBOX_MINUTE_MS must be a whole number of milliseconds' })
+  SANDBOX_MINUTE_MS?: string;
+
+  @IsOptional() @IsString() @MinLength(32, { message: 'JWT_SECRET must be at least 32 characters' })
+  JWT_SECRET?: string;
+
+  @IsOptional() @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  LOG_LEVEL?: string;
+}
+
+export interface AppConfig {
+  port: number;
+  databaseUrl: string;
+  redisUrl: string;
+  appEnv: 'sandbox' | 'production';
+  isSandbox: boolean;
+  publicBaseUrl: string;
+  callbackRetryDelaysMs: number[];
+  sandboxSettleDelayMs: number;
+  sandboxMinuteMs: number;
+  jwtSecret: string;
+  logLevel: string;
+}
+
+export const APP_CONFIG = Symbol('APP_CONFIG');
+
+export class ConfigError extends Error {}
+
+/**
+ * Reads and validates the environment. A missing or malformed variable throws a ConfigError naming it,
+ * so the process stops at start-up instead of failing on the first request.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const raw = plainToInstance(Environment, pick(env), { enableImplicitConversion: false });
+  const errors = validateSync(raw, { whitelist: true });
+  if (errors.length > 0) {
+    const details = errors.flatMap((e) => Object.values(e.constraints ?? {})).join('; ');
+    throw new ConfigError(`Invalid configuration: ${details}`);
+  }
+  const appEnv = raw.APP_ENV ?? 'sandbox';
+  const port = raw.PORT ?? 3000;
+  if (appEnv === 'production' && !raw.JWT_SECRET) {
+    throw new ConfigError('Invalid configuration: JWT_SECRET is required when APP_ENV=production');
+  }
+  return {
+    port,
+    databaseUrl: raw.DATABASE_URL,
+    redisUrl: raw.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    appEnv,
+    isSandbox: appEnv === 'sandbox',
+    publicBaseUrl: (raw.PUBLIC_BASE_URL ?? `http://localhost:${port}`).replace(/\/$/, ''),
+    callbackRetryDelaysMs: (raw.CALLBACK_RETRY_DELAYS_MS ?? DEFAULT_CALLBACK_RETRY_DELAYS_MS).split(',').map(Number),
+    sandboxSettleDelayMs: Number(raw.SANDBOX_SETTLE_DELAY_MS ?? 2000),
+    sandboxMinuteMs: Number(raw.SANDBOX_MINUTE_MS ?? 60000),
+    // Sandbox tokens are signed with a fixed development secret so a restarted sandbox keeps its sessions.
+    jwtSecret: raw.JWT_SECRET ?? 'sandbox-only-secret-do-not-use-in-production-0000',
+    logLevel: raw.LOG_LEVEL ?? 'info',
+  };
+}
+
+function pick(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
+  const keys = [
+    'PORT', 'DATABASE_URL', 'REDIS_URL', 'APP_ENV', 'PUBLIC_BASE_URL', 'CALLBACK_RETRY_DELAYS_MS',
+    'SANDBOX_SETTLE_DELAY_MS', 'SANDBOX_MINUTE_MS', 'JWT_SECRET', 'LOG_LEVEL',
+  ];
+  return Object.fromEntries(keys.filter((k) => env[k] !== undefined && env[k] !== '').map((k) => [k, env[k]]));
+}

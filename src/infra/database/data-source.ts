@@ -1,0 +1,20 @@
+import { DataSource, DataSourceOptions } from 'typeorm';
+import { join } from 'node:path';
+
+/** Options shared by the Nest module and the migration runner. Schema changes only ever come from migrations. */
+export function dataSourceOptions(databaseUrl: string): DataSourceOptions {
+  return {
+    type: 'postgres',
+    url: databaseUrl,
+    synchronize: false,
+    migrationsRun: false,
+    migrations: [join(__dirname, '..', '..', '..', 'migrations', '*.js')],
+    migrationsTableName: 'schema_migrations',
+    // One pool per process; sized for a 2-core machine where Postgres shares the CPU.
+    extra: { max: Number(process.env.DB_POOL_SIZE ?? 20) },
+  };
+}
+
+export function migrationDataSource(databaseUrl: string): DataSource {
+  return new DataSource(dataSourceOptions(databaseUrl));
+}

@@ -1,0 +1,37 @@
+import { Module } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { LoggerModule } from 'nestjs-pino';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+
+/**
+ * pino logs; every line written during a request carries its request id (from X-Request-Id or generated, and
+ * echoed back). Credentials and tokens are redacted; bodies are never logged.
+ */
+@Module({
+  imports: [
+    LoggerModule.forRootAsync({
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => ({
+        pinoHttp: {
+          level: config.logLevel,
+          genReqId: (req, res) => {
+            const incoming = req.headers['x-request-id'];
+            const id = typeof incoming === 'string' && /^[\w.-]{1,64}$/.test(incoming) ? incoming : randomUUID();
+            res.setHeader('x-request-id', id);
+            return id;
+          },
+          customProps: (req) => ({ requestId: req.id }),
+          redact: {
+            paths: ['req.headers.authorization', 'req.headers["x-access-token"]', 'req.headers.cookie'],
+            censor: '[redacted]',
+          },
+          autoLogging: { ignore: (req) => req.url?.startsWith('/health') ?? false },
+          serializers: {
+            req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
+          },
+        },
+      }),
+    }),
+  ],
+})
+export class LoggingModule {}

@@ -1,0 +1,54 @@
+import { EntityManager } from 'typeorm';
+
+export interface InvariantResult {
+  name: string;
+  description: string;
+  violations: Array<Record<string, unknown>>;
+}
+
+/**
+ * The ledger invariants of the provider contract §3, one SQL query each. Each query returns the offending rows,
+ * so an empty result means the invariant holds.
+ */
+export const LEDGER_INVARIANTS: Array<{ name: string; description: string; sql: string }> = [
+  {
+    name: 'a_entries_balance',
+    description: 'every entry balances per currency',
+    sql: `SELECT entry_id, currency, sum(amount) AS imbalance
+          FROM postings GROUP BY entry_id, currency HAVING sum(amount) <> 0 LIMIT 100`,
+  },
+  {
+    name: 'b_balances_match_postings',
+    description: "each account's stored balance equals the sum of its postings",
+    sql: `SELECT a.account_number, a.balance, coalesce(p.total, 0) AS postings_total
+          FROM ledger_accounts a
+          LEFT JOIN (SELECT account_id, sum(amount) AS total FROM postings GROUP BY account_id) p ON p.account_id = a.id
+          WHERE a.balance <> coalesce(p.total, 0) LIMIT 100`,
+  },
+  {
+    name: 'c_wallets_above_floor',
+    description: 'no wallet below its floor unless it can overdraw',
+    sql: `SELECT account_number, balance, minimum_balance FROM ledger_accounts
+          WHERE kind = 'WALLET' AND NOT can_overdraw AND balance < minimum_balance LIMIT 100`,
+  },
+  {
+    name: 'd_one_entry_per_business_record',
+    description: 'every business record with money effect has exactly one entry per state change, and every entry has one business record',
+    sql: `WITH refs AS (SELECT entry_id, count(*) AS n FROM ledger_business_records GROUP BY entry_id)
+          SELECT e.id AS entry_id, e.kind, coalesce(r.n, 0) AS business_records
+          FROM journal_entries e LEFT JOIN refs r ON r.entry_id = e.id
+          WHERE coalesce(r.n, 0) <> 1
+          UNION ALL
+          SELECT r.entry_id, 'missing entry', r.n FROM refs r
+          WHERE NOT EXISTS (SELECT 1 FROM journal_entries e WHERE e.id = r.entry_id)
+          LIMIT 100`,
+  },
+];
+
+export async function verifyLedger(manager: EntityManager): Promise<InvariantResult[]> {
+  const results: InvariantResult[] = [];
+  for (const invariant of LEDGER_INVARIANTS) {
+    results.push({ name: invariant.name, description: invariant.description, violations: await manager.query(invariant.sql) });
+  }
+  return results;
+}

@@ -1,0 +1,116 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { Money } from '../common/money';
+import { LedgerAccount, LedgerAccountKind, SystemAccountKind } from './ledger-account';
+import { FloorBreachError, UnbalancedEntryError, UnknownLedgerAccountError } from './ledger.errors';
+
+export interface PostingLine {
+  accountId: string;
+  /** Positive raises the account's balance, negative lowers it. */
+  amount: Money;
+}
+
+export interface EntryToPost {
+  clientId: string;
+  /** What kind of business record the entry belongs to (WALLET_TRANSACTION, PAYMENT, PAYOUT_RESERVE, …). */
+  kind: string;
+  lines: PostingLine[];
+}
+
+export interface AccountMovement {
+  amount: Money;
+  balanceBefore: Money;
+  balanceAfter: Money;
+}
+
+export interface PostedEntry {
+  entryId: string;
+  movements: Map<string, AccountMovement>;
+}
+
+const ACCOUNT_COLUMNS = `id, client_id AS "clientId", account_number AS "accountNumber", kind, currency, balance,
+  minimum_balance AS "minimumBalance", can_overdraw AS "canOverdraw"`;
+
+/**
+ * The ledger core. Every money movement in the code base is one call to postEntry, inside the caller's DB
+ * transaction, so the entry commits or rolls back with its business record.
+ */
+@Injectable()
+export class LedgerService {
+  async postEntry(manager: EntityManager, entry: EntryToPost): Promise<PostedEntry> {
+    assertTwoAccounts(entry.lines);
+    const lines = entry.lines.map((l) => ({ account_id: l.accountId, amount: l.amount.toFixed() }));
+    let rows: Array<{ entry_id: string; account_id: string; amount: string; balance_before: string; balance_after: string }>;
+    try {
+      rows = await manager.query('SELECT * FROM ledger_post_entry($1, $2, $3::jsonb)', [
+        entry.clientId,
+        entry.kind,
+        JSON.stringify(lines),
+      ]);
+    } catch (error) {
+      throw translateLedgerError(error);
+    }
+    const movements = new Map<string, AccountMovement>();
+    for (const row of rows) {
+      movements.set(row.account_id, {
+        amount: new Money(row.amount),
+        balanceBefore: new Money(row.balance_before),
+        balanceAfter: new Money(row.balance_after),
+      });
+    }
+    return { entryId: String(rows[0].entry_id), movements };
+  }
+
+  async openWalletAccount(
+    manager: EntityManager,
+    account: { clientId: string; currency: string; minimumBalance: Money; canOverdraw: boolean },
+  ): Promise<LedgerAccount> {
+    const [row] = await manager.query(
+      `INSERT INTO ledger_accounts (client_id, kind, currency, minimum_balance, can_overdraw)
+       VALUES ($1, 'WALLET', $2, $3, $4) RETURNING ${ACCOUNT_COLUMNS}`,
+      [account.clientId, account.currency, account.minimumBalance.toFixed(), account.canOverdraw],
+    );
+    return row;
+  }
+
+  /**
+   * The client's system account of a kind and currency, created on first use. System accounts may go negative:
+   * SETTLEMENT mirrors money that entered or left through the outside world.
+   */
+  async systemAccount(manager: EntityManager, clientId: string, kind: SystemAccountKind, currency: string): Promise<LedgerAccount> {
+    await manager.query(
+      `INSERT INTO ledger_accounts (client_id, kind, currency, can_overdraw) VALUES ($1, $2, $3, true)
+       ON CONFLICT (client_id, kind, currency) WHERE kind <> 'WALLET' DO NOTHING`,
+      [clientId, kind, currency],
+    );
+    const [row] = await manager.query(
+      `SELECT ${ACCOUNT_COLUMNS} FROM ledger_accounts WHERE client_id = $1 AND kind = $2 AND currency = $3`,
+      [clientId, kind, currency],
+    );
+    return row;
+  }
+
+  async accountByNumber(manager: EntityManager, clientId: string, accountNumber: string, kind?: LedgerAccountKind): Promise<LedgerAccount | null> {
+    const [row] = await manager.query(
+      `SELECT ${ACCOUNT_COLUMNS} FROM ledger_accounts WHERE client_id = $1 AND account_number = $2 AND ($3::text IS NULL OR kind = $3)`,
+      [clientId, accountNumber, kind ?? null],
+    );
+    return row ?? null;
+  }
+}
+
+function assertTwoAccounts(lines: PostingLine[]): void {
+  // Balance per currency is checked by ledger_post_entry, which knows each account's currency.
+  if (new Set(lines.map((l) => l.accountId)).size < 2) {
+    throw new UnbalancedEntryError('an entry needs postings on at least two accounts');
+  }
+}
+
+function translateLedgerError(error: unknown): unknown {
+  const e = error as { code?: string; detail?: string; driverError?: { code?: string; detail?: string }; message?: string };
+  const code = e.code ?? e.driverError?.code;
+  if (code === 'LF001') return new FloorBreachError(e.detail ?? e.driverError?.detail ?? '');
+  if (code === 'LB001') return new UnbalancedEntryError(e.message ?? 'unbalanced entry');
+  if (code === 'LA001') return new UnknownLedgerAccountError(e.message ?? 'unknown account');
+  return error;
+}

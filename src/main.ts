@@ -1,0 +1,34 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { Logger } from 'nestjs-pino';
+import { rootModule, ProcessRole } from './app.module';
+import { APP_CONFIG, AppConfig, ConfigError, loadConfig } from './infra/config/app-config';
+import { createHttpApp } from './http-app';
+
+async function main(): Promise<void> {
+  const role = (process.argv[2] ?? 'api') as ProcessRole;
+  if (!['api', 'worker', 'sandbox'].includes(role)) {
+    throw new ConfigError(`Unknown process role "${role}": use api, worker or sandbox`);
+  }
+  loadConfig(); // fail fast, before any connection is attempted
+  if (role === 'worker') {
+    const app = await NestFactory.createApplicationContext(rootModule('worker'), { bufferLogs: true });
+    app.useLogger(app.get(Logger));
+    app.enableShutdownHooks();
+    app.get(Logger).log('worker started');
+    return;
+  }
+  const app = await createHttpApp(role);
+  const config = app.get<AppConfig>(APP_CONFIG);
+  await app.listen({ port: config.port, host: '0.0.0.0' });
+  app.get(Logger).log(`${role} listening on ${config.publicBaseUrl}`);
+}
+
+main().catch((error) => {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`${error.message}\n`);
+  } else {
+    process.stderr.write(`Fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  }
+  process.exit(1);
+});

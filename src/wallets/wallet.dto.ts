@@ -1,0 +1,29 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsBoolean, IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import { CURRENCIES } from '../common/currencies';
+import { IsCurrencyCode, IsNonNegativeMoney, LIMITS, RequiredText } from '../common/validation/validators';
+import { WALLET_STATUSES, WalletStatus } from './wallet.entity';
+import { WALLET_COMMANDS, WalletCommand } from './wallet-state-machine';
+
+export class CreateAccountTypeDto {
+  @ApiProperty() @RequiredText(LIMITS.code) client_code: string;
+  @ApiProperty() @RequiredText(LIMITS.name) account_type_name: string;
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(LIMITS.text) account_type_description?: string;
+  @ApiPropertyOptional({ enum: [0, 1], default: 1 }) @IsOptional() @IsIn([0, 1]) is_active?: number;
+}
+
+export class CreateWalletDto {
+  @ApiProperty() @RequiredText(LIMITS.code) client_code: string;
+  @ApiProperty() @RequiredText(LIMITS.reference) client_profile_id: string;
+  @ApiProperty() @RequiredText(LIMITS.code) account_type_code: string;
+  @ApiProperty() @RequiredText(LIMITS.name) account_name: string;
+  @ApiProperty({ enum: CURRENCIES }) @IsCurrencyCode() currency: string;
+  @ApiProperty({ example: 0 }) @IsNonNegativeMoney() minimum_balance: number | string;
+  @ApiProperty() @IsBoolean() can_overdraw: boolean;
+  @ApiProperty({ enum: WALLET_STATUSES }) @IsIn(WALLET_STATUSES) status: WalletStatus;
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(LIMITS.text) status_description?: string;
+}
+
+export class WalletCommandQuery {
+  @ApiProperty({ enum: WALLET_COMMANDS }) @IsIn(WALLET_COMMANDS) command: WalletCommand;
+}
