@@ -93,7 +93,7 @@ export class WalletMoney1763800000001 implements MigrationInterface {
         exchange_rate                 numeric(24,8),
         created_at                    timestamptz NOT NULL DEFAULT now()
       );
-      CREATE INDEX wallet_transactions_account_idx ON wallet_transactions (account_id, transaction_date, id);
+      CREATE INDEX wallet_transactions_account_idx ON wallet_transactions (account_id, created_at, id);
       CREATE INDEX wallet_transactions_operation_idx ON wallet_transactions (operation_id);
 
       -- Every business record that owns a journal entry, one row per entry it owns. Later migrations add the

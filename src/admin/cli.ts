@@ -5,7 +5,13 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import { Command, CommanderError } from 'commander';
 import { DataSource } from 'typeorm';
 import { generatePassword, UsersService } from '../auth/users.service';
+import Decimal from 'decimal.js';
+import { ClientServicesService } from '../client-services/client-services.service';
 import { ClientsService } from '../clients/clients.service';
+import { isCurrency } from '../common/currencies';
+import { amountProblem, Money } from '../common/money';
+import { FxService } from '../fx/fx.service';
+import { MoneyMovementsService } from '../transactions/money-movements.service';
 import { loadConfig } from '../infra/config/app-config';
 import { verifyLedger } from '../ledger/ledger-invariants';
 import { AdminModule } from './admin.module';
@@ -70,6 +76,60 @@ export function buildProgram(run: (action: (app: INestApplicationContext) => Pro
     );
 
   program
+    .command('wallet:fund')
+    .description("credit a wallet from its client's settlement account (an EXTERNAL_CREDIT with no fee)")
+    .requiredOption('--account <number>', 'wallet account number')
+    .requiredOption('--amount <amount>', 'amount in the wallet currency')
+    .action((opts, cmd) =>
+      run(async (app) => {
+        const amount = requireAmount('amount', opts.amount);
+        const [wallet] = await app.get<DataSource>(getDataSourceToken()).query(
+          `SELECT client_id FROM ledger_accounts WHERE account_number = $1 AND kind = 'WALLET'`,
+          [opts.account],
+        );
+        if (!wallet) throw new CliError(`wallet ${opts.account} not found`);
+        return app.get(MoneyMovementsService).fund(wallet.client_id, opts.account, amount);
+      }, json(cmd)),
+    );
+
+  program
+    .command('fx:set')
+    .description('set the buying and selling price of one unit of a currency in a base currency')
+    .requiredOption('--base <code>', 'base currency, e.g. KES')
+    .requiredOption('--currency <code>', 'quoted currency, e.g. USD')
+    .requiredOption('--buying <rate>', 'price at which we buy one unit')
+    .requiredOption('--selling <rate>', 'price at which we sell one unit')
+    .action((opts, cmd) =>
+      run(async (app) => {
+        for (const code of [opts.base, opts.currency]) if (!isCurrency(code)) throw new CliError(`${code} is not a supported currency`);
+        const buying = requireRate('buying', opts.buying);
+        const selling = requireRate('selling', opts.selling);
+        await app.get(FxService).setRate(opts.base, opts.currency, buying, selling, 'admin');
+        return { base_currency: opts.base, currency: opts.currency, buying: buying.toFixed(), selling: selling.toFixed() };
+      }, json(cmd)),
+    );
+
+  program
+    .command('service:settlement')
+    .description('set the wallet a client service settles collections into and pays payouts from')
+    .requiredOption('--service <code>', 'client service code')
+    .requiredOption('--account <number>', 'wallet account number of the same client')
+    .action((opts, cmd) =>
+      run(async (app) => {
+        const db = app.get<DataSource>(getDataSourceToken());
+        const [service] = await db.query(`SELECT client_id FROM client_services WHERE code = $1`, [opts.service]);
+        if (!service) throw new CliError(`client service ${opts.service} not found`);
+        const [wallet] = await db.query(
+          `SELECT id FROM ledger_accounts WHERE account_number = $1 AND client_id = $2 AND kind = 'WALLET'`,
+          [opts.account, service.client_id],
+        );
+        if (!wallet) throw new CliError(`wallet ${opts.account} not found for the service's client`);
+        await app.get(ClientServicesService).setSettlementWallet(db.manager, service.client_id, opts.service, wallet.id);
+        return { service_code: opts.service, settlement_account_number: opts.account };
+      }, json(cmd)),
+    );
+
+  program
     .command('seed')
     .description('create or reuse a demo merchant with credentials, service and funded wallets; idempotent')
     .option('--client-code <code>', 'client code', 'DEMO')
@@ -79,6 +139,17 @@ export function buildProgram(run: (action: (app: INestApplicationContext) => Pro
     .action((opts, cmd) => run((app) => app.get(SeedService).seed({ clientCode: opts.clientCode }), json(cmd)));
 
   return program;
+}
+
+function requireAmount(name: string, value: string): Decimal {
+  const problem = amountProblem(value);
+  if (problem) throw new CliError(`--${name} ${problem}`);
+  return new Money(value);
+}
+
+function requireRate(name: string, value: string): Decimal {
+  if (!/^\d+(\.\d{1,8})?$/.test(value) || new Money(value).lte(0)) throw new CliError(`--${name} must be a positive rate with at most 8 decimals`);
+  return new Money(value);
 }
 
 function requireText(name: string, value: string, max: number): void {
@@ -94,8 +165,15 @@ async function requireClient(app: INestApplicationContext, code: string) {
 async function main(argv: string[]): Promise<number> {
   let exitCode = 0;
   const program = buildProgram(async (action, json) => {
-    loadConfig();
-    const app = await NestFactory.createApplicationContext(AdminModule, { logger: ['error'] });
+    let app: INestApplicationContext;
+    try {
+      loadConfig();
+      app = await NestFactory.createApplicationContext(AdminModule, { logger: false, abortOnError: false });
+    } catch (error) {
+      process.stderr.write(`${oneLine(error)}\n`);
+      exitCode = 1;
+      return;
+    }
     try {
       const output = await action(app);
       process.stdout.write(json ? `${JSON.stringify(output)}\n` : humanReadable(output));

@@ -37,6 +37,9 @@ const ACCOUNT_COLUMNS = `id, client_id AS "clientId", account_number AS "account
  */
 @Injectable()
 export class LedgerService {
+  /** System accounts are created once and never removed, so committed ones can be remembered. */
+  private readonly systemAccounts = new Map<string, LedgerAccount>();
+
   async postEntry(manager: EntityManager, entry: EntryToPost): Promise<PostedEntry> {
     assertTwoAccounts(entry.lines);
     const lines = entry.lines.map((l) => ({ account_id: l.accountId, amount: l.amount.toFixed() }));
@@ -78,16 +81,22 @@ export class LedgerService {
    * SETTLEMENT mirrors money that entered or left through the outside world.
    */
   async systemAccount(manager: EntityManager, clientId: string, kind: SystemAccountKind, currency: string): Promise<LedgerAccount> {
-    await manager.query(
+    const key = `${clientId}:${kind}:${currency}`;
+    const known = this.systemAccounts.get(key);
+    if (known) return known;
+    const [created] = await manager.query(
       `INSERT INTO ledger_accounts (client_id, kind, currency, can_overdraw) VALUES ($1, $2, $3, true)
-       ON CONFLICT (client_id, kind, currency) WHERE kind <> 'WALLET' DO NOTHING`,
+       ON CONFLICT (client_id, kind, currency) WHERE kind <> 'WALLET' DO NOTHING RETURNING ${ACCOUNT_COLUMNS}`,
       [clientId, kind, currency],
     );
-    const [row] = await manager.query(
+    // Created inside the caller's transaction, which may still roll back: not remembered until seen committed.
+    if (created) return created;
+    const [existing] = await manager.query(
       `SELECT ${ACCOUNT_COLUMNS} FROM ledger_accounts WHERE client_id = $1 AND kind = $2 AND currency = $3`,
       [clientId, kind, currency],
     );
-    return row;
+    this.systemAccounts.set(key, existing);
+    return existing;
   }
 
   async accountByNumber(manager: EntityManager, clientId: string, accountNumber: string, kind?: LedgerAccountKind): Promise<LedgerAccount | null> {

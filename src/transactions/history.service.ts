@@ -1,0 +1,84 @@
+import { BadRequestException, Injectable, NotFoundException } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { WalletPrincipal } from '../auth/principal';
+import { SELECT_TRANSACTIONS, TransactionRecords, transactionRecord, TransactionRow } from './transaction-records';
+
+export const HISTORY_DEFAULT_LIMIT = 50;
+export const HISTORY_MAX_LIMIT = 500;
+
+export interface HistoryQuery {
+  start_date?: string;
+  end_date?: string;
+  limit?: string;
+  cursor?: string;
+}
+
+/**
+ * A wallet's transactions in booking order, for reconciliation. Keyset pagination on (created_at, id): pages
+ * stay consistent while new transactions arrive, and deep pages cost the same as the first.
+ */
+@Injectable()
+export class HistoryService {
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly records: TransactionRecords,
+  ) {}
+
+  async ofWallet(principal: WalletPrincipal, accountNumber: string, query: HistoryQuery) {
+    const [account] = await this.db.query(
+      `SELECT id FROM ledger_accounts WHERE client_id = $1 AND account_number = $2 AND kind = 'WALLET'`,
+      [principal.clientId, accountNumber],
+    );
+    if (!account) throw new NotFoundException('Wallet not found');
+    const start = optionalDate('start_date', query.start_date);
+    const end = optionalDate('end_date', query.end_date);
+    if (start && end && end < start) throw new BadRequestException(['end_date must not be before start_date']);
+    const limit = query.limit === undefined ? HISTORY_DEFAULT_LIMIT : Number(query.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > HISTORY_MAX_LIMIT) {
+      throw new BadRequestException([`limit must be an integer from 1 to ${HISTORY_MAX_LIMIT}`]);
+    }
+    const after = query.cursor ? decodeCursor(query.cursor) : null;
+    const rows: Array<TransactionRow & { created_at: Date }> = await this.db.query(
+      `${SELECT_TRANSACTIONS}
+       WHERE t.account_id = $1
+         AND ($2::timestamptz IS NULL OR t.created_at >= $2)
+         AND ($3::timestamptz IS NULL OR t.created_at <= $3)
+         AND ($4::timestamptz IS NULL OR (t.created_at, t.id) > ($4, $5::uuid))
+       ORDER BY t.created_at, t.id
+       LIMIT $6`,
+      [account.id, start, end, after?.createdAt ?? null, after?.id ?? null, limit + 1],
+    );
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return {
+      records: page.map(transactionRecord),
+      next_cursor: rows.length > limit && last ? encodeCursor(last.created_at, last.id) : null,
+    };
+  }
+
+  async one(principal: WalletPrincipal, transactionId: string) {
+    const row = await this.records.byId(this.db.manager, principal.clientId, transactionId);
+    if (!row) throw new NotFoundException('Transaction not found');
+    return transactionRecord(row);
+  }
+}
+
+function optionalDate(name: string, value: string | undefined): Date | null {
+  if (value === undefined || value === '') return null;
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) throw new BadRequestException([`${name} must be an ISO 8601 date`]);
+  return date;
+}
+
+function encodeCursor(createdAt: Date, id: string): string {
+  return Buffer.from(`${new Date(createdAt).toISOString()}|${id}`).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { createdAt: string; id: string } {
+  const [createdAt, id] = Buffer.from(cursor, 'base64url').toString().split('|');
+  if (!createdAt || !id || Number.isNaN(Date.parse(createdAt)) || !/^[0-9a-f-]{36}$/.test(id)) {
+    throw new BadRequestException(['cursor is invalid']);
+  }
+  return { createdAt, id };
+}

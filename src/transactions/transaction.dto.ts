@@ -1,0 +1,58 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsISO8601, IsObject, IsOptional, IsString, MaxLength, registerDecorator } from 'class-validator';
+import { CURRENCIES } from '../common/currencies';
+import { IsCurrencyCode, IsMoneyAmount, LIMITS, RequiredText } from '../common/validation/validators';
+
+const MAX_SOURCE_DATA_BYTES = 8192;
+
+/** Free JSON the merchant attaches to a transaction; bounded so it cannot bloat every statement. */
+function IsBoundedJson() {
+  return function (target: object, propertyName: string) {
+    registerDecorator({
+      name: 'isBoundedJson',
+      target: target.constructor,
+      propertyName,
+      validator: {
+        validate: (value: unknown) => Buffer.byteLength(JSON.stringify(value ?? null)) <= MAX_SOURCE_DATA_BYTES,
+        defaultMessage: (args) => `${args?.property} must be at most ${MAX_SOURCE_DATA_BYTES} bytes of JSON`,
+      },
+    });
+  };
+}
+
+class MoneyRequestDto {
+  @ApiProperty() @RequiredText(LIMITS.code) client_code: string;
+  @ApiProperty() @RequiredText(LIMITS.code) client_service_code: string;
+  @ApiProperty({ example: 100 }) @IsMoneyAmount() transaction_amount: number | string;
+  @ApiProperty({ enum: CURRENCIES }) @IsCurrencyCode() currency: string;
+  @ApiProperty() @RequiredText(LIMITS.reference) source_transaction_id: string;
+  @ApiPropertyOptional() @IsOptional() @IsObject() @IsBoundedJson() source_transaction_data?: Record<string, unknown>;
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(LIMITS.text) transaction_narration?: string;
+  @ApiPropertyOptional() @IsOptional() @IsISO8601({ strict: true }) transaction_date?: string;
+}
+
+export class CreditDebitDto extends MoneyRequestDto {
+  @ApiProperty() @RequiredText(LIMITS.code) account_number: string;
+}
+
+export class TransferDto extends MoneyRequestDto {
+  @ApiProperty() @RequiredText(LIMITS.code) source_account_number: string;
+  @ApiProperty() @RequiredText(LIMITS.code) destination_account_number: string;
+  @ApiProperty({ example: 'INTERNAL' }) @RequiredText(LIMITS.code) transaction_source: string;
+}
+
+export class ReversalDto {
+  @ApiPropertyOptional() @IsOptional() @RequiredText(LIMITS.reference) source_transaction_id?: string;
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(LIMITS.text) transaction_narration?: string;
+}
+
+export const MONEY_COMMANDS = ['CREDIT', 'DEBIT'] as const;
+export type MoneyCommand = (typeof MONEY_COMMANDS)[number];
+
+export class MoneyCommandQuery {
+  @ApiProperty({ enum: MONEY_COMMANDS }) @IsIn(MONEY_COMMANDS) command: MoneyCommand;
+}
+
+export class ReverseCommandQuery {
+  @ApiProperty({ enum: ['REVERSE'] }) @IsIn(['REVERSE']) command: 'REVERSE';
+}
