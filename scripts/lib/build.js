@@ -1,7 +1,8 @@
 'use strict';
 // Compiles the TypeScript sources when dist/ is missing or older than any source file, so `npm run admin`,
-// `npm run migration:run` and `npm run sandbox` work straight after `npm ci`.
-const { execFileSync } = require('node:child_process');
+// `npm run migration:run` and `npm run sandbox` work straight after `npm ci`. In the production image there are
+// no sources (only dist/), and nothing is compiled.
+const { execFileSync, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 
@@ -9,6 +10,7 @@ const ROOT = path.resolve(__dirname, '..', '..');
 const STAMP = path.join(ROOT, 'dist', '.build-stamp');
 
 function newestMtime(dir) {
+  if (!fs.existsSync(dir)) return 0;
   let newest = 0;
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
     const full = path.join(dir, entry.name);
@@ -19,6 +21,8 @@ function newestMtime(dir) {
 }
 
 function ensureBuilt() {
+  // A runtime image (or any checkout without sources) ships dist/ only: use it as it is.
+  if (!fs.existsSync(path.join(ROOT, 'src')) && fs.existsSync(path.join(ROOT, 'dist', 'src'))) return;
   const sources = Math.max(newestMtime(path.join(ROOT, 'src')), newestMtime(path.join(ROOT, 'migrations')));
   const built = fs.existsSync(STAMP) ? fs.statSync(STAMP).mtimeMs : 0;
   if (built >= sources) return;
@@ -27,4 +31,22 @@ function ensureBuilt() {
   fs.writeFileSync(STAMP, new Date().toISOString());
 }
 
-module.exports = { ensureBuilt, ROOT };
+/** True when every package named in package.json is present in node_modules. */
+function dependenciesInstalled() {
+  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+  const names = Object.keys({ ...(pkg.dependencies ?? {}), ...(pkg.devDependencies ?? {}) });
+  return names.every((name) => fs.existsSync(path.join(ROOT, 'node_modules', name, 'package.json')));
+}
+
+/** Runs `npm ci` when node_modules is missing or lacks a declared package (a fresh clone, a new dependency). */
+function ensureInstalled() {
+  if (dependenciesInstalled()) return;
+  process.stdout.write('Installing dependencies (npm ci)...\n');
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  const result = spawnSync(npm, ['ci'], { stdio: 'inherit', cwd: ROOT });
+  if (result.status !== 0) {
+    throw new Error(`npm ci failed (exit code ${result.status ?? result.signal}); run it yourself to see why`);
+  }
+}
+
+module.exports = { ensureBuilt, ensureInstalled, ROOT };
