@@ -10,6 +10,7 @@ import { LoggingModule } from './infra/logging/logging.module';
 import { QueueModule } from './infra/queue/queue.module';
 import { LedgerModule } from './ledger/ledger.module';
 import { ProfilesModule } from './profiles/profiles.module';
+import { StatementsModule } from './statements/statements.module';
 import { TransactionsModule } from './transactions/transactions.module';
 import { WalletsModule } from './wallets/wallets.module';
 
@@ -22,7 +23,7 @@ export class CoreModule {}
 export type ProcessRole = 'api' | 'worker' | 'sandbox';
 
 /** The HTTP surface. */
-@Module({ imports: [CoreModule, HealthModule, ProfilesModule, WalletsModule, ClientServicesModule, TransactionsModule] })
+@Module({ imports: [CoreModule, HealthModule, ProfilesModule, WalletsModule, ClientServicesModule, TransactionsModule, StatementsModule] })
 export class ApiModule {}
 
 /** Queue processors, schedulers and the outbox relay. */

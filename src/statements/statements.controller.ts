@@ -1,0 +1,39 @@
+import { Get, Query, Res } from '@nestjs/common';
+import { ApiProduces, ApiResponse } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import { CurrentPrincipal } from '../auth/principal';
+import type { WalletPrincipal } from '../auth/principal';
+import { WalletController } from '../auth/wallet-controller.decorator';
+import { StatementQueryDto } from './statement-query.dto';
+import { STATEMENT_CONTENT_TYPES } from './statement.types';
+import { StatementsService } from './statements.service';
+
+@WalletController('account-statements', 'statements')
+export class StatementsController {
+  constructor(private readonly statements: StatementsService) {}
+
+  /**
+   * Streams the wallet's statement for the period as XLSX or PDF (wallet document §4 note 2, provider contract
+   * §4). Validation, an unknown wallet and an empty period are answered as JSON errors before the download starts.
+   */
+  @Get('doc')
+  @ApiProduces(STATEMENT_CONTENT_TYPES.EXCEL.contentType, STATEMENT_CONTENT_TYPES.PDF.contentType)
+  @ApiResponse({ status: 200, description: 'the statement file (Content-Disposition: attachment)' })
+  @ApiResponse({ status: 400, description: 'invalid parameters, or no transactions in the period' })
+  @ApiResponse({ status: 404, description: 'wallet not found' })
+  async download(@CurrentPrincipal() principal: WalletPrincipal, @Query() query: StatementQueryDto, @Res() reply: FastifyReply) {
+    const statement = await this.statements.open(principal, query);
+    const body = this.statements.stream(statement, query.doc_type);
+    // However Fastify ends the response, the generator stops and the connection is given back.
+    reply.raw.once('close', () => {
+      if (!body.readableEnded) body.destroy();
+    });
+    return reply
+      .status(200)
+      .header('content-type', statement.contentType)
+      .header('content-disposition', `attachment; filename="${statement.fileName}"`)
+      .header('cache-control', 'no-store')
+      .header('x-content-type-options', 'nosniff')
+      .send(body);
+  }
+}

@@ -1,0 +1,105 @@
+import ExcelJS from 'exceljs';
+import type { Writable } from 'node:stream';
+import { Money } from '../common/money';
+import { StatementHeader, StatementRows, StatementTotals } from './statement.types';
+import { drained, tick, unlessClosed } from './stream-flow';
+
+export const XLSX_COLUMNS = ['Date', 'Transaction ID', 'Narration', 'Source', 'Debit', 'Credit', 'Balance'] as const;
+const AMOUNT_FORMAT = '#,##0.0000';
+const DATE_FORMAT = 'yyyy-mm-dd hh:mm:ss';
+const TEXT_STYLE: Partial<ExcelJS.Style> = {};
+const AMOUNT_STYLE: Partial<ExcelJS.Style> = { numFmt: AMOUNT_FORMAT };
+const ROW_STYLES = [{ numFmt: DATE_FORMAT }, TEXT_STYLE, TEXT_STYLE, TEXT_STYLE, AMOUNT_STYLE, AMOUNT_STYLE, AMOUNT_STYLE];
+
+/**
+ * An amount as a cell value: a number when the double holds it exactly (up to 15 significant digits, which is
+ * every realistic balance), so the sheet can sum it; otherwise the exact decimal text.
+ */
+export function amountCell(value: string | null): number | string | null {
+  if (value === null) return null;
+  const n = Number(value);
+  return new Money(String(n)).eq(value) ? n : new Money(value).toFixed(4);
+}
+
+interface SheetInternals {
+  /** WorksheetWriter's XML stream (exceljs StreamBuf); its `pipes` are the zip entry's deflate stage. */
+  stream?: { pipes?: Writable[] };
+}
+
+/**
+ * Streams an XLSX statement with exceljs's streaming WorkbookWriter: each row is committed (turned into XML and
+ * handed to the zip stream) as soon as it is added, and no shared-strings table is kept, so memory does not grow
+ * with the number of rows. exceljs writes into its zip stages without honouring their backpressure, so after
+ * every batch this waits for the deflate stage and for `out` to drain before reading more rows.
+ */
+export async function writeXlsxStatement(header: StatementHeader, rows: StatementRows, out: Writable): Promise<void> {
+  const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: out, useStyles: true, useSharedStrings: false });
+  workbook.creator = 'paygate';
+  workbook.created = header.generatedAt;
+  const sheet = workbook.addWorksheet('Statement');
+  sheet.columns = [
+    { key: 'date', width: 21 },
+    { key: 'id', width: 38 },
+    { key: 'narration', width: 42 },
+    { key: 'source', width: 27 },
+    { key: 'debit', width: 18 },
+    { key: 'credit', width: 18 },
+    { key: 'balance', width: 20 },
+  ];
+  const bold = { bold: true };
+  const labelled = (label: string, value: ExcelJS.CellValue, numFmt?: string) => {
+    const row = sheet.addRow([label, value]);
+    row.getCell(1).font = bold;
+    if (numFmt) row.getCell(2).numFmt = numFmt;
+    row.commit();
+  };
+
+  const title = sheet.addRow(['Account statement']);
+  title.getCell(1).font = { bold: true, size: 14 };
+  title.commit();
+  labelled('Account number', header.accountNumber);
+  labelled('Account name', header.accountName);
+  labelled('Currency', header.currency);
+  labelled('Account holder', header.ownerName);
+  labelled('Client', header.clientName);
+  labelled('Period from', header.from, DATE_FORMAT);
+  labelled('Period to', header.to, DATE_FORMAT);
+  labelled('Generated at', header.generatedAt, DATE_FORMAT);
+  labelled('Opening balance', amountCell(header.openingBalance), AMOUNT_FORMAT);
+  sheet.addRow([]).commit();
+  const columns = sheet.addRow([...XLSX_COLUMNS]);
+  columns.font = bold;
+  columns.commit();
+
+  const totals = new StatementTotals(header.openingBalance);
+  const deflate = () => (sheet as unknown as SheetInternals).stream?.pipes ?? [];
+  for (;;) {
+    const batch = await rows.next();
+    if (batch.length === 0) break;
+    for (const row of batch) {
+      const { debit, credit } = totals.add(row);
+      const line = sheet.addRow([row.bookedAt, row.transactionId ?? '', row.narration, row.source, amountCell(debit), amountCell(credit), amountCell(row.balanceAfter)]);
+      // Shared style objects: exceljs resolves a style once per object, not once per cell.
+      line.eachCell({ includeEmpty: true }, (cell, column) => {
+        cell.style = ROW_STYLES[column - 1];
+      });
+      line.commit();
+    }
+    await tick();
+    for (const stage of deflate()) await drained(stage);
+    await drained(out);
+  }
+
+  sheet.addRow([]).commit();
+  const totalsRow = sheet.addRow(['Totals', '', '', '', amountCell(totals.debits.toFixed(4)), amountCell(totals.credits.toFixed(4)), '']);
+  totalsRow.font = bold;
+  totalsRow.getCell(5).numFmt = AMOUNT_FORMAT;
+  totalsRow.getCell(6).numFmt = AMOUNT_FORMAT;
+  totalsRow.commit();
+  labelled('Total debits', amountCell(totals.debits.toFixed(4)), AMOUNT_FORMAT);
+  labelled('Total credits', amountCell(totals.credits.toFixed(4)), AMOUNT_FORMAT);
+  labelled('Closing balance', amountCell(totals.closing.toFixed(4)), AMOUNT_FORMAT);
+  labelled('Transactions', totals.rows);
+  sheet.commit();
+  await unlessClosed(out, workbook.commit());
+}
