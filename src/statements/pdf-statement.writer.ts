@@ -1,7 +1,7 @@
 import PDFDocument from 'pdfkit';
 import type { Writable } from 'node:stream';
 import { displayTime, StatementHeader, StatementRows, StatementTotals } from './statement.types';
-import { drained, unlessClosed } from './stream-flow';
+import { drained, tick, unlessClosed } from './stream-flow';
 
 export interface PdfOptions {
   /** Deflate page content streams (the default). Off only to make the text easy to inspect. */
@@ -113,6 +113,7 @@ export async function writePdfStatement(header: StatementHeader, rows: Statement
       text(tableLine([displayTime(row.bookedAt), row.transactionId ?? '', printable(row.narration), row.source, debit ?? '', credit ?? '', row.balanceAfter]));
       y += ROW_HEIGHT;
     }
+    await tick(); // let pdfkit hand what it produced to `out` before judging whether `out` is full
     await drained(out);
   }
 
