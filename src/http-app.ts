@@ -3,7 +3,9 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { rootModule, ProcessRole } from './app.module';
+import { mountQueueDashboard } from './admin/queue-dashboard';
 import { HttpErrorFilter } from './common/errors/http-error.filter';
+import { APP_CONFIG, type AppConfig } from './infra/config/app-config';
 import { createValidationPipe } from './common/http/validation';
 
 /** Builds the HTTP application for a role that serves HTTP (api, sandbox); shared by main.ts and the tests. */
@@ -27,6 +29,7 @@ export async function createHttpApp(role: Exclude<ProcessRole, 'worker'> = 'api'
       .build(),
   );
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json' });
+  await mountQueueDashboard(app, app.get<AppConfig>(APP_CONFIG));
   await app.init();
   await app.getHttpAdapter().getInstance().ready();
   return app;

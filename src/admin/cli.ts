@@ -4,7 +4,9 @@ import { NestFactory } from '@nestjs/core';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { Command, CommanderError } from 'commander';
 import { DataSource } from 'typeorm';
+import { ApiKeysService } from '../auth/gateway/api-keys.service';
 import { generatePassword, UsersService } from '../auth/users.service';
+import { CallbackSettingsService } from '../callbacks/callback-settings.service';
 import Decimal from 'decimal.js';
 import { ClientServicesService } from '../client-services/client-services.service';
 import { ClientsService } from '../clients/clients.service';
@@ -130,13 +132,77 @@ export function buildProgram(run: (action: (app: INestApplicationContext) => Pro
     );
 
   program
+    .command('service:partner-add')
+    .description('make a wallet a mandatory split-settlement partner of a client service')
+    .requiredOption('--service <code>', 'client service code')
+    .requiredOption('--account <number>', 'partner wallet account number of the same client')
+    .action((opts, cmd) =>
+      run(async (app) => {
+        const db = app.get<DataSource>(getDataSourceToken());
+        const [service] = await db.query(`SELECT id, client_id FROM client_services WHERE code = $1`, [opts.service]);
+        if (!service) throw new CliError(`client service ${opts.service} not found`);
+        const [wallet] = await db.query(
+          `SELECT id FROM ledger_accounts WHERE account_number = $1 AND client_id = $2 AND kind = 'WALLET'`,
+          [opts.account, service.client_id],
+        );
+        if (!wallet) throw new CliError(`wallet ${opts.account} not found for the service's client`);
+        await db.query(
+          `INSERT INTO client_service_partners (client_service_id, account_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
+          [service.id, wallet.id],
+        );
+        const partners = await db.query(
+          `SELECT a.account_number FROM client_service_partners p JOIN ledger_accounts a ON a.id = p.account_id
+           WHERE p.client_service_id = $1 ORDER BY a.account_number`,
+          [service.id],
+        );
+        return { service_code: opts.service, mandatory_partner_accounts: partners.map((p: { account_number: string }) => p.account_number) };
+      }, json(cmd)),
+    );
+
+  program
+    .command('api-key:create')
+    .description('issue a gateway API key for a client; prints the consumer secret once')
+    .requiredOption('--client <code>', 'client code')
+    .action((opts, cmd) =>
+      run(async (app) => {
+        const client = await requireClient(app, opts.client);
+        return { client_code: client.code, ...(await app.get(ApiKeysService).issue(client.id)) };
+      }, json(cmd)),
+    );
+
+  program
+    .command('callback:set')
+    .description("set a client's callback URL and the Basic-auth credentials we present to it")
+    .requiredOption('--client <code>', 'client code')
+    .requiredOption('--url <url>', 'callback URL (HTTPS; http:// to loopback hosts in sandbox)')
+    .requiredOption('--username <username>', 'Basic-auth username')
+    .requiredOption('--password <password>', 'Basic-auth password')
+    .action((opts, cmd) =>
+      run(async (app) => {
+        const client = await requireClient(app, opts.client);
+        requireText('username', opts.username, 100);
+        await app.get(CallbackSettingsService).setEndpoint(client.id, { url: opts.url, username: opts.username, password: opts.password });
+        return { client_code: client.code, callback_url: opts.url, callback_username: opts.username };
+      }, json(cmd)),
+    );
+
+  program
     .command('seed')
     .description('create or reuse a demo merchant with credentials, service and funded wallets; idempotent')
     .option('--client-code <code>', 'client code', 'DEMO')
     .option('--callback-url <url>', 'merchant callback URL')
     .option('--callback-username <username>', 'Basic-auth username we send to the merchant')
     .option('--callback-password <password>', 'Basic-auth password we send to the merchant')
-    .action((opts, cmd) => run((app) => app.get(SeedService).seed({ clientCode: opts.clientCode }), json(cmd)));
+    .action((opts, cmd) =>
+      run(async (app) => {
+        const callbackFlags = [opts.callbackUrl, opts.callbackUsername, opts.callbackPassword].filter((v) => v !== undefined).length;
+        if (callbackFlags !== 0 && callbackFlags !== 3) {
+          throw new CliError('--callback-url, --callback-username and --callback-password go together');
+        }
+        const callback = callbackFlags === 3 ? { url: opts.callbackUrl, username: opts.callbackUsername, password: opts.callbackPassword } : undefined;
+        return app.get(SeedService).seed({ clientCode: opts.clientCode, callback });
+      }, json(cmd)),
+    );
 
   return program;
 }

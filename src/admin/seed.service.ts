@@ -2,7 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { WalletPrincipal } from '../auth/principal';
+import { ApiKeysService } from '../auth/gateway/api-keys.service';
 import { generatePassword, UsersService } from '../auth/users.service';
+import { CallbackSettingsService } from '../callbacks/callback-settings.service';
 import { ClientServicesService } from '../client-services/client-services.service';
 import { ClientsService } from '../clients/clients.service';
 import { Money } from '../common/money';
@@ -15,6 +17,7 @@ import { WalletsService } from '../wallets/wallets.service';
 
 export interface SeedOptions {
   clientCode: string;
+  callback?: { url: string; username: string; password: string };
 }
 
 const SEED_CURRENCY = 'KES';
@@ -39,6 +42,8 @@ export class SeedService {
     private readonly services: ClientServicesService,
     private readonly movements: MoneyMovementsService,
     private readonly fx: FxService,
+    private readonly apiKeys: ApiKeysService,
+    private readonly callbackSettings: CallbackSettingsService,
   ) {}
 
   async seed(options: SeedOptions): Promise<Record<string, unknown>> {
@@ -54,13 +59,19 @@ export class SeedService {
     for (const [currency, rate] of Object.entries(SANDBOX_KES_RATES)) {
       await this.fx.setRate(SEED_CURRENCY, currency, new Money(rate.buying), new Money(rate.selling), 'seed');
     }
+    if (options.callback) await this.callbackSettings.setEndpoint(client.id, options.callback);
+    const signingSecret = await this.callbackSettings.rotateSigningSecret(client.id);
+    const apiKey = await this.apiKeys.issue(client.id);
     return {
       client_code: client.code,
       username,
       password,
+      consumer_key: apiKey.consumer_key,
+      consumer_secret: apiKey.consumer_secret,
       service_code: serviceCode,
       settlement_account_number: settlementAccountNumber,
       currency: SEED_CURRENCY,
+      signing_secret: signingSecret,
     };
   }
 

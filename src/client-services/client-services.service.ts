@@ -28,6 +28,7 @@ interface ClientServiceRow {
   is_active: number;
   settlement_account_id: string | null;
   settlement_account_number: string | null;
+  settlement_currency: string | null;
   created_at: Date;
   updated_at: Date;
   tiers: Array<{ minimum_amount: string; maximum_amount: string; fee_type: FeeType; fee: string }>;
@@ -42,10 +43,11 @@ export interface ServiceTerms {
   maximumAmount: Decimal;
   fees: FeeSchedule;
   settlementAccountId: string | null;
+  settlementCurrency: string | null;
 }
 
 const SELECT_SERVICE = `
-  SELECT s.*, c.name AS client_name, la.account_number AS settlement_account_number,
+  SELECT s.*, c.name AS client_name, la.account_number AS settlement_account_number, la.currency AS settlement_currency,
     coalesce((SELECT json_agg(json_build_object('minimum_amount', t.minimum_amount, 'maximum_amount', t.maximum_amount,
                 'fee_type', t.fee_type, 'fee', t.fee) ORDER BY t.minimum_amount)
               FROM client_service_fee_tiers t WHERE t.client_service_id = s.id), '[]') AS tiers
@@ -153,6 +155,7 @@ function terms(row: ClientServiceRow): ServiceTerms {
     minimumAmount: new Money(row.minimum_transaction_amount),
     maximumAmount: new Money(row.maximum_transaction_amount),
     settlementAccountId: row.settlement_account_id,
+    settlementCurrency: row.settlement_currency,
     fees: {
       hasTransactionFee: row.has_transaction_fee,
       feeType: row.transaction_fee_type,

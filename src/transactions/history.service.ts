@@ -39,21 +39,27 @@ export class HistoryService {
       throw new BadRequestException([`limit must be an integer from 1 to ${HISTORY_MAX_LIMIT}`]);
     }
     const after = query.cursor ? decodeCursor(query.cursor) : null;
-    const rows: Array<TransactionRow & { created_at: Date }> = await this.db.query(
-      `${SELECT_TRANSACTIONS}
-       WHERE t.account_id = $1
-         AND ($2::timestamptz IS NULL OR t.created_at >= $2)
-         AND ($3::timestamptz IS NULL OR t.created_at <= $3)
-         AND ($4::timestamptz IS NULL OR (t.created_at, t.id) > ($4, $5::uuid))
-       ORDER BY t.created_at, t.id
-       LIMIT $6`,
+    // The cursor carries created_at with Postgres' microseconds: a JS Date would cut it to milliseconds, and the
+    // last row of a page would then sort after its own cursor and come back on the next page.
+    const rows: Array<TransactionRow & { cursor_at: string }> = await this.db.query(
+      `SELECT h.*, to_char(h.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at
+       FROM (
+         ${SELECT_TRANSACTIONS}
+         WHERE t.account_id = $1
+           AND ($2::timestamptz IS NULL OR t.created_at >= $2)
+           AND ($3::timestamptz IS NULL OR t.created_at <= $3)
+           AND ($4::timestamptz IS NULL OR (t.created_at, t.id) > ($4::timestamptz, $5::uuid))
+         ORDER BY t.created_at, t.id
+         LIMIT $6
+       ) h
+       ORDER BY h.created_at, h.id`,
       [account.id, start, end, after?.createdAt ?? null, after?.id ?? null, limit + 1],
     );
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return {
       records: page.map(transactionRecord),
-      next_cursor: rows.length > limit && last ? encodeCursor(last.created_at, last.id) : null,
+      next_cursor: rows.length > limit && last ? encodeCursor(last.cursor_at, last.id) : null,
     };
   }
 
@@ -71,13 +77,15 @@ function optionalDate(name: string, value: string | undefined): Date | null {
   return date;
 }
 
-function encodeCursor(createdAt: Date, id: string): string {
-  return Buffer.from(`${new Date(createdAt).toISOString()}|${id}`).toString('base64url');
+/** createdAt is the UTC timestamp with microseconds, as Postgres stores it: "2024-01-01T12:00:00.123456Z". */
+function encodeCursor(createdAt: string, id: string): string {
+  return Buffer.from(`${createdAt}|${id}`).toString('base64url');
 }
 
 function decodeCursor(cursor: string): { createdAt: string; id: string } {
   const [createdAt, id] = Buffer.from(cursor, 'base64url').toString().split('|');
-  if (!createdAt || !id || Number.isNaN(Date.parse(createdAt)) || !/^[0-9a-f-]{36}$/.test(id)) {
+  const timestamp = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
+  if (!createdAt || !id || !timestamp.test(createdAt) || Number.isNaN(Date.parse(createdAt)) || !/^[0-9a-f-]{36}$/.test(id)) {
     throw new BadRequestException(['cursor is invalid']);
   }
   return { createdAt, id };

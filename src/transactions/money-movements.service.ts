@@ -13,7 +13,7 @@ import { IdempotentExecutor } from './idempotent-executor';
 import { MoneyAccounts, MoneyWallet } from './money-accounts';
 import { CreditDebitDto, MoneyCommand, TransferDto } from './transaction.dto';
 import { Leg, pairRecord, TransactionRecords, transactionRecord } from './transaction-records';
-import { requestFingerprint } from './wallet-operations';
+import { requestFingerprint } from '../common/fingerprint';
 
 /** An amount priced in the wallet's currency, with the fee and, when converted, what the merchant sent. */
 interface Priced {

@@ -9,7 +9,7 @@ import { AccountMovement, LedgerService } from '../ledger/ledger.service';
 import { IdempotentExecutor } from './idempotent-executor';
 import { ReversalDto } from './transaction.dto';
 import { Leg, pairRecord, TransactionRecords, TransactionRow } from './transaction-records';
-import { requestFingerprint } from './wallet-operations';
+import { requestFingerprint } from '../common/fingerprint';
 
 const REVERSIBLE = ['CREDIT', 'DEBIT', 'TRANSFER', 'FUNDING'];
 
@@ -52,6 +52,9 @@ export class ReversalsService {
     if (!target) throw new NotFoundException('Transaction not found');
     if (target.operation_kind === 'REVERSAL') throw new BadRequestException('A reversal cannot be reversed');
     if (!REVERSIBLE.includes(target.operation_kind)) throw new BadRequestException('This transaction cannot be reversed');
+    // Concurrent reversals of one transaction queue on the original's row: the one that waited then sees the
+    // committed reversal below and answers 409, instead of posting first and failing on a balance already spent.
+    await manager.query(`SELECT 1 FROM wallet_operations WHERE id = $1 FOR UPDATE`, [target.operation_id]);
     const [already] = await manager.query(`SELECT 1 FROM wallet_operations WHERE reverses_operation_id = $1`, [target.operation_id]);
     if (already) throw alreadyReversed();
 

@@ -1,24 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsISO8601, IsObject, IsOptional, IsString, MaxLength, registerDecorator } from 'class-validator';
+import { IsIn, IsISO8601, IsObject, IsOptional, IsString, MaxLength } from 'class-validator';
 import { CURRENCIES } from '../common/currencies';
+import { IsBoundedJson } from '../common/validation/json-size';
 import { IsCurrencyCode, IsMoneyAmount, LIMITS, RequiredText } from '../common/validation/validators';
-
-const MAX_SOURCE_DATA_BYTES = 8192;
-
-/** Free JSON the merchant attaches to a transaction; bounded so it cannot bloat every statement. */
-function IsBoundedJson() {
-  return function (target: object, propertyName: string) {
-    registerDecorator({
-      name: 'isBoundedJson',
-      target: target.constructor,
-      propertyName,
-      validator: {
-        validate: (value: unknown) => Buffer.byteLength(JSON.stringify(value ?? null)) <= MAX_SOURCE_DATA_BYTES,
-        defaultMessage: (args) => `${args?.property} must be at most ${MAX_SOURCE_DATA_BYTES} bytes of JSON`,
-      },
-    });
-  };
-}
 
 class MoneyRequestDto {
   @ApiProperty() @RequiredText(LIMITS.code) client_code: string;

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { createHash } from 'node:crypto';
 import { EntityManager } from 'typeorm';
 
 export type OperationKind = 'CREDIT' | 'DEBIT' | 'TRANSFER' | 'REVERSAL' | 'FUNDING';
@@ -9,25 +8,6 @@ export interface OperationRef {
   kind: OperationKind;
   request_fingerprint: string | null;
   entry_id: string;
-}
-
-/**
- * A stable digest of what a request asks for, to tell a replay (same body) from a reused reference (different
- * body). Keys are sorted and amounts normalised, so 100 and "100.00" are the same request.
- */
-export function requestFingerprint(kind: OperationKind, body: Record<string, unknown>): string {
-  return createHash('sha256').update(`${kind}:${canonicalJson(body)}`).digest('hex');
-}
-
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : 1));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value ?? null);
 }
 
 /** The business record that owns each wallet journal entry, and the idempotency key of merchant requests. */

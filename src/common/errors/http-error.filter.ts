@@ -1,10 +1,14 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { GATEWAY_CODES, GatewayError, gatewayValidationCode, VerbatimHttpError } from './gateway-error';
 
 /**
- * Renders errors in the wallet-service shape `{status, message, code: "HttpException"}` (provider contract
- * §4). Validation errors keep `message` as an array. Anything unexpected is logged and answered as a bare 500
- * without internals.
+ * Renders every error in the shape of the interface the route belongs to:
+ * - wallet service (`/api/...`): `{status, message, code: "HttpException"}`, `message` an array for validation;
+ * - gateway (`/v1`, `/v2`, `/transactions/acknowledge`): `{status_code, status_description, message}`, and the
+ *   documents' own 401 body;
+ * - anything else (health, docs) keeps the body its library produced.
+ * Anything unexpected is logged and answered as a 500 without internals.
  */
 @Catch()
 export class HttpErrorFilter implements ExceptionFilter {
@@ -17,13 +21,34 @@ export class HttpErrorFilter implements ExceptionFilter {
     if (status >= 500) {
       this.logger.error({ err: exception, url: request.url }, 'unhandled error');
     }
-    // Health checks and other non-merchant routes keep the body their library produced.
+    if (isGatewayRoute(request.url)) {
+      void reply.status(status).send(gatewayBody(exception, status, message));
+      return;
+    }
     if (!request.url.startsWith('/api/') && exception instanceof HttpException && typeof exception.getResponse() === 'object') {
       void reply.status(status).send(exception.getResponse());
       return;
     }
     void reply.status(status).send({ status, message, code: 'HttpException' });
   }
+}
+
+export function isGatewayRoute(url: string): boolean {
+  return url.startsWith('/v1/') || url.startsWith('/v2/') || url.startsWith('/transactions/acknowledge');
+}
+
+function gatewayBody(exception: unknown, status: number, message: string | string[]): Record<string, unknown> {
+  if (exception instanceof GatewayError) return exception.body();
+  if (exception instanceof VerbatimHttpError) return exception.verbatimBody;
+  if (status === 401 && exception instanceof HttpException && typeof exception.getResponse() === 'object') {
+    return exception.getResponse() as Record<string, unknown>;
+  }
+  const text = Array.isArray(message) ? message.join('; ') : message;
+  if (status === 404) return { status_code: GATEWAY_CODES.NOT_FOUND, status_description: 'Transaction not found', message: text };
+  if (status >= 500) return { status_code: GATEWAY_CODES.FAILURE, status_description: 'Generic failure', message: 'Internal server error' };
+  const first = Array.isArray(message) ? (message[0] ?? '') : message;
+  const { code, description } = gatewayValidationCode(first);
+  return { status_code: code, status_description: description, message: text };
 }
 
 export function describe(exception: unknown): { status: number; message: string | string[] } {

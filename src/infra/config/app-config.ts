@@ -35,6 +35,12 @@ class Environment {
 
   @IsOptional() @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL?: string;
+
+  @IsOptional() @IsString() @MinLength(1)
+  ADMIN_USERNAME?: string;
+
+  @IsOptional() @IsString() @MinLength(12, { message: 'ADMIN_PASSWORD must be at least 12 characters' })
+  ADMIN_PASSWORD?: string;
 }
 
 export interface AppConfig {
@@ -49,6 +55,9 @@ export interface AppConfig {
   sandboxMinuteMs: number;
   jwtSecret: string;
   logLevel: string;
+  /** Operator credentials for /admin/queues; no password, no dashboard. */
+  adminUsername: string;
+  adminPassword: string | null;
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
@@ -84,13 +93,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     // Sandbox tokens are signed with a fixed development secret so a restarted sandbox keeps its sessions.
     jwtSecret: raw.JWT_SECRET ?? 'sandbox-only-secret-do-not-use-in-production-0000',
     logLevel: raw.LOG_LEVEL ?? 'info',
+    adminUsername: raw.ADMIN_USERNAME ?? 'admin',
+    adminPassword: raw.ADMIN_PASSWORD ?? null,
   };
 }
 
 function pick(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
   const keys = [
     'PORT', 'DATABASE_URL', 'REDIS_URL', 'APP_ENV', 'PUBLIC_BASE_URL', 'CALLBACK_RETRY_DELAYS_MS',
-    'SANDBOX_SETTLE_DELAY_MS', 'SANDBOX_MINUTE_MS', 'JWT_SECRET', 'LOG_LEVEL',
+    'SANDBOX_SETTLE_DELAY_MS', 'SANDBOX_MINUTE_MS', 'JWT_SECRET', 'LOG_LEVEL', 'ADMIN_USERNAME', 'ADMIN_PASSWORD',
   ];
   return Object.fromEntries(keys.filter((k) => env[k] !== undefined && env[k] !== '').map((k) => [k, env[k]]));
 }

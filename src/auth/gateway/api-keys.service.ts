@@ -1,0 +1,55 @@
+import { Injectable, UnauthorizedException } from '@nestjs/common';
+import { JwtService } from '@nestjs/jwt';
+import { InjectDataSource } from '@nestjs/typeorm';
+import * as argon2 from 'argon2';
+import { randomBytes } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { GATEWAY_AUDIENCE, GATEWAY_TOKEN_TTL_SECONDS } from './gateway-principal';
+
+/** Verified against when the key is unknown, so unknown keys and wrong secrets take the same time. */
+const DUMMY_HASH = '$argon2id$v=19$m=65536,t=3,p=4$c29tZXNhbHRzb21lc2FsdA$2y6hPq0yG7fNQm5wR0m8bB8i1xDNh3fJf5pEwWZpK1c';
+
+export class InvalidGatewayCredentials extends UnauthorizedException {
+  constructor() {
+    super({ statusCode: 401, message: 'Invalid Authentication Credentials', error: 'Unauthorized' });
+  }
+}
+
+/** API keys of the gateway (consumer key + secret); the secret is shown once and stored hashed. */
+@Injectable()
+export class ApiKeysService {
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly jwt: JwtService,
+  ) {}
+
+  async issue(clientId: string): Promise<{ consumer_key: string; consumer_secret: string }> {
+    const consumerKey = `ck_${randomBytes(16).toString('hex')}`;
+    const consumerSecret = `cs_${randomBytes(24).toString('base64url')}`;
+    await this.db.query(`INSERT INTO api_keys (client_id, consumer_key, secret_hash) VALUES ($1, $2, $3)`, [
+      clientId,
+      consumerKey,
+      await argon2.hash(consumerSecret),
+    ]);
+    return { consumer_key: consumerKey, consumer_secret: consumerSecret };
+  }
+
+  /** POST /v1/auth: both spellings of the lifetime, since the FX document reads expires_in. */
+  async token(consumerKey: unknown, consumerSecret: unknown) {
+    if (typeof consumerKey !== 'string' || typeof consumerSecret !== 'string' || consumerKey.length > 64 || consumerSecret.length > 200) {
+      throw new InvalidGatewayCredentials();
+    }
+    const [key] = await this.db.query(
+      `SELECT k.id, k.client_id, k.secret_hash, c.code AS client_code FROM api_keys k JOIN clients c ON c.id = k.client_id
+       WHERE k.consumer_key = $1 AND k.revoked_at IS NULL`,
+      [consumerKey],
+    );
+    const valid = await argon2.verify(key?.secret_hash ?? DUMMY_HASH, consumerSecret).catch(() => false);
+    if (!key || !valid) throw new InvalidGatewayCredentials();
+    const access_token = await this.jwt.signAsync(
+      { sub: key.id, cid: key.client_id, ccode: key.client_code },
+      { expiresIn: GATEWAY_TOKEN_TTL_SECONDS, audience: GATEWAY_AUDIENCE },
+    );
+    return { access_token, expiresIn: GATEWAY_TOKEN_TTL_SECONDS, expires_in: GATEWAY_TOKEN_TTL_SECONDS };
+  }
+}

@@ -1,0 +1,16 @@
+import { applyDecorators, Controller, HttpCode, UseGuards } from '@nestjs/common';
+import { ApiHeader, ApiTags } from '@nestjs/swagger';
+import { GatewayAuthGuard } from './gateway-auth.guard';
+
+/** A gateway controller: routes behind the gateway token. */
+export function GatewayController(path: string, tag: string) {
+  return applyDecorators(
+    Controller(path),
+    UseGuards(GatewayAuthGuard),
+    ApiTags(`gateway: ${tag}`),
+    ApiHeader({ name: 'x-access-token', required: true, description: 'token from POST /v1/auth' }),
+  );
+}
+
+/** Successful gateway calls answer HTTP 200, POSTs included (provider contract §5). */
+export const GatewayOk = () => HttpCode(200);

@@ -1,0 +1,117 @@
+import { Processor } from '@nestjs/bullmq';
+import { Inject } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { Job } from 'bullmq';
+import { DataSource } from 'typeorm';
+import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
+import { EngineMetrics } from '../infra/metrics/engine-metrics';
+import { OutboxJobProcessor } from '../infra/queue/outbox-job.processor';
+import { OutboxService } from '../infra/queue/outbox.service';
+import { QUEUES, TOPICS } from '../infra/queue/queues';
+import { CallbackSettingsService } from './callback-settings.service';
+import { resolvesToPrivateAddress } from './callback-url';
+import { signatureHeader } from './signature';
+
+const TIMEOUT_MS = 10_000;
+const LEASE_SECONDS = 60;
+
+interface DeliveryRow {
+  id: string;
+  client_id: string;
+  event: string;
+  url: string;
+  payload: Record<string, unknown>;
+  attempts: number;
+  first_attempt_at: Date | null;
+}
+
+/**
+ * Delivers one callback attempt. The delivery row is leased first, so two workers never post the same attempt;
+ * the outcome and the next attempt (from the outbox, so a lost Redis loses no retry) are written together.
+ */
+@Processor(QUEUES.callbacks, { concurrency: 50 })
+export class CallbackDeliveryProcessor extends OutboxJobProcessor<{ deliveryId: string; outboxId?: string }> {
+  constructor(
+    @InjectDataSource() db: DataSource,
+    metrics: EngineMetrics,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly settings: CallbackSettingsService,
+    private readonly outbox: OutboxService,
+  ) {
+    super(QUEUES.callbacks, db, metrics);
+  }
+
+  async process(job: Job<{ deliveryId: string }>): Promise<void> {
+    const [lease]: DeliveryRow[][] = await this.db.query(
+      `UPDATE callback_deliveries SET lease_until = now() + interval '${LEASE_SECONDS} seconds',
+         first_attempt_at = coalesce(first_attempt_at, now())
+       WHERE id = $1 AND status = 'PENDING' AND next_attempt_at <= now() + interval '1 second'
+         AND (lease_until IS NULL OR lease_until < now())
+       RETURNING id, client_id, event, url, payload, attempts, first_attempt_at`,
+      [job.data.deliveryId],
+    );
+    const delivery = lease[0];
+    if (!delivery) return; // delivered, failed, not due yet, or another worker holds it
+    const attempt = delivery.attempts + 1;
+    const result = await this.post(delivery);
+    const delays = this.config.callbackRetryDelaysMs;
+    const delivered = result.httpStatus !== null && result.httpStatus >= 200 && result.httpStatus < 300;
+    const nextAt = !delivered && attempt <= delays.length ? new Date(new Date(delivery.first_attempt_at!).getTime() + delays[attempt - 1]) : null;
+
+    await this.db.transaction(async (manager) => {
+      await manager.query(
+        `INSERT INTO callback_attempts (delivery_id, attempt, attempted_at, http_status, latency_ms, error) VALUES ($1, $2, $3, $4, $5, $6)`,
+        [delivery.id, attempt, result.startedAt, result.httpStatus, result.latencyMs, result.error?.slice(0, 255) ?? null],
+      );
+      const status = delivered ? 'DELIVERED' : nextAt ? 'PENDING' : 'FAILED';
+      await manager.query(
+        `UPDATE callback_deliveries SET attempts = $2, status = $3::varchar, lease_until = NULL,
+           next_attempt_at = coalesce($4, next_attempt_at), acknowledgement = $5,
+           completed_at = CASE WHEN $3::varchar = 'PENDING' THEN NULL ELSE now() END
+         WHERE id = $1`,
+        [delivery.id, attempt, status, nextAt, delivered ? acknowledgement(result.body) : null],
+      );
+      if (nextAt) await this.outbox.enqueue(manager, TOPICS.deliverCallback, { deliveryId: delivery.id }, nextAt);
+    });
+    this.metrics.callbackOutcome(delivered ? 'delivered' : nextAt ? 'retry_scheduled' : 'failed');
+    if (!delivered) this.logger.warn(`callback ${delivery.id} attempt ${attempt} not acknowledged: ${result.error ?? result.httpStatus}`);
+  }
+
+  private async post(delivery: DeliveryRow) {
+    const startedAt = new Date();
+    const started = performance.now();
+    const latency = () => Math.round(performance.now() - started);
+    try {
+      if (!this.config.isSandbox && (await resolvesToPrivateAddress(delivery.url))) {
+        return { startedAt, httpStatus: null, latencyMs: latency(), error: 'callback URL resolves to a private address', body: '' };
+      }
+      const settings = await this.settings.of(delivery.client_id);
+      const body = JSON.stringify(delivery.payload);
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        'user-agent': 'paygate-callbacks/1',
+        'x-event-id': delivery.id,
+        'x-event-type': delivery.event,
+        'x-signature': signatureHeader(settings.signingSecret, body, Math.floor(Date.now() / 1000)),
+      };
+      if (settings.username !== null && settings.password !== null) {
+        headers.authorization = `Basic ${Buffer.from(`${settings.username}:${settings.password}`).toString('base64')}`;
+      }
+      const response = await fetch(delivery.url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(TIMEOUT_MS) });
+      const text = (await response.text()).slice(0, 10_000);
+      return { startedAt, httpStatus: response.status, latencyMs: latency(), error: response.ok ? null : `HTTP ${response.status}`, body: text };
+    } catch (error) {
+      return { startedAt, httpStatus: null, latencyMs: latency(), error: (error as Error).message, body: '' };
+    }
+  }
+}
+
+/** A charge callback's 2xx body may carry acknowledgement fields (collection document §2); kept when it is JSON. */
+function acknowledgement(body: string): Record<string, unknown> | null {
+  try {
+    const parsed = JSON.parse(body);
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? parsed : null;
+  } catch {
+    return null;
+  }
+}

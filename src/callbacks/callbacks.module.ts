@@ -1,0 +1,9 @@
+import { Global, Module } from '@nestjs/common';
+import { CallbackSettingsService } from './callback-settings.service';
+import { CallbacksController } from './callbacks.controller';
+import { CallbacksService } from './callbacks.service';
+
+/** Scheduling and reading callbacks (api and worker); delivery itself runs in the worker role. */
+@Global()
+@Module({ controllers: [CallbacksController], providers: [CallbacksService, CallbackSettingsService], exports: [CallbacksService, CallbackSettingsService] })
+export class CallbacksModule {}

@@ -1,0 +1,66 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
+import { GatewayError } from '../common/errors/gateway-error';
+import { FloorBreachError } from '../ledger/ledger.errors';
+import { PAYMENT_STATUS } from './payment';
+import { SplitSettlementsService, SplitShare } from './split-settlements.service';
+
+export interface AcknowledgementRequest {
+  payment_id?: unknown;
+  status?: unknown;
+  narration?: unknown;
+}
+
+/**
+ * POST /transactions/acknowledge: the merchant confirms a successful payment. SUCCESSFUL pays its split
+ * settlements out of the settlement wallet in one entry; FAILED distributes nothing. Accepted once per payment.
+ */
+@Injectable()
+export class AcknowledgementsService {
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly splits: SplitSettlementsService,
+  ) {}
+
+  async acknowledge(principal: GatewayPrincipal, body: AcknowledgementRequest) {
+    const { payment_id: paymentId, status, narration } = body ?? {};
+    if (typeof paymentId !== 'string' || !/^\d{1,18}$/.test(paymentId)) throw GatewayError.validation('payment_id is required');
+    if (status !== 'SUCCESSFUL' && status !== 'FAILED') throw GatewayError.validation('status must be SUCCESSFUL or FAILED');
+    if (narration !== undefined && (typeof narration !== 'string' || narration.length > 255)) {
+      throw GatewayError.validation('narration must be a string of at most 255 characters');
+    }
+    try {
+      return await this.db.transaction(async (manager) => {
+        const [payment] = await manager.query(
+          `SELECT p.id, p.payment_status, p.split_settlements, p.acknowledged_at, s.settlement_account_id
+           FROM payments p JOIN client_services s ON s.id = p.client_service_id
+           WHERE p.id = $1 AND p.client_id = $2 FOR UPDATE OF p`,
+          [paymentId, principal.clientId],
+        );
+        if (!payment) throw GatewayError.notFound();
+        if (payment.acknowledged_at) throw new GatewayError(409, 172, 'Validation Failed', 'Payment already acknowledged');
+        if (payment.payment_status !== PAYMENT_STATUS.SUCCESSFUL) throw GatewayError.validation('Only a successful payment can be acknowledged');
+        const shares: SplitShare[] | null = payment.split_settlements;
+        if (status === 'FAILED' || !shares) {
+          await manager.query(`UPDATE payments SET acknowledged_at = now(), split_status = $2, updated_at = now() WHERE id = $1`, [
+            paymentId,
+            shares ? 'DECLINED' : null,
+          ]);
+          const message = !shares ? 'Payment acknowledged; it has no split settlements' : 'Payment acknowledged; split settlements were not distributed';
+          return { payment_id: paymentId, message };
+        }
+        const entryId = await this.splits.distribute(manager, principal.clientId, payment.settlement_account_id, shares);
+        await manager.query(
+          `UPDATE payments SET acknowledged_at = now(), split_status = 'DISTRIBUTED', split_entry_id = $2, updated_at = now() WHERE id = $1`,
+          [paymentId, entryId],
+        );
+        return { payment_id: paymentId, message: `Split settlements distributed to ${shares.length} partner account(s)` };
+      });
+    } catch (error) {
+      if (error instanceof FloorBreachError) throw GatewayError.validation('Insufficient balance in the settlement wallet to distribute the split settlements');
+      throw error;
+    }
+  }
+}

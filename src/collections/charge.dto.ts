@@ -1,0 +1,32 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsBoolean, IsEmail, IsIn, IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { IsBoundedJson } from '../common/validation/json-size';
+import { IsCurrencyCode, IsMoneyAmount, IsMsisdn, IsNonNegativeMoney, LIMITS, RequiredText } from '../common/validation/validators';
+
+export const ORIGIN_CHANNELS = ['API', 'WEB', 'USSD', 'APP'] as const;
+
+/** POST /v1/mobile-money/charge (collection document §2). */
+export class ChargeRequestDto {
+  @ApiProperty() @RequiredText(LIMITS.reference) external_reference: string;
+  @ApiProperty() @RequiredText(LIMITS.code) client_code: string;
+  @ApiProperty({ enum: ORIGIN_CHANNELS }) @IsIn(ORIGIN_CHANNELS) origin_channel_code: (typeof ORIGIN_CHANNELS)[number];
+  @ApiProperty() @IsMsisdn() originator_msisdn: string;
+  @ApiProperty({ example: '254712345678' }) @IsMsisdn() payer_msisdn: string;
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(LIMITS.name) payer_name?: string;
+  @ApiProperty() @RequiredText(LIMITS.email) @IsEmail() payer_email: string;
+  @ApiProperty() @RequiredText(LIMITS.code) service_code: string;
+  @ApiProperty() @RequiredText(50) account_number: string;
+  @ApiProperty({ description: 'may be empty' }) @IsString() @MaxLength(50) invoice_number: string;
+  @ApiProperty({ example: 'KES' }) @IsCurrencyCode() currency_code: string;
+  @ApiProperty({ example: 'KEN' }) @IsString() @Matches(/^[A-Z]{3}$/, { message: 'country_code must be three capital letters' }) country_code: string;
+  @ApiProperty({ example: '100.00' }) @IsMoneyAmount() amount: string | number;
+  @ApiProperty() @IsBoolean() add_transaction_charge: boolean;
+  @ApiProperty({ example: '0' }) @IsNonNegativeMoney() transaction_charge: string | number;
+  @ApiProperty({ example: 'MMONEY_KEN' }) @RequiredText(LIMITS.code) payment_method_code: string;
+  @ApiProperty() @IsObject() @IsBoundedJson() extra_data: Record<string, unknown>;
+  @ApiProperty() @RequiredText(LIMITS.text) description: string;
+  @ApiProperty() @IsBoolean() notify_client: boolean;
+  @ApiProperty() @IsBoolean() notify_originator: boolean;
+  @ApiProperty() @RequiredText(500) callback_url: string;
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(16) otp_code?: string;
+}

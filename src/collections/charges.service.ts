@@ -1,0 +1,213 @@
+import { ForbiddenException, Inject, Injectable, NotFoundException } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
+import { callbackUrlProblem, resolvesToPrivateAddress } from '../callbacks/callback-url';
+import { CallbacksService } from '../callbacks/callbacks.service';
+import { CallbackSettingsService } from '../callbacks/callback-settings.service';
+import { ClientServicesService, ServiceTerms } from '../client-services/client-services.service';
+import { feeFor } from '../client-services/fees';
+import { GATEWAY_CODES, GatewayError } from '../common/errors/gateway-error';
+import { formatAmount, Money } from '../common/money';
+import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
+import { OutboxService } from '../infra/queue/outbox.service';
+import { TOPICS } from '../infra/queue/queues';
+import { MOBILE_MONEY_RAIL, type MobileMoneyRail } from '../rails/mobile-money.rail';
+import { requestFingerprint } from '../common/fingerprint';
+import { ChargeRequestDto } from './charge.dto';
+import { PaymentsRepository } from './payments.repository';
+import { SplitSettlementsService } from './split-settlements.service';
+import { chargeResponse, PAYMENT_STATUS, paymentResult, PaymentRow, SELECT_PAYMENT } from './payment';
+
+const MAX_OTP_FAILURES = 4;
+
+/** Direct mobile-money charges: acceptance, OTP verification and status (collection document §2–§4). */
+@Injectable()
+export class ChargesService {
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(MOBILE_MONEY_RAIL) private readonly rail: MobileMoneyRail,
+    private readonly outbox: OutboxService,
+    private readonly callbacks: CallbacksService,
+    private readonly callbackSettings: CallbackSettingsService,
+    private readonly services: ClientServicesService,
+    private readonly splits: SplitSettlementsService,
+    private readonly payments: PaymentsRepository,
+  ) {}
+
+  /**
+   * Accepts a charge: checks it, records it with its settlement job in one transaction, and answers at once.
+   * Idempotent on external_reference: a replay returns the original response, another body is a 409.
+   */
+  async accept(principal: GatewayPrincipal, dto: ChargeRequestDto) {
+    if (dto.client_code !== principal.clientCode) throw new ForbiddenException('client_code does not belong to the authenticated client');
+    const fingerprint = requestFingerprint('CHARGE', { ...dto, amount: new Money(dto.amount).toFixed(), transaction_charge: new Money(dto.transaction_charge).toFixed() });
+    const existing = await this.byReference(this.db.manager, principal.clientId, dto.external_reference);
+    if (existing) return this.replay(existing, fingerprint);
+
+    await this.assertCallbackUrl(dto.callback_url);
+    const service = await this.serviceFor(principal.clientId, dto.service_code);
+    const amount = new Money(dto.amount);
+    if (amount.lt(service.minimumAmount) || amount.gt(service.maximumAmount)) {
+      throw GatewayError.validation(`amount must be between ${formatAmount(service.minimumAmount)} and ${formatAmount(service.maximumAmount)}`);
+    }
+    if (!service.settlementAccountId) throw GatewayError.validation(`Service ${dto.service_code} has no settlement wallet configured`);
+    if (service.settlementCurrency !== dto.currency_code) {
+      throw new GatewayError(400, GATEWAY_CODES.INVALID_CURRENCY, 'Invalid currency code', `Service ${dto.service_code} collects in ${service.settlementCurrency}`);
+    }
+    const transactionCharge = dto.add_transaction_charge ? new Money(dto.transaction_charge) : new Money(0);
+    const merchantFee = dto.add_transaction_charge ? new Money(0) : feeFor(service.fees, amount);
+    if (merchantFee.gte(amount)) throw GatewayError.validation(`amount must be greater than the service fee of ${formatAmount(merchantFee)}`);
+    const splits = await this.splits.validate(this.db.manager, {
+      clientId: principal.clientId,
+      clientServiceId: service.id,
+      currency: dto.currency_code,
+      amount,
+      extraData: dto.extra_data,
+    });
+    const challenge = this.rail.challengeFor({ paymentId: '', payerMsisdn: dto.payer_msisdn, amount: amount.plus(transactionCharge).toFixed(), currency: dto.currency_code });
+
+    const inserted = await this.db.transaction(async (manager) => {
+      const id = await this.payments.insert(manager, {
+        clientId: principal.clientId,
+        clientServiceId: service.id,
+        checkoutSessionId: null,
+        externalReference: dto.external_reference,
+        requestFingerprint: fingerprint,
+        originChannelCode: dto.origin_channel_code,
+        originatorMsisdn: dto.originator_msisdn,
+        payerMsisdn: dto.payer_msisdn,
+        payerName: dto.payer_name ?? null,
+        payerEmail: dto.payer_email,
+        accountNumber: dto.account_number,
+        invoiceNumber: dto.invoice_number,
+        currency: dto.currency_code,
+        countryCode: dto.country_code,
+        serviceAmount: amount,
+        transactionCharge,
+        merchantFee,
+        addTransactionCharge: dto.add_transaction_charge,
+        paymentMethodCode: dto.payment_method_code,
+        extraData: dto.extra_data,
+        description: dto.description,
+        notifyClient: dto.notify_client,
+        notifyOriginator: dto.notify_originator,
+        callbackUrl: dto.callback_url,
+        nextStep: challenge === 'NONE' ? null : challenge,
+        splitSettlements: splits,
+      });
+      if (!id) return null; // a concurrent duplicate committed first
+      if (challenge === 'AUTHORIZE_TRANSACTION') {
+        await manager.query(`UPDATE payments SET payment_url = $2 WHERE id = $1`, [id, `${this.config.publicBaseUrl}/checkout/authorize/${id}`]);
+      }
+      // An OTP charge is submitted once the payer proves the OTP; the others settle after the operator's delay.
+      if (challenge !== 'VERIFY_OTP') await this.scheduleSettlement(manager, id, this.rail.settleDelayMs());
+      return id;
+    });
+    const payment = inserted
+      ? await this.byId(this.db.manager, principal.clientId, inserted)
+      : await this.byReference(this.db.manager, principal.clientId, dto.external_reference);
+    return inserted ? chargeResponse(payment!) : this.replay(payment!, fingerprint);
+  }
+
+  async verifyOtp(principal: GatewayPrincipal, body: { reference?: unknown; otp?: unknown }) {
+    const { reference, otp } = body ?? {};
+    if (typeof reference !== 'string' || !reference || typeof otp !== 'string' || !otp) {
+      throw new GatewayError(400, GATEWAY_CODES.VALIDATION, 'Both reference and otp are required', 'Both reference and otp are required');
+    }
+    return this.db.transaction(async (manager) => {
+      const payment = await this.byReference(manager, principal.clientId, reference, true);
+      if (!payment) throw GatewayError.notFound();
+      if (payment.next_step !== 'VERIFY_OTP') throw GatewayError.validation('This charge does not take an OTP');
+      if (payment.otp_verified_at) return otpAnswer(reference, 'SUCCESSFUL', 'OTP already verified; the payment is being processed');
+      if (payment.payment_status !== PAYMENT_STATUS.PENDING) return otpAnswer(reference, 'FAILED', 'The payment has failed');
+
+      const charge = { paymentId: payment.id, payerMsisdn: payment.payer_msisdn, amount: payment.total_amount, currency: payment.currency };
+      if (await this.rail.verifyOtp(charge, otp)) {
+        await manager.query(`UPDATE payments SET otp_verified_at = now(), updated_at = now() WHERE id = $1`, [payment.id]);
+        await this.scheduleSettlement(manager, payment.id, 0);
+        return otpAnswer(reference, 'SUCCESSFUL', 'OTP verified; the result will be sent to the callback URL');
+      }
+      const failures = payment.otp_failures + 1;
+      if (failures >= MAX_OTP_FAILURES) {
+        await manager.query(`UPDATE payments SET otp_failures = $2, payment_status = $3, updated_at = now() WHERE id = $1`, [
+          payment.id,
+          failures,
+          PAYMENT_STATUS.FAILED,
+        ]);
+        await this.announce(manager, { ...payment, otp_failures: failures, payment_status: PAYMENT_STATUS.FAILED });
+        return otpAnswer(reference, 'FAILED', 'Too many invalid OTP attempts; the payment has failed');
+      }
+      await manager.query(`UPDATE payments SET otp_failures = $2, updated_at = now() WHERE id = $1`, [payment.id, failures]);
+      const remaining = MAX_OTP_FAILURES - failures;
+      return { ...otpAnswer(reference, 'OTP_INVALID', `Invalid OTP. ${remaining} attempts remaining`), attempts_remaining: remaining };
+    });
+  }
+
+  async status(principal: GatewayPrincipal, chargeRequestId: string) {
+    const payment = /^\d{1,18}$/.test(chargeRequestId) ? await this.byId(this.db.manager, principal.clientId, chargeRequestId) : null;
+    if (!payment) throw GatewayError.notFound();
+    return paymentResult(payment);
+  }
+
+  /** Schedules the result callbacks of a payment that reached a final state, in the caller's transaction. */
+  async announce(manager: EntityManager, payment: PaymentRow): Promise<void> {
+    const urls = [payment.callback_url];
+    if (payment.notify_client || payment.notify_originator) {
+      const settings = await this.callbackSettings.of(payment.client_id);
+      if (settings.url) urls.push(settings.url);
+    }
+    await this.callbacks.schedule(manager, {
+      clientId: payment.client_id,
+      event: paymentResult(payment).event,
+      reference: payment.external_reference,
+      urls,
+      payload: paymentResult(payment),
+    });
+  }
+
+  async byId(manager: EntityManager, clientId: string, id: string, lock = false): Promise<PaymentRow | null> {
+    const [row] = await manager.query(`${SELECT_PAYMENT} WHERE p.client_id = $1 AND p.id = $2 ${lock ? 'FOR UPDATE OF p' : ''}`, [clientId, id]);
+    return row ?? null;
+  }
+
+  private async byReference(manager: EntityManager, clientId: string, reference: string, lock = false): Promise<PaymentRow | null> {
+    const [row] = await manager.query(
+      `${SELECT_PAYMENT} WHERE p.client_id = $1 AND p.external_reference = $2 AND p.checkout_session_id IS NULL ${lock ? 'FOR UPDATE OF p' : ''}`,
+      [clientId, reference],
+    );
+    return row ?? null;
+  }
+
+  private replay(existing: PaymentRow, fingerprint: string) {
+    if (existing.request_fingerprint !== fingerprint) throw GatewayError.duplicate('external_reference');
+    return chargeResponse(existing);
+  }
+
+  async scheduleSettlement(manager: EntityManager, paymentId: string, delayMs: number): Promise<void> {
+    await this.outbox.enqueue(manager, TOPICS.settlePayment, { paymentId }, new Date(Date.now() + delayMs));
+  }
+
+  private async assertCallbackUrl(url: string): Promise<void> {
+    const problem = callbackUrlProblem(url, this.config.isSandbox);
+    if (problem) throw GatewayError.validation(`callback_url ${problem}`);
+    if (!this.config.isSandbox && (await resolvesToPrivateAddress(url))) {
+      throw GatewayError.validation('callback_url must not resolve to a private, loopback or link-local address');
+    }
+  }
+
+  /** An unknown, foreign or inactive service is the documented 172 "invalid service code". */
+  private async serviceFor(clientId: string, code: string): Promise<ServiceTerms> {
+    const terms = await this.services.termsFor(this.db.manager, clientId, code).catch((error) => {
+      if (error instanceof NotFoundException) return null;
+      throw error;
+    });
+    if (!terms || !terms.isActive) throw GatewayError.validation(`Invalid service code ${code}`);
+    return terms;
+  }
+}
+
+function otpAnswer(reference: string, status: 'SUCCESSFUL' | 'OTP_INVALID' | 'FAILED', description: string) {
+  return { reference, status, description };
+}

@@ -1,0 +1,54 @@
+import { Body, Controller, Get, HttpCode, HttpException, Param, Post, Res } from '@nestjs/common';
+import { ApiExcludeEndpoint, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import { randomBytes } from 'node:crypto';
+import { checkoutPage, explanationPage } from './checkout-page';
+import { CHECKOUT_STATUS } from './checkout-session';
+import { CheckoutService } from './checkout.service';
+
+/**
+ * The payer's side of hosted checkout, under /checkout: the page at the merchant's redirect_url, the state it
+ * polls and the pay endpoint it posts to (usable without the page). The checkout reference is the credential.
+ */
+@ApiTags('hosted checkout page')
+@Controller('checkout')
+export class CheckoutPageController {
+  constructor(private readonly checkout: CheckoutService) {}
+
+  @Get(':reference')
+  @ApiExcludeEndpoint()
+  async page(@Param('reference') reference: string, @Res() reply: FastifyReply): Promise<void> {
+    const nonce = randomBytes(16).toString('base64');
+    const send = (status: number, html: string) =>
+      reply
+        .status(status)
+        .header('content-type', 'text/html; charset=utf-8')
+        .header('cache-control', 'no-store')
+        .header('x-frame-options', 'DENY')
+        .header('content-security-policy', `default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`)
+        .send(html);
+    const view = await this.checkout.pageView(reference).catch((error) => {
+      if (error instanceof HttpException && error.getStatus() === 404) return null;
+      throw error;
+    });
+    if (!view) return void send(404, explanationPage(nonce, 'Checkout not found', 'There is no checkout at this address.'));
+    const { session, state } = view;
+    if (state.expired) return void send(410, explanationPage(nonce, 'Checkout expired', 'The time to pay this checkout has run out.'));
+    if (state.status === CHECKOUT_STATUS.PAID && state.redirect_to) return void reply.redirect(state.redirect_to, 303);
+    if (state.status === CHECKOUT_STATUS.REVERSED || state.status === CHECKOUT_STATUS.JAMMED) {
+      return void send(409, explanationPage(nonce, 'Checkout closed', 'This checkout can no longer be paid.'));
+    }
+    send(200, checkoutPage(nonce, session, state));
+  }
+
+  @Get(':reference/state')
+  async state(@Param('reference') reference: string) {
+    return (await this.checkout.pageView(reference)).state;
+  }
+
+  @Post(':reference/pay')
+  @HttpCode(200)
+  pay(@Param('reference') reference: string, @Body() body: { msisdn?: unknown; amount?: unknown }) {
+    return this.checkout.pay(reference, body ?? {});
+  }
+}

@@ -1,0 +1,24 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsEmail, IsInt, IsObject, IsOptional, Max, Min } from 'class-validator';
+import { IsBoundedJson } from '../common/validation/json-size';
+import { IsMsisdn, RequiredText } from '../common/validation/validators';
+
+/** The longest session a merchant may open: one week of minutes. */
+export const MAX_EXPIRES_IN_MINUTES = 10_080;
+
+/** POST /v2/checkout/initiate (collection document §2, with its nine maximum lengths). */
+export class CheckoutInitiateDto {
+  @ApiProperty({ maxLength: 64 }) @RequiredText(64) merchant_transaction_id: string;
+  @ApiProperty({ description: 'integer, major units of the currency' }) @IsInt() @Min(1) @Max(999_999_999_999_999) amount: number;
+  @ApiProperty({ maxLength: 100 }) @RequiredText(100) payer_name: string;
+  @ApiProperty({ maxLength: 100 }) @RequiredText(100) @IsEmail() payer_email: string;
+  @ApiProperty({ maxLength: 25 }) @RequiredText(25) @IsMsisdn() payer_msisdn: string;
+  @ApiProperty({ maxLength: 32 }) @RequiredText(32) service_code: string;
+  @ApiProperty({ maxLength: 50 }) @RequiredText(50) account_number: string;
+  @ApiProperty({ description: 'session lifetime in minutes' }) @IsInt() @Min(1) @Max(MAX_EXPIRES_IN_MINUTES) expires_in: number;
+  @ApiProperty({ maxLength: 255 }) @RequiredText(255) narration: string;
+  @ApiProperty({ maxLength: 500 }) @RequiredText(500) callback_url: string;
+  @ApiProperty({ maxLength: 500 }) @RequiredText(500) redirect_url: string;
+  @ApiPropertyOptional({ description: 'free JSON echoed in payment records; may carry split_settlements' })
+  @IsOptional() @IsObject() @IsBoundedJson() extra_data?: Record<string, unknown>;
+}

@@ -1,0 +1,272 @@
+import { ConflictException, GoneException, Inject, Injectable, NotFoundException, BadRequestException } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { DataSource, EntityManager } from 'typeorm';
+import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
+import { callbackUrlProblem } from '../callbacks/callback-url';
+import { CallbacksService } from '../callbacks/callbacks.service';
+import { ClientServicesService, ServiceTerms } from '../client-services/client-services.service';
+import { feeFor } from '../client-services/fees';
+import { GatewayError } from '../common/errors/gateway-error';
+import { requestFingerprint } from '../common/fingerprint';
+import { formatAmount, Money } from '../common/money';
+import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
+import { OutboxService } from '../infra/queue/outbox.service';
+import { TOPICS } from '../infra/queue/queues';
+import { MOBILE_MONEY_RAIL, type MobileMoneyRail } from '../rails/mobile-money.rail';
+import { CheckoutInitiateDto } from './checkout.dto';
+import { CHECKOUT_STATUS, checkoutResult, CheckoutSessionRow, merchantRedirect, SELECT_CHECKOUT, wholeAmount } from './checkout-session';
+import { PAYMENT_STATUS, PaymentRow, SELECT_PAYMENT } from './payment';
+import { PaymentsRepository } from './payments.repository';
+import { SplitSettlementsService } from './split-settlements.service';
+
+/** The country a payment comes from, by the currency of the service it pays (the page does not ask). */
+const COUNTRY_OF_CURRENCY: Record<string, string> = { KES: 'KEN', UGX: 'UGA', TZS: 'TZA', RWF: 'RWA', NGN: 'NGA', GHS: 'GHA', ZAR: 'ZAF' };
+
+/**
+ * Hosted checkout (collection document §2–§4, provider contract §5): the merchant opens a session, the payer
+ * pays it on our page in one or several mobile-money payments, and the merchant learns the result by callback.
+ */
+@Injectable()
+export class CheckoutService {
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(MOBILE_MONEY_RAIL) private readonly rail: MobileMoneyRail,
+    private readonly services: ClientServicesService,
+    private readonly splits: SplitSettlementsService,
+    private readonly payments: PaymentsRepository,
+    private readonly outbox: OutboxService,
+    private readonly callbacks: CallbacksService,
+  ) {}
+
+  async initiate(principal: GatewayPrincipal, dto: CheckoutInitiateDto) {
+    const fingerprint = requestFingerprint('CHECKOUT', { ...dto });
+    const existing = await this.byMerchantId(this.db.manager, principal.clientId, dto.merchant_transaction_id);
+    if (existing) return this.replay(existing, fingerprint);
+
+    for (const field of ['callback_url', 'redirect_url'] as const) {
+      const problem = callbackUrlProblem(dto[field], this.config.isSandbox);
+      if (problem) throw GatewayError.validation(`${field} ${problem}`);
+    }
+    const service = await this.usableService(principal.clientId, dto.service_code);
+    const amount = new Money(dto.amount);
+    if (amount.lt(service.minimumAmount) || amount.gt(service.maximumAmount)) {
+      throw GatewayError.validation(`amount must be between ${formatAmount(service.minimumAmount)} and ${formatAmount(service.maximumAmount)}`);
+    }
+    const splits = await this.splits.validate(this.db.manager, {
+      clientId: principal.clientId,
+      clientServiceId: service.id,
+      currency: service.settlementCurrency!,
+      amount,
+      extraData: dto.extra_data,
+    });
+    const minuteMs = this.config.isSandbox ? this.config.sandboxMinuteMs : 60_000;
+    const expiresAt = new Date(Date.now() + dto.expires_in * minuteMs);
+
+    const created = await this.db.transaction(async (manager) => {
+      const [row] = await manager.query(
+        `INSERT INTO checkout_sessions (checkout_reference, client_id, client_service_id, merchant_transaction_id, request_fingerprint,
+           amount, currency, payer_name, payer_email, payer_msisdn, account_number, narration, callback_url, redirect_url,
+           extra_data, split_settlements, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+         ON CONFLICT (client_id, merchant_transaction_id) DO NOTHING RETURNING id`,
+        [
+          newCheckoutReference(), principal.clientId, service.id, dto.merchant_transaction_id, fingerprint, amount.toFixed(),
+          service.settlementCurrency, dto.payer_name, dto.payer_email, dto.payer_msisdn, dto.account_number, dto.narration,
+          dto.callback_url, dto.redirect_url, dto.extra_data ?? {}, splits === null ? null : JSON.stringify(splits), expiresAt,
+        ],
+      );
+      if (row) await this.outbox.enqueue(manager, TOPICS.expireCheckout, { sessionId: row.id }, expiresAt);
+      return Boolean(row);
+    });
+    const session = (await this.byMerchantId(this.db.manager, principal.clientId, dto.merchant_transaction_id))!;
+    return created ? this.initiateResponse(session) : this.replay(session, fingerprint);
+  }
+
+  async status(principal: GatewayPrincipal, merchantTransactionId: string) {
+    const session = await this.byMerchantId(this.db.manager, principal.clientId, merchantTransactionId);
+    if (!session) throw GatewayError.notFound();
+    return checkoutResult(session, await this.paymentsOf(this.db.manager, session.id));
+  }
+
+  /** The hosted page's view of a session; unknown references are a plain 404 for the page to explain. */
+  async pageView(reference: string) {
+    const session = await this.byReference(this.db.manager, reference);
+    if (!session) throw new NotFoundException('This checkout does not exist');
+    const payments = await this.paymentsOf(this.db.manager, session.id);
+    const paid = paidAmount(payments);
+    const last = payments[payments.length - 1];
+    return {
+      session,
+      state: {
+        status: session.status,
+        currency: session.currency,
+        amount: wholeAmount(session.amount),
+        paid: Number(paid.toFixed(0)),
+        outstanding: Number(new Money(session.amount).minus(paid).toFixed(0)),
+        expires_at: new Date(session.expires_at).toISOString(),
+        expired: session.status === CHECKOUT_STATUS.EXPIRED || (isOpen(session) && new Date(session.expires_at) <= new Date()),
+        last_payment_status: last?.payment_status ?? null,
+        redirect_to: session.status === CHECKOUT_STATUS.PAID ? merchantRedirect(session) : null,
+      },
+    };
+  }
+
+  /**
+   * POST /checkout/{reference}/pay: the payer pays the outstanding amount, or part of it, from a phone number.
+   * One payment at a time per session; its result arrives from the operator like any charge's.
+   */
+  async pay(reference: string, body: { msisdn?: unknown; amount?: unknown }) {
+    const msisdn = body?.msisdn;
+    if (typeof msisdn !== 'string' || !/^\+?\d{6,24}$/.test(msisdn)) throw new BadRequestException('Enter a phone number with its country code, digits only');
+    return this.db.transaction(async (manager) => {
+      const [session]: CheckoutSessionRow[] = await manager.query(`${SELECT_CHECKOUT} WHERE cs.checkout_reference = $1 FOR UPDATE OF cs`, [reference]);
+      if (!session) throw new NotFoundException('This checkout does not exist');
+      if (session.status === CHECKOUT_STATUS.EXPIRED || (isOpen(session) && new Date(session.expires_at) <= new Date())) {
+        throw new GoneException('This checkout has expired');
+      }
+      if (session.status === CHECKOUT_STATUS.PROCESSING) throw new ConflictException('A payment is already being processed');
+      if (!isOpen(session)) throw new ConflictException('This checkout can no longer be paid');
+
+      const paid = paidAmount(await this.paymentsOf(manager, session.id));
+      const outstanding = new Money(session.amount).minus(paid);
+      const amount = body.amount === undefined || body.amount === null ? outstanding : new Money(Number.isInteger(body.amount) ? (body.amount as number) : NaN);
+      if (amount.isNaN() || amount.lte(0) || amount.gt(outstanding)) {
+        throw new BadRequestException(`Amount must be a whole number from 1 to ${outstanding.toFixed(0)}`);
+      }
+      const service = await this.services.termsFor(manager, session.client_id, session.service_code);
+      const merchantFee = feeFor(service.fees, amount);
+      if (merchantFee.gte(amount)) throw new BadRequestException(`Amount must be greater than the fee of ${formatAmount(merchantFee)}`);
+      const paymentId = await this.payments.insert(manager, {
+        clientId: session.client_id,
+        clientServiceId: session.client_service_id,
+        checkoutSessionId: session.id,
+        externalReference: session.merchant_transaction_id,
+        requestFingerprint: `checkout:${randomUUID()}`,
+        originChannelCode: 'WEB',
+        originatorMsisdn: msisdn,
+        payerMsisdn: msisdn,
+        payerName: session.payer_name,
+        payerEmail: session.payer_email,
+        accountNumber: session.account_number,
+        invoiceNumber: '',
+        currency: session.currency,
+        countryCode: COUNTRY_OF_CURRENCY[session.currency] ?? 'KEN',
+        serviceAmount: amount,
+        transactionCharge: new Money(0),
+        merchantFee,
+        addTransactionCharge: false,
+        paymentMethodCode: 'MMONEY',
+        extraData: session.extra_data,
+        description: session.narration,
+        notifyClient: false,
+        notifyOriginator: false,
+        callbackUrl: session.callback_url,
+        nextStep: null,
+        // Shares are for the whole amount, so they ride on the payment that pays the whole session.
+        splitSettlements: amount.eq(session.amount) ? (session.split_settlements as never) : null,
+      });
+      await manager.query(`UPDATE checkout_sessions SET status = $2, updated_at = now() WHERE id = $1`, [session.id, CHECKOUT_STATUS.PROCESSING]);
+      // The payer confirms on the phone; the hosted page has no OTP step, so every number settles after the delay.
+      await this.outbox.enqueue(manager, TOPICS.settlePayment, { paymentId: paymentId! }, new Date(Date.now() + this.rail.settleDelayMs()));
+      return { status: CHECKOUT_STATUS.PROCESSING, payment_status: PAYMENT_STATUS.PENDING };
+    });
+  }
+
+  /** A payment of the session reached a final state: the session follows, and the merchant is told. */
+  async onPaymentResult(manager: EntityManager, sessionId: string): Promise<void> {
+    const [session]: CheckoutSessionRow[] = await manager.query(`${SELECT_CHECKOUT} WHERE cs.id = $1 FOR UPDATE OF cs`, [sessionId]);
+    const payments = await this.paymentsOf(manager, sessionId);
+    const paid = paidAmount(payments);
+    const jammed = payments.some((p) => p.payment_status === PAYMENT_STATUS.JAMMED);
+    const status = paid.gte(session.amount) ? CHECKOUT_STATUS.PAID
+      : jammed ? CHECKOUT_STATUS.JAMMED
+      : paid.gt(0) ? CHECKOUT_STATUS.PART_PAID
+      : new Date(session.expires_at) <= new Date() ? CHECKOUT_STATUS.EXPIRED
+      : CHECKOUT_STATUS.UNPAID;
+    await this.moveTo(manager, { ...session, status }, payments, !jammed);
+  }
+
+  /** The scheduled end of a session: unpaid and idle sessions expire (820). */
+  async expire(sessionId: string): Promise<void> {
+    await this.db.transaction(async (manager) => {
+      const [session]: CheckoutSessionRow[] = await manager.query(`${SELECT_CHECKOUT} WHERE cs.id = $1 FOR UPDATE OF cs`, [sessionId]);
+      if (!session || session.status !== CHECKOUT_STATUS.UNPAID || new Date(session.expires_at) > new Date()) return;
+      await this.moveTo(manager, { ...session, status: CHECKOUT_STATUS.EXPIRED }, await this.paymentsOf(manager, sessionId), true);
+    });
+  }
+
+  /** A reversed payment turns its session to 840. */
+  async onPaymentReversed(manager: EntityManager, sessionId: string): Promise<void> {
+    const [session]: CheckoutSessionRow[] = await manager.query(`${SELECT_CHECKOUT} WHERE cs.id = $1 FOR UPDATE OF cs`, [sessionId]);
+    await this.moveTo(manager, { ...session, status: CHECKOUT_STATUS.REVERSED }, await this.paymentsOf(manager, sessionId), true);
+  }
+
+  private async moveTo(manager: EntityManager, session: CheckoutSessionRow, payments: PaymentRow[], notify: boolean): Promise<void> {
+    await manager.query(`UPDATE checkout_sessions SET status = $2, updated_at = now() WHERE id = $1`, [session.id, session.status]);
+    if (!notify) return;
+    await this.callbacks.schedule(manager, {
+      clientId: session.client_id,
+      event: `checkout_${session.status}`,
+      reference: session.merchant_transaction_id,
+      urls: [session.callback_url],
+      payload: checkoutResult(session, payments),
+    });
+  }
+
+  private initiateResponse(session: CheckoutSessionRow) {
+    return {
+      merchant_transaction_id: session.merchant_transaction_id,
+      checkout_reference: session.checkout_reference,
+      currency: session.currency,
+      amount: wholeAmount(session.amount),
+      expires_at: new Date(session.expires_at).toISOString(),
+      redirect_url: `${this.config.publicBaseUrl}/checkout/${session.checkout_reference}`,
+    };
+  }
+
+  private replay(existing: CheckoutSessionRow, fingerprint: string) {
+    if (existing.request_fingerprint !== fingerprint) throw GatewayError.duplicate('merchant_transaction_id');
+    return this.initiateResponse(existing);
+  }
+
+  private async usableService(clientId: string, code: string): Promise<ServiceTerms> {
+    const terms = await this.services.termsFor(this.db.manager, clientId, code).catch((error) => {
+      if (error instanceof NotFoundException) return null;
+      throw error;
+    });
+    if (!terms || !terms.isActive) throw GatewayError.validation(`Invalid service code ${code}`);
+    if (!terms.settlementAccountId) throw GatewayError.validation(`Service ${code} has no settlement wallet configured`);
+    return terms;
+  }
+
+  private async byMerchantId(manager: EntityManager, clientId: string, merchantTransactionId: string): Promise<CheckoutSessionRow | null> {
+    const [row] = await manager.query(`${SELECT_CHECKOUT} WHERE cs.client_id = $1 AND cs.merchant_transaction_id = $2`, [clientId, merchantTransactionId]);
+    return row ?? null;
+  }
+
+  private async byReference(manager: EntityManager, reference: string): Promise<CheckoutSessionRow | null> {
+    if (!/^CHK[0-9A-Z]{16}$/.test(reference)) return null;
+    const [row] = await manager.query(`${SELECT_CHECKOUT} WHERE cs.checkout_reference = $1`, [reference]);
+    return row ?? null;
+  }
+
+  private paymentsOf(manager: EntityManager, sessionId: string): Promise<PaymentRow[]> {
+    return manager.query(`${SELECT_PAYMENT} WHERE p.checkout_session_id = $1 ORDER BY p.id`, [sessionId]);
+  }
+}
+
+function paidAmount(payments: PaymentRow[]): Money {
+  return payments.filter((p) => p.payment_status === PAYMENT_STATUS.SUCCESSFUL).reduce((sum, p) => sum.plus(p.service_amount), new Money(0));
+}
+
+function isOpen(session: CheckoutSessionRow): boolean {
+  return session.status === CHECKOUT_STATUS.UNPAID || session.status === CHECKOUT_STATUS.PART_PAID;
+}
+
+/** Unguessable: the reference is the only key to the payer's page. */
+function newCheckoutReference(): string {
+  const alphabet = '0123456789ABCDEFGHJKLMNPQRSTUVWXYZ';
+  return `CHK${[...randomBytes(16)].map((b) => alphabet[b % alphabet.length]).join('')}`;
+}

@@ -1,0 +1,94 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { Money } from '../common/money';
+import { EntryBuilder } from '../ledger/entry-builder';
+import { LedgerService } from '../ledger/ledger.service';
+import { MOBILE_MONEY_RAIL, type MobileMoneyRail } from '../rails/mobile-money.rail';
+import { ChargesService } from './charges.service';
+import { CheckoutService } from './checkout.service';
+import { PAYMENT_STATUS, PaymentRow, SELECT_PAYMENT } from './payment';
+
+/**
+ * Settles a payment with the operator's result. Safe to run any number of times: only a pending payment moves,
+ * under its row lock, and the money entry, the new status and the callbacks commit together.
+ */
+@Injectable()
+export class PaymentSettlementService {
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    @Inject(MOBILE_MONEY_RAIL) private readonly rail: MobileMoneyRail,
+    private readonly ledger: LedgerService,
+    private readonly charges: ChargesService,
+    private readonly checkout: CheckoutService,
+  ) {}
+
+  async settle(paymentId: string): Promise<void> {
+    const [pending]: PaymentRow[] = await this.db.query(`${SELECT_PAYMENT} WHERE p.id = $1`, [paymentId]);
+    if (!pending || !awaitsOperator(pending)) return;
+    const outcome = await this.rail.outcomeOf({
+      paymentId,
+      payerMsisdn: pending.payer_msisdn,
+      amount: pending.total_amount,
+      currency: pending.currency,
+    });
+    if (outcome.status === 'PENDING') return; // stays 703 until the operator answers
+
+    await this.db.transaction(async (manager) => {
+      const payment = await this.charges.byId(manager, pending.client_id, paymentId, true);
+      if (!payment || !awaitsOperator(payment)) return;
+      if (outcome.status === 'JAMMED') {
+        await manager.query(`UPDATE payments SET payment_status = $2, updated_at = now() WHERE id = $1`, [paymentId, PAYMENT_STATUS.JAMMED]);
+        if (payment.checkout_session_id) await this.checkout.onPaymentResult(manager, payment.checkout_session_id);
+        return;
+      }
+      if (outcome.status === 'FAILED') {
+        await manager.query(`UPDATE payments SET payment_status = $2, settled_at = now(), updated_at = now() WHERE id = $1`, [
+          paymentId,
+          PAYMENT_STATUS.FAILED,
+        ]);
+        await this.reportResult(manager, { ...payment, payment_status: PAYMENT_STATUS.FAILED, settled_at: new Date() });
+        return;
+      }
+      const entryId = await this.postCollection(manager, payment);
+      const [settled] = await manager.query(
+        `UPDATE payments SET payment_status = $2, entry_id = $3, payer_transaction_id = $4, settled_at = now(), updated_at = now()
+         WHERE id = $1 RETURNING settled_at`,
+        [paymentId, PAYMENT_STATUS.SUCCESSFUL, entryId, outcome.operatorReference],
+      );
+      await this.reportResult(manager, {
+        ...payment,
+        payment_status: PAYMENT_STATUS.SUCCESSFUL,
+        payer_transaction_id: outcome.operatorReference,
+        settled_at: settled[0].settled_at,
+      });
+    });
+  }
+
+  /** A checkout's payment moves its session (which calls back in the checkout shape); a charge calls back itself. */
+  private async reportResult(manager: EntityManager, payment: PaymentRow): Promise<void> {
+    if (payment.checkout_session_id) await this.checkout.onPaymentResult(manager, payment.checkout_session_id);
+    else await this.charges.announce(manager, payment);
+  }
+
+  /**
+   * The payer's money arrives from the operator (in-flight account) and lands in the service's settlement
+   * wallet net of the merchant-borne fee; the payer's transaction charge and the fee go to fee income.
+   */
+  private async postCollection(manager: EntityManager, payment: PaymentRow): Promise<string> {
+    const [service] = await manager.query(`SELECT settlement_account_id FROM client_services WHERE id = $1`, [payment.client_service_id]);
+    const inFlight = await this.ledger.systemAccount(manager, payment.client_id, 'IN_FLIGHT_MOBILE_MONEY', payment.currency);
+    const feeIncome = await this.ledger.systemAccount(manager, payment.client_id, 'FEE_INCOME', payment.currency);
+    const entry = new EntryBuilder()
+      .debit(inFlight.id, new Money(payment.total_amount))
+      .credit(service.settlement_account_id, new Money(payment.service_amount).minus(payment.merchant_fee))
+      .credit(feeIncome.id, new Money(payment.transaction_charge).plus(payment.merchant_fee));
+    const posted = await this.ledger.postEntry(manager, { clientId: payment.client_id, kind: 'PAYMENT', lines: entry.lines() });
+    return posted.entryId;
+  }
+}
+
+/** Pending with the operator: not final, not jammed, and past the OTP step when there is one. */
+function awaitsOperator(payment: PaymentRow): boolean {
+  return payment.payment_status === PAYMENT_STATUS.PENDING && (payment.next_step !== 'VERIFY_OTP' || payment.otp_verified_at !== null);
+}

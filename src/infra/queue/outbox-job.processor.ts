@@ -1,0 +1,34 @@
+import { OnWorkerEvent, WorkerHost } from '@nestjs/bullmq';
+import { Logger } from '@nestjs/common';
+import { Job } from 'bullmq';
+import { DataSource } from 'typeorm';
+import { EngineMetrics } from '../metrics/engine-metrics';
+
+/**
+ * Base of every processor fed by the outbox: a finished job marks its outbox row done (so the relay never
+ * re-sends it), and failures are counted and logged. Subclasses only implement `process`.
+ */
+export abstract class OutboxJobProcessor<T extends { outboxId?: string }> extends WorkerHost {
+  protected readonly logger = new Logger(this.constructor.name);
+
+  protected constructor(
+    private readonly queueName: string,
+    protected readonly db: DataSource,
+    protected readonly metrics: EngineMetrics,
+  ) {
+    super();
+  }
+
+  abstract process(job: Job<T>): Promise<void>;
+
+  @OnWorkerEvent('completed')
+  async onCompleted(job: Job<T>): Promise<void> {
+    if (job.data.outboxId) await this.db.query(`UPDATE outbox SET done_at = now() WHERE id = $1`, [job.data.outboxId]).catch(() => undefined);
+  }
+
+  @OnWorkerEvent('failed')
+  onFailed(job: Job<T> | undefined, error: Error): void {
+    this.metrics.jobFailed(this.queueName);
+    this.logger.warn(`job ${job?.id} failed (attempt ${job?.attemptsMade}): ${error.message}`);
+  }
+}

@@ -1,0 +1,116 @@
+import { InjectQueue } from '@nestjs/bullmq';
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { Queue } from 'bullmq';
+import { DataSource } from 'typeorm';
+import { QUEUES, QueueName, queueOf } from './queues';
+
+const BATCH = 200;
+const IDLE_POLL_MS = 50;
+const ERROR_BACKOFF_MS = 1000;
+const ENQUEUE_TIMEOUT_MS = 3000;
+const SWEEP_EVERY_MS = 15_000;
+/** A relayed job not done after this long is presumed lost with Redis and relayed again. */
+export const LOST_JOB_AFTER = '2 minutes';
+
+/**
+ * Moves due outbox rows to BullMQ. Rows are claimed with FOR UPDATE SKIP LOCKED, so several relays share the
+ * work without overlap; a row is marked relayed only after BullMQ accepted its job, and the job id is derived
+ * from the row, so a relay that dies in between re-adds a job BullMQ already knows. While Redis is away the rows
+ * wait in Postgres; jobs Redis lost after relaying (it keeps nothing on disk) are found by their missing done
+ * mark and relayed again.
+ */
+@Injectable()
+export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(OutboxRelay.name);
+  private readonly queues: Record<QueueName, Queue>;
+  private running = false;
+  private stopped: Promise<void> = Promise.resolve();
+  private lastErrorLog = 0;
+
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    @InjectQueue(QUEUES.payments) payments: Queue,
+    @InjectQueue(QUEUES.callbacks) callbacks: Queue,
+  ) {
+    this.queues = { payments, callbacks };
+  }
+
+  onApplicationBootstrap(): void {
+    this.running = true;
+    this.stopped = this.loop();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.running = false;
+    await this.stopped;
+  }
+
+  /** Relays one batch of due rows; returns how many were relayed. */
+  async relayDue(): Promise<number> {
+    return this.db.transaction(async (manager) => {
+      const rows: Array<{ id: string; topic: string; payload: Record<string, string>; relay_count: number }> = await manager.query(
+        `SELECT id, topic, payload, relay_count FROM outbox WHERE relayed_at IS NULL AND available_at <= now()
+         ORDER BY available_at, id LIMIT ${BATCH} FOR UPDATE SKIP LOCKED`,
+      );
+      if (rows.length === 0) return 0;
+      const byQueue = new Map<QueueName, Array<{ name: string; data: Record<string, string>; opts: { jobId: string } }>>();
+      for (const row of rows) {
+        const { queue, job } = queueOf(row.topic);
+        const jobs = byQueue.get(queue) ?? [];
+        jobs.push({ name: job, data: { ...row.payload, outboxId: row.id }, opts: { jobId: `outbox-${row.id}-${row.relay_count}` } });
+        byQueue.set(queue, jobs);
+      }
+      await withTimeout(
+        Promise.all([...byQueue].map(([queue, jobs]) => this.queues[queue].addBulk(jobs))),
+        ENQUEUE_TIMEOUT_MS,
+      );
+      await manager.query(`UPDATE outbox SET relayed_at = now() WHERE id = ANY($1)`, [rows.map((r) => r.id)]);
+      return rows.length;
+    });
+  }
+
+  /** Puts back jobs that were relayed but never finished, e.g. because Redis restarted without its data. */
+  async requeueLost(): Promise<number> {
+    const [, count] = await this.db.query(
+      `UPDATE outbox SET relayed_at = NULL, relay_count = relay_count + 1
+       WHERE relayed_at IS NOT NULL AND done_at IS NULL AND relayed_at < now() - interval '${LOST_JOB_AFTER}'`,
+    );
+    return count;
+  }
+
+  private async loop(): Promise<void> {
+    let lastSweep = 0;
+    while (this.running) {
+      try {
+        if (Date.now() - lastSweep > SWEEP_EVERY_MS) {
+          lastSweep = Date.now();
+          const requeued = await this.requeueLost();
+          if (requeued > 0) this.logger.warn(`${requeued} relayed jobs never finished; relaying them again`);
+        }
+        const relayed = await this.relayDue();
+        if (relayed < BATCH) await sleep(IDLE_POLL_MS);
+      } catch (error) {
+        if (Date.now() - this.lastErrorLog > 30_000) {
+          this.logger.warn(`outbox relay paused: ${(error as Error).message}; work waits in Postgres`);
+          this.lastErrorLog = Date.now();
+        }
+        await sleep(ERROR_BACKOFF_MS);
+      }
+    }
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    promise.finally(() => clearTimeout(timer)),
+    new Promise<T>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('Redis did not accept the jobs in time')), ms);
+    }),
+  ]);
+}
