@@ -1,8 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import { ExtractJwt, Strategy } from 'passport-jwt';
-import { APP_CONFIG, AppConfig } from '../infra/config/app-config';
-import { WalletPrincipal } from './principal';
+import { APP_CONFIG } from '../infra/config/app-config';
+import type { AppConfig } from '../infra/config/app-config';
+import type { WalletPrincipal } from './principal';
 
 @Injectable()
 export class JwtStrategy extends PassportStrategy(Strategy, 'wallet-jwt') {

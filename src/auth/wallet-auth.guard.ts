@@ -1,11 +1,14 @@
 import { ExecutionContext, ForbiddenException, Injectable, UnauthorizedException } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
+import type { FastifyRequest } from 'fastify';
+import { parseJsonBodyOfGet } from '../common/http/get-body';
 import { IS_PUBLIC, WalletPrincipal } from './principal';
 
 /**
  * Every wallet route needs a valid bearer token. A body naming another client's client_code is refused with
- * 403 here, once, instead of in every service.
+ * 403 here, once, instead of in every service. A JSON body sent on a GET (the list endpoints' page and limit) is
+ * parsed here too, after authentication, since Fastify leaves GET bodies unread.
  */
 @Injectable()
 export class WalletAuthGuard extends AuthGuard('wallet-jwt') {
@@ -17,7 +20,8 @@ export class WalletAuthGuard extends AuthGuard('wallet-jwt') {
     const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()]);
     if (isPublic) return true;
     await super.canActivate(context);
-    const request = context.switchToHttp().getRequest<{ body?: unknown; user: WalletPrincipal }>();
+    const request = context.switchToHttp().getRequest<FastifyRequest & { user: WalletPrincipal }>();
+    await parseJsonBodyOfGet(request);
     const body = request.body;
     if (body && typeof body === 'object' && !Array.isArray(body)) {
       const clientCode = (body as Record<string, unknown>).client_code;

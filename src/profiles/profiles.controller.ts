@@ -1,5 +1,6 @@
 import { Body, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { CurrentPrincipal, WalletPrincipal } from '../auth/principal';
+import { CurrentPrincipal } from '../auth/principal';
+import type { WalletPrincipal } from '../auth/principal';
 import { WalletController } from '../auth/wallet-controller.decorator';
 import { CreateProfileDto, ProfileCommandQuery } from './profile.dto';
 import { ProfilesService } from './profiles.service';

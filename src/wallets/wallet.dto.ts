@@ -2,8 +2,10 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { CURRENCIES } from '../common/currencies';
 import { IsCurrencyCode, IsNonNegativeMoney, LIMITS, RequiredText } from '../common/validation/validators';
-import { WALLET_STATUSES, WalletStatus } from './wallet.entity';
-import { WALLET_COMMANDS, WalletCommand } from './wallet-state-machine';
+import { WALLET_STATUSES } from './wallet.entity';
+import type { WalletStatus } from './wallet.entity';
+import { WALLET_COMMANDS } from './wallet-state-machine';
+import type { WalletCommand } from './wallet-state-machine';
 
 export class CreateAccountTypeDto {
   @ApiProperty() @RequiredText(LIMITS.code) client_code: string;

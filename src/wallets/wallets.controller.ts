@@ -1,6 +1,7 @@
 import { Body, Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { CurrentPrincipal, WalletPrincipal } from '../auth/principal';
+import { CurrentPrincipal } from '../auth/principal';
+import type { WalletPrincipal } from '../auth/principal';
 import { WalletController } from '../auth/wallet-controller.decorator';
 import { readPage } from '../common/http/pagination';
 import { AccountTypesService } from './account-types.service';

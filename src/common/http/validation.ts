@@ -1,11 +1,11 @@
-import { BadRequestException, ValidationError, ValidationPipe } from '@nestjs/common';
+import { ArgumentMetadata, BadRequestException, ValidationError, ValidationPipe } from '@nestjs/common';
 
 /**
  * Global validation: unknown fields are dropped, types are never coerced (a string where a number is expected
  * is a 400), and the messages come back as an array, as the wallet document shows for validation errors.
  */
 export function createValidationPipe(): ValidationPipe {
-  return new ValidationPipe({
+  return new SafeInputValidationPipe({
     whitelist: true,
     transform: true,
     transformOptions: { enableImplicitConversion: false },
@@ -24,4 +24,45 @@ function flatten(errors: ValidationError[], prefix = ''): string[] {
     if (error.children?.length) messages.push(...flatten(error.children, path));
   }
   return messages.length > 0 ? messages : ['Request body is invalid'];
+}
+
+/** Deeper than any request of the interface (free-form `source_transaction_data` included) ever needs. */
+const MAX_INPUT_DEPTH = 64;
+
+/**
+ * Two kinds of input would get past validation and fail later as a 500: a string holding a NUL character, which
+ * Postgres cannot store in text, and a value nested so deeply that class-transformer's recursion overflows the
+ * stack. Both are refused up front with a 400 naming where they were found.
+ */
+class SafeInputValidationPipe extends ValidationPipe {
+  async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type !== 'custom') {
+      const problem = inputProblem(value, metadata.type === 'body' ? '' : (metadata.data ?? metadata.type));
+      if (problem !== null) throw new BadRequestException([problem]);
+    }
+    return super.transform(value, metadata);
+  }
+}
+
+/** Iterative, so that the check itself cannot overflow on deep input. */
+function inputProblem(root: unknown, rootPath: string): string | null {
+  const stack: Array<[unknown, string, number]> = [[root, rootPath, 0]];
+  while (stack.length > 0) {
+    const [value, path, depth] = stack.pop()!;
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) return `${path || 'body'} must not contain NUL characters`;
+      continue;
+    }
+    if (value === null || typeof value !== 'object') continue;
+    if (depth >= MAX_INPUT_DEPTH) return `${path || 'body'} is nested too deeply`;
+    if (Array.isArray(value)) {
+      value.forEach((item, i) => stack.push([item, `${path}[${i}]`, depth + 1]));
+      continue;
+    }
+    for (const [key, item] of Object.entries(value)) {
+      if (key.includes('\u0000')) return `${path || 'body'} must not contain NUL characters`;
+      stack.push([item, path ? `${path}.${key}` : key, depth + 1]);
+    }
+  }
+  return null;
 }

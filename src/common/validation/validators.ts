@@ -1,7 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { IsNotEmpty, IsString, Matches, MaxLength, registerDecorator, ValidationOptions } from 'class-validator';
 import { isCurrency } from '../currencies';
-import { amountProblem, MAX_INTEGER_DIGITS, MONEY_SCALE } from '../money';
+import { amountProblem, MAX_INTEGER_DIGITS, MONEY_SCALE, nonNegativeAmountProblem } from '../money';
 
 /** String limits of the provider contract §10. */
 export const LIMITS = {
@@ -54,7 +54,7 @@ export function IsNonNegativeMoney(options?: ValidationOptions) {
       propertyName,
       options,
       validator: {
-        validate: (value: unknown) => value === 0 || value === '0' || amountProblem(value) === null,
+        validate: (value: unknown) => nonNegativeAmountProblem(value) === null,
         defaultMessage: (args) =>
           `${args?.property} must be a number of at least 0 with at most ${MONEY_SCALE} decimal places and ${MAX_INTEGER_DIGITS} integer digits`,
       },
