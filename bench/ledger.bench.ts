@@ -1,0 +1,761 @@
+/* eslint-disable no-console */
+/**
+ * Ledger and statement benchmark (`npm run bench:ledger`). Not part of `npm test`.
+ *
+ * 1. Creates a database of its own on the Postgres server named by DATABASE_URL (default
+ *    postgres://postgres@127.0.0.1:5432/postgres), migrates it, and seeds one tenant with 10,000 funded wallets
+ *    (bulk SQL that writes what the service writes: one FUNDING operation, entry, two postings and one transaction
+ *    record per wallet, balances moved to match).
+ * 2. Starts the real API in a child process (`node dist/src/main.js api`) and drives it over loopback with
+ *    autocannon: transfers between random pairs, transfers that all debit one hot wallet, credits with fresh
+ *    source_transaction_ids, and replays of one source_transaction_id.
+ * 3. Inserts 100,000 transactions for one wallet and downloads its XLSX and PDF statements through the API,
+ *    measuring rows/s and the server's peak RSS; then stalls a download to check that backpressure holds memory
+ *    flat and that an abandoned download gives its connection back.
+ * 4. Runs the ledger invariants (verifyLedger, what `ledger:verify` runs) and drops the database.
+ *
+ * Environment: DATABASE_URL (server), REDIS_URL (optional), BENCH_DURATION (seconds per load scenario, default 15),
+ * BENCH_CONNECTIONS (default 32), BENCH_WALLETS (default 10000), BENCH_STATEMENT_ROWS (default 100000),
+ * BENCH_KEEP_DATABASE=1 to keep the database.
+ */
+import { ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { createServer } from 'node:net';
+import { Client } from 'pg';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const autocannon = require('autocannon');
+
+const ROOT = join(__dirname, '..');
+const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const DURATION = Number(process.env.BENCH_DURATION ?? 15);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const WALLETS = Number(process.env.BENCH_WALLETS ?? 10_000);
+const STATEMENT_ROWS = Number(process.env.BENCH_STATEMENT_ROWS ?? 100_000);
+const FUNDING = '1000000.0000';
+
+interface Tenant {
+  clientId: string;
+  clientCode: string;
+  token: string;
+  serviceCode: string;
+  feeServiceCode: string;
+  accounts: string[];
+  statementAccount: string;
+}
+
+const log = (line: string) => console.log(`[bench] ${line}`);
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const dbName = `paygate_bench_${Date.now()}_${randomBytes(3).toString('hex')}`;
+  const dbUrl = withDatabase(SERVER_URL, dbName);
+  const admin = new Client({ connectionString: SERVER_URL });
+  await admin.connect();
+  let server: ChildProcess | null = null;
+  const report: Record<string, unknown> = {};
+  try {
+    report.machine = await machineFacts(admin);
+    console.log(JSON.stringify({ machine: report.machine }, null, 2));
+
+    log(`creating database ${dbName}`);
+    await admin.query(`CREATE DATABASE ${dbName}`);
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { migrate } = require(join(ROOT, 'scripts', 'migrate.js')); // builds dist/ first when sources are newer
+    await migrate(dbUrl);
+
+    const db = new Client({ connectionString: dbUrl });
+    await db.connect();
+    try {
+      const t0 = Date.now();
+      const clientCode = `BENCH${randomBytes(3).toString('hex').toUpperCase()}`;
+      const password = `bench-${randomBytes(8).toString('hex')}`;
+      await createTenant(db, clientCode, password);
+      log(`tenant ${clientCode} created (${Date.now() - t0} ms)`);
+
+      const port = await freePort();
+      server = startServer(dbUrl, port);
+      const base = `http://127.0.0.1:${port}`;
+      await waitForLive(base, server);
+      log(`API child pid ${server.pid} listening on ${base}`);
+
+      const tenant = await seedTenant(db, base, clientCode, password);
+      report.seed = { wallets: WALLETS, seconds: (Date.now() - t0) / 1000 };
+      log(`seeded ${WALLETS} funded wallets in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+
+      const scenarios = loadScenarios(tenant);
+      const results: Record<string, unknown>[] = [];
+      for (const scenario of scenarios) {
+        if (scenario.prepare) await scenario.prepare(base);
+        const entriesBefore = await count(db, 'journal_entries');
+        const result = await drive(base, tenant, scenario, db, dbName, server.pid!);
+        result.new_entries = (await count(db, 'journal_entries')) - entriesBefore;
+        results.push(result);
+        console.log(JSON.stringify(result));
+      }
+      report.load = results;
+
+      report.statements = await statements(db, base, tenant, server.pid!, dbName);
+      report.ledger = await verify(db);
+      console.log(JSON.stringify({ ledger: report.ledger }, null, 2));
+    } finally {
+      await db.end();
+    }
+  } finally {
+    if (server) await stopServer(server);
+    if (!process.env.BENCH_KEEP_DATABASE) {
+      await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch((e) => log(`could not drop ${dbName}: ${e.message}`));
+      log(`dropped database ${dbName}`);
+    }
+    await admin.end();
+  }
+  report.total_seconds = (Date.now() - started) / 1000;
+  printSummary(report);
+  if (process.env.BENCH_RESULTS) writeFileSync(process.env.BENCH_RESULTS, JSON.stringify(report, null, 2));
+}
+
+// ------------------------------------------------------------------------------------------------ environment
+
+async function machineFacts(admin: Client) {
+  const [{ version }] = (await admin.query('SELECT version()')).rows;
+  const settings = (await admin.query(
+    `SELECT name, setting, unit FROM pg_settings WHERE name IN ('max_connections','shared_buffers','synchronous_commit','fsync','work_mem')`,
+  )).rows;
+  return {
+    nproc: cpus().length,
+    cpu: cpus()[0]?.model,
+    memory_gib: +(totalmem() / 2 ** 30).toFixed(1),
+    loadavg_at_start: loadavg().map((l) => +l.toFixed(2)),
+    node: process.version,
+    postgres: version,
+    postgres_settings: Object.fromEntries(settings.map((s: { name: string; setting: string; unit: string | null }) => [s.name, `${s.setting}${s.unit ?? ''}`])),
+    db_pool_size: Number(process.env.DB_POOL_SIZE ?? 20),
+  };
+}
+
+function withDatabase(url: string, name: string): string {
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+/** A client with one wallet user, written as ClientsService and UsersService write them (argon2 password hash). */
+async function createTenant(db: Client, clientCode: string, password: string): Promise<void> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const argon2 = require('argon2');
+  const [{ id }] = (await db.query('INSERT INTO clients (code, name) VALUES ($1, $2) RETURNING id', [clientCode, 'Benchmark merchant'])).rows;
+  await db.query('INSERT INTO users (client_id, username, password_hash) VALUES ($1, $2, $3)', [
+    id,
+    `bench-${clientCode.toLowerCase()}`,
+    await argon2.hash(password),
+  ]);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function startServer(dbUrl: string, port: number): ChildProcess {
+  const child = spawn(process.execPath, [join(ROOT, 'dist', 'src', 'main.js'), 'api'], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: dbUrl, PORT: String(port), LOG_LEVEL: 'warn', APP_ENV: process.env.APP_ENV ?? 'sandbox' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  return child;
+}
+
+async function waitForLive(base: string, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`API exited with code ${child.exitCode}`);
+    try {
+      const res = await fetch(`${base}/health/live`);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await sleep(250);
+  }
+  throw new Error('API did not become live within 60 s');
+}
+
+async function stopServer(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await Promise.race([exited, sleep(10_000)]);
+  if (child.exitCode === null) child.kill('SIGKILL');
+}
+
+// ------------------------------------------------------------------------------------------------ seeding
+
+async function api(base: string, token: string | null, method: string, path: string, body?: unknown) {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${text}`);
+  return JSON.parse(text);
+}
+
+async function seedTenant(db: Client, base: string, clientCode: string, password: string): Promise<Tenant> {
+  const login = await api(base, null, 'POST', '/api/v1/auth/login', { username: `bench-${clientCode.toLowerCase()}`, password });
+  const token: string = login.access_token;
+  await api(base, token, 'POST', '/api/v1/profiles', {
+    client_code: clientCode,
+    profile_name: 'Bench Holder',
+    profile_type: 'BUSINESS',
+    client_profile_id: 'bench-profile',
+    profile_email: 'bench@example.com',
+    profile_msisdn: '+254700000099',
+    contact_person_name: 'Bench Holder',
+    contact_person_email: 'bench@example.com',
+    contact_person_msisdn: '+254700000098',
+    identification_number: 'BENCH-1',
+    physical_address: 'Loopback 127',
+    country: 'Kenya',
+    is_active: 1,
+  });
+  const type = await api(base, token, 'POST', '/api/v1/account-types', { client_code: clientCode, account_type_name: 'Bench' });
+  const service = (fee: boolean) =>
+    api(base, token, 'POST', '/api/v1/client-services', {
+      client_code: clientCode,
+      client_service_name: fee ? 'Bench with fee' : 'Bench',
+      service_code: 'CUSTOM_SERVICE',
+      has_transaction_fee: fee,
+      ...(fee ? { transaction_fee_type: 'FIXED', transaction_fee: 0.5 } : {}),
+      minimum_transaction_amount: 1,
+      maximum_transaction_amount: 1000000000,
+      is_active: 1,
+    });
+  const plain = await service(false);
+  const withFee = await service(true);
+  // One wallet through the API, so the settlement account exists exactly as the service creates it.
+  const first = await api(base, token, 'POST', '/api/v1/accounts', {
+    client_code: clientCode,
+    client_profile_id: 'bench-profile',
+    account_type_code: type.account_type_code,
+    account_name: 'Bench wallet 0',
+    currency: 'KES',
+    minimum_balance: 0,
+    can_overdraw: false,
+    status: 'ACTIVE',
+  });
+  await api(base, token, 'POST', '/api/v1/transactions?command=CREDIT', {
+    account_number: first.account_number,
+    client_code: clientCode,
+    client_service_code: plain.client_service_code,
+    transaction_amount: Number(FUNDING),
+    currency: 'KES',
+    source_transaction_id: 'bench-seed-0',
+    transaction_narration: 'Bench funding',
+  });
+
+  const [{ id: clientId }] = (await db.query('SELECT id FROM clients WHERE code = $1', [clientCode])).rows;
+  const [{ id: profileId }] = (await db.query(`SELECT id FROM profiles WHERE client_id = $1`, [clientId])).rows;
+  const [{ id: typeId }] = (await db.query(`SELECT id FROM account_types WHERE client_id = $1`, [clientId])).rows;
+  const [settlement] = (
+    await db.query(`SELECT id, account_number FROM ledger_accounts WHERE client_id = $1 AND kind = 'SETTLEMENT' AND currency = 'KES'`, [clientId])
+  ).rows;
+
+  // The other wallets in bulk, funded the way MoneyMovementsService.fund does it: per wallet one FUNDING
+  // operation owning one entry (settlement −X, wallet +X) and one EXTERNAL_CREDIT transaction record.
+  await db.query('BEGIN');
+  await db.query(
+    `WITH acc AS (
+       INSERT INTO ledger_accounts (client_id, kind, currency, minimum_balance, can_overdraw)
+       SELECT $1, 'WALLET', 'KES', 0, false FROM generate_series(1, $2) RETURNING id, account_number)
+     INSERT INTO wallets (id, client_id, profile_id, account_type_id, account_name, status)
+     SELECT id, $1, $3, $4, 'Bench wallet ' || account_number, 'ACTIVE' FROM acc`,
+    [clientId, WALLETS, profileId, typeId],
+  );
+  await fundInBulk(db, clientId, settlement, `SELECT a.id FROM ledger_accounts a JOIN wallets w ON w.id = a.id
+     WHERE a.client_id = '${clientId}' AND a.balance = 0 ORDER BY a.account_number`);
+  await db.query('COMMIT');
+
+  // A wallet for the statement benchmark, filled later.
+  const statementWallet = await api(base, token, 'POST', '/api/v1/accounts', {
+    client_code: clientCode,
+    client_profile_id: 'bench-profile',
+    account_type_code: type.account_type_code,
+    account_name: 'Statement wallet',
+    currency: 'KES',
+    minimum_balance: 0,
+    can_overdraw: false,
+    status: 'ACTIVE',
+  });
+  await db.query('ANALYZE');
+  const accounts = (
+    await db.query(`SELECT a.account_number FROM ledger_accounts a JOIN wallets w ON w.id = a.id
+                    WHERE a.client_id = $1 AND w.account_name LIKE 'Bench wallet %' ORDER BY a.account_number`, [clientId])
+  ).rows.map((r: { account_number: string }) => r.account_number);
+  return {
+    clientId,
+    clientCode,
+    token,
+    serviceCode: plain.client_service_code,
+    feeServiceCode: withFee.client_service_code,
+    accounts,
+    statementAccount: statementWallet.account_number,
+  };
+}
+
+/** Funds every wallet the query selects with FUNDING, inside the caller's transaction. */
+async function fundInBulk(db: Client, clientId: string, settlement: { id: string; account_number: string }, walletsSql: string) {
+  const [{ balance: settlementBefore }] = (await db.query('SELECT balance FROM ledger_accounts WHERE id = $1 FOR UPDATE', [settlement.id])).rows;
+  await db.query(`CREATE TEMP TABLE bench_fund ON COMMIT DROP AS
+    SELECT w.id AS wallet_id, row_number() OVER () AS i, nextval('journal_entries_id_seq') AS entry_id, gen_random_uuid() AS op_id
+    FROM (${walletsSql}) w`);
+  await db.query(`INSERT INTO journal_entries (id, client_id, kind) SELECT entry_id, $1, 'WALLET_FUNDING' FROM bench_fund ORDER BY i`, [clientId]);
+  await db.query(
+    `INSERT INTO postings (entry_id, account_id, currency, amount, balance_after)
+     SELECT entry_id, $1, 'KES', -$2::numeric, $3::numeric - $2::numeric * i FROM bench_fund ORDER BY i`,
+    [settlement.id, FUNDING, settlementBefore],
+  );
+  await db.query(
+    `INSERT INTO postings (entry_id, account_id, currency, amount, balance_after)
+     SELECT entry_id, wallet_id, 'KES', $1::numeric, $1::numeric FROM bench_fund ORDER BY i`,
+    [FUNDING],
+  );
+  await db.query(`INSERT INTO wallet_operations (id, client_id, kind, entry_id) SELECT op_id, $1, 'FUNDING', entry_id FROM bench_fund ORDER BY i`, [clientId]);
+  await db.query(
+    `INSERT INTO wallet_transactions (operation_id, client_id, account_id, transaction_type, transaction_source, currency,
+       transaction_amount, previous_balance, current_balance, other_party_account, transaction_narration, transaction_date)
+     SELECT op_id, $1, wallet_id, 'CREDIT', 'EXTERNAL_CREDIT', 'KES', $2::numeric, 0, $2::numeric, $3, 'Wallet funding', now() FROM bench_fund ORDER BY i`,
+    [clientId, FUNDING, settlement.account_number],
+  );
+  await db.query(`UPDATE ledger_accounts SET balance = balance + $1::numeric WHERE id IN (SELECT wallet_id FROM bench_fund)`, [FUNDING]);
+  await db.query(`UPDATE ledger_accounts SET balance = balance - $1::numeric * (SELECT count(*) FROM bench_fund) WHERE id = $2`, [FUNDING, settlement.id]);
+}
+
+// ------------------------------------------------------------------------------------------------ load scenarios
+
+interface Scenario {
+  name: string;
+  path: string;
+  body: () => Record<string, unknown>;
+  prepare?: (base: string) => Promise<void>;
+}
+
+function loadScenarios(t: Tenant): Scenario[] {
+  let seq = 0;
+  const ref = (prefix: string) => `${prefix}-${process.pid}-${++seq}`;
+  const pick = () => t.accounts[Math.floor(Math.random() * t.accounts.length)];
+  const pair = () => {
+    const a = pick();
+    let b = pick();
+    while (b === a) b = pick();
+    return [a, b];
+  };
+  const transfer = (from: string, to: string, service = t.serviceCode) => ({
+    source_account_number: from,
+    destination_account_number: to,
+    client_code: t.clientCode,
+    client_service_code: service,
+    transaction_amount: 1,
+    currency: 'KES',
+    source_transaction_id: ref('tr'),
+    transaction_source: 'INTERNAL',
+    transaction_narration: 'bench transfer',
+  });
+  const hot = t.accounts[0];
+  const replayBody = {
+    account_number: t.accounts[1],
+    client_code: t.clientCode,
+    client_service_code: t.serviceCode,
+    transaction_amount: 5,
+    currency: 'KES',
+    source_transaction_id: `replay-${process.pid}`,
+    transaction_narration: 'bench replay',
+  };
+  return [
+    { name: 'i_transfers_random_pairs', path: '/api/v1/account-transfers', body: () => transfer(...(pair() as [string, string])) },
+    {
+      name: 'i_b_transfers_random_pairs_with_fee',
+      path: '/api/v1/account-transfers',
+      body: () => transfer(...(pair() as [string, string]), t.feeServiceCode),
+    },
+    {
+      name: 'ii_transfers_one_hot_source',
+      path: '/api/v1/account-transfers',
+      body: () => {
+        let to = pick();
+        while (to === hot) to = pick();
+        return transfer(hot, to);
+      },
+    },
+    {
+      name: 'iii_credits_fresh_ids',
+      path: '/api/v1/transactions?command=CREDIT',
+      body: () => ({
+        account_number: pick(),
+        client_code: t.clientCode,
+        client_service_code: t.serviceCode,
+        transaction_amount: 2,
+        currency: 'KES',
+        source_transaction_id: ref('cr'),
+        transaction_narration: 'bench credit',
+      }),
+    },
+    {
+      name: 'iv_replays_one_source_transaction_id',
+      path: '/api/v1/transactions?command=CREDIT',
+      body: () => replayBody,
+      prepare: async (base) => {
+        await api(base, t.token, 'POST', '/api/v1/transactions?command=CREDIT', replayBody);
+      },
+    },
+  ];
+}
+
+async function drive(base: string, t: Tenant, scenario: Scenario, db: Client, dbName: string, serverPid: number) {
+  const load0 = loadavg()[0];
+  const cpu0 = cpuTimes(serverPid);
+  const self0 = process.cpuUsage();
+  const backends0 = await backendCpu(db, dbName);
+  const waits = sampleWaits(db, dbName);
+  const result = await autocannon({
+    url: base,
+    connections: CONNECTIONS,
+    duration: DURATION,
+    timeout: 10,
+    requests: [
+      {
+        method: 'POST',
+        path: scenario.path,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${t.token}` },
+        setupRequest: (req: Record<string, unknown>) => ({ ...req, body: JSON.stringify(scenario.body()) }),
+      },
+    ],
+  });
+  const waitSummary = await waits.stop();
+  const cpu1 = cpuTimes(serverPid);
+  const self1 = process.cpuUsage(self0);
+  const backends1 = await backendCpu(db, dbName);
+  let backendSeconds = 0;
+  for (const [pid, seconds] of backends1) backendSeconds += seconds - (backends0.get(pid) ?? 0);
+  const seconds = result.duration;
+  const ok = result['2xx'];
+  const statusCodes = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, v]) => [code, (v as { count: number }).count]));
+  return {
+    scenario: scenario.name,
+    connections: CONNECTIONS,
+    seconds,
+    requests: result.requests.total,
+    ok_per_second: Math.round(ok / seconds),
+    latency_ms: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max },
+    errors: result.errors,
+    timeouts: result.timeouts,
+    non_2xx: result.non2xx,
+    status_codes: statusCodes,
+    server_cpu_percent: Math.round(((cpu1 - cpu0) / seconds) * 100),
+    // Load-independent: what one fully available core of the API process would carry at this mix.
+    ok_per_server_cpu_second: cpu1 > cpu0 ? Math.round(ok / (cpu1 - cpu0)) : null,
+    ok_per_postgres_cpu_second: backendSeconds > 0 ? Math.round(ok / backendSeconds) : null,
+    postgres_backends_cpu_percent: Math.round((backendSeconds / seconds) * 100),
+    load_generator_cpu_percent: Math.round(((self1.user + self1.system) / 1e6 / seconds) * 100),
+    loadavg_1m_before: +load0.toFixed(2),
+    loadavg_1m_after: +loadavg()[0].toFixed(2),
+    db_backends_by_wait: waitSummary,
+  } as Record<string, unknown>;
+}
+
+/** CPU seconds (user + system) used so far by a process. */
+function cpuTimes(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+}
+
+/** CPU seconds used so far by each Postgres backend connected to the benchmark database. */
+async function backendCpu(db: Client, dbName: string): Promise<Map<number, number>> {
+  const { rows } = await db.query('SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [dbName]);
+  const result = new Map<number, number>();
+  for (const { pid } of rows as Array<{ pid: number }>) {
+    try {
+      result.set(pid, cpuTimes(pid));
+    } catch {
+      // the backend exited
+    }
+  }
+  return result;
+}
+
+/**
+ * Samples what the benchmark database's backends are doing every 100 ms: running on CPU, waiting for a lock
+ * (a hot row), for I/O or the WAL, or idle. The average number of backends in each state says where time goes.
+ */
+function sampleWaits(db: Client, dbName: string) {
+  const totals = new Map<string, number>();
+  let samples = 0;
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      const { rows } = await db.query(
+        `SELECT CASE WHEN state = 'active' AND wait_event IS NULL THEN 'active: on CPU'
+                     WHEN state = 'active' THEN 'active: ' || wait_event_type || '/' || wait_event
+                     ELSE coalesce(state, '?') || coalesce(': ' || wait_event_type || '/' || wait_event, '') END AS what,
+                count(*)::int AS n
+         FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() GROUP BY 1`,
+        [dbName],
+      );
+      samples++;
+      for (const r of rows) totals.set(r.what, (totals.get(r.what) ?? 0) + r.n);
+      await sleep(100);
+    }
+  })();
+  return {
+    stop: async () => {
+      stopped = true;
+      await loop;
+      return Object.fromEntries(
+        [...totals.entries()].sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, +(v / Math.max(samples, 1)).toFixed(2)]),
+      );
+    },
+  };
+}
+
+async function count(db: Client, table: string): Promise<number> {
+  const [{ n }] = (await db.query(`SELECT count(*)::int AS n FROM ${table}`)).rows;
+  return n;
+}
+
+// ------------------------------------------------------------------------------------------------ statements
+
+async function statements(db: Client, base: string, t: Tenant, serverPid: number, dbName: string) {
+  const t0 = Date.now();
+  const from = await fillStatementWallet(db, t);
+  const fillSeconds = (Date.now() - t0) / 1000;
+  log(`inserted ${STATEMENT_ROWS} transactions for wallet ${t.statementAccount} in ${fillSeconds.toFixed(1)} s`);
+  const query = new URLSearchParams({
+    account_number: t.statementAccount,
+    start_date: from.toISOString(),
+    end_date: new Date(Date.now() + 3_600_000).toISOString(),
+  });
+  const results: Record<string, unknown> = { rows: STATEMENT_ROWS, insert_seconds: fillSeconds };
+  for (const docType of ['EXCEL', 'PDF'] as const) {
+    results[docType] = await download(base, t, `${query}&doc_type=${docType}`, serverPid);
+    console.log(JSON.stringify({ statement: docType, ...(results[docType] as object) }));
+  }
+  results.stalled_reader = await stalledDownload(base, t, `${query}&doc_type=EXCEL`, serverPid, db, dbName);
+  console.log(JSON.stringify({ stalled_reader: results.stalled_reader }));
+  return results;
+}
+
+/** Writes STATEMENT_ROWS alternating credits and debits for the statement wallet, as the service would record them. */
+async function fillStatementWallet(db: Client, t: Tenant): Promise<Date> {
+  const [wallet] = (await db.query('SELECT id FROM ledger_accounts WHERE account_number = $1', [t.statementAccount])).rows;
+  const [settlement] = (
+    await db.query(`SELECT id, account_number, balance FROM ledger_accounts WHERE client_id = $1 AND kind = 'SETTLEMENT' AND currency = 'KES'`, [t.clientId])
+  ).rows;
+  const from = new Date(Date.now() - 1000);
+  await db.query('BEGIN');
+  await db.query('SELECT 1 FROM ledger_accounts WHERE id = ANY($1) FOR UPDATE', [[wallet.id, settlement.id]]);
+  // Odd rows credit 100, even rows debit 40: the balance only grows, so no floor is ever crossed.
+  await db.query(
+    `CREATE TEMP TABLE bench_rows ON COMMIT DROP AS
+     SELECT k, CASE WHEN k % 2 = 1 THEN 100.0000 ELSE -40.0000 END::numeric AS amount,
+            nextval('journal_entries_id_seq') AS entry_id, gen_random_uuid() AS op_id,
+            $1::timestamptz + k * interval '1 millisecond' AS at
+     FROM generate_series(1, $2) k`,
+    [from, STATEMENT_ROWS],
+  );
+  await db.query(`ALTER TABLE bench_rows ADD COLUMN wallet_after numeric, ADD COLUMN settlement_after numeric`);
+  await db.query(
+    `UPDATE bench_rows r SET wallet_after = s.run, settlement_after = $1::numeric - s.run
+     FROM (SELECT k, sum(amount) OVER (ORDER BY k) AS run FROM bench_rows) s WHERE s.k = r.k`,
+    [settlement.balance],
+  );
+  await db.query(
+    `INSERT INTO journal_entries (id, client_id, kind, created_at)
+     SELECT entry_id, $1, CASE WHEN amount > 0 THEN 'WALLET_CREDIT' ELSE 'WALLET_DEBIT' END, at FROM bench_rows ORDER BY k`,
+    [t.clientId],
+  );
+  await db.query(
+    `INSERT INTO postings (entry_id, account_id, currency, amount, balance_after, created_at)
+     SELECT entry_id, account_id, 'KES', amt, after, at FROM (
+       SELECT k, 0 AS leg, entry_id, $1::uuid AS account_id, amount AS amt, wallet_after AS after, at FROM bench_rows
+       UNION ALL
+       SELECT k, 1, entry_id, $2::uuid, -amount, settlement_after, at FROM bench_rows) x
+     ORDER BY k, leg`,
+    [wallet.id, settlement.id],
+  );
+  await db.query(
+    `INSERT INTO wallet_operations (id, client_id, kind, source_transaction_id, entry_id, created_at)
+     SELECT op_id, $1, CASE WHEN amount > 0 THEN 'CREDIT' ELSE 'DEBIT' END, 'stmt-' || k, entry_id, at FROM bench_rows ORDER BY k`,
+    [t.clientId],
+  );
+  await db.query(
+    `INSERT INTO wallet_transactions (operation_id, client_id, account_id, transaction_type, transaction_source, currency,
+       transaction_amount, previous_balance, current_balance, other_party_account, source_transaction_id,
+       transaction_narration, transaction_date, created_at)
+     SELECT op_id, $1, $2, CASE WHEN amount > 0 THEN 'CREDIT' ELSE 'DEBIT' END,
+            CASE WHEN amount > 0 THEN 'EXTERNAL_CREDIT' ELSE 'EXTERNAL_DEBIT' END, 'KES', abs(amount),
+            wallet_after - amount, wallet_after, $3, 'stmt-' || k, 'Bench statement row ' || k, at, at
+     FROM bench_rows ORDER BY k`,
+    [t.clientId, wallet.id, settlement.account_number],
+  );
+  await db.query(
+    `UPDATE ledger_accounts a SET balance = a.balance + d.delta
+     FROM (SELECT $1::uuid AS id, sum(amount) AS delta FROM bench_rows UNION ALL SELECT $2::uuid, -sum(amount) FROM bench_rows) d
+     WHERE a.id = d.id`,
+    [wallet.id, settlement.id],
+  );
+  await db.query('COMMIT');
+  await db.query('ANALYZE');
+  return from;
+}
+
+function rssKb(pid: number): { rss: number; hwm: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
+  return { rss: field('VmRSS'), hwm: field('VmHWM') };
+}
+
+/** Resets the kernel's peak-RSS counter (VmHWM) of a process, so the next peak is this download's own. */
+function resetPeak(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function download(base: string, t: Tenant, query: string, pid: number) {
+  const before = rssKb(pid);
+  const reset = resetPeak(pid);
+  let peakSampled = before.rss;
+  const sampler = setInterval(() => {
+    peakSampled = Math.max(peakSampled, rssKb(pid).rss);
+  }, 50);
+  const cpu0 = cpuTimes(pid);
+  const t0 = performance.now();
+  const res = await fetch(`${base}/api/v1/account-statements/doc?${query}`, { headers: { authorization: `Bearer ${t.token}` } });
+  const firstByte = performance.now() - t0;
+  let bytes = 0;
+  if (!res.body) throw new Error('no body');
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) bytes += chunk.length;
+  const seconds = (performance.now() - t0) / 1000;
+  clearInterval(sampler);
+  const after = rssKb(pid);
+  if (res.status !== 200) throw new Error(`statement → ${res.status}`);
+  return {
+    status: res.status,
+    content_type: res.headers.get('content-type'),
+    bytes,
+    seconds: +seconds.toFixed(2),
+    rows_per_second: Math.round(STATEMENT_ROWS / seconds),
+    first_byte_ms: Math.round(firstByte),
+    server_cpu_percent: Math.round(((cpuTimes(pid) - cpu0) / seconds) * 100),
+    rows_per_server_cpu_second: Math.round(STATEMENT_ROWS / Math.max(cpuTimes(pid) - cpu0, 0.01)),
+    server_rss_mb_before: +(before.rss / 1024).toFixed(1),
+    server_peak_rss_mb: +((reset ? after.hwm : Math.max(after.hwm, peakSampled)) / 1024).toFixed(1),
+    server_peak_rss_mb_sampled: +(peakSampled / 1024).toFixed(1),
+    peak_source: reset ? 'VmHWM after clear_refs reset' : 'VmHWM since process start (reset not permitted)',
+  };
+}
+
+/**
+ * Reads the first chunk of a statement, then stops reading for 3 s: with backpressure the server stops fetching
+ * rows and its memory stays flat. Then the download is abandoned, and the statement's database connection must be
+ * handed back (no session left idle in transaction).
+ */
+async function stalledDownload(base: string, t: Tenant, query: string, pid: number, db: Client, dbName: string) {
+  const controller = new AbortController();
+  const res = await fetch(`${base}/api/v1/account-statements/doc?${query}`, {
+    headers: { authorization: `Bearer ${t.token}` },
+    signal: controller.signal,
+  });
+  const reader = res.body!.getReader();
+  let bytes = 0;
+  for (let i = 0; i < 2; i++) bytes += (await reader.read()).value?.length ?? 0;
+  const rssAtStall = rssKb(pid).rss;
+  const samples: number[] = [];
+  for (let i = 0; i < 30; i++) {
+    await sleep(100);
+    samples.push(rssKb(pid).rss);
+  }
+  const busy = await sessions(db, dbName);
+  controller.abort();
+  await reader.cancel().catch(() => undefined);
+  await sleep(1000);
+  const after = await sessions(db, dbName);
+  return {
+    bytes_read_before_stall: bytes,
+    server_rss_mb_at_stall: +(rssAtStall / 1024).toFixed(1),
+    server_rss_mb_max_during_3s_stall: +(Math.max(...samples) / 1024).toFixed(1),
+    db_sessions_during_stall: busy,
+    db_sessions_after_abort: after,
+  };
+}
+
+async function sessions(db: Client, dbName: string) {
+  const { rows } = await db.query(
+    `SELECT coalesce(state, '?') || coalesce(' (' || wait_event_type || '/' || wait_event || ')', '') || ': ' || left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 40) AS what,
+            count(*)::int AS n
+     FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() GROUP BY 1`,
+    [dbName],
+  );
+  return Object.fromEntries(rows.map((r: { what: string; n: number }) => [r.what, r.n]));
+}
+
+// ------------------------------------------------------------------------------------------------ verification
+
+/** The ledger invariants (a)-(d) of the provider contract, by the service's own verifyLedger, as `ledger:verify --json` prints them. */
+async function verify(db: Client) {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { verifyLedger } = require(join(ROOT, 'dist', 'src', 'ledger', 'ledger-invariants.js'));
+  const manager = { query: async (sql: string, params?: unknown[]) => (await db.query(sql, params)).rows };
+  const t0 = Date.now();
+  const results: Array<{ name: string; description: string; violations: unknown[] }> = await verifyLedger(manager);
+  return {
+    ok: results.every((r) => r.violations.length === 0),
+    seconds: (Date.now() - t0) / 1000,
+    invariants: results.map((r) => ({ name: r.name, description: r.description, violations: r.violations.length, examples: r.violations.slice(0, 5) })),
+  };
+}
+
+function printSummary(report: Record<string, unknown>): void {
+  console.log('\n================ summary ================');
+  const load = (report.load ?? []) as Array<Record<string, any>>;
+  for (const r of load) {
+    console.log(
+      `${String(r.scenario).padEnd(40)} ${String(r.ok_per_second).padStart(6)} ok/s (${r.ok_per_server_cpu_second}/server CPU-s)  p50 ${String(r.latency_ms.p50).padStart(4)} ms  p99 ${String(r.latency_ms.p99).padStart(5)} ms  errors ${r.errors}  timeouts ${r.timeouts}  non-2xx ${r.non_2xx}  CPU: server ${r.server_cpu_percent}% postgres ${r.postgres_backends_cpu_percent}% autocannon ${r.load_generator_cpu_percent}%`,
+    );
+  }
+  const st = report.statements as Record<string, any> | undefined;
+  if (st) {
+    for (const k of ['EXCEL', 'PDF']) {
+      const s = st[k];
+      if (s) {
+        console.log(
+          `statement ${k.padEnd(6)} ${st.rows} rows: ${s.seconds} s, ${s.rows_per_second} rows/s (${s.rows_per_server_cpu_second} per server CPU-second), ${s.bytes} bytes, peak server RSS ${s.server_peak_rss_mb} MB (${s.server_rss_mb_before} MB before)`,
+        );
+      }
+    }
+  }
+  const ledger = report.ledger as Record<string, any> | undefined;
+  if (ledger) console.log(`ledger:verify ok=${ledger.ok}`);
+  console.log(`total ${report.total_seconds} s`);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
