@@ -43,15 +43,9 @@ function ensureInstalled() {
   if (dependenciesInstalled()) return;
   process.stdout.write('Installing dependencies (npm ci)...\n');
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  let result = spawnSync(npm, ['ci', '--no-audit', '--no-fund'], { stdio: 'inherit', cwd: ROOT });
+  const result = spawnSync(npm, ['ci', '--no-audit', '--no-fund'], { stdio: 'inherit', cwd: ROOT });
   if (result.status !== 0) {
-    // npm 11 may refuse a lockfile lacking optional platform packages that the registry cannot supply, although
-    // `npm install` writes exactly such lockfiles (npm/cli#9846): install from the same lockfile instead.
-    process.stdout.write('npm ci failed; trying npm install...\n');
-    result = spawnSync(npm, ['install', '--no-audit', '--no-fund'], { stdio: 'inherit', cwd: ROOT });
-  }
-  if (result.status !== 0) {
-    throw new Error(`installing dependencies failed (exit code ${result.status ?? result.signal}); run npm ci to see why`);
+    throw new Error(`npm ci failed (exit code ${result.status ?? result.signal}); run it yourself to see why`);
   }
 }
 
