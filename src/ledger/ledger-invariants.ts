@@ -26,10 +26,13 @@ export const LEDGER_INVARIANTS: Array<{ name: string; description: string; sql: 
           WHERE a.balance <> coalesce(p.total, 0) LIMIT 100`,
   },
   {
-    name: 'c_wallets_above_floor',
-    description: 'no wallet below its floor unless it can overdraw',
-    sql: `SELECT account_number, balance, minimum_balance FROM ledger_accounts
-          WHERE kind = 'WALLET' AND NOT can_overdraw AND balance < minimum_balance LIMIT 100`,
+    // Floors govern debits (wallet document §8): a wallet opened with a floor above zero starts below it and
+    // may be credited up to it, but no posting that lowers a wallet may leave it below its floor.
+    name: 'c_no_debit_below_floor',
+    description: 'no posting that lowers a wallet leaves it below its floor, unless it can overdraw',
+    sql: `SELECT a.account_number, p.entry_id, p.balance_after, a.minimum_balance
+          FROM postings p JOIN ledger_accounts a ON a.id = p.account_id
+          WHERE a.kind = 'WALLET' AND NOT a.can_overdraw AND p.amount < 0 AND p.balance_after < a.minimum_balance LIMIT 100`,
   },
   {
     name: 'd_one_entry_per_business_record',

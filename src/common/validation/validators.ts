@@ -17,7 +17,7 @@ export const LIMITS = {
 
 /** A required, non-blank string of at most `max` characters. */
 export function RequiredText(max: number) {
-  return applyDecorators(IsString(), IsNotEmpty(), MaxLength(max));
+  return applyDecorators(IsString(), IsNotEmpty(), MaxLength(max), Matches(/\S/, { message: '$property must not be blank' }));
 }
 
 /** Phone number: digits with an optional leading +, at most 25 characters. */
@@ -25,7 +25,7 @@ export function IsMsisdn() {
   return applyDecorators(
     IsString(),
     MaxLength(LIMITS.msisdn),
-    Matches(/^\+?\d{6,24}$/, { message: '$property must be digits with an optional leading +' }),
+    Matches(/^(?:\+\d{6,24}|\d{6,25})$/, { message: '$property must be 6 or more digits with an optional leading +' }),
   );
 }
 
