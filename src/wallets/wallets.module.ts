@@ -10,6 +10,6 @@ import { WalletsService } from './wallets.service';
   imports: [TypeOrmModule.forFeature([Wallet, AccountType])],
   controllers: [WalletsController],
   providers: [WalletsService, AccountTypesService],
-  exports: [WalletsService],
+  exports: [WalletsService, AccountTypesService],
 })
 export class WalletsModule {}
