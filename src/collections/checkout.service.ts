@@ -164,8 +164,9 @@ export class CheckoutService {
         notifyOriginator: false,
         callbackUrl: session.callback_url,
         nextStep: null,
-        // Shares are for the whole amount, so they ride on the payment that pays the whole session.
-        splitSettlements: amount.eq(session.amount) ? (session.split_settlements as never) : null,
+        // Shares are for the whole amount, so they ride on the payment that completes the session (the whole
+        // amount at once, or the rest after part payments): confirming that payment distributes them.
+        splitSettlements: amount.eq(outstanding) ? (session.split_settlements as never) : null,
       });
       await manager.query(`UPDATE checkout_sessions SET status = $2, updated_at = now() WHERE id = $1`, [session.id, CHECKOUT_STATUS.PROCESSING]);
       // The payer confirms on the phone; the hosted page has no OTP step, so every number settles after the delay.

@@ -152,13 +152,15 @@ export class CollectionReversalsService {
         const entry = new EntryBuilder();
         for (const p of postings) entry.debit(p.account_id, new Money(p.amount));
         const posted = await this.ledger.postEntry(manager, { clientId: locked.client_id, kind: 'COLLECTION_REVERSAL', lines: entry.lines() });
-        await manager.query(
-          `UPDATE collection_reversals SET status = 'successful', entry_id = $2, provider_transaction_id = $3, completed_at = now() WHERE id = $1`,
+        // The callback reports the same reversal_date as the status query: the stored completion time.
+        const [[completed]] = await manager.query(
+          `UPDATE collection_reversals SET status = 'successful', entry_id = $2, provider_transaction_id = $3, completed_at = now() WHERE id = $1
+           RETURNING completed_at`,
           [reversalId, posted.entryId, refund.operatorReference],
         );
         await manager.query(`UPDATE payments SET payment_status = $2, updated_at = now() WHERE id = $1`, [locked.payment_id, PAYMENT_STATUS.REVERSED]);
         if (locked.checkout_session_id) await this.checkout.onPaymentReversed(manager, locked.checkout_session_id);
-        await this.announce(manager, { ...locked, status: 'successful', provider_transaction_id: refund.operatorReference, completed_at: new Date() });
+        await this.announce(manager, { ...locked, status: 'successful', provider_transaction_id: refund.operatorReference, completed_at: completed.completed_at });
       });
     } catch (error) {
       if (error instanceof FloorBreachError) return this.fail(reversalId, 'Insufficient balance in the settlement wallet');
@@ -170,11 +172,11 @@ export class CollectionReversalsService {
     await this.db.transaction(async (manager) => {
       const [locked]: ReversalRow[] = await manager.query(`${SELECT_REVERSAL} WHERE r.id = $1 FOR UPDATE OF r`, [reversalId]);
       if (locked.status !== 'processing') return;
-      await manager.query(`UPDATE collection_reversals SET status = 'failed', failure_reason = $2, completed_at = now() WHERE id = $1`, [
-        reversalId,
-        reason,
-      ]);
-      await this.announce(manager, { ...locked, status: 'failed', completed_at: new Date() });
+      const [[completed]] = await manager.query(
+        `UPDATE collection_reversals SET status = 'failed', failure_reason = $2, completed_at = now() WHERE id = $1 RETURNING completed_at`,
+        [reversalId, reason],
+      );
+      await this.announce(manager, { ...locked, status: 'failed', completed_at: completed.completed_at });
     });
   }
 

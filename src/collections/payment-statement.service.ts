@@ -56,11 +56,23 @@ function invalid(description: string, errorCode: string): VerbatimHttpError {
 
 /** A date-only end_date means the whole of that day. */
 function isoDate(name: string, value: unknown, endOfDay = false): Date {
-  if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value) || Number.isNaN(Date.parse(value))) {
+  if (
+    typeof value !== 'string' ||
+    !/^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value) ||
+    Number.isNaN(Date.parse(value)) ||
+    !isCalendarDate(value.slice(0, 10))
+  ) {
     throw invalid(`${name} is required as an ISO 8601 date`, 'INVALID_DATE');
   }
   const date = new Date(value);
   return endOfDay && /^\d{4}-\d{2}-\d{2}$/.test(value) ? new Date(date.getTime() + 86_400_000 - 1) : date;
+}
+
+/** JavaScript reads 2025-02-30 as 2 March; a day that does not exist in its month is refused instead. */
+function isCalendarDate(ymd: string): boolean {
+  const [year, month, day] = ymd.split('-').map(Number);
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
 
 function whole(name: string, value: unknown, fallback: number, max: number): number {

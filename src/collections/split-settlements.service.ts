@@ -5,6 +5,8 @@ import { GatewayError } from '../common/errors/gateway-error';
 import { amountProblem, formatAmount, Money } from '../common/money';
 import { EntryBuilder } from '../ledger/entry-builder';
 import { LedgerService } from '../ledger/ledger.service';
+import { WalletStatus } from '../wallets/wallet.entity';
+import { mayPay, mayReceive } from '../wallets/wallet-state-machine';
 
 /** A validated split: the partner wallet and its exact share. */
 export interface SplitShare {
@@ -50,15 +52,18 @@ export class SplitSettlementsService {
     const items = raw.map((item, index) => parseItem(item, index));
     const accounts = [...new Set(items.map((i) => i.account))];
     if (accounts.length !== items.length) throw GatewayError.validation('split_settlements names a partner account more than once');
-    const wallets: Array<{ id: string; account_number: string; currency: string; status: string }> = await manager.query(
-      `SELECT a.id, a.account_number, a.currency, w.status FROM ledger_accounts a JOIN wallets w ON w.id = a.id
+    const wallets: Array<{ id: string; account_number: string; currency: string; status: string; profile_active: boolean }> = await manager.query(
+      `SELECT a.id, a.account_number, a.currency, w.status, (p.is_active = 1) AS profile_active
+       FROM ledger_accounts a JOIN wallets w ON w.id = a.id JOIN profiles p ON p.id = w.profile_id
        WHERE a.client_id = $1 AND a.account_number = ANY($2)`,
       [payment.clientId, accounts],
     );
     for (const item of items) {
       const wallet = wallets.find((w) => w.account_number === item.account);
       if (!wallet) throw GatewayError.validation(`split_settlements partner account ${item.account} does not exist`);
-      if (wallet.status !== 'ACTIVE') throw GatewayError.validation(`split_settlements partner account ${item.account} is not active`);
+      if (wallet.status !== 'ACTIVE' || !wallet.profile_active) {
+        throw GatewayError.validation(`split_settlements partner account ${item.account} is not active`);
+      }
       if (wallet.currency !== payment.currency) {
         throw GatewayError.validation(`split_settlements partner account ${item.account} is not a ${payment.currency} wallet`);
       }
@@ -72,13 +77,34 @@ export class SplitSettlementsService {
     return items.map((i) => ({ ...i, amount: i.amount.toFixed(), accountId: wallets.find((w) => w.account_number === i.account)!.id }));
   }
 
-  /** Pays the shares out of the settlement wallet: one entry; the wallet's floor applies. */
+  /**
+   * Pays the shares out of the settlement wallet: one entry; the wallet's floor applies. The wallets are checked
+   * again once the ledger holds their rows locked (a state change locks the same rows): a partner suspended,
+   * closed or deactivated since acceptance cannot receive, and a settlement wallet that may not pay cannot pay
+   * (provider contract §4); the caller's transaction then rolls back and the confirmation can be repeated.
+   */
   async distribute(manager: EntityManager, clientId: string, settlementAccountId: string, shares: SplitShare[]): Promise<string> {
     const entry = new EntryBuilder();
     for (const share of shares) {
       entry.debit(settlementAccountId, new Money(share.amount)).credit(share.accountId, new Money(share.amount));
     }
     const posted = await this.ledger.postEntry(manager, { clientId, kind: 'PAYMENT_SPLIT', lines: entry.lines() });
+    const wallets: Array<{ id: string; account_number: string; status: WalletStatus; profile_active: boolean }> = await manager.query(
+      `SELECT a.id, a.account_number, w.status, (p.is_active = 1) AS profile_active
+       FROM ledger_accounts a JOIN wallets w ON w.id = a.id JOIN profiles p ON p.id = w.profile_id WHERE a.id = ANY($1)`,
+      [[settlementAccountId, ...shares.map((s) => s.accountId)]],
+    );
+    for (const wallet of wallets) {
+      const paying = wallet.id === settlementAccountId;
+      if (!wallet.profile_active) {
+        throw GatewayError.validation(`${paying ? 'Settlement wallet' : 'split_settlements partner account'} ${wallet.account_number} belongs to a deactivated profile`);
+      }
+      if (paying ? !mayPay(wallet.status) : !mayReceive(wallet.status)) {
+        throw GatewayError.validation(
+          `${paying ? 'Settlement wallet' : 'split_settlements partner account'} ${wallet.account_number} is ${wallet.status} and cannot ${paying ? 'pay' : 'receive'} the split settlements`,
+        );
+      }
+    }
     return posted.entryId;
   }
 }
