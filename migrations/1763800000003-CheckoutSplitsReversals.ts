@@ -64,7 +64,9 @@ export class CheckoutSplitsReversals1763800000003 implements MigrationInterface 
         status                   varchar(16) NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'processing', 'successful', 'failed')),
         failure_reason           varchar(255),
         provider_transaction_id  varchar(64),
+        -- Booked before the payer is refunded; if the operator then refuses, a compensating entry re-books it.
         entry_id                 bigint UNIQUE REFERENCES journal_entries(id),
+        compensation_entry_id    bigint UNIQUE REFERENCES journal_entries(id),
         created_at               timestamptz NOT NULL DEFAULT now(),
         completed_at             timestamptz,
         UNIQUE (client_id, reversal_reference)
@@ -79,7 +81,10 @@ export class CheckoutSplitsReversals1763800000003 implements MigrationInterface 
         UNION ALL
         SELECT 'payment_split', id::text, split_entry_id FROM payments WHERE split_entry_id IS NOT NULL
         UNION ALL
-        SELECT 'collection_reversal', id::text, entry_id FROM collection_reversals WHERE entry_id IS NOT NULL;
+        SELECT 'collection_reversal', id::text, entry_id FROM collection_reversals WHERE entry_id IS NOT NULL
+        UNION ALL
+        SELECT 'collection_reversal_compensation', id::text, compensation_entry_id FROM collection_reversals
+        WHERE compensation_entry_id IS NOT NULL;
     `);
   }
 

@@ -25,7 +25,9 @@ export class AcknowledgementsService {
   ) {}
 
   async acknowledge(principal: GatewayPrincipal, body: AcknowledgementRequest) {
-    const { payment_id: paymentId, status, narration } = body ?? {};
+    const { payment_id: rawPaymentId, status, narration } = body ?? {};
+    // The document types payment_id as a string; the integer our own responses show is accepted too.
+    const paymentId = Number.isSafeInteger(rawPaymentId) ? String(rawPaymentId) : rawPaymentId;
     if (typeof paymentId !== 'string' || !/^\d{1,18}$/.test(paymentId)) throw GatewayError.validation('payment_id is required');
     if (status !== 'SUCCESSFUL' && status !== 'FAILED') throw GatewayError.validation('status must be SUCCESSFUL or FAILED');
     if (narration !== undefined && (typeof narration !== 'string' || narration.length > 255)) {

@@ -198,10 +198,12 @@ export class CheckoutService {
     });
   }
 
-  /** A reversed payment turns its session to 840. */
+  /** A reversed payment turns its session to 840 once none of its payments stands; until then it is part paid. */
   async onPaymentReversed(manager: EntityManager, sessionId: string): Promise<void> {
     const [session]: CheckoutSessionRow[] = await manager.query(`${SELECT_CHECKOUT} WHERE cs.id = $1 FOR UPDATE OF cs`, [sessionId]);
-    await this.moveTo(manager, { ...session, status: CHECKOUT_STATUS.REVERSED }, await this.paymentsOf(manager, sessionId), true);
+    const payments = await this.paymentsOf(manager, sessionId);
+    const status = paidAmount(payments).gt(0) ? CHECKOUT_STATUS.PART_PAID : CHECKOUT_STATUS.REVERSED;
+    await this.moveTo(manager, { ...session, status }, payments, true);
   }
 
   private async moveTo(manager: EntityManager, session: CheckoutSessionRow, payments: PaymentRow[], notify: boolean): Promise<void> {

@@ -38,12 +38,15 @@ interface ReversalRow {
   currency: string;
   payer_msisdn: string;
   description: string;
-  entry_id: string;
+  /** The reversal's own entry, booked before the refund is asked for. */
+  entry_id: string | null;
+  payment_entry_id: string;
   checkout_session_id: string | null;
 }
 
 const SELECT_REVERSAL = `
-  SELECT r.*, p.service_amount, p.total_amount, p.currency, p.payer_msisdn, p.description, p.entry_id, p.checkout_session_id
+  SELECT r.*, p.service_amount, p.total_amount, p.currency, p.payer_msisdn, p.description, p.entry_id AS payment_entry_id,
+    p.checkout_session_id
   FROM collection_reversals r JOIN payments p ON p.id = r.payment_id`;
 
 /**
@@ -85,7 +88,7 @@ export class CollectionReversalsService {
         // A checkout's payments share its reference: the successful one is the one that can be reversed.
         const [payment] = await manager.query(
           `SELECT id, payment_status, split_status FROM payments WHERE client_id = $1 AND external_reference = $2
-           ORDER BY (payment_status IN (700, 702)) DESC, id DESC LIMIT 1 FOR UPDATE`,
+           ORDER BY (payment_status = 700) DESC, (payment_status = 702) DESC, id DESC LIMIT 1 FOR UPDATE`,
           [principal.clientId, paymentReference],
         );
         if (!payment) throw reject(REVERSAL_REJECTIONS.invalidPayment);
@@ -125,8 +128,11 @@ export class CollectionReversalsService {
   }
 
   /**
-   * Worker step, run until the reversal is final: a pending reversal starts processing and is looked at again
-   * once the operator has had time to refund; a processing one is refunded and booked.
+   * Worker step, run until the reversal is final. A pending reversal starts processing and is looked at again
+   * once the operator has had time to act. A processing one is first booked (the whole payment entry undone,
+   * so the settlement wallet must cover it: otherwise it fails before any refund is asked for), then refunded
+   * through the rail; a refused refund is re-booked by a compensating entry. Each step checks what is already
+   * done, so a rerun after a crash neither books nor refunds twice.
    */
   async advance(reversalId: string): Promise<void> {
     const [row]: ReversalRow[] = await this.db.query(`${SELECT_REVERSAL} WHERE r.id = $1`, [reversalId]);
@@ -139,44 +145,71 @@ export class CollectionReversalsService {
       return;
     }
     if (row.status !== 'processing') return;
+    if (!row.entry_id && !(await this.book(reversalId))) return;
     const refund = await this.rail.refund({ paymentId: row.payment_id, payerMsisdn: row.payer_msisdn, amount: row.total_amount, currency: row.currency });
-    if (refund.status === 'FAILED') return this.fail(reversalId, refund.reason);
-    try {
-      await this.db.transaction(async (manager) => {
-        const [locked]: ReversalRow[] = await manager.query(`${SELECT_REVERSAL} WHERE r.id = $1 FOR UPDATE OF r`, [reversalId]);
-        if (locked.status !== 'processing') return;
-        const postings: Array<{ account_id: string; amount: string }> = await manager.query(
-          `SELECT account_id, amount FROM postings WHERE entry_id = $1`,
-          [locked.entry_id],
-        );
-        const entry = new EntryBuilder();
-        for (const p of postings) entry.debit(p.account_id, new Money(p.amount));
-        const posted = await this.ledger.postEntry(manager, { clientId: locked.client_id, kind: 'COLLECTION_REVERSAL', lines: entry.lines() });
-        // The callback reports the same reversal_date as the status query: the stored completion time.
-        const [[completed]] = await manager.query(
-          `UPDATE collection_reversals SET status = 'successful', entry_id = $2, provider_transaction_id = $3, completed_at = now() WHERE id = $1
-           RETURNING completed_at`,
-          [reversalId, posted.entryId, refund.operatorReference],
-        );
-        await manager.query(`UPDATE payments SET payment_status = $2, updated_at = now() WHERE id = $1`, [locked.payment_id, PAYMENT_STATUS.REVERSED]);
-        if (locked.checkout_session_id) await this.checkout.onPaymentReversed(manager, locked.checkout_session_id);
-        await this.announce(manager, { ...locked, status: 'successful', provider_transaction_id: refund.operatorReference, completed_at: completed.completed_at });
-      });
-    } catch (error) {
-      if (error instanceof FloorBreachError) return this.fail(reversalId, 'Insufficient balance in the settlement wallet');
-      throw error;
-    }
-  }
-
-  private async fail(reversalId: string, reason: string): Promise<void> {
     await this.db.transaction(async (manager) => {
       const [locked]: ReversalRow[] = await manager.query(`${SELECT_REVERSAL} WHERE r.id = $1 FOR UPDATE OF r`, [reversalId]);
       if (locked.status !== 'processing') return;
-      const [[completed]] = await manager.query(
-        `UPDATE collection_reversals SET status = 'failed', failure_reason = $2, completed_at = now() WHERE id = $1 RETURNING completed_at`,
-        [reversalId, reason],
-      );
-      await this.announce(manager, { ...locked, status: 'failed', completed_at: completed.completed_at });
+      if (refund.status === 'FAILED') {
+        const compensation = await this.postUndoOf(manager, locked.client_id, locked.entry_id!, 'COLLECTION_REVERSAL_COMPENSATION');
+        await this.finish(manager, locked, 'failed', { failure_reason: refund.reason, compensation_entry_id: compensation });
+        return;
+      }
+      await this.finish(manager, locked, 'successful', { provider_transaction_id: refund.operatorReference });
+      await manager.query(`UPDATE payments SET payment_status = $2, updated_at = now() WHERE id = $1`, [locked.payment_id, PAYMENT_STATUS.REVERSED]);
+      if (locked.checkout_session_id) await this.checkout.onPaymentReversed(manager, locked.checkout_session_id);
+    });
+  }
+
+  /** Books the reversal (undoes the payment's entry). False when the settlement wallet cannot cover it. */
+  private async book(reversalId: string): Promise<boolean> {
+    try {
+      await this.db.transaction(async (manager) => {
+        const [locked]: ReversalRow[] = await manager.query(`${SELECT_REVERSAL} WHERE r.id = $1 FOR UPDATE OF r`, [reversalId]);
+        if (locked.status !== 'processing' || locked.entry_id) return;
+        const entryId = await this.postUndoOf(manager, locked.client_id, locked.payment_entry_id, 'COLLECTION_REVERSAL');
+        await manager.query(`UPDATE collection_reversals SET entry_id = $2 WHERE id = $1`, [reversalId, entryId]);
+      });
+      return true;
+    } catch (error) {
+      if (!(error instanceof FloorBreachError)) throw error;
+      await this.db.transaction(async (manager) => {
+        const [locked]: ReversalRow[] = await manager.query(`${SELECT_REVERSAL} WHERE r.id = $1 FOR UPDATE OF r`, [reversalId]);
+        if (locked.status === 'processing' && !locked.entry_id) {
+          await this.finish(manager, locked, 'failed', { failure_reason: 'Insufficient balance in the settlement wallet' });
+        }
+      });
+      return false;
+    }
+  }
+
+  /** Posts the exact opposite of an entry. */
+  private async postUndoOf(manager: EntityManager, clientId: string, entryId: string, kind: string): Promise<string> {
+    const postings: Array<{ account_id: string; amount: string }> = await manager.query(`SELECT account_id, amount FROM postings WHERE entry_id = $1`, [
+      entryId,
+    ]);
+    const entry = new EntryBuilder();
+    for (const p of postings) entry.debit(p.account_id, new Money(p.amount));
+    return (await this.ledger.postEntry(manager, { clientId, kind, lines: entry.lines() })).entryId;
+  }
+
+  /** Makes the reversal final and reports it; the callback shows the stored completion time, as the status query does. */
+  private async finish(
+    manager: EntityManager,
+    reversal: ReversalRow,
+    status: 'successful' | 'failed',
+    fields: { provider_transaction_id?: string; failure_reason?: string; compensation_entry_id?: string },
+  ): Promise<void> {
+    const [[completed]] = await manager.query(
+      `UPDATE collection_reversals SET status = $2, provider_transaction_id = $3, failure_reason = $4, compensation_entry_id = $5,
+         completed_at = now() WHERE id = $1 RETURNING completed_at`,
+      [reversal.id, status, fields.provider_transaction_id ?? null, fields.failure_reason ?? null, fields.compensation_entry_id ?? null],
+    );
+    await this.announce(manager, {
+      ...reversal,
+      status,
+      provider_transaction_id: fields.provider_transaction_id ?? null,
+      completed_at: completed.completed_at,
     });
   }
 
