@@ -2,6 +2,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { verifySignature } from '../../src/callbacks/signature';
+import { MOBILE_MONEY_RAIL, type MobileMoneyRail } from '../../src/rails/mobile-money.rail';
 import { initiateCheckout, ISO_UTC, minus, plus, waitForCheckout } from '../support/collections-fixtures';
 import {
   chargeBody,
@@ -19,6 +20,7 @@ import {
   waitForPaymentStatus,
 } from '../support/gateway-fixtures';
 import { drainAccount, fundAccount } from '../support/ledger-fixtures';
+import { dataSource as dataSourceOf } from '../support/test-app';
 import { createWallet } from '../support/wallet-fixtures';
 
 const SETTLE_DELAY_MS = 500;
@@ -178,6 +180,31 @@ describe('collection reversals', () => {
     await waitForReversal(retry, 'successful', lean);
     expect(await ledgerBalance(app, lean.settlementAccountNumber)).toBe('0.0000');
     expect((await gateway(app, lean.token).get(`/v1/transaction/${payment.id}/status`)).body.payment_status).toBe('702');
+  });
+
+  it('a refund the operator refuses is re-booked: status failed, money back where it was, one compensating entry', async () => {
+    const payment = await charge({ amount: '100' });
+    const walletBefore = await ledgerBalance(app, merchant.settlementAccountNumber);
+    const feeBefore = await systemBalance(app, merchant.clientId, 'FEE_INCOME');
+    const rail = app.get<MobileMoneyRail>(MOBILE_MONEY_RAIL);
+    const refund = rail.refund.bind(rail);
+    rail.refund = async () => ({ status: 'FAILED', reason: 'Payer wallet closed (operator)' });
+    try {
+      const reference = newReference();
+      expect((await reverse({ reversal_reference: reference, payment_reference: payment.reference, reversal_reason: 'refund' })).status).toBe(200);
+      expect(await waitForReversal(reference, 'failed')).toMatchObject({ reversal_status: 'failed', provider_transaction_id: null });
+    } finally {
+      rail.refund = refund;
+    }
+    expect(await ledgerBalance(app, merchant.settlementAccountNumber)).toBe(walletBefore);
+    expect(await systemBalance(app, merchant.clientId, 'FEE_INCOME')).toBe(feeBefore);
+    const [row] = await dataSourceOf(app).query(
+      `SELECT r.entry_id IS NOT NULL AS booked, r.compensation_entry_id IS NOT NULL AS compensated FROM collection_reversals r
+       JOIN payments p ON p.id = r.payment_id WHERE p.id = $1`,
+      [payment.id],
+    );
+    expect(row).toEqual({ booked: true, compensated: true });
+    expect((await gw().get(`/v1/transaction/${payment.id}/status`)).body.payment_status).toBe('700');
   });
 
   it('Duplicate Reversal Reference: a reversal reference is unique across all reversals of the merchant', async () => {
