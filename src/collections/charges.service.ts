@@ -131,12 +131,12 @@ export class ChargesService {
       }
       const failures = payment.otp_failures + 1;
       if (failures >= MAX_OTP_FAILURES) {
-        await manager.query(`UPDATE payments SET otp_failures = $2, payment_status = $3, updated_at = now() WHERE id = $1`, [
-          payment.id,
-          failures,
-          PAYMENT_STATUS.FAILED,
-        ]);
-        await this.announce(manager, { ...payment, otp_failures: failures, payment_status: PAYMENT_STATUS.FAILED });
+        // A failure is final: it is dated (settled_at) like an operator's failure, and the callback carries that date.
+        const [[failed]] = await manager.query(
+          `UPDATE payments SET otp_failures = $2, payment_status = $3, settled_at = now(), updated_at = now() WHERE id = $1 RETURNING settled_at`,
+          [payment.id, failures, PAYMENT_STATUS.FAILED],
+        );
+        await this.announce(manager, { ...payment, otp_failures: failures, payment_status: PAYMENT_STATUS.FAILED, settled_at: failed.settled_at });
         return otpAnswer(reference, 'FAILED', 'Too many invalid OTP attempts; the payment has failed');
       }
       await manager.query(`UPDATE payments SET otp_failures = $2, updated_at = now() WHERE id = $1`, [payment.id, failures]);

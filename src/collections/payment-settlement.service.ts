@@ -43,11 +43,12 @@ export class PaymentSettlementService {
         return;
       }
       if (outcome.status === 'FAILED') {
-        await manager.query(`UPDATE payments SET payment_status = $2, settled_at = now(), updated_at = now() WHERE id = $1`, [
-          paymentId,
-          PAYMENT_STATUS.FAILED,
-        ]);
-        await this.reportResult(manager, { ...payment, payment_status: PAYMENT_STATUS.FAILED, settled_at: new Date() });
+        // The stored settled_at (not the clock here) goes in the callback, so callback and status query agree.
+        const [[failed]] = await manager.query(
+          `UPDATE payments SET payment_status = $2, settled_at = now(), updated_at = now() WHERE id = $1 RETURNING settled_at`,
+          [paymentId, PAYMENT_STATUS.FAILED],
+        );
+        await this.reportResult(manager, { ...payment, payment_status: PAYMENT_STATUS.FAILED, settled_at: failed.settled_at });
         return;
       }
       const entryId = await this.postCollection(manager, payment);

@@ -10,6 +10,7 @@ import { EngineMetrics } from '../metrics/engine-metrics';
  */
 export abstract class OutboxJobProcessor<T extends { outboxId?: string }> extends WorkerHost {
   protected readonly logger = new Logger(this.constructor.name);
+  private lastErrorLog = 0;
 
   protected constructor(
     private readonly queueName: string,
@@ -24,6 +25,14 @@ export abstract class OutboxJobProcessor<T extends { outboxId?: string }> extend
   @OnWorkerEvent('completed')
   async onCompleted(job: Job<T>): Promise<void> {
     if (job.data.outboxId) await this.db.query(`UPDATE outbox SET done_at = now() WHERE id = $1`, [job.data.outboxId]).catch(() => undefined);
+  }
+
+  /** Connection errors while Redis is away: logged once in a while, not printed by BullMQ on every retry. */
+  @OnWorkerEvent('error')
+  onError(error: Error): void {
+    if (Date.now() - this.lastErrorLog < 30_000) return;
+    this.lastErrorLog = Date.now();
+    this.logger.warn(`worker ${this.queueName}: ${error.message}`);
   }
 
   @OnWorkerEvent('failed')

@@ -1,17 +1,17 @@
 import { InjectQueue } from '@nestjs/bullmq';
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Queue } from 'bullmq';
 import { DataSource } from 'typeorm';
+import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { QUEUES, QueueName, queueOf } from './queues';
 
 const BATCH = 200;
 const IDLE_POLL_MS = 50;
 const ERROR_BACKOFF_MS = 1000;
 const ENQUEUE_TIMEOUT_MS = 3000;
-const SWEEP_EVERY_MS = 15_000;
-/** A relayed job not done after this long is presumed lost with Redis and relayed again. */
-export const LOST_JOB_AFTER = '2 minutes';
+/** How often relayed-but-unfinished jobs are looked for: every 15 s, or sooner when the threshold is short. */
+const MAX_SWEEP_EVERY_MS = 15_000;
 
 /**
  * Moves due outbox rows to BullMQ. Rows are claimed with FOR UPDATE SKIP LOCKED, so several relays share the
@@ -27,13 +27,19 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   private running = false;
   private stopped: Promise<void> = Promise.resolve();
   private lastErrorLog = 0;
+  /** A relayed job not done after this long is presumed lost with Redis and relayed again (OUTBOX_LOST_JOB_AFTER_MS). */
+  private readonly lostJobAfterMs: number;
+  private readonly sweepEveryMs: number;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
+    @Inject(APP_CONFIG) config: AppConfig,
     @InjectQueue(QUEUES.payments) payments: Queue,
     @InjectQueue(QUEUES.callbacks) callbacks: Queue,
   ) {
     this.queues = { payments, callbacks };
+    this.lostJobAfterMs = config.outboxLostJobAfterMs;
+    this.sweepEveryMs = Math.min(MAX_SWEEP_EVERY_MS, Math.max(250, Math.floor(this.lostJobAfterMs / 4)));
   }
 
   onApplicationBootstrap(): void {
@@ -74,7 +80,8 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   async requeueLost(): Promise<number> {
     const [, count] = await this.db.query(
       `UPDATE outbox SET relayed_at = NULL, relay_count = relay_count + 1
-       WHERE relayed_at IS NOT NULL AND done_at IS NULL AND relayed_at < now() - interval '${LOST_JOB_AFTER}'`,
+       WHERE relayed_at IS NOT NULL AND done_at IS NULL AND relayed_at < now() - make_interval(secs => $1)`,
+      [this.lostJobAfterMs / 1000],
     );
     return count;
   }
@@ -83,7 +90,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     let lastSweep = 0;
     while (this.running) {
       try {
-        if (Date.now() - lastSweep > SWEEP_EVERY_MS) {
+        if (Date.now() - lastSweep > this.sweepEveryMs) {
           lastSweep = Date.now();
           const requeued = await this.requeueLost();
           if (requeued > 0) this.logger.warn(`${requeued} relayed jobs never finished; relaying them again`);

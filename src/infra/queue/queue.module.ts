@@ -1,5 +1,7 @@
-import { BullModule } from '@nestjs/bullmq';
-import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
+import { BullModule, getQueueToken } from '@nestjs/bullmq';
+import { Global, Inject, Logger, Module, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { OutboxService } from './outbox.service';
@@ -42,8 +44,29 @@ const retry = (attempt: number) => Math.min(attempt * 200, 5000);
   providers: [OutboxService, { provide: REDIS, inject: [APP_CONFIG], useFactory: (config: AppConfig) => createRedis(config.redisUrl) }],
   exports: [REDIS, BullModule, OutboxService],
 })
-export class QueueModule implements OnApplicationShutdown {
-  constructor(@Inject(REDIS) private readonly redis: Redis) {}
+export class QueueModule implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger('Queues');
+  private lastErrorLog = 0;
+
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    private readonly moduleRef: ModuleRef,
+  ) {}
+
+  /**
+   * A queue without an 'error' listener makes BullMQ print every failed reconnection to stderr with
+   * console.error, several times a second while Redis is away. Connection errors are expected then (the outbox
+   * keeps the work): they are logged once in a while instead.
+   */
+  onModuleInit(): void {
+    for (const name of Object.values(QUEUES)) {
+      this.moduleRef.get<Queue>(getQueueToken(name), { strict: false }).on('error', (error: Error) => {
+        if (Date.now() - this.lastErrorLog < 30_000) return;
+        this.lastErrorLog = Date.now();
+        this.logger.warn(`queue ${name}: ${error.message}`);
+      });
+    }
+  }
 
   async onApplicationShutdown(): Promise<void> {
     this.redis.disconnect();
