@@ -425,6 +425,7 @@ async function drive(base: string, t: Tenant, scenario: Scenario, db: Client, db
   const cpu0 = cpuTimes(serverPid);
   const self0 = process.cpuUsage();
   const backends0 = await backendCpu(db, dbName);
+  const tables0 = await tableScans(db);
   const waits = sampleWaits(db, dbName);
   const result = await autocannon({
     url: base,
@@ -444,6 +445,8 @@ async function drive(base: string, t: Tenant, scenario: Scenario, db: Client, db
   const cpu1 = cpuTimes(serverPid);
   const self1 = process.cpuUsage(self0);
   const backends1 = await backendCpu(db, dbName);
+  await sleep(600); // table statistics reach pg_stat_user_tables with a delay of up to 500 ms
+  const tables1 = await tableScans(db);
   let backendSeconds = 0;
   for (const [pid, seconds] of backends1) backendSeconds += seconds - (backends0.get(pid) ?? 0);
   const seconds = result.duration;
@@ -469,6 +472,13 @@ async function drive(base: string, t: Tenant, scenario: Scenario, db: Client, db
     loadavg_1m_before: +load0.toFixed(2),
     loadavg_1m_after: +loadavg()[0].toFixed(2),
     db_backends_by_wait: waitSummary,
+    // Rows read by sequential scans per successful request, by table: a full-table scan on the hot path shows here.
+    seq_rows_read_per_ok: Object.fromEntries(
+      [...tables1.entries()]
+        .map(([table, t]) => [table, ok > 0 ? +((t.seqRows - (tables0.get(table)?.seqRows ?? 0)) / ok).toFixed(1) : 0] as const)
+        .filter(([, v]) => v >= 1)
+        .sort((a, b) => b[1] - a[1]),
+    ),
   } as Record<string, unknown>;
 }
 
@@ -476,6 +486,11 @@ async function drive(base: string, t: Tenant, scenario: Scenario, db: Client, db
 function cpuTimes(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+}
+
+async function tableScans(db: Client): Promise<Map<string, { seqRows: number }>> {
+  const { rows } = await db.query('SELECT relname, seq_tup_read::bigint AS seq FROM pg_stat_user_tables');
+  return new Map(rows.map((r: { relname: string; seq: string }) => [r.relname, { seqRows: Number(r.seq) }]));
 }
 
 /** CPU seconds used so far by each Postgres backend connected to the benchmark database. */

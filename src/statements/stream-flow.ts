@@ -14,7 +14,7 @@ export class StatementAborted extends Error {
  */
 export async function drained(stream: Writable): Promise<void> {
   if (stream.destroyed || stream.closed) throw new StatementAborted();
-  if (!stream.writableNeedDrain) return;
+  if (!needsDrain(stream)) return;
   await new Promise<void>((resolve, reject) => {
     const cleanup = () => {
       stream.off('drain', onDrain);
@@ -37,6 +37,14 @@ export async function drained(stream: Writable): Promise<void> {
     stream.on('close', onClose);
     stream.on('error', onError);
   });
+}
+
+/**
+ * Whether writes to `stream` have been refused until it drains. Streams of the `readable-stream` package (which
+ * exceljs's zip stages use) predate `writableNeedDrain` and keep the flag in their writable state only.
+ */
+function needsDrain(stream: Writable): boolean {
+  return stream.writableNeedDrain ?? (stream as unknown as { _writableState?: { needDrain?: boolean } })._writableState?.needDrain ?? false;
 }
 
 /** Runs `work` but gives up as soon as `stream` closes without having finished (so nothing waits forever). */

@@ -22,15 +22,20 @@ export function amountCell(value: string | null): number | string | null {
 }
 
 interface SheetInternals {
-  /** WorksheetWriter's XML stream (exceljs StreamBuf); its `pipes` are the zip entry's deflate stage. */
+  /**
+   * WorksheetWriter's XML stream (an exceljs StreamBuf). Its `pipes` hold the zip entry's input stage (a
+   * `readable-stream` PassThrough in front of the deflate stream), which StreamBuf writes to without ever
+   * looking at the return value.
+   */
   stream?: { pipes?: Writable[] };
 }
 
 /**
  * Streams an XLSX statement with exceljs's streaming WorkbookWriter: each row is committed (turned into XML and
  * handed to the zip stream) as soon as it is added, and no shared-strings table is kept, so memory does not grow
- * with the number of rows. exceljs writes into its zip stages without honouring their backpressure, so after
- * every batch this waits for the deflate stage and for `out` to drain before reading more rows.
+ * with the number of rows. exceljs writes into its zip stages without honouring their backpressure (left alone,
+ * the XML piles up in front of the deflate stream, about 300 bytes a row), so after every batch this waits for
+ * that stage and for `out` to drain before reading more rows.
  */
 export async function writeXlsxStatement(header: StatementHeader, rows: StatementRows, out: Writable): Promise<void> {
   const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: out, useStyles: true, useSharedStrings: false });
@@ -86,7 +91,8 @@ export async function writeXlsxStatement(header: StatementHeader, rows: Statemen
       line.commit();
     }
     await tick();
-    for (const stage of deflate()) await drained(stage);
+    // The zip stages do not report being closed when `out` is, so a wait on them also ends when `out` closes.
+    for (const stage of deflate()) await unlessClosed(out, drained(stage));
     await drained(out);
   }
 
