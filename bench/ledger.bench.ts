@@ -16,12 +16,13 @@
  *
  * Environment: DATABASE_URL (server), REDIS_URL (optional), BENCH_DURATION (seconds per load scenario, default 15),
  * BENCH_CONNECTIONS (default 32), BENCH_WALLETS (default 10000), BENCH_STATEMENT_ROWS (default 100000),
- * BENCH_KEEP_DATABASE=1 to keep the database.
+ * BENCH_SCENARIOS (comma list of scenario names to run), BENCH_SKIP_STATEMENTS=1, BENCH_PROFILE=1 (CPU profile of
+ * the API, summarised by package), BENCH_RESULTS=file.json (write every figure), BENCH_KEEP_DATABASE=1.
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, totalmem } from 'node:os';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { Client } from 'pg';
@@ -36,6 +37,8 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const WALLETS = Number(process.env.BENCH_WALLETS ?? 10_000);
 const STATEMENT_ROWS = Number(process.env.BENCH_STATEMENT_ROWS ?? 100_000);
 const FUNDING = '1000000.0000';
+/** BENCH_PROFILE=1: run the API under --cpu-prof and print where its CPU time went, by package. */
+const PROFILE_DIR = process.env.BENCH_PROFILE ? mkdtempSync(join(tmpdir(), 'paygate-bench-prof-')) : null;
 
 interface Tenant {
   clientId: string;
@@ -86,7 +89,8 @@ async function main(): Promise<void> {
       report.seed = { wallets: WALLETS, seconds: (Date.now() - t0) / 1000 };
       log(`seeded ${WALLETS} funded wallets in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
-      const scenarios = loadScenarios(tenant);
+      const only = process.env.BENCH_SCENARIOS?.split(',').map((x) => x.trim());
+      const scenarios = loadScenarios(tenant).filter((sc) => !only || only.includes(sc.name));
       const results: Record<string, unknown>[] = [];
       for (const scenario of scenarios) {
         if (scenario.prepare) await scenario.prepare(base);
@@ -98,7 +102,7 @@ async function main(): Promise<void> {
       }
       report.load = results;
 
-      report.statements = await statements(db, base, tenant, server.pid!, dbName);
+      if (!process.env.BENCH_SKIP_STATEMENTS) report.statements = await statements(db, base, tenant, server.pid!, dbName);
       report.ledger = await verify(db);
       console.log(JSON.stringify({ ledger: report.ledger }, null, 2));
     } finally {
@@ -106,6 +110,7 @@ async function main(): Promise<void> {
     }
   } finally {
     if (server) await stopServer(server);
+    if (PROFILE_DIR) report.server_profile = summariseProfile(PROFILE_DIR);
     if (!process.env.BENCH_KEEP_DATABASE) {
       await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch((e) => log(`could not drop ${dbName}: ${e.message}`));
       log(`dropped database ${dbName}`);
@@ -166,7 +171,8 @@ function freePort(): Promise<number> {
 }
 
 function startServer(dbUrl: string, port: number): ChildProcess {
-  const child = spawn(process.execPath, [join(ROOT, 'dist', 'src', 'main.js'), 'api'], {
+  const flags = PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR] : [];
+  const child = spawn(process.execPath, [...flags, join(ROOT, 'dist', 'src', 'main.js'), 'api'], {
     cwd: ROOT,
     env: { ...process.env, DATABASE_URL: dbUrl, PORT: String(port), LOG_LEVEL: 'warn', APP_ENV: process.env.APP_ENV ?? 'sandbox' },
     stdio: ['ignore', 'inherit', 'inherit'],
@@ -740,6 +746,45 @@ async function verify(db: Client) {
     seconds: (Date.now() - t0) / 1000,
     invariants: results.map((r) => ({ name: r.name, description: r.description, violations: r.violations.length, examples: r.violations.slice(0, 5) })),
   };
+}
+
+/** Self time of the API process by package (or Node internals), from the V8 CPU profile written at exit. */
+function summariseProfile(dir: string) {
+  const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+  if (!file) return { error: `no profile in ${dir}` };
+  const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
+    nodes: Array<{ id: number; callFrame: { functionName: string; url: string; lineNumber: number } }>;
+    samples: number[];
+    timeDeltas: number[];
+  };
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const byPackage = new Map<string, number>();
+  const byFunction = new Map<string, number>();
+  let total = 0;
+  profile.samples.forEach((id, i) => {
+    const us = profile.timeDeltas[i] ?? 0;
+    const frame = byId.get(id)!.callFrame;
+    const url = frame.url;
+    const pkg = url.includes('node_modules/')
+      ? url.split('node_modules/').pop()!.split('/').slice(0, url.split('node_modules/').pop()!.startsWith('@') ? 2 : 1).join('/')
+      : url.includes('/dist/src/')
+        ? `app: ${url.split('/dist/src/')[1].split('/')[0]}`
+        : url.startsWith('node:')
+          ? 'node internals'
+          : frame.functionName === '(idle)' || frame.functionName === '(program)' || frame.functionName === '(garbage collector)'
+            ? frame.functionName
+            : url || '(native)';
+    if (frame.functionName === '(idle)') return;
+    total += us;
+    byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + us);
+    const fn = `${frame.functionName || '(anonymous)'} ${url.split('/').slice(-2).join('/')}:${frame.lineNumber}`;
+    byFunction.set(fn, (byFunction.get(fn) ?? 0) + us);
+  });
+  const top = (m: Map<string, number>, n: number) =>
+    [...m.entries()].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => ({ name: k, percent: +((v / total) * 100).toFixed(1) }));
+  const summary = { busy_seconds: +(total / 1e6).toFixed(1), by_package: top(byPackage, 20), by_function: top(byFunction, 20) };
+  console.log(JSON.stringify({ server_profile: summary }, null, 2));
+  return summary;
 }
 
 function printSummary(report: Record<string, unknown>): void {
