@@ -40,6 +40,8 @@ export class GatewayEngine1763800000002 implements MigrationInterface {
         available_at  timestamptz NOT NULL DEFAULT now(),
         relayed_at    timestamptz,
         relay_count   integer NOT NULL DEFAULT 0,
+        -- Names the row's BullMQ jobs: unique across databases, since several may share one Redis.
+        job_key       uuid NOT NULL DEFAULT gen_random_uuid(),
         done_at       timestamptz,
         created_at    timestamptz NOT NULL DEFAULT now()
       );

@@ -310,7 +310,7 @@ describe('LedgerService (double-entry core, provider contract §3)', () => {
       expect(invariants.map((i) => i.name)).toEqual([
         'a_entries_balance',
         'b_balances_match_postings',
-        'c_wallets_above_floor',
+        'c_no_debit_below_floor',
         'd_one_entry_per_business_record',
       ]);
       for (const invariant of invariants) expect({ name: invariant.name, violations: invariant.violations }).toEqual({ name: invariant.name, violations: [] });

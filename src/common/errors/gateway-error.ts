@@ -46,7 +46,7 @@ export function gatewayValidationCode(message: string): { code: number; descript
   if (/^payer_msisdn (should not be empty|must be a string)/.test(message)) {
     return { code: GATEWAY_CODES.MISSING_MSISDN, description: 'Customer msisdn missing' };
   }
-  if (/^(payer_msisdn|originator_msisdn) /.test(message)) return { code: GATEWAY_CODES.INVALID_MSISDN, description: 'Invalid customer msisdn' };
+  if (/^payer_msisdn /.test(message)) return { code: GATEWAY_CODES.INVALID_MSISDN, description: 'Invalid customer msisdn' };
   if (/^currency_code /.test(message)) return { code: GATEWAY_CODES.INVALID_CURRENCY, description: 'Invalid currency code' };
   return { code: GATEWAY_CODES.VALIDATION, description: 'Validation Failed' };
 }

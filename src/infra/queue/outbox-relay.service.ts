@@ -55,8 +55,8 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   /** Relays one batch of due rows; returns how many were relayed. */
   async relayDue(): Promise<number> {
     return this.db.transaction(async (manager) => {
-      const rows: Array<{ id: string; topic: string; payload: Record<string, string>; relay_count: number }> = await manager.query(
-        `SELECT id, topic, payload, relay_count FROM outbox WHERE relayed_at IS NULL AND available_at <= now()
+      const rows: Array<{ id: string; topic: string; payload: Record<string, string>; relay_count: number; job_key: string }> = await manager.query(
+        `SELECT id, topic, payload, relay_count, job_key FROM outbox WHERE relayed_at IS NULL AND available_at <= now()
          ORDER BY available_at, id LIMIT ${BATCH} FOR UPDATE SKIP LOCKED`,
       );
       if (rows.length === 0) return 0;
@@ -64,7 +64,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
       for (const row of rows) {
         const { queue, job } = queueOf(row.topic);
         const jobs = byQueue.get(queue) ?? [];
-        jobs.push({ name: job, data: { ...row.payload, outboxId: row.id }, opts: { jobId: `outbox-${row.id}-${row.relay_count}` } });
+        jobs.push({ name: job, data: { ...row.payload, outboxId: row.id }, opts: { jobId: `outbox-${row.job_key}-${row.relay_count}` } });
         byQueue.set(queue, jobs);
       }
       await withTimeout(
