@@ -69,38 +69,38 @@ export class Foundation1763800000000 implements MigrationInterface {
 
     // The only writer of postings and balances. One call: lock the accounts in id order (no deadlocks between
     // entries touching the same accounts), check the entry, move the balances, write the postings, check floors.
+    // Lines come as two parallel arrays with one line per account (the caller merges), so every lookup is an
+    // index probe on the primary key, whatever the number of accounts.
     await q.query(`
-      CREATE FUNCTION ledger_post_entry(p_client_id uuid, p_kind text, p_lines jsonb)
+      CREATE FUNCTION ledger_post_entry(p_client_id uuid, p_kind text, p_accounts uuid[], p_amounts numeric[])
       RETURNS TABLE (entry_id bigint, account_id uuid, amount numeric, balance_before numeric, balance_after numeric)
       LANGUAGE plpgsql AS $fn$
       DECLARE
         v_entry_id  bigint;
-        v_lines     int;
         v_found     int;
         v_bad       text;
       BEGIN
-        SELECT count(DISTINCT (x->>'account_id')) INTO v_lines FROM jsonb_array_elements(p_lines) x;
-        IF v_lines < 2 THEN
-          RAISE EXCEPTION 'entry needs postings on at least two accounts' USING ERRCODE = 'LB001';
+        IF cardinality(p_accounts) < 2 OR cardinality(p_accounts) <> cardinality(p_amounts)
+           OR cardinality(p_accounts) <> (SELECT count(DISTINCT a) FROM unnest(p_accounts) a) THEN
+          RAISE EXCEPTION 'entry needs one line on each of at least two accounts' USING ERRCODE = 'LB001';
         END IF;
 
         SELECT count(*) INTO v_found FROM (
           SELECT 1 FROM ledger_accounts a
-          WHERE a.id IN (SELECT (x->>'account_id')::uuid FROM jsonb_array_elements(p_lines) x)
-            AND a.client_id = p_client_id
+          WHERE a.id = ANY (p_accounts) AND a.client_id = p_client_id
           ORDER BY a.id
           FOR UPDATE
         ) locked;
-        IF v_found <> v_lines THEN
+        IF v_found <> cardinality(p_accounts) THEN
           RAISE EXCEPTION 'entry names an unknown account or one of another client' USING ERRCODE = 'LA001';
         END IF;
 
-        SELECT string_agg(DISTINCT a.currency, ',') INTO v_bad
-        FROM jsonb_array_elements(p_lines) x
-        JOIN ledger_accounts a ON a.id = (x->>'account_id')::uuid
+        SELECT a.currency INTO v_bad
+        FROM unnest(p_accounts, p_amounts) AS l(id, amount)
+        JOIN ledger_accounts a ON a.id = l.id
         GROUP BY a.currency
-        HAVING sum((x->>'amount')::numeric) <> 0
-            OR bool_or((x->>'amount')::numeric <> round((x->>'amount')::numeric, 4));
+        HAVING sum(l.amount) <> 0 OR bool_or(l.amount <> round(l.amount, 4) OR l.amount = 0)
+        LIMIT 1;
         IF v_bad IS NOT NULL THEN
           RAISE EXCEPTION 'entry does not balance in %', v_bad USING ERRCODE = 'LB001';
         END IF;
@@ -108,23 +108,21 @@ export class Foundation1763800000000 implements MigrationInterface {
         INSERT INTO journal_entries (client_id, kind) VALUES (p_client_id, p_kind) RETURNING id INTO v_entry_id;
 
         RETURN QUERY
-        WITH line AS (
-          SELECT (x->>'account_id')::uuid AS account_id, sum((x->>'amount')::numeric) AS amount
-          FROM jsonb_array_elements(p_lines) x GROUP BY 1
-        ), moved AS (
-          UPDATE ledger_accounts a SET balance = a.balance + line.amount
-          FROM line WHERE a.id = line.account_id
-          RETURNING a.id, a.currency, line.amount, a.balance - line.amount AS before, a.balance AS after
+        WITH moved AS (
+          UPDATE ledger_accounts a SET balance = a.balance + l.amount
+          FROM unnest(p_accounts, p_amounts) AS l(id, amount)
+          WHERE a.id = l.id
+          RETURNING a.id, a.currency, l.amount, a.balance - l.amount AS before, a.balance AS after
         ), posted AS (
           INSERT INTO postings (entry_id, account_id, currency, amount, balance_after)
-          SELECT v_entry_id, m.id, m.currency, m.amount, m.after FROM moved m WHERE m.amount <> 0
+          SELECT v_entry_id, m.id, m.currency, m.amount, m.after FROM moved m
         )
         SELECT v_entry_id, m.id, m.amount, m.before, m.after FROM moved m;
 
         SELECT a.account_number INTO v_bad
-        FROM ledger_accounts a
-        JOIN jsonb_array_elements(p_lines) x ON a.id = (x->>'account_id')::uuid
-        WHERE (x->>'amount')::numeric < 0 AND NOT a.can_overdraw AND a.balance < a.minimum_balance
+        FROM unnest(p_accounts, p_amounts) AS l(id, amount)
+        JOIN ledger_accounts a ON a.id = l.id
+        WHERE l.amount < 0 AND NOT a.can_overdraw AND a.balance < a.minimum_balance
         LIMIT 1;
         IF v_bad IS NOT NULL THEN
           RAISE EXCEPTION 'account % would go below its minimum balance', v_bad USING ERRCODE = 'LF001', DETAIL = v_bad;
@@ -190,7 +188,7 @@ export class Foundation1763800000000 implements MigrationInterface {
   async down(q: QueryRunner): Promise<void> {
     await q.query(`
       DROP TABLE wallets; DROP SEQUENCE account_type_code_seq; DROP TABLE account_types; DROP TABLE profiles;
-      DROP FUNCTION ledger_post_entry(uuid, text, jsonb);
+      DROP FUNCTION ledger_post_entry(uuid, text, uuid[], numeric[]);
       DROP TABLE postings; DROP TABLE journal_entries; DROP TABLE ledger_accounts; DROP SEQUENCE ledger_account_number_seq;
       DROP TABLE users; DROP TABLE clients;
     `);

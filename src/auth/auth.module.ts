@@ -3,6 +3,7 @@ import { JwtModule } from '@nestjs/jwt';
 import { PassportModule } from '@nestjs/passport';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { APP_CONFIG, AppConfig } from '../infra/config/app-config';
+import { tokenKey } from './token-key';
 import { AuthController } from './auth.controller';
 import { AuthService } from './auth.service';
 import { JwtStrategy } from './jwt.strategy';
@@ -15,7 +16,7 @@ import { WalletAuthGuard } from './wallet-auth.guard';
   imports: [
     TypeOrmModule.forFeature([User]),
     PassportModule,
-    JwtModule.registerAsync({ inject: [APP_CONFIG], useFactory: (c: AppConfig) => ({ secret: c.jwtSecret }) }),
+    JwtModule.registerAsync({ inject: [APP_CONFIG], useFactory: (c: AppConfig) => ({ secret: tokenKey(c) as never }) }),
   ],
   controllers: [AuthController],
   providers: [AuthService, UsersService, JwtStrategy, WalletAuthGuard],

@@ -4,13 +4,14 @@ import { ExtractJwt, Strategy } from 'passport-jwt';
 import { APP_CONFIG } from '../infra/config/app-config';
 import type { AppConfig } from '../infra/config/app-config';
 import type { WalletPrincipal } from './principal';
+import { tokenKey } from './token-key';
 
 @Injectable()
 export class JwtStrategy extends PassportStrategy(Strategy, 'wallet-jwt') {
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     super({
       jwtFromRequest: ExtractJwt.fromAuthHeaderAsBearerToken(),
-      secretOrKey: config.jwtSecret,
+      secretOrKey: tokenKey(config) as never,
       audience: 'wallet',
       algorithms: ['HS256'],
     });

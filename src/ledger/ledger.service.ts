@@ -42,13 +42,13 @@ export class LedgerService {
 
   async postEntry(manager: EntityManager, entry: EntryToPost): Promise<PostedEntry> {
     assertTwoAccounts(entry.lines);
-    const lines = entry.lines.map((l) => ({ account_id: l.accountId, amount: l.amount.toFixed() }));
     let rows: Array<{ entry_id: string; account_id: string; amount: string; balance_before: string; balance_after: string }>;
     try {
-      rows = await manager.query('SELECT * FROM ledger_post_entry($1, $2, $3::jsonb)', [
+      rows = await manager.query('SELECT * FROM ledger_post_entry($1, $2, $3::uuid[], $4::numeric[])', [
         entry.clientId,
         entry.kind,
-        JSON.stringify(lines),
+        entry.lines.map((l) => l.accountId),
+        entry.lines.map((l) => l.amount.toFixed()),
       ]);
     } catch (error) {
       throw translateLedgerError(error);
@@ -110,8 +110,9 @@ export class LedgerService {
 
 function assertTwoAccounts(lines: PostingLine[]): void {
   // Balance per currency is checked by ledger_post_entry, which knows each account's currency.
-  if (new Set(lines.map((l) => l.accountId)).size < 2) {
-    throw new UnbalancedEntryError('an entry needs postings on at least two accounts');
+  const accounts = new Set(lines.map((l) => l.accountId));
+  if (accounts.size < 2 || accounts.size !== lines.length) {
+    throw new UnbalancedEntryError('an entry needs one line on each of at least two accounts (merge lines with EntryBuilder)');
   }
 }
 

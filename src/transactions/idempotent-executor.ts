@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { isRetryableTransactionError, isUniqueViolation } from '../infra/database/pg-errors';
 import { FloorBreachError } from '../ledger/ledger.errors';
-import { TransactionRecords, TransactionRow } from './transaction-records';
+import { Leg, TransactionRecords, TransactionRow } from './transaction-records';
 import { OperationKind, WalletOperations } from './wallet-operations';
 
 const MAX_ATTEMPTS = 3;
@@ -16,8 +16,11 @@ export interface OperationRequest {
   fingerprint: string;
 }
 
-/** Records the operation that owns an entry; throws when a duplicate of this request committed first. */
-export type RecordOperation = (entryId: string, reversesOperationId?: string) => Promise<string>;
+/**
+ * Records the operation that owns an entry together with its legs, and returns them as records; throws when a
+ * duplicate of this request committed first.
+ */
+export type RecordOperation = (entryId: string, legs: Leg[], reversesOperationId?: string) => Promise<TransactionRow[]>;
 
 class DuplicateReference extends Error {}
 
@@ -37,15 +40,14 @@ export class IdempotentExecutor {
 
   async run<T>(
     request: OperationRequest,
-    work: (manager: EntityManager, record: RecordOperation) => Promise<string>,
+    work: (manager: EntityManager, record: RecordOperation) => Promise<TransactionRow[]>,
     present: (rows: TransactionRow[]) => T,
   ): Promise<T> {
     const replay = await this.replay(request, present);
     if (replay) return replay;
     for (let attempt = 1; ; attempt++) {
       try {
-        const operationId = await this.db.transaction((manager) => work(manager, this.recorder(manager, request)));
-        return present(await this.records.ofOperation(this.db.manager, operationId));
+        return present(await this.db.transaction((manager) => work(manager, this.recorder(manager, request))));
       } catch (error) {
         // A duplicate that lost the race may have failed on the balance its twin just spent: answer it as a replay.
         if (error instanceof DuplicateReference || error instanceof FloorBreachError || isUniqueViolation(error)) {
@@ -60,17 +62,14 @@ export class IdempotentExecutor {
   }
 
   private recorder(manager: EntityManager, request: OperationRequest): RecordOperation {
-    return async (entryId, reversesOperationId) => {
-      const id = await this.operations.record(manager, {
-        clientId: request.clientId,
-        kind: request.kind,
-        sourceTransactionId: request.reference,
-        fingerprint: request.fingerprint,
-        entryId,
-        reversesOperationId,
-      });
-      if (!id) throw new DuplicateReference();
-      return id;
+    return async (entryId, legs, reversesOperationId) => {
+      const rows = await this.records.recordOperation(
+        manager,
+        { clientId: request.clientId, kind: request.kind, sourceTransactionId: request.reference, fingerprint: request.fingerprint, entryId, reversesOperationId },
+        legs,
+      );
+      if (!rows) throw new DuplicateReference();
+      return rows;
     };
   }
 

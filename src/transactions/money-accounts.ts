@@ -21,10 +21,21 @@ const SELECT_MONEY_WALLET = `
 /** Looks up wallets for money movements and applies the transaction rules of the provider contract §4. */
 @Injectable()
 export class MoneyAccounts {
-  async wallet(manager: EntityManager, clientId: string, accountNumber: string): Promise<MoneyWallet> {
-    const [wallet] = await manager.query(`${SELECT_MONEY_WALLET} WHERE a.client_id = $1 AND a.account_number = $2`, [clientId, accountNumber]);
-    if (!wallet) throw new NotFoundException(`Wallet ${accountNumber} not found`);
-    return wallet;
+  /**
+   * The wallets of a money movement, in one query. Their wallet and profile rows are share-locked until the
+   * movement commits, so a state change or a profile deactivation (which update those rows) waits for it and
+   * the rules checked here still hold when the money moves.
+   */
+  async walletsForMoney(manager: EntityManager, clientId: string, accountNumbers: string[]): Promise<MoneyWallet[]> {
+    const found: MoneyWallet[] = await manager.query(
+      `${SELECT_MONEY_WALLET} WHERE a.client_id = $1 AND a.account_number = ANY($2) FOR SHARE OF w, p`,
+      [clientId, accountNumbers],
+    );
+    return accountNumbers.map((number) => {
+      const wallet = found.find((w) => w.accountNumber === number);
+      if (!wallet) throw new NotFoundException(`Wallet ${number} not found`);
+      return wallet;
+    });
   }
 
   assertMay(wallet: MoneyWallet, role: WalletRole): void {
@@ -36,17 +47,6 @@ export class MoneyAccounts {
     }
     if (role === 'PAY' && !mayPay(wallet.status)) {
       throw new BadRequestException(`Wallet ${wallet.accountNumber} is ${wallet.status} and cannot be debited`);
-    }
-  }
-
-  /**
-   * Re-reads the wallets once the ledger holds their rows locked. A state change locks the same rows, so what is
-   * read here cannot change before commit; the first check only gave an early, cheap answer.
-   */
-  async assertStillMay(manager: EntityManager, wallets: Array<{ wallet: MoneyWallet; role: WalletRole }>): Promise<void> {
-    const current: MoneyWallet[] = await manager.query(`${SELECT_MONEY_WALLET} WHERE a.id = ANY($1)`, [wallets.map((w) => w.wallet.id)]);
-    for (const { wallet, role } of wallets) {
-      this.assertMay(current.find((c) => c.id === wallet.id) ?? wallet, role);
     }
   }
 }

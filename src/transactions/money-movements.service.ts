@@ -12,7 +12,7 @@ import { LedgerService } from '../ledger/ledger.service';
 import { IdempotentExecutor } from './idempotent-executor';
 import { MoneyAccounts, MoneyWallet } from './money-accounts';
 import { CreditDebitDto, MoneyCommand, TransferDto } from './transaction.dto';
-import { Leg, pairRecord, TransactionRecords, transactionRecord } from './transaction-records';
+import { Leg, pairRecord, transactionRecord } from './transaction-records';
 import { requestFingerprint } from '../common/fingerprint';
 
 /** An amount priced in the wallet's currency, with the fee and, when converted, what the merchant sent. */
@@ -34,7 +34,6 @@ export class MoneyMovementsService {
     private readonly services: ClientServicesService,
     private readonly ledger: LedgerService,
     private readonly fx: FxService,
-    private readonly records: TransactionRecords,
   ) {}
 
   async creditOrDebit(principal: WalletPrincipal, command: MoneyCommand, dto: CreditDebitDto) {
@@ -47,7 +46,7 @@ export class MoneyMovementsService {
     return this.executor.run(
       request,
       async (manager, recordOperation) => {
-        const wallet = await this.accounts.wallet(manager, principal.clientId, dto.account_number);
+        const [wallet] = await this.accounts.walletsForMoney(manager, principal.clientId, [dto.account_number]);
         const role = command === 'CREDIT' ? 'RECEIVE' : 'PAY';
         this.accounts.assertMay(wallet, role);
         const service = await this.usableService(manager, principal.clientId, dto.client_service_code);
@@ -68,13 +67,13 @@ export class MoneyMovementsService {
         await this.addConversion(manager, entry, principal.clientId, wallet.currency, priced, command === 'CREDIT' ? 'INTO_WALLET' : 'OUT_OF_WALLET');
 
         const posted = await this.ledger.postEntry(manager, { clientId: principal.clientId, kind: `WALLET_${command}`, lines: entry.lines() });
-        await this.accounts.assertStillMay(manager, [{ wallet, role }]);
-        const operationId = await recordOperation(posted.entryId);
-        await this.records.insert(manager, operationId, principal.clientId, [
+        return recordOperation(posted.entryId, [
           {
             ...this.legDefaults(dto, service),
             id: randomUUID(),
             accountId: wallet.id,
+            accountNumber: wallet.accountNumber,
+            accountKind: 'WALLET',
             type: command,
             source: command === 'CREDIT' ? 'EXTERNAL_CREDIT' : 'EXTERNAL_DEBIT',
             currency: wallet.currency,
@@ -86,7 +85,6 @@ export class MoneyMovementsService {
             original: priced.original,
           },
         ]);
-        return operationId;
       },
       (rows) => transactionRecord(rows[0]),
     );
@@ -105,8 +103,10 @@ export class MoneyMovementsService {
         if (dto.source_account_number === dto.destination_account_number) {
           throw new BadRequestException('Source and destination wallets must be different');
         }
-        const source = await this.accounts.wallet(manager, principal.clientId, dto.source_account_number);
-        const destination = await this.accounts.wallet(manager, principal.clientId, dto.destination_account_number);
+        const [source, destination] = await this.accounts.walletsForMoney(manager, principal.clientId, [
+          dto.source_account_number,
+          dto.destination_account_number,
+        ]);
         this.accounts.assertMay(source, 'PAY');
         this.accounts.assertMay(destination, 'RECEIVE');
         if (source.currency !== destination.currency) {
@@ -119,19 +119,16 @@ export class MoneyMovementsService {
         await this.addFee(manager, entry, principal.clientId, source.currency, priced.fee);
 
         const posted = await this.ledger.postEntry(manager, { clientId: principal.clientId, kind: 'WALLET_TRANSFER', lines: entry.lines() });
-        await this.accounts.assertStillMay(manager, [
-          { wallet: source, role: 'PAY' },
-          { wallet: destination, role: 'RECEIVE' },
-        ]);
-        const operationId = await recordOperation(posted.entryId);
         const debitId = randomUUID();
         const creditId = randomUUID();
         const common = { ...this.legDefaults(dto, service), currency: source.currency, amount: priced.amount, original: priced.original };
-        await this.records.insert(manager, operationId, principal.clientId, [
+        return recordOperation(posted.entryId, [
           {
             ...common,
             id: debitId,
             accountId: source.id,
+            accountNumber: source.accountNumber,
+            accountKind: 'WALLET',
             type: 'DEBIT',
             source: 'INTERNAL_TRANSFER_DEBIT',
             fee: priced.fee,
@@ -143,6 +140,8 @@ export class MoneyMovementsService {
             ...common,
             id: creditId,
             accountId: destination.id,
+            accountNumber: destination.accountNumber,
+            accountKind: 'WALLET',
             type: 'CREDIT',
             source: 'INTERNAL_TRANSFER_CREDIT',
             fee: new Money(0),
@@ -151,7 +150,6 @@ export class MoneyMovementsService {
             otherPartyTransactionHash: debitId,
           },
         ]);
-        return operationId;
       },
       pairRecord,
     );
@@ -165,17 +163,19 @@ export class MoneyMovementsService {
     return this.executor.run(
       { clientId, reference: null, kind: 'FUNDING', fingerprint: requestFingerprint('FUNDING', { accountNumber, amount: amount.toFixed() }) },
       async (manager, recordOperation) => {
-        const wallet = await this.accounts.wallet(manager, clientId, accountNumber);
+        const [wallet] = await this.accounts.walletsForMoney(manager, clientId, [accountNumber]);
         this.accounts.assertMay(wallet, 'RECEIVE');
         const settlement = await this.ledger.systemAccount(manager, clientId, 'SETTLEMENT', wallet.currency);
         const entry = new EntryBuilder().debit(settlement.id, amount).credit(wallet.id, amount);
         const posted = await this.ledger.postEntry(manager, { clientId, kind: 'WALLET_FUNDING', lines: entry.lines() });
-        const operationId = await recordOperation(posted.entryId);
-        await this.records.insert(manager, operationId, clientId, [
+        return recordOperation(posted.entryId, [
           {
             id: randomUUID(),
             accountId: wallet.id,
+            accountNumber: wallet.accountNumber,
+            accountKind: 'WALLET',
             clientServiceId: null,
+            clientServiceCode: null,
             type: 'CREDIT',
             source: 'EXTERNAL_CREDIT',
             currency: wallet.currency,
@@ -191,7 +191,6 @@ export class MoneyMovementsService {
             original: null,
           },
         ]);
-        return operationId;
       },
       (rows) => transactionRecord(rows[0]),
     );
@@ -259,9 +258,10 @@ export class MoneyMovementsService {
   private legDefaults(
     dto: { source_transaction_id: string; source_transaction_data?: unknown; transaction_narration?: string; transaction_date?: string },
     service: ServiceTerms,
-  ): Pick<Leg, 'clientServiceId' | 'sourceTransactionId' | 'sourceTransactionData' | 'narration' | 'transactionDate'> {
+  ): Pick<Leg, 'clientServiceId' | 'clientServiceCode' | 'sourceTransactionId' | 'sourceTransactionData' | 'narration' | 'transactionDate'> {
     return {
       clientServiceId: service.id,
+      clientServiceCode: service.code,
       sourceTransactionId: dto.source_transaction_id,
       sourceTransactionData: dto.source_transaction_data ?? null,
       narration: dto.transaction_narration ?? null,

@@ -6,7 +6,7 @@ import { Money } from '../common/money';
 import { isUniqueViolation } from '../infra/database/pg-errors';
 import { EntryBuilder } from '../ledger/entry-builder';
 import { AccountMovement, LedgerService } from '../ledger/ledger.service';
-import { IdempotentExecutor } from './idempotent-executor';
+import { IdempotentExecutor, type RecordOperation } from './idempotent-executor';
 import { ReversalDto } from './transaction.dto';
 import { Leg, pairRecord, TransactionRecords, TransactionRow } from './transaction-records';
 import { requestFingerprint } from '../common/fingerprint';
@@ -46,8 +46,8 @@ export class ReversalsService {
     principal: WalletPrincipal,
     transactionId: string,
     dto: ReversalDto,
-    recordOperation: (entryId: string, reversesOperationId?: string) => Promise<string>,
-  ): Promise<string> {
+    recordOperation: RecordOperation,
+  ): Promise<TransactionRow[]> {
     const target = await this.records.byId(manager, principal.clientId, transactionId);
     if (!target) throw new NotFoundException('Transaction not found');
     if (target.operation_kind === 'REVERSAL') throw new BadRequestException('A reversal cannot be reversed');
@@ -72,12 +72,9 @@ export class ReversalsService {
       [postings.map((p) => p.account_id)],
     );
     if (closed) throw new BadRequestException(`Wallet ${closed.account_number} is CLOSED and cannot be reversed on`);
-    const operationId = await recordOperation(posted.entryId, target.operation_id);
-
     const originals = await this.records.ofOperation(manager, target.operation_id);
     const legs = await this.mirroredLegs(manager, principal.clientId, originals, posted.movements, dto);
-    await this.records.insert(manager, operationId, principal.clientId, legs);
-    return operationId;
+    return recordOperation(posted.entryId, legs, target.operation_id);
   }
 
   /**
@@ -95,7 +92,10 @@ export class ReversalsService {
     const legs: Leg[] = originals.map((row, i) => ({
       id: ids[i],
       accountId: row.account_id,
+      accountNumber: row.account_number,
+      accountKind: row.account_kind,
       clientServiceId: null,
+      clientServiceCode: null,
       type: row.transaction_type === 'CREDIT' ? 'DEBIT' : 'CREDIT',
       source: row.transaction_type === 'CREDIT' ? 'INTERNAL_REVERAL_DEBIT' : 'INTERNAL_REVERAL_CREDIT',
       currency: row.currency,
@@ -116,7 +116,7 @@ export class ReversalsService {
       const [walletLeg] = legs;
       const original = originals[0];
       const [settlement] = await manager.query(
-        `SELECT id, currency FROM ledger_accounts WHERE client_id = $1 AND account_number = $2`,
+        `SELECT id, currency, account_number, kind FROM ledger_accounts WHERE client_id = $1 AND account_number = $2`,
         [clientId, original.other_party_account],
       );
       const movement = movements.get(settlement.id)!;
@@ -126,6 +126,8 @@ export class ReversalsService {
         ...walletLeg,
         id: settlementId,
         accountId: settlement.id,
+        accountNumber: settlement.account_number,
+        accountKind: settlement.kind,
         type: walletLeg.type === 'CREDIT' ? 'DEBIT' : 'CREDIT',
         source: walletLeg.type === 'CREDIT' ? 'INTERNAL_REVERAL_DEBIT' : 'INTERNAL_REVERAL_CREDIT',
         currency: settlement.currency,

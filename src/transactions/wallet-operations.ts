@@ -10,7 +10,7 @@ export interface OperationRef {
   entry_id: string;
 }
 
-/** The business record that owns each wallet journal entry, and the idempotency key of merchant requests. */
+/** Looks up wallet operations by the merchant's reference (their idempotency key). */
 @Injectable()
 export class WalletOperations {
   async findByReference(manager: EntityManager, clientId: string, sourceTransactionId: string): Promise<OperationRef | null> {
@@ -19,23 +19,5 @@ export class WalletOperations {
       [clientId, sourceTransactionId],
     );
     return row ?? null;
-  }
-
-  /**
-   * Records the operation. Returns null when another request with the same reference committed first: the
-   * unique index makes a concurrent duplicate wait for the first and then insert nothing.
-   */
-  async record(
-    manager: EntityManager,
-    op: { clientId: string; kind: OperationKind; sourceTransactionId: string | null; fingerprint: string | null; entryId: string; reversesOperationId?: string },
-  ): Promise<string | null> {
-    const [row] = await manager.query(
-      `INSERT INTO wallet_operations (client_id, kind, source_transaction_id, request_fingerprint, entry_id, reverses_operation_id)
-       VALUES ($1, $2, $3, $4, $5, $6)
-       ON CONFLICT (client_id, source_transaction_id) WHERE source_transaction_id IS NOT NULL DO NOTHING
-       RETURNING id`,
-      [op.clientId, op.kind, op.sourceTransactionId, op.fingerprint, op.entryId, op.reversesOperationId ?? null],
-    );
-    return row?.id ?? null;
   }
 }
