@@ -11,7 +11,7 @@ import { createValidationPipe } from './common/http/validation';
 /** Builds the HTTP application for a role that serves HTTP (api, sandbox); shared by main.ts and the tests. */
 export async function createHttpApp(role: Exclude<ProcessRole, 'worker'> = 'api'): Promise<NestFastifyApplication> {
   // Long path parameters reach the handlers (and get their 404 in the route's error shape), not Fastify's 414.
-  const adapter = new FastifyAdapter({ bodyLimit: 1_048_576, trustProxy: true, maxParamLength: 1000 });
+  const adapter = new FastifyAdapter({ bodyLimit: 1_048_576, trustProxy: true, routerOptions: { maxParamLength: 1000 } });
   // Merchant APIs speak JSON only: any other body type is a 415, not a string handed to validation.
   adapter.getInstance().removeContentTypeParser('text/plain');
   const app = await NestFactory.create<NestFastifyApplication>(rootModule(role), adapter, { bufferLogs: true });
