@@ -28,6 +28,11 @@ export interface PostedEntry {
   movements: Map<string, AccountMovement>;
 }
 
+/** Which system account to post to; balances are read from the ledger, never from this reference. */
+export type SystemAccountRef = Pick<LedgerAccount, 'id' | 'accountNumber' | 'kind' | 'currency'>;
+
+const SYSTEM_ACCOUNT_COLUMNS = `id, account_number AS "accountNumber", kind, currency`;
+
 const ACCOUNT_COLUMNS = `id, client_id AS "clientId", account_number AS "accountNumber", kind, currency, balance,
   minimum_balance AS "minimumBalance", can_overdraw AS "canOverdraw"`;
 
@@ -37,8 +42,8 @@ const ACCOUNT_COLUMNS = `id, client_id AS "clientId", account_number AS "account
  */
 @Injectable()
 export class LedgerService {
-  /** System accounts are created once and never removed, so committed ones can be remembered. */
-  private readonly systemAccounts = new Map<string, LedgerAccount>();
+  /** System accounts are created once and never removed, so committed ones can be remembered (not their balance). */
+  private readonly systemAccounts = new Map<string, SystemAccountRef>();
 
   async postEntry(manager: EntityManager, entry: EntryToPost): Promise<PostedEntry> {
     assertTwoAccounts(entry.lines);
@@ -80,19 +85,19 @@ export class LedgerService {
    * The client's system account of a kind and currency, created on first use. System accounts may go negative:
    * SETTLEMENT mirrors money that entered or left through the outside world.
    */
-  async systemAccount(manager: EntityManager, clientId: string, kind: SystemAccountKind, currency: string): Promise<LedgerAccount> {
+  async systemAccount(manager: EntityManager, clientId: string, kind: SystemAccountKind, currency: string): Promise<SystemAccountRef> {
     const key = `${clientId}:${kind}:${currency}`;
     const known = this.systemAccounts.get(key);
     if (known) return known;
     const [created] = await manager.query(
       `INSERT INTO ledger_accounts (client_id, kind, currency, can_overdraw) VALUES ($1, $2, $3, true)
-       ON CONFLICT (client_id, kind, currency) WHERE kind <> 'WALLET' DO NOTHING RETURNING ${ACCOUNT_COLUMNS}`,
+       ON CONFLICT (client_id, kind, currency) WHERE kind <> 'WALLET' DO NOTHING RETURNING ${SYSTEM_ACCOUNT_COLUMNS}`,
       [clientId, kind, currency],
     );
     // Created inside the caller's transaction, which may still roll back: not remembered until seen committed.
     if (created) return created;
     const [existing] = await manager.query(
-      `SELECT ${ACCOUNT_COLUMNS} FROM ledger_accounts WHERE client_id = $1 AND kind = $2 AND currency = $3`,
+      `SELECT ${SYSTEM_ACCOUNT_COLUMNS} FROM ledger_accounts WHERE client_id = $1 AND kind = $2 AND currency = $3`,
       [clientId, kind, currency],
     );
     this.systemAccounts.set(key, existing);

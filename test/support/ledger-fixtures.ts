@@ -2,7 +2,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { EntityManager } from 'typeorm';
 import { Money } from '../../src/common/money';
 import { LedgerAccount } from '../../src/ledger/ledger-account';
-import { EntryToPost, LedgerService, PostedEntry } from '../../src/ledger/ledger.service';
+import { EntryToPost, LedgerService, PostedEntry, type SystemAccountRef } from '../../src/ledger/ledger.service';
 import { dataSource } from './test-app';
 
 /**
@@ -61,7 +61,7 @@ export async function openLedgerWallet(
   });
 }
 
-export async function settlementAccount(app: NestFastifyApplication, clientId: string, currency: string): Promise<LedgerAccount> {
+export async function settlementAccount(app: NestFastifyApplication, clientId: string, currency: string): Promise<SystemAccountRef> {
   return app.get(LedgerService).systemAccount(dataSource(app).manager, clientId, 'SETTLEMENT', currency);
 }
 
