@@ -17,21 +17,37 @@
  * Environment: DATABASE_URL (server), REDIS_URL (optional), BENCH_DURATION (seconds per load scenario, default 15),
  * BENCH_CONNECTIONS (default 32), BENCH_WALLETS (default 10000), BENCH_STATEMENT_ROWS (default 100000),
  * BENCH_SCENARIOS (comma list of scenario names to run), BENCH_SKIP_STATEMENTS=1, BENCH_PROFILE=1 (CPU profile of
- * the API, summarised by package), BENCH_RESULTS=file.json (write every figure), BENCH_KEEP_DATABASE=1.
+ * the API, summarised by package), BENCH_ROUND_TRIPS=1 (after the load scenarios, a second API behind a counting
+ * proxy answers 100 sequential requests of each scenario: Postgres round trips per request and the SQL of one
+ * request), BENCH_RESULTS=file.json (write every figure), BENCH_KEEP_DATABASE=1.
  */
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createServer } from 'node:net';
 import { Client } from 'pg';
+import {
+  count,
+  cpuTimes,
+  createBenchDatabase,
+  driveLoad,
+  dropBenchDatabase,
+  freePort,
+  loadLine,
+  log,
+  machineFacts,
+  newBenchDatabase,
+  PgRoundTripCounter,
+  ROOT,
+  SERVER_URL,
+  sleep,
+  startRole,
+  stopChild,
+  summariseProfile,
+  waitForLive,
+} from './support';
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const autocannon = require('autocannon');
-
-const ROOT = join(__dirname, '..');
-const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DURATION = Number(process.env.BENCH_DURATION ?? 15);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const WALLETS = Number(process.env.BENCH_WALLETS ?? 10_000);
@@ -50,12 +66,10 @@ interface Tenant {
   statementAccount: string;
 }
 
-const log = (line: string) => console.log(`[bench] ${line}`);
-
 async function main(): Promise<void> {
   const started = Date.now();
-  const dbName = `paygate_bench_${Date.now()}_${randomBytes(3).toString('hex')}`;
-  const dbUrl = withDatabase(SERVER_URL, dbName);
+  const database = newBenchDatabase();
+  const { name: dbName, url: dbUrl } = database;
   const admin = new Client({ connectionString: SERVER_URL });
   await admin.connect();
   let server: ChildProcess | null = null;
@@ -64,11 +78,7 @@ async function main(): Promise<void> {
     report.machine = await machineFacts(admin);
     console.log(JSON.stringify({ machine: report.machine }, null, 2));
 
-    log(`creating database ${dbName}`);
-    await admin.query(`CREATE DATABASE ${dbName}`);
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { migrate } = require(join(ROOT, 'scripts', 'migrate.js')); // builds dist/ first when sources are newer
-    await migrate(dbUrl);
+    await createBenchDatabase(admin, database);
 
     const db = new Client({ connectionString: dbUrl });
     await db.connect();
@@ -80,7 +90,7 @@ async function main(): Promise<void> {
       log(`tenant ${clientCode} created (${Date.now() - t0} ms)`);
 
       const port = await freePort();
-      server = startServer(dbUrl, port);
+      server = startRole('api', { env: { DATABASE_URL: dbUrl, PORT: String(port) }, profileDir: PROFILE_DIR });
       const base = `http://127.0.0.1:${port}`;
       await waitForLive(base, server);
       log(`API child pid ${server.pid} listening on ${base}`);
@@ -101,6 +111,7 @@ async function main(): Promise<void> {
         console.log(JSON.stringify(result));
       }
       report.load = results;
+      if (process.env.BENCH_ROUND_TRIPS) report.round_trips = await roundTrips(dbUrl, tenant, scenarios);
 
       if (!process.env.BENCH_SKIP_STATEMENTS) report.statements = await statements(db, base, tenant, server.pid!, dbName);
       report.ledger = await verify(db);
@@ -109,12 +120,10 @@ async function main(): Promise<void> {
       await db.end();
     }
   } finally {
-    if (server) await stopServer(server);
+    // After the statement downloads the API takes over a minute to exit on SIGTERM; a profile is written only on exit.
+    if (server) await stopChild(server, PROFILE_DIR ? 120_000 : 10_000);
     if (PROFILE_DIR) report.server_profile = summariseProfile(PROFILE_DIR);
-    if (!process.env.BENCH_KEEP_DATABASE) {
-      await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch((e) => log(`could not drop ${dbName}: ${e.message}`));
-      log(`dropped database ${dbName}`);
-    }
+    await dropBenchDatabase(admin, dbName);
     await admin.end();
   }
   report.total_seconds = (Date.now() - started) / 1000;
@@ -123,29 +132,6 @@ async function main(): Promise<void> {
 }
 
 // ------------------------------------------------------------------------------------------------ environment
-
-async function machineFacts(admin: Client) {
-  const [{ version }] = (await admin.query('SELECT version()')).rows;
-  const settings = (await admin.query(
-    `SELECT name, setting, unit FROM pg_settings WHERE name IN ('max_connections','shared_buffers','synchronous_commit','fsync','work_mem')`,
-  )).rows;
-  return {
-    nproc: cpus().length,
-    cpu: cpus()[0]?.model,
-    memory_gib: +(totalmem() / 2 ** 30).toFixed(1),
-    loadavg_at_start: loadavg().map((l) => +l.toFixed(2)),
-    node: process.version,
-    postgres: version,
-    postgres_settings: Object.fromEntries(settings.map((s: { name: string; setting: string; unit: string | null }) => [s.name, `${s.setting}${s.unit ?? ''}`])),
-    db_pool_size: Number(process.env.DB_POOL_SIZE ?? 20),
-  };
-}
-
-function withDatabase(url: string, name: string): string {
-  const u = new URL(url);
-  u.pathname = `/${name}`;
-  return u.toString();
-}
 
 /** A client with one wallet user, written as ClientsService and UsersService write them (argon2 password hash). */
 async function createTenant(db: Client, clientCode: string, password: string): Promise<void> {
@@ -157,50 +143,6 @@ async function createTenant(db: Client, clientCode: string, password: string): P
     `bench-${clientCode.toLowerCase()}`,
     await argon2.hash(password),
   ]);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-function startServer(dbUrl: string, port: number): ChildProcess {
-  const flags = PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR] : [];
-  const child = spawn(process.execPath, [...flags, join(ROOT, 'dist', 'src', 'main.js'), 'api'], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: dbUrl, PORT: String(port), LOG_LEVEL: 'warn', APP_ENV: process.env.APP_ENV ?? 'sandbox' },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  return child;
-}
-
-async function waitForLive(base: string, child: ChildProcess): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`API exited with code ${child.exitCode}`);
-    try {
-      const res = await fetch(`${base}/health/live`);
-      if (res.ok) return;
-    } catch {
-      // not listening yet
-    }
-    await sleep(250);
-  }
-  throw new Error('API did not become live within 60 s');
-}
-
-async function stopServer(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await Promise.race([exited, sleep(10_000)]);
-  if (child.exitCode === null) child.kill('SIGKILL');
 }
 
 // ------------------------------------------------------------------------------------------------ seeding
@@ -427,17 +369,14 @@ function loadScenarios(t: Tenant): Scenario[] {
 }
 
 async function drive(base: string, t: Tenant, scenario: Scenario, db: Client, dbName: string, serverPid: number) {
-  const load0 = loadavg()[0];
-  const cpu0 = cpuTimes(serverPid);
-  const self0 = process.cpuUsage();
-  const backends0 = await backendCpu(db, dbName);
-  const tables0 = await tableScans(db);
-  const waits = sampleWaits(db, dbName);
-  const result = await autocannon({
-    url: base,
+  return driveLoad({
+    name: scenario.name,
+    base,
+    serverPid,
+    db,
+    dbName,
     connections: CONNECTIONS,
     duration: DURATION,
-    timeout: 10,
     requests: [
       {
         method: 'POST',
@@ -447,109 +386,39 @@ async function drive(base: string, t: Tenant, scenario: Scenario, db: Client, db
       },
     ],
   });
-  const waitSummary = await waits.stop();
-  const cpu1 = cpuTimes(serverPid);
-  const self1 = process.cpuUsage(self0);
-  const backends1 = await backendCpu(db, dbName);
-  await sleep(600); // table statistics reach pg_stat_user_tables with a delay of up to 500 ms
-  const tables1 = await tableScans(db);
-  let backendSeconds = 0;
-  for (const [pid, seconds] of backends1) backendSeconds += seconds - (backends0.get(pid) ?? 0);
-  const seconds = result.duration;
-  const ok = result['2xx'];
-  const statusCodes = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, v]) => [code, (v as { count: number }).count]));
-  return {
-    scenario: scenario.name,
-    connections: CONNECTIONS,
-    seconds,
-    requests: result.requests.total,
-    ok_per_second: Math.round(ok / seconds),
-    latency_ms: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max },
-    errors: result.errors,
-    timeouts: result.timeouts,
-    non_2xx: result.non2xx,
-    status_codes: statusCodes,
-    server_cpu_percent: Math.round(((cpu1 - cpu0) / seconds) * 100),
-    // Load-independent: what one fully available core of the API process would carry at this mix.
-    ok_per_server_cpu_second: cpu1 > cpu0 ? Math.round(ok / (cpu1 - cpu0)) : null,
-    ok_per_postgres_cpu_second: backendSeconds > 0 ? Math.round(ok / backendSeconds) : null,
-    postgres_backends_cpu_percent: Math.round((backendSeconds / seconds) * 100),
-    load_generator_cpu_percent: Math.round(((self1.user + self1.system) / 1e6 / seconds) * 100),
-    loadavg_1m_before: +load0.toFixed(2),
-    loadavg_1m_after: +loadavg()[0].toFixed(2),
-    db_backends_by_wait: waitSummary,
-    // Rows read by sequential scans per successful request, by table: a full-table scan on the hot path shows here.
-    seq_rows_read_per_ok: Object.fromEntries(
-      [...tables1.entries()]
-        .map(([table, t]) => [table, ok > 0 ? +((t.seqRows - (tables0.get(table)?.seqRows ?? 0)) / ok).toFixed(1) : 0] as const)
-        .filter(([, v]) => v >= 1)
-        .sort((a, b) => b[1] - a[1]),
-    ),
-  } as Record<string, unknown>;
-}
-
-/** CPU seconds (user + system) used so far by a process. */
-function cpuTimes(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
-}
-
-async function tableScans(db: Client): Promise<Map<string, { seqRows: number }>> {
-  const { rows } = await db.query('SELECT relname, seq_tup_read::bigint AS seq FROM pg_stat_user_tables');
-  return new Map(rows.map((r: { relname: string; seq: string }) => [r.relname, { seqRows: Number(r.seq) }]));
-}
-
-/** CPU seconds used so far by each Postgres backend connected to the benchmark database. */
-async function backendCpu(db: Client, dbName: string): Promise<Map<number, number>> {
-  const { rows } = await db.query('SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [dbName]);
-  const result = new Map<number, number>();
-  for (const { pid } of rows as Array<{ pid: number }>) {
-    try {
-      result.set(pid, cpuTimes(pid));
-    } catch {
-      // the backend exited
-    }
-  }
-  return result;
 }
 
 /**
- * Samples what the benchmark database's backends are doing every 100 ms: running on CPU, waiting for a lock
- * (a hot row), for I/O or the WAL, or idle. The average number of backends in each state says where time goes.
+ * BENCH_ROUND_TRIPS=1: a second API, connected to Postgres through a counting proxy, answers 100 sequential
+ * requests of each scenario; the SQL of one more request is traced.
  */
-function sampleWaits(db: Client, dbName: string) {
-  const totals = new Map<string, number>();
-  let samples = 0;
-  let stopped = false;
-  const loop = (async () => {
-    while (!stopped) {
-      const { rows } = await db.query(
-        `SELECT CASE WHEN state = 'active' AND wait_event IS NULL THEN 'active: on CPU'
-                     WHEN state = 'active' THEN 'active: ' || wait_event_type || '/' || wait_event
-                     ELSE coalesce(state, '?') || coalesce(': ' || wait_event_type || '/' || wait_event, '') END AS what,
-                count(*)::int AS n
-         FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() GROUP BY 1`,
-        [dbName],
-      );
-      samples++;
-      for (const r of rows) totals.set(r.what, (totals.get(r.what) ?? 0) + r.n);
-      await sleep(100);
+async function roundTrips(dbUrl: string, t: Tenant, scenarios: Scenario[]) {
+  const proxy = await PgRoundTripCounter.for(dbUrl);
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const server = startRole('api', { env: { DATABASE_URL: proxy.url(dbUrl), PORT: String(port) } });
+  const N = 100;
+  const results: Record<string, unknown> = {};
+  try {
+    await waitForLive(base, server);
+    for (const scenario of scenarios) {
+      if (scenario.prepare) await scenario.prepare(base);
+      for (let i = 0; i < 10; i++) await api(base, t.token, 'POST', scenario.path, scenario.body());
+      proxy.roundTrips = 0;
+      for (let i = 0; i < N; i++) await api(base, t.token, 'POST', scenario.path, scenario.body());
+      const perRequest = proxy.roundTrips / N;
+      proxy.trace = [];
+      await api(base, t.token, 'POST', scenario.path, scenario.body());
+      const result = { round_trips: perRequest, trace: proxy.trace };
+      proxy.trace = null;
+      results[scenario.name] = result;
+      console.log(JSON.stringify({ scenario: scenario.name, ...result }));
     }
-  })();
-  return {
-    stop: async () => {
-      stopped = true;
-      await loop;
-      return Object.fromEntries(
-        [...totals.entries()].sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, +(v / Math.max(samples, 1)).toFixed(2)]),
-      );
-    },
-  };
-}
-
-async function count(db: Client, table: string): Promise<number> {
-  const [{ n }] = (await db.query(`SELECT count(*)::int AS n FROM ${table}`)).rows;
-  return n;
+  } finally {
+    await stopChild(server);
+    await proxy.close();
+  }
+  return results;
 }
 
 // ------------------------------------------------------------------------------------------------ statements
@@ -748,53 +617,12 @@ async function verify(db: Client) {
   };
 }
 
-/** Self time of the API process by package (or Node internals), from the V8 CPU profile written at exit. */
-function summariseProfile(dir: string) {
-  const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
-  if (!file) return { error: `no profile in ${dir}` };
-  const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
-    nodes: Array<{ id: number; callFrame: { functionName: string; url: string; lineNumber: number } }>;
-    samples: number[];
-    timeDeltas: number[];
-  };
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const byPackage = new Map<string, number>();
-  const byFunction = new Map<string, number>();
-  let total = 0;
-  profile.samples.forEach((id, i) => {
-    const us = profile.timeDeltas[i] ?? 0;
-    const frame = byId.get(id)!.callFrame;
-    const url = frame.url;
-    const pkg = url.includes('node_modules/')
-      ? url.split('node_modules/').pop()!.split('/').slice(0, url.split('node_modules/').pop()!.startsWith('@') ? 2 : 1).join('/')
-      : url.includes('/dist/src/')
-        ? `app: ${url.split('/dist/src/')[1].split('/')[0]}`
-        : url.startsWith('node:')
-          ? 'node internals'
-          : frame.functionName === '(idle)' || frame.functionName === '(program)' || frame.functionName === '(garbage collector)'
-            ? frame.functionName
-            : url || '(native)';
-    if (frame.functionName === '(idle)') return;
-    total += us;
-    byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + us);
-    const fn = `${frame.functionName || '(anonymous)'} ${url.split('/').slice(-2).join('/')}:${frame.lineNumber}`;
-    byFunction.set(fn, (byFunction.get(fn) ?? 0) + us);
-  });
-  const top = (m: Map<string, number>, n: number) =>
-    [...m.entries()].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => ({ name: k, percent: +((v / total) * 100).toFixed(1) }));
-  const summary = { busy_seconds: +(total / 1e6).toFixed(1), by_package: top(byPackage, 20), by_function: top(byFunction, 20) };
-  console.log(JSON.stringify({ server_profile: summary }, null, 2));
-  return summary;
-}
-
 function printSummary(report: Record<string, unknown>): void {
   console.log('\n================ summary ================');
   const load = (report.load ?? []) as Array<Record<string, any>>;
-  for (const r of load) {
-    console.log(
-      `${String(r.scenario).padEnd(40)} ${String(r.ok_per_second).padStart(6)} ok/s (${r.ok_per_server_cpu_second}/server CPU-s)  p50 ${String(r.latency_ms.p50).padStart(4)} ms  p99 ${String(r.latency_ms.p99).padStart(5)} ms  errors ${r.errors}  timeouts ${r.timeouts}  non-2xx ${r.non_2xx}  CPU: server ${r.server_cpu_percent}% postgres ${r.postgres_backends_cpu_percent}% autocannon ${r.load_generator_cpu_percent}%`,
-    );
-  }
+  for (const r of load) console.log(loadLine(r));
+  const rt = report.round_trips as Record<string, { round_trips: number }> | undefined;
+  for (const [name, r] of Object.entries(rt ?? {})) console.log(`${name.padEnd(40)} ${r.round_trips} Postgres round trips per request`);
   const st = report.statements as Record<string, any> | undefined;
   if (st) {
     for (const k of ['EXCEL', 'PDF']) {
@@ -809,10 +637,6 @@ function printSummary(report: Record<string, unknown>): void {
   const ledger = report.ledger as Record<string, any> | undefined;
   if (ledger) console.log(`ledger:verify ok=${ledger.ok}`);
   console.log(`total ${report.total_seconds} s`);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 main().catch((error) => {
