@@ -132,9 +132,15 @@ export class ClientServicesService {
 
   /** The terms of a service of the client's, or 404 exactly as for a service that does not exist. */
   async termsFor(manager: EntityManager, clientId: string, code: string): Promise<ServiceTerms> {
+    const found = await this.findTerms(manager, clientId, code);
+    if (!found) throw new NotFoundException('Client service not found');
+    return found;
+  }
+
+  /** The terms of a service of the client's, or null for an unknown service or one of another client. */
+  async findTerms(manager: EntityManager, clientId: string, code: string): Promise<ServiceTerms | null> {
     const [row]: ClientServiceRow[] = await manager.query(`${SELECT_SERVICE} WHERE s.client_id = $1 AND s.code = $2`, [clientId, code]);
-    if (!row) throw new NotFoundException('Client service not found');
-    return terms(row);
+    return row ? terms(row) : null;
   }
 
   /** Points a service at the wallet it settles into (collections) and pays from (payouts). */

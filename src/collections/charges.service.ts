@@ -1,11 +1,11 @@
-import { ForbiddenException, Inject, Injectable, NotFoundException } from '@nestjs/common';
+import { ForbiddenException, Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
 import { callbackUrlProblem, resolvesToPrivateAddress } from '../callbacks/callback-url';
 import { CallbacksService } from '../callbacks/callbacks.service';
 import { CallbackSettingsService } from '../callbacks/callback-settings.service';
-import { ClientServicesService, ServiceTerms } from '../client-services/client-services.service';
+import { ClientServicesService } from '../client-services/client-services.service';
 import { feeFor } from '../client-services/fees';
 import { GATEWAY_CODES, GatewayError } from '../common/errors/gateway-error';
 import { formatAmount, Money } from '../common/money';
@@ -17,6 +17,7 @@ import { requestFingerprint } from '../common/fingerprint';
 import { ChargeRequestDto } from './charge.dto';
 import { PaymentsRepository } from './payments.repository';
 import { SplitSettlementsService } from './split-settlements.service';
+import { collectingService } from './collecting-service';
 import { chargeResponse, PAYMENT_STATUS, paymentResult, PaymentRow, SELECT_PAYMENT } from './payment';
 
 const MAX_OTP_FAILURES = 4;
@@ -47,12 +48,8 @@ export class ChargesService {
     if (existing) return this.replay(existing, fingerprint);
 
     await this.assertCallbackUrl(dto.callback_url);
-    const service = await this.serviceFor(principal.clientId, dto.service_code);
     const amount = new Money(dto.amount);
-    if (amount.lt(service.minimumAmount) || amount.gt(service.maximumAmount)) {
-      throw GatewayError.validation(`amount must be between ${formatAmount(service.minimumAmount)} and ${formatAmount(service.maximumAmount)}`);
-    }
-    if (!service.settlementAccountId) throw GatewayError.validation(`Service ${dto.service_code} has no settlement wallet configured`);
+    const service = await collectingService(this.services, this.db.manager, { clientId: principal.clientId, serviceCode: dto.service_code, amount });
     if (service.settlementCurrency !== dto.currency_code) {
       throw new GatewayError(400, GATEWAY_CODES.INVALID_CURRENCY, 'Invalid currency code', `Service ${dto.service_code} collects in ${service.settlementCurrency}`);
     }
@@ -195,16 +192,6 @@ export class ChargesService {
     if (!this.config.isSandbox && (await resolvesToPrivateAddress(url))) {
       throw GatewayError.validation('callback_url must not resolve to a private, loopback or link-local address');
     }
-  }
-
-  /** An unknown, foreign or inactive service is the documented 172 "invalid service code". */
-  private async serviceFor(clientId: string, code: string): Promise<ServiceTerms> {
-    const terms = await this.services.termsFor(this.db.manager, clientId, code).catch((error) => {
-      if (error instanceof NotFoundException) return null;
-      throw error;
-    });
-    if (!terms || !terms.isActive) throw GatewayError.validation(`Invalid service code ${code}`);
-    return terms;
   }
 }
 

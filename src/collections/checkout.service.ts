@@ -5,7 +5,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
 import { callbackUrlProblem } from '../callbacks/callback-url';
 import { CallbacksService } from '../callbacks/callbacks.service';
-import { ClientServicesService, ServiceTerms } from '../client-services/client-services.service';
+import { ClientServicesService } from '../client-services/client-services.service';
 import { feeFor } from '../client-services/fees';
 import { GatewayError } from '../common/errors/gateway-error';
 import { requestFingerprint } from '../common/fingerprint';
@@ -19,6 +19,7 @@ import { CHECKOUT_STATUS, checkoutResult, CheckoutSessionRow, merchantRedirect, 
 import { PAYMENT_STATUS, PaymentRow, SELECT_PAYMENT } from './payment';
 import { PaymentsRepository } from './payments.repository';
 import { SplitSettlementsService } from './split-settlements.service';
+import { collectingService } from './collecting-service';
 
 /** The country a payment comes from, by the currency of the service it pays (the page does not ask). */
 const COUNTRY_OF_CURRENCY: Record<string, string> = { KES: 'KEN', UGX: 'UGA', TZS: 'TZA', RWF: 'RWA', NGN: 'NGA', GHS: 'GHA', ZAR: 'ZAF' };
@@ -49,15 +50,12 @@ export class CheckoutService {
       const problem = callbackUrlProblem(dto[field], this.config.isSandbox);
       if (problem) throw GatewayError.validation(`${field} ${problem}`);
     }
-    const service = await this.usableService(principal.clientId, dto.service_code);
     const amount = new Money(dto.amount);
-    if (amount.lt(service.minimumAmount) || amount.gt(service.maximumAmount)) {
-      throw GatewayError.validation(`amount must be between ${formatAmount(service.minimumAmount)} and ${formatAmount(service.maximumAmount)}`);
-    }
+    const service = await collectingService(this.services, this.db.manager, { clientId: principal.clientId, serviceCode: dto.service_code, amount });
     const splits = await this.splits.validate(this.db.manager, {
       clientId: principal.clientId,
       clientServiceId: service.id,
-      currency: service.settlementCurrency!,
+      currency: service.settlementCurrency,
       amount,
       extraData: dto.extra_data,
     });
@@ -232,16 +230,6 @@ export class CheckoutService {
   private replay(existing: CheckoutSessionRow, fingerprint: string) {
     if (existing.request_fingerprint !== fingerprint) throw GatewayError.duplicate('merchant_transaction_id');
     return this.initiateResponse(existing);
-  }
-
-  private async usableService(clientId: string, code: string): Promise<ServiceTerms> {
-    const terms = await this.services.termsFor(this.db.manager, clientId, code).catch((error) => {
-      if (error instanceof NotFoundException) return null;
-      throw error;
-    });
-    if (!terms || !terms.isActive) throw GatewayError.validation(`Invalid service code ${code}`);
-    if (!terms.settlementAccountId) throw GatewayError.validation(`Service ${code} has no settlement wallet configured`);
-    return terms;
   }
 
   private async byMerchantId(manager: EntityManager, clientId: string, merchantTransactionId: string): Promise<CheckoutSessionRow | null> {

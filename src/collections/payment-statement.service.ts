@@ -27,7 +27,7 @@ export class PaymentStatementService {
     const limit = whole('limit', body?.limit, STATEMENT_DEFAULT_LIMIT, STATEMENT_MAX_LIMIT);
     const rows = await this.db.query(
       `SELECT p.id, p.payer_transaction_id, p.external_reference, p.account_number, p.service_amount, p.currency,
-         p.payment_status, p.description, p.payment_method_code, p.merchant_fee, p.transaction_charge, s.code AS service_code, p.created_at
+         p.payment_status, p.description, p.payment_method_code, p.merchant_fee + p.transaction_charge AS service_charge, s.code AS service_code, p.created_at
        FROM payments p JOIN client_services s ON s.id = p.client_service_id
        WHERE p.client_id = $1 AND p.created_at >= $2 AND p.created_at <= $3
        ORDER BY p.created_at, p.id OFFSET $4 LIMIT $5`,
@@ -43,7 +43,8 @@ export class PaymentStatementService {
       payment_status: Number(r.payment_status),
       receiver_narration: r.description,
       payment_method: r.payment_method_code,
-      service_charge: Number(r.merchant_fee) + Number(r.transaction_charge),
+      // Summed in numeric by Postgres; the document types the field as a JSON number.
+      service_charge: Number(r.service_charge),
       service_code: r.service_code,
       created_at: new Date(r.created_at).toISOString(),
     }));

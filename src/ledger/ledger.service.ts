@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { Money } from '../common/money';
-import { LedgerAccount, LedgerAccountKind, SystemAccountKind } from './ledger-account';
+import { LedgerAccount, SystemAccountKind } from './ledger-account';
 import { FloorBreachError, UnbalancedEntryError, UnknownLedgerAccountError } from './ledger.errors';
 
 export interface PostingLine {
@@ -104,13 +104,6 @@ export class LedgerService {
     return existing;
   }
 
-  async accountByNumber(manager: EntityManager, clientId: string, accountNumber: string, kind?: LedgerAccountKind): Promise<LedgerAccount | null> {
-    const [row] = await manager.query(
-      `SELECT ${ACCOUNT_COLUMNS} FROM ledger_accounts WHERE client_id = $1 AND account_number = $2 AND ($3::text IS NULL OR kind = $3)`,
-      [clientId, accountNumber, kind ?? null],
-    );
-    return row ?? null;
-  }
 }
 
 function assertTwoAccounts(lines: PostingLine[]): void {

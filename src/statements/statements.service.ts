@@ -1,7 +1,7 @@
 import { BadRequestException, Injectable, Logger, NotFoundException } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { PassThrough, Readable } from 'node:stream';
-import type { Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import type { WalletPrincipal } from '../auth/principal';
 import { Money } from '../common/money';

@@ -10,7 +10,7 @@ import { ConversionDirection, FxService } from '../fx/fx.service';
 import { EntryBuilder } from '../ledger/entry-builder';
 import { LedgerService } from '../ledger/ledger.service';
 import { IdempotentExecutor } from './idempotent-executor';
-import { MoneyAccounts, MoneyWallet } from './money-accounts';
+import { MoneyAccounts } from './money-accounts';
 import { CreditDebitDto, MoneyCommand, TransferDto } from './transaction.dto';
 import { Leg, pairRecord, transactionRecord } from './transaction-records';
 import { requestFingerprint } from '../common/fingerprint';
