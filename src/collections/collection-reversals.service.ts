@@ -5,11 +5,10 @@ import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
 import { CallbacksService } from '../callbacks/callbacks.service';
 import { CallbackSettingsService } from '../callbacks/callback-settings.service';
 import { GatewayError } from '../common/errors/gateway-error';
-import { formatAmount, Money } from '../common/money';
+import { formatAmount } from '../common/money';
 import { isUniqueViolation } from '../infra/database/pg-errors';
 import { OutboxService } from '../infra/queue/outbox.service';
 import { TOPICS } from '../infra/queue/queues';
-import { EntryBuilder } from '../ledger/entry-builder';
 import { FloorBreachError } from '../ledger/ledger.errors';
 import { LedgerService } from '../ledger/ledger.service';
 import { MOBILE_MONEY_RAIL, type MobileMoneyRail } from '../rails/mobile-money.rail';
@@ -151,8 +150,8 @@ export class CollectionReversalsService {
       const [locked]: ReversalRow[] = await manager.query(`${SELECT_REVERSAL} WHERE r.id = $1 FOR UPDATE OF r`, [reversalId]);
       if (locked.status !== 'processing') return;
       if (refund.status === 'FAILED') {
-        const compensation = await this.postUndoOf(manager, locked.client_id, locked.entry_id!, 'COLLECTION_REVERSAL_COMPENSATION');
-        await this.finish(manager, locked, 'failed', { failure_reason: refund.reason, compensation_entry_id: compensation });
+        const compensation = await this.ledger.reverseEntry(manager, locked.client_id, locked.entry_id!, 'COLLECTION_REVERSAL_COMPENSATION');
+        await this.finish(manager, locked, 'failed', { failure_reason: refund.reason, compensation_entry_id: compensation.entryId });
         return;
       }
       await this.finish(manager, locked, 'successful', { provider_transaction_id: refund.operatorReference });
@@ -167,8 +166,8 @@ export class CollectionReversalsService {
       await this.db.transaction(async (manager) => {
         const [locked]: ReversalRow[] = await manager.query(`${SELECT_REVERSAL} WHERE r.id = $1 FOR UPDATE OF r`, [reversalId]);
         if (locked.status !== 'processing' || locked.entry_id) return;
-        const entryId = await this.postUndoOf(manager, locked.client_id, locked.payment_entry_id, 'COLLECTION_REVERSAL');
-        await manager.query(`UPDATE collection_reversals SET entry_id = $2 WHERE id = $1`, [reversalId, entryId]);
+        const posted = await this.ledger.reverseEntry(manager, locked.client_id, locked.payment_entry_id, 'COLLECTION_REVERSAL');
+        await manager.query(`UPDATE collection_reversals SET entry_id = $2 WHERE id = $1`, [reversalId, posted.entryId]);
       });
       return true;
     } catch (error) {
@@ -181,16 +180,6 @@ export class CollectionReversalsService {
       });
       return false;
     }
-  }
-
-  /** Posts the exact opposite of an entry. */
-  private async postUndoOf(manager: EntityManager, clientId: string, entryId: string, kind: string): Promise<string> {
-    const postings: Array<{ account_id: string; amount: string }> = await manager.query(`SELECT account_id, amount FROM postings WHERE entry_id = $1`, [
-      entryId,
-    ]);
-    const entry = new EntryBuilder();
-    for (const p of postings) entry.debit(p.account_id, new Money(p.amount));
-    return (await this.ledger.postEntry(manager, { clientId, kind, lines: entry.lines() })).entryId;
   }
 
   /** Makes the reversal final and reports it; the callback shows the stored completion time, as the status query does. */

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { Money } from '../common/money';
 import { LedgerAccount, SystemAccountKind } from './ledger-account';
-import { FloorBreachError, UnbalancedEntryError, UnknownLedgerAccountError } from './ledger.errors';
+import { FloorBreachError, UnbalancedEntryError, UnknownLedgerAccountError, UnknownLedgerEntryError } from './ledger.errors';
 
 export interface PostingLine {
   accountId: string;
@@ -69,6 +69,20 @@ export class LedgerService {
     return { entryId: String(rows[0].entry_id), movements };
   }
 
+  /**
+   * Posts the exact negation of one of the client's entries, as a new entry of `kind`: the only way anything
+   * is undone (wallet reversals, collection reversals and their compensations). Floors apply as to any entry.
+   */
+  async reverseEntry(manager: EntityManager, clientId: string, entryId: string, kind: string): Promise<PostedEntry> {
+    const postings: Array<{ account_id: string; amount: string }> = await manager.query(
+      `SELECT p.account_id, p.amount FROM postings p JOIN journal_entries e ON e.id = p.entry_id
+       WHERE p.entry_id = $1 AND e.client_id = $2 ORDER BY p.id`,
+      [entryId, clientId],
+    );
+    if (postings.length === 0) throw new UnknownLedgerEntryError(`no entry ${entryId} of this client`);
+    return this.postEntry(manager, { clientId, kind, lines: postings.map((p) => ({ accountId: p.account_id, amount: new Money(p.amount).neg() })) });
+  }
+
   async openWalletAccount(
     manager: EntityManager,
     account: { clientId: string; currency: string; minimumBalance: Money; canOverdraw: boolean },
@@ -103,7 +117,6 @@ export class LedgerService {
     this.systemAccounts.set(key, existing);
     return existing;
   }
-
 }
 
 function assertTwoAccounts(lines: PostingLine[]): void {

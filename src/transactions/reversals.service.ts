@@ -4,7 +4,6 @@ import { EntityManager } from 'typeorm';
 import { WalletPrincipal } from '../auth/principal';
 import { Money } from '../common/money';
 import { isUniqueViolation } from '../infra/database/pg-errors';
-import { EntryBuilder } from '../ledger/entry-builder';
 import { AccountMovement, LedgerService } from '../ledger/ledger.service';
 import { IdempotentExecutor, type RecordOperation } from './idempotent-executor';
 import { ReversalDto } from './transaction.dto';
@@ -59,17 +58,10 @@ export class ReversalsService {
     if (already) throw alreadyReversed();
 
     const [operation] = await manager.query(`SELECT entry_id FROM wallet_operations WHERE id = $1`, [target.operation_id]);
-    const postings: Array<{ account_id: string; amount: string }> = await manager.query(
-      `SELECT account_id, amount FROM postings WHERE entry_id = $1`,
-      [operation.entry_id],
-    );
-    const entry = new EntryBuilder();
-    for (const p of postings) entry.debit(p.account_id, new Money(p.amount));
-
-    const posted = await this.ledger.postEntry(manager, { clientId: principal.clientId, kind: 'WALLET_REVERSAL', lines: entry.lines() });
+    const posted = await this.ledger.reverseEntry(manager, principal.clientId, operation.entry_id, 'WALLET_REVERSAL');
     const [closed] = await manager.query(
       `SELECT a.account_number FROM wallets w JOIN ledger_accounts a ON a.id = w.id WHERE w.id = ANY($1) AND w.status = 'CLOSED' LIMIT 1`,
-      [postings.map((p) => p.account_id)],
+      [[...posted.movements.keys()]],
     );
     if (closed) throw new BadRequestException(`Wallet ${closed.account_number} is CLOSED and cannot be reversed on`);
     const originals = await this.records.ofOperation(manager, target.operation_id);

@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { Money } from '../../src/common/money';
 import { LedgerAccount } from '../../src/ledger/ledger-account';
 import { verifyLedger } from '../../src/ledger/ledger-invariants';
-import { FloorBreachError, UnbalancedEntryError, UnknownLedgerAccountError } from '../../src/ledger/ledger.errors';
+import { FloorBreachError, UnbalancedEntryError, UnknownLedgerAccountError, UnknownLedgerEntryError } from '../../src/ledger/ledger.errors';
 import { EntryToPost, LedgerService } from '../../src/ledger/ledger.service';
 import { balanceOf, openLedgerWallet, postEntryWithOperation, recordFundingOperation, settlementAccount } from '../support/ledger-fixtures';
 import { createTenant, createTestApp, dataSource, TestTenant } from '../support/test-app';
@@ -316,6 +316,68 @@ describe('LedgerService (double-entry core, provider contract §3)', () => {
         'd_one_entry_per_business_record',
       ]);
       for (const invariant of invariants) expect({ name: invariant.name, violations: invariant.violations }).toEqual({ name: invariant.name, violations: [] });
+    });
+  });
+
+  describe('reverseEntry', () => {
+    /** Reverses inside a transaction that also writes the reversal's business record, as every caller does. */
+    const reverse = (clientId: string, entryId: string) =>
+      db.transaction(async (manager) => {
+        const posted = await ledger.reverseEntry(manager, clientId, entryId, 'TEST_REVERSAL');
+        await recordFundingOperation(manager, clientId, posted.entryId);
+        return posted;
+      });
+
+    it('posts the exact negation of every posting of the entry, restoring each balance', async () => {
+      const a = await openLedgerWallet(app, tenant.clientId, { initialBalance: '50' });
+      const b = await openLedgerWallet(app, tenant.clientId);
+      const c = await openLedgerWallet(app, tenant.clientId);
+      const original = await postEntryWithOperation(app, {
+        clientId: tenant.clientId,
+        kind: 'TEST_SPLIT',
+        lines: [
+          { accountId: a.id, amount: m('-30.1234') },
+          { accountId: b.id, amount: m('20') },
+          { accountId: c.id, amount: m('10.1234') },
+        ],
+      });
+
+      const reversed = await reverse(tenant.clientId, original.entryId);
+
+      expect(reversed.entryId).not.toBe(original.entryId);
+      const postingsOf = (entryId: string) =>
+        db.query(`SELECT account_id, amount FROM postings WHERE entry_id = $1 ORDER BY account_id`, [entryId]);
+      const negated = (await postingsOf(original.entryId)).map((p: { account_id: string; amount: string }) => ({
+        account_id: p.account_id,
+        amount: m(p.amount).neg().toFixed(4),
+      }));
+      expect(await postingsOf(reversed.entryId)).toEqual(negated);
+      expect([await balanceOf(app, a.id), await balanceOf(app, b.id), await balanceOf(app, c.id)]).toEqual(['50.0000', '0.0000', '0.0000']);
+      const [entry] = await db.query(`SELECT kind, client_id FROM journal_entries WHERE id = $1`, [reversed.entryId]);
+      expect(entry).toEqual({ kind: 'TEST_REVERSAL', client_id: tenant.clientId });
+    });
+
+    it('respects floors: undoing money already spent → FloorBreachError, nothing written', async () => {
+      const a = await openLedgerWallet(app, tenant.clientId, { initialBalance: '10' });
+      const b = await openLedgerWallet(app, tenant.clientId);
+      const c = await openLedgerWallet(app, tenant.clientId);
+      const original = await postEntryWithOperation(app, transfer(tenant.clientId, a, b, '10'));
+      await postEntryWithOperation(app, transfer(tenant.clientId, b, c, '4'));
+      const before = await snapshot(tenant.clientId);
+
+      await expect(reverse(tenant.clientId, original.entryId)).rejects.toBeInstanceOf(FloorBreachError);
+      expect(await snapshot(tenant.clientId)).toEqual(before);
+    });
+
+    it("another client's entry, or no entry at all → UnknownLedgerEntryError, nothing written", async () => {
+      const a = await openLedgerWallet(app, other.clientId, { initialBalance: '5' });
+      const b = await openLedgerWallet(app, other.clientId);
+      const foreign = await postEntryWithOperation(app, transfer(other.clientId, a, b, '5'));
+      const before = [await snapshot(tenant.clientId), await snapshot(other.clientId)];
+
+      await expect(reverse(tenant.clientId, foreign.entryId)).rejects.toBeInstanceOf(UnknownLedgerEntryError);
+      await expect(reverse(tenant.clientId, '999999999999')).rejects.toBeInstanceOf(UnknownLedgerEntryError);
+      expect([await snapshot(tenant.clientId), await snapshot(other.clientId)]).toEqual(before);
     });
   });
 
