@@ -6,7 +6,7 @@ import { CallbacksModule } from './callbacks/callbacks.module';
 import { ClientServicesModule } from './client-services/client-services.module';
 import { ClientsModule } from './clients/clients.module';
 import { CollectionsModule } from './collections/collections.module';
-import { PaymentsProcessor } from './collections/payments.processor';
+import { PaymentsProcessor } from './worker/payments-queue.processor';
 import { FxModule } from './fx/fx.module';
 import { ConfigModule } from './infra/config/config.module';
 import { DatabaseModule } from './infra/database/database.module';

@@ -4,7 +4,7 @@ import { Queue } from 'bullmq';
 import Decimal from 'decimal.js';
 import request from 'supertest';
 import { CallbackDeliveryProcessor } from '../../src/callbacks/callback-delivery.processor';
-import { PaymentsProcessor } from '../../src/collections/payments.processor';
+import { PaymentsProcessor } from '../../src/worker/payments-queue.processor';
 import {
   chargeBody,
   createGatewayMerchant,

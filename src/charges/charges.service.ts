@@ -15,10 +15,10 @@ import { TOPICS } from '../infra/queue/queues';
 import { MOBILE_MONEY_RAIL, type MobileMoneyRail } from '../rails/mobile-money.rail';
 import { requestFingerprint } from '../common/fingerprint';
 import { ChargeRequestDto } from './charge.dto';
-import { PaymentsRepository } from './payments.repository';
-import { SplitSettlementsService } from './split-settlements.service';
-import { collectingService } from './collecting-service';
-import { chargeResponse, PAYMENT_STATUS, paymentResult, PaymentRow, SELECT_PAYMENT } from './payment';
+import { PaymentsRepository } from '../payments/payments.repository';
+import { SplitSettlementsService } from '../settlements/split-settlements.service';
+import { collectingService } from '../payments/collecting-service';
+import { chargeResponse, PAYMENT_STATUS, paymentResult, PaymentRow, SELECT_PAYMENT } from '../payments/payment';
 
 const MAX_OTP_FAILURES = 4;
 

@@ -1,4 +1,4 @@
-import { CheckoutSessionRow } from './checkout-session';
+import { CheckoutSessionRow } from '../payments/checkout-session';
 
 /** Escapes text for HTML element content and attribute values. */
 function esc(value: unknown): string {

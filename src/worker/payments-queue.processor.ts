@@ -5,9 +5,9 @@ import { DataSource } from 'typeorm';
 import { EngineMetrics } from '../infra/metrics/engine-metrics';
 import { OutboxJobProcessor } from '../infra/queue/outbox-job.processor';
 import { QUEUES } from '../infra/queue/queues';
-import { CheckoutService } from './checkout.service';
-import { CollectionReversalsService } from './collection-reversals.service';
-import { PaymentSettlementService } from './payment-settlement.service';
+import { CheckoutService } from '../checkout/checkout.service';
+import { CollectionReversalsService } from '../reversals/collection-reversals.service';
+import { PaymentSettlementService } from '../payments/payment-settlement.service';
 
 type PaymentsJob = { paymentId?: string; sessionId?: string; reversalId?: string; outboxId?: string };
 

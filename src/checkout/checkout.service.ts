@@ -15,11 +15,11 @@ import { OutboxService } from '../infra/queue/outbox.service';
 import { TOPICS } from '../infra/queue/queues';
 import { MOBILE_MONEY_RAIL, type MobileMoneyRail } from '../rails/mobile-money.rail';
 import { CheckoutInitiateDto } from './checkout.dto';
-import { CHECKOUT_STATUS, checkoutResult, CheckoutSessionRow, merchantRedirect, SELECT_CHECKOUT, wholeAmount } from './checkout-session';
-import { PAYMENT_STATUS, PaymentRow, SELECT_PAYMENT } from './payment';
-import { PaymentsRepository } from './payments.repository';
-import { SplitSettlementsService } from './split-settlements.service';
-import { collectingService } from './collecting-service';
+import { CHECKOUT_STATUS, checkoutResult, CheckoutSessionRow, merchantRedirect, SELECT_CHECKOUT, wholeAmount } from '../payments/checkout-session';
+import { PAYMENT_STATUS, PaymentRow, SELECT_PAYMENT } from '../payments/payment';
+import { PaymentsRepository } from '../payments/payments.repository';
+import { SplitSettlementsService } from '../settlements/split-settlements.service';
+import { collectingService } from '../payments/collecting-service';
 
 /** The country a payment comes from, by the currency of the service it pays (the page does not ask). */
 const COUNTRY_OF_CURRENCY: Record<string, string> = { KES: 'KEN', UGX: 'UGA', TZS: 'TZA', RWF: 'RWA', NGN: 'NGA', GHS: 'GHA', ZAR: 'ZAF' };

@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
 import { GatewayError } from '../common/errors/gateway-error';
 import { FloorBreachError } from '../ledger/ledger.errors';
-import { PAYMENT_STATUS } from './payment';
+import { PAYMENT_STATUS } from '../payments/payment';
 import { SplitSettlementsService, SplitShare } from './split-settlements.service';
 
 export interface AcknowledgementRequest {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { EntityManager } from 'typeorm';
-import { SplitShare } from './split-settlements.service';
+import { SplitShare } from '../settlements/split-settlements.service';
 
 /** A payment about to be recorded: a direct charge, or a payment of a hosted-checkout session. */
 export interface NewPayment {

@@ -3,7 +3,7 @@ import { ApiExcludeEndpoint, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import { checkoutPage, explanationPage } from './checkout-page';
-import { CHECKOUT_STATUS } from './checkout-session';
+import { CHECKOUT_STATUS } from '../payments/checkout-session';
 import { CheckoutService } from './checkout.service';
 
 /**

@@ -12,8 +12,8 @@ import { TOPICS } from '../infra/queue/queues';
 import { FloorBreachError } from '../ledger/ledger.errors';
 import { LedgerService } from '../ledger/ledger.service';
 import { MOBILE_MONEY_RAIL, type MobileMoneyRail } from '../rails/mobile-money.rail';
-import { CheckoutService } from './checkout.service';
-import { PAYMENT_STATUS } from './payment';
+import { CheckoutService } from '../checkout/checkout.service';
+import { PAYMENT_STATUS } from '../payments/payment';
 
 /** The four validation messages of the collection document §7, used as written. */
 export const REVERSAL_REJECTIONS = {

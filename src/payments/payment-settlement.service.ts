@@ -5,8 +5,8 @@ import { Money } from '../common/money';
 import { EntryBuilder } from '../ledger/entry-builder';
 import { LedgerService } from '../ledger/ledger.service';
 import { MOBILE_MONEY_RAIL, type MobileMoneyRail } from '../rails/mobile-money.rail';
-import { ChargesService } from './charges.service';
-import { CheckoutService } from './checkout.service';
+import { ChargesService } from '../charges/charges.service';
+import { CheckoutService } from '../checkout/checkout.service';
 import { PAYMENT_STATUS, PaymentRow, SELECT_PAYMENT } from './payment';
 
 /**
