@@ -4,9 +4,9 @@ import { GatewayAuthModule } from './auth/gateway/gateway-auth.module';
 import { CallbackDeliveryProcessor } from './callbacks/callback-delivery.processor';
 import { CallbacksModule } from './callbacks/callbacks.module';
 import { ClientServicesModule } from './client-services/client-services.module';
+import { ChargesModule } from './charges/charges.module';
+import { CheckoutModule } from './checkout/checkout.module';
 import { ClientsModule } from './clients/clients.module';
-import { CollectionsModule } from './collections/collections.module';
-import { PaymentsProcessor } from './worker/payments-queue.processor';
 import { FxModule } from './fx/fx.module';
 import { ConfigModule } from './infra/config/config.module';
 import { DatabaseModule } from './infra/database/database.module';
@@ -17,11 +17,16 @@ import { MetricsModule } from './infra/metrics/metrics.module';
 import { OutboxRelay } from './infra/queue/outbox-relay.service';
 import { QueueModule } from './infra/queue/queue.module';
 import { LedgerModule } from './ledger/ledger.module';
+import { PaymentStatementModule } from './payment-statement/payment-statement.module';
+import { PaymentsModule } from './payments/payments.module';
 import { ProfilesModule } from './profiles/profiles.module';
 import { RailsModule } from './rails/rails.module';
+import { ReversalsModule } from './reversals/reversals.module';
+import { SettlementsModule } from './settlements/settlements.module';
 import { StatementsModule } from './statements/statements.module';
 import { TransactionsModule } from './transactions/transactions.module';
 import { WalletsModule } from './wallets/wallets.module';
+import { PaymentsProcessor } from './worker/payments-queue.processor';
 
 /** What every process role shares: configuration, logs, Postgres, Redis, metrics and the domain core. */
 @Module({
@@ -54,15 +59,19 @@ export type ProcessRole = 'api' | 'worker' | 'sandbox';
     ClientServicesModule,
     TransactionsModule,
     StatementsModule,
-    CollectionsModule,
+    ChargesModule,
+    CheckoutModule,
+    SettlementsModule,
+    ReversalsModule,
+    PaymentStatementModule,
   ],
   controllers: [MetricsController],
 })
 export class ApiModule {}
 
-/** Queue processors, schedulers and the outbox relay. */
+/** Queue processors, schedulers and the outbox relay: the payments core and the reversal step, no request side. */
 @Module({
-  imports: [CoreModule, CollectionsModule],
+  imports: [CoreModule, PaymentsModule, ReversalsModule],
   providers: [OutboxRelay, PaymentsProcessor, CallbackDeliveryProcessor],
 })
 export class WorkerModule {}

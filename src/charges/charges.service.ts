@@ -1,24 +1,21 @@
 import { ForbiddenException, Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
 import { callbackUrlProblem, resolvesToPrivateAddress } from '../callbacks/callback-url';
-import { CallbacksService } from '../callbacks/callbacks.service';
-import { CallbackSettingsService } from '../callbacks/callback-settings.service';
 import { ClientServicesService } from '../client-services/client-services.service';
 import { feeFor } from '../client-services/fees';
 import { GATEWAY_CODES, GatewayError } from '../common/errors/gateway-error';
 import { formatAmount, Money } from '../common/money';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
-import { OutboxService } from '../infra/queue/outbox.service';
-import { TOPICS } from '../infra/queue/queues';
 import { MOBILE_MONEY_RAIL, type MobileMoneyRail } from '../rails/mobile-money.rail';
 import { requestFingerprint } from '../common/fingerprint';
 import { ChargeRequestDto } from './charge.dto';
 import { PaymentsRepository } from '../payments/payments.repository';
 import { SplitSettlementsService } from '../settlements/split-settlements.service';
 import { collectingService } from '../payments/collecting-service';
-import { chargeResponse, PAYMENT_STATUS, paymentResult, PaymentRow, SELECT_PAYMENT } from '../payments/payment';
+import { PAYMENT_STATUS, paymentResult, PaymentRow } from '../payments/payment';
+import { PaymentsService } from '../payments/payments.service';
 
 const MAX_OTP_FAILURES = 4;
 
@@ -29,12 +26,10 @@ export class ChargesService {
     @InjectDataSource() private readonly db: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(MOBILE_MONEY_RAIL) private readonly rail: MobileMoneyRail,
-    private readonly outbox: OutboxService,
-    private readonly callbacks: CallbacksService,
-    private readonly callbackSettings: CallbackSettingsService,
     private readonly services: ClientServicesService,
     private readonly splits: SplitSettlementsService,
     private readonly payments: PaymentsRepository,
+    private readonly outcomes: PaymentsService,
   ) {}
 
   /**
@@ -44,7 +39,7 @@ export class ChargesService {
   async accept(principal: GatewayPrincipal, dto: ChargeRequestDto) {
     if (dto.client_code !== principal.clientCode) throw new ForbiddenException('client_code does not belong to the authenticated client');
     const fingerprint = requestFingerprint('CHARGE', { ...dto, amount: new Money(dto.amount).toFixed(), transaction_charge: new Money(dto.transaction_charge).toFixed() });
-    const existing = await this.byReference(this.db.manager, principal.clientId, dto.external_reference);
+    const existing = await this.payments.byChargeReference(this.db.manager, principal.clientId, dto.external_reference);
     if (existing) return this.replay(existing, fingerprint);
 
     await this.assertCallbackUrl(dto.callback_url);
@@ -96,15 +91,15 @@ export class ChargesService {
       });
       if (!id) return null; // a concurrent duplicate committed first
       if (challenge === 'AUTHORIZE_TRANSACTION') {
-        await manager.query(`UPDATE payments SET payment_url = $2 WHERE id = $1`, [id, `${this.config.publicBaseUrl}/checkout/authorize/${id}`]);
+        await this.payments.setPaymentUrl(manager, id, `${this.config.publicBaseUrl}/checkout/authorize/${id}`);
       }
       // An OTP charge is submitted once the payer proves the OTP; the others settle after the operator's delay.
-      if (challenge !== 'VERIFY_OTP') await this.scheduleSettlement(manager, id, this.rail.settleDelayMs());
+      if (challenge !== 'VERIFY_OTP') await this.outcomes.scheduleSettlement(manager, id, this.rail.settleDelayMs());
       return id;
     });
     const payment = inserted
-      ? await this.byId(this.db.manager, principal.clientId, inserted)
-      : await this.byReference(this.db.manager, principal.clientId, dto.external_reference);
+      ? await this.payments.byId(this.db.manager, principal.clientId, inserted)
+      : await this.payments.byChargeReference(this.db.manager, principal.clientId, dto.external_reference);
     return inserted ? chargeResponse(payment!) : this.replay(payment!, fingerprint);
   }
 
@@ -114,7 +109,7 @@ export class ChargesService {
       throw new GatewayError(400, GATEWAY_CODES.VALIDATION, 'Both reference and otp are required', 'Both reference and otp are required');
     }
     return this.db.transaction(async (manager) => {
-      const payment = await this.byReference(manager, principal.clientId, reference, true);
+      const payment = await this.payments.byChargeReference(manager, principal.clientId, reference, true);
       if (!payment) throw GatewayError.notFound();
       if (payment.next_step !== 'VERIFY_OTP') throw GatewayError.validation('This charge does not take an OTP');
       if (payment.otp_verified_at) return otpAnswer(reference, 'SUCCESSFUL', 'OTP already verified; the payment is being processed');
@@ -122,68 +117,30 @@ export class ChargesService {
 
       const charge = { paymentId: payment.id, payerMsisdn: payment.payer_msisdn, amount: payment.total_amount, currency: payment.currency };
       if (await this.rail.verifyOtp(charge, otp)) {
-        await manager.query(`UPDATE payments SET otp_verified_at = now(), updated_at = now() WHERE id = $1`, [payment.id]);
-        await this.scheduleSettlement(manager, payment.id, 0);
+        await this.outcomes.otpVerified(manager, payment);
         return otpAnswer(reference, 'SUCCESSFUL', 'OTP verified; the result will be sent to the callback URL');
       }
       const failures = payment.otp_failures + 1;
+      await this.outcomes.otpRejected(manager, payment, failures);
       if (failures >= MAX_OTP_FAILURES) {
         // A failure is final: it is dated (settled_at) like an operator's failure, and the callback carries that date.
-        const [[failed]] = await manager.query(
-          `UPDATE payments SET otp_failures = $2, payment_status = $3, settled_at = now(), updated_at = now() WHERE id = $1 RETURNING settled_at`,
-          [payment.id, failures, PAYMENT_STATUS.FAILED],
-        );
-        await this.announce(manager, { ...payment, otp_failures: failures, payment_status: PAYMENT_STATUS.FAILED, settled_at: failed.settled_at });
+        await this.outcomes.fail(manager, payment);
         return otpAnswer(reference, 'FAILED', 'Too many invalid OTP attempts; the payment has failed');
       }
-      await manager.query(`UPDATE payments SET otp_failures = $2, updated_at = now() WHERE id = $1`, [payment.id, failures]);
       const remaining = MAX_OTP_FAILURES - failures;
       return { ...otpAnswer(reference, 'OTP_INVALID', `Invalid OTP. ${remaining} attempts remaining`), attempts_remaining: remaining };
     });
   }
 
   async status(principal: GatewayPrincipal, chargeRequestId: string) {
-    const payment = /^\d{1,18}$/.test(chargeRequestId) ? await this.byId(this.db.manager, principal.clientId, chargeRequestId) : null;
+    const payment = /^\d{1,18}$/.test(chargeRequestId) ? await this.payments.byId(this.db.manager, principal.clientId, chargeRequestId) : null;
     if (!payment) throw GatewayError.notFound();
     return paymentResult(payment);
-  }
-
-  /** Schedules the result callbacks of a payment that reached a final state, in the caller's transaction. */
-  async announce(manager: EntityManager, payment: PaymentRow): Promise<void> {
-    const urls = [payment.callback_url];
-    if (payment.notify_client || payment.notify_originator) {
-      const settings = await this.callbackSettings.of(payment.client_id);
-      if (settings.url) urls.push(settings.url);
-    }
-    await this.callbacks.schedule(manager, {
-      clientId: payment.client_id,
-      event: paymentResult(payment).event,
-      reference: payment.external_reference,
-      urls,
-      payload: paymentResult(payment),
-    });
-  }
-
-  async byId(manager: EntityManager, clientId: string, id: string, lock = false): Promise<PaymentRow | null> {
-    const [row] = await manager.query(`${SELECT_PAYMENT} WHERE p.client_id = $1 AND p.id = $2 ${lock ? 'FOR UPDATE OF p' : ''}`, [clientId, id]);
-    return row ?? null;
-  }
-
-  private async byReference(manager: EntityManager, clientId: string, reference: string, lock = false): Promise<PaymentRow | null> {
-    const [row] = await manager.query(
-      `${SELECT_PAYMENT} WHERE p.client_id = $1 AND p.external_reference = $2 AND p.checkout_session_id IS NULL ${lock ? 'FOR UPDATE OF p' : ''}`,
-      [clientId, reference],
-    );
-    return row ?? null;
   }
 
   private replay(existing: PaymentRow, fingerprint: string) {
     if (existing.request_fingerprint !== fingerprint) throw GatewayError.duplicate('external_reference');
     return chargeResponse(existing);
-  }
-
-  async scheduleSettlement(manager: EntityManager, paymentId: string, delayMs: number): Promise<void> {
-    await this.outbox.enqueue(manager, TOPICS.settlePayment, { paymentId }, new Date(Date.now() + delayMs));
   }
 
   private async assertCallbackUrl(url: string): Promise<void> {
@@ -197,4 +154,19 @@ export class ChargesService {
 
 function otpAnswer(reference: string, status: 'SUCCESSFUL' | 'OTP_INVALID' | 'FAILED', description: string) {
   return { reference, status, description };
+}
+
+/** The charge acceptance response (collection document §2). */
+function chargeResponse(payment: PaymentRow) {
+  return {
+    status_code: 176,
+    status_description: 'Charge posted successfully',
+    total_amount: formatAmount(payment.total_amount),
+    service_amount: formatAmount(payment.service_amount),
+    transaction_charge: formatAmount(payment.transaction_charge),
+    charge_request_id: Number(payment.id),
+    external_reference: payment.external_reference,
+    payment_url: payment.payment_url,
+    next_step: payment.next_step,
+  };
 }

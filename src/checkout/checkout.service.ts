@@ -4,7 +4,6 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
 import { callbackUrlProblem } from '../callbacks/callback-url';
-import { CallbacksService } from '../callbacks/callbacks.service';
 import { ClientServicesService } from '../client-services/client-services.service';
 import { feeFor } from '../client-services/fees';
 import { GatewayError } from '../common/errors/gateway-error';
@@ -15,8 +14,10 @@ import { OutboxService } from '../infra/queue/outbox.service';
 import { TOPICS } from '../infra/queue/queues';
 import { MOBILE_MONEY_RAIL, type MobileMoneyRail } from '../rails/mobile-money.rail';
 import { CheckoutInitiateDto } from './checkout.dto';
-import { CHECKOUT_STATUS, checkoutResult, CheckoutSessionRow, merchantRedirect, SELECT_CHECKOUT, wholeAmount } from '../payments/checkout-session';
-import { PAYMENT_STATUS, PaymentRow, SELECT_PAYMENT } from '../payments/payment';
+import { CHECKOUT_STATUS, checkoutResult, CheckoutSessionRow, isOpen, paidAmount, SELECT_CHECKOUT, wholeAmount } from '../payments/checkout-session';
+import { CheckoutSessionsService } from '../payments/checkout-sessions.service';
+import { PAYMENT_STATUS } from '../payments/payment';
+import { PaymentsService } from '../payments/payments.service';
 import { PaymentsRepository } from '../payments/payments.repository';
 import { SplitSettlementsService } from '../settlements/split-settlements.service';
 import { collectingService } from '../payments/collecting-service';
@@ -37,8 +38,9 @@ export class CheckoutService {
     private readonly services: ClientServicesService,
     private readonly splits: SplitSettlementsService,
     private readonly payments: PaymentsRepository,
+    private readonly outcomes: PaymentsService,
+    private readonly sessions: CheckoutSessionsService,
     private readonly outbox: OutboxService,
-    private readonly callbacks: CallbacksService,
   ) {}
 
   async initiate(principal: GatewayPrincipal, dto: CheckoutInitiateDto) {
@@ -85,14 +87,14 @@ export class CheckoutService {
   async status(principal: GatewayPrincipal, merchantTransactionId: string) {
     const session = await this.byMerchantId(this.db.manager, principal.clientId, merchantTransactionId);
     if (!session) throw GatewayError.notFound();
-    return checkoutResult(session, await this.paymentsOf(this.db.manager, session.id));
+    return checkoutResult(session, await this.payments.ofSession(this.db.manager, session.id));
   }
 
   /** The hosted page's view of a session; unknown references are a plain 404 for the page to explain. */
   async pageView(reference: string) {
     const session = await this.byReference(this.db.manager, reference);
     if (!session) throw new NotFoundException('This checkout does not exist');
-    const payments = await this.paymentsOf(this.db.manager, session.id);
+    const payments = await this.payments.ofSession(this.db.manager, session.id);
     const paid = paidAmount(payments);
     const last = payments[payments.length - 1];
     return {
@@ -127,7 +129,7 @@ export class CheckoutService {
       if (session.status === CHECKOUT_STATUS.PROCESSING) throw new ConflictException('A payment is already being processed');
       if (!isOpen(session)) throw new ConflictException('This checkout can no longer be paid');
 
-      const paid = paidAmount(await this.paymentsOf(manager, session.id));
+      const paid = paidAmount(await this.payments.ofSession(manager, session.id));
       const outstanding = new Money(session.amount).minus(paid);
       const amount = body.amount === undefined || body.amount === null ? outstanding : new Money(Number.isInteger(body.amount) ? (body.amount as number) : NaN);
       if (amount.isNaN() || amount.lte(0) || amount.gt(outstanding)) {
@@ -166,53 +168,10 @@ export class CheckoutService {
         // amount at once, or the rest after part payments): confirming that payment distributes them.
         splitSettlements: amount.eq(outstanding) ? (session.split_settlements as never) : null,
       });
-      await manager.query(`UPDATE checkout_sessions SET status = $2, updated_at = now() WHERE id = $1`, [session.id, CHECKOUT_STATUS.PROCESSING]);
+      await this.sessions.startPayment(manager, session.id);
       // The payer confirms on the phone; the hosted page has no OTP step, so every number settles after the delay.
-      await this.outbox.enqueue(manager, TOPICS.settlePayment, { paymentId: paymentId! }, new Date(Date.now() + this.rail.settleDelayMs()));
+      await this.outcomes.scheduleSettlement(manager, paymentId!, this.rail.settleDelayMs());
       return { status: CHECKOUT_STATUS.PROCESSING, payment_status: PAYMENT_STATUS.PENDING };
-    });
-  }
-
-  /** A payment of the session reached a final state: the session follows, and the merchant is told. */
-  async onPaymentResult(manager: EntityManager, sessionId: string): Promise<void> {
-    const [session]: CheckoutSessionRow[] = await manager.query(`${SELECT_CHECKOUT} WHERE cs.id = $1 FOR UPDATE OF cs`, [sessionId]);
-    const payments = await this.paymentsOf(manager, sessionId);
-    const paid = paidAmount(payments);
-    const jammed = payments.some((p) => p.payment_status === PAYMENT_STATUS.JAMMED);
-    const status = paid.gte(session.amount) ? CHECKOUT_STATUS.PAID
-      : jammed ? CHECKOUT_STATUS.JAMMED
-      : paid.gt(0) ? CHECKOUT_STATUS.PART_PAID
-      : new Date(session.expires_at) <= new Date() ? CHECKOUT_STATUS.EXPIRED
-      : CHECKOUT_STATUS.UNPAID;
-    await this.moveTo(manager, { ...session, status }, payments, !jammed);
-  }
-
-  /** The scheduled end of a session: unpaid and idle sessions expire (820). */
-  async expire(sessionId: string): Promise<void> {
-    await this.db.transaction(async (manager) => {
-      const [session]: CheckoutSessionRow[] = await manager.query(`${SELECT_CHECKOUT} WHERE cs.id = $1 FOR UPDATE OF cs`, [sessionId]);
-      if (!session || session.status !== CHECKOUT_STATUS.UNPAID || new Date(session.expires_at) > new Date()) return;
-      await this.moveTo(manager, { ...session, status: CHECKOUT_STATUS.EXPIRED }, await this.paymentsOf(manager, sessionId), true);
-    });
-  }
-
-  /** A reversed payment turns its session to 840 once none of its payments stands; until then it is part paid. */
-  async onPaymentReversed(manager: EntityManager, sessionId: string): Promise<void> {
-    const [session]: CheckoutSessionRow[] = await manager.query(`${SELECT_CHECKOUT} WHERE cs.id = $1 FOR UPDATE OF cs`, [sessionId]);
-    const payments = await this.paymentsOf(manager, sessionId);
-    const status = paidAmount(payments).gt(0) ? CHECKOUT_STATUS.PART_PAID : CHECKOUT_STATUS.REVERSED;
-    await this.moveTo(manager, { ...session, status }, payments, true);
-  }
-
-  private async moveTo(manager: EntityManager, session: CheckoutSessionRow, payments: PaymentRow[], notify: boolean): Promise<void> {
-    await manager.query(`UPDATE checkout_sessions SET status = $2, updated_at = now() WHERE id = $1`, [session.id, session.status]);
-    if (!notify) return;
-    await this.callbacks.schedule(manager, {
-      clientId: session.client_id,
-      event: `checkout_${session.status}`,
-      reference: session.merchant_transaction_id,
-      urls: [session.callback_url],
-      payload: checkoutResult(session, payments),
     });
   }
 
@@ -242,22 +201,19 @@ export class CheckoutService {
     const [row] = await manager.query(`${SELECT_CHECKOUT} WHERE cs.checkout_reference = $1`, [reference]);
     return row ?? null;
   }
-
-  private paymentsOf(manager: EntityManager, sessionId: string): Promise<PaymentRow[]> {
-    return manager.query(`${SELECT_PAYMENT} WHERE p.checkout_session_id = $1 ORDER BY p.id`, [sessionId]);
-  }
-}
-
-function paidAmount(payments: PaymentRow[]): Money {
-  return payments.filter((p) => p.payment_status === PAYMENT_STATUS.SUCCESSFUL).reduce((sum, p) => sum.plus(p.service_amount), new Money(0));
-}
-
-function isOpen(session: CheckoutSessionRow): boolean {
-  return session.status === CHECKOUT_STATUS.UNPAID || session.status === CHECKOUT_STATUS.PART_PAID;
 }
 
 /** Unguessable: the reference is the only key to the payer's page. */
 function newCheckoutReference(): string {
   const alphabet = '0123456789ABCDEFGHJKLMNPQRSTUVWXYZ';
   return `CHK${[...randomBytes(16)].map((b) => alphabet[b % alphabet.length]).join('')}`;
+}
+
+/** Where a paid payer goes: the merchant's redirect_url with our references in the query. */
+function merchantRedirect(session: CheckoutSessionRow): string {
+  const url = new URL(session.redirect_url);
+  url.searchParams.set('merchant_transaction_id', session.merchant_transaction_id);
+  url.searchParams.set('checkout_reference', session.checkout_reference);
+  url.searchParams.set('status', String(session.status));
+  return url.toString();
 }

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
 import { VerbatimHttpError } from '../common/errors/gateway-error';
+import { PaymentsRepository } from '../payments/payments.repository';
 
 export const STATEMENT_DEFAULT_LIMIT = 100;
 export const STATEMENT_MAX_LIMIT = 1000;
@@ -17,7 +18,10 @@ export interface PaymentStatementRequest {
 /** POST /v1/statement: the caller's payments created in a period, oldest first, offset-paginated. */
 @Injectable()
 export class PaymentStatementService {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly payments: PaymentsRepository,
+  ) {}
 
   async statement(principal: GatewayPrincipal, body: PaymentStatementRequest) {
     const start = isoDate('start_date', body?.start_date);
@@ -25,15 +29,8 @@ export class PaymentStatementService {
     if (end < start) throw invalid('end_date must not be before start_date', 'INVALID_DATE_RANGE');
     const offset = whole('offset', body?.offset, 0, Number.MAX_SAFE_INTEGER);
     const limit = whole('limit', body?.limit, STATEMENT_DEFAULT_LIMIT, STATEMENT_MAX_LIMIT);
-    const rows = await this.db.query(
-      `SELECT p.id, p.payer_transaction_id, p.external_reference, p.account_number, p.service_amount, p.currency,
-         p.payment_status, p.description, p.payment_method_code, p.merchant_fee + p.transaction_charge AS service_charge, s.code AS service_code, p.created_at
-       FROM payments p JOIN client_services s ON s.id = p.client_service_id
-       WHERE p.client_id = $1 AND p.created_at >= $2 AND p.created_at <= $3
-       ORDER BY p.created_at, p.id OFFSET $4 LIMIT $5`,
-      [principal.clientId, start, end, offset, limit],
-    );
-    return rows.map((r: Record<string, string>) => ({
+    const rows = await this.payments.statement(this.db.manager, principal.clientId, { start, end, offset, limit });
+    return rows.map((r) => ({
       payment_id: Number(r.id),
       payer_transaction_reference: r.payer_transaction_id ?? '',
       external_reference: r.external_reference,

@@ -1,3 +1,4 @@
+import { Money } from '../common/money';
 import { PAYMENT_STATUS, paymentResult, PaymentRow } from './payment';
 
 export const CHECKOUT_STATUS = {
@@ -10,6 +11,7 @@ export const CHECKOUT_STATUS = {
   PROCESSING: 851,
 } as const;
 
+/** A hosted-checkout session as stored (table checkout_sessions), with its client's and service's names. */
 export interface CheckoutSessionRow {
   id: string;
   checkout_reference: string;
@@ -63,11 +65,12 @@ function checkoutPaymentRecord(payment: PaymentRow) {
   return { ...paymentResult(payment), payment_status: payment.payment_status, payment_account_reference: payment.payer_msisdn };
 }
 
-/** Where a paid payer goes: the merchant's redirect_url with our references in the query. */
-export function merchantRedirect(session: CheckoutSessionRow): string {
-  const url = new URL(session.redirect_url);
-  url.searchParams.set('merchant_transaction_id', session.merchant_transaction_id);
-  url.searchParams.set('checkout_reference', session.checkout_reference);
-  url.searchParams.set('status', String(session.status));
-  return url.toString();
+/** What the session's successful payments add up to. */
+export function paidAmount(payments: PaymentRow[]): Money {
+  return payments.filter((p) => p.payment_status === PAYMENT_STATUS.SUCCESSFUL).reduce((sum, p) => sum.plus(p.service_amount), new Money(0));
+}
+
+/** A session the payer may still pay: unpaid or part paid. */
+export function isOpen(session: CheckoutSessionRow): boolean {
+  return session.status === CHECKOUT_STATUS.UNPAID || session.status === CHECKOUT_STATUS.PART_PAID;
 }

@@ -5,13 +5,13 @@ import { Money } from '../common/money';
 import { EntryBuilder } from '../ledger/entry-builder';
 import { LedgerService } from '../ledger/ledger.service';
 import { MOBILE_MONEY_RAIL, type MobileMoneyRail } from '../rails/mobile-money.rail';
-import { ChargesService } from '../charges/charges.service';
-import { CheckoutService } from '../checkout/checkout.service';
-import { PAYMENT_STATUS, PaymentRow, SELECT_PAYMENT } from './payment';
+import { PAYMENT_STATUS, PaymentRow } from './payment';
+import { PaymentsRepository } from './payments.repository';
+import { PaymentsService } from './payments.service';
 
 /**
- * Settles a payment with the operator's result. Safe to run any number of times: only a pending payment moves,
- * under its row lock, and the money entry, the new status and the callbacks commit together.
+ * Settles a payment with the operator's result (worker). Safe to run any number of times: only a pending payment
+ * moves, under its row lock, and the money entry, the new status and the callbacks commit together.
  */
 @Injectable()
 export class PaymentSettlementService {
@@ -19,12 +19,12 @@ export class PaymentSettlementService {
     @InjectDataSource() private readonly db: DataSource,
     @Inject(MOBILE_MONEY_RAIL) private readonly rail: MobileMoneyRail,
     private readonly ledger: LedgerService,
-    private readonly charges: ChargesService,
-    private readonly checkout: CheckoutService,
+    private readonly payments: PaymentsRepository,
+    private readonly outcomes: PaymentsService,
   ) {}
 
   async settle(paymentId: string): Promise<void> {
-    const [pending]: PaymentRow[] = await this.db.query(`${SELECT_PAYMENT} WHERE p.id = $1`, [paymentId]);
+    const pending = await this.payments.find(this.db.manager, paymentId);
     if (!pending || !awaitsOperator(pending)) return;
     const outcome = await this.rail.outcomeOf({
       paymentId,
@@ -35,41 +35,13 @@ export class PaymentSettlementService {
     if (outcome.status === 'PENDING') return; // stays 703 until the operator answers
 
     await this.db.transaction(async (manager) => {
-      const payment = await this.charges.byId(manager, pending.client_id, paymentId, true);
+      const payment = await this.payments.byId(manager, pending.client_id, paymentId, true);
       if (!payment || !awaitsOperator(payment)) return;
-      if (outcome.status === 'JAMMED') {
-        await manager.query(`UPDATE payments SET payment_status = $2, updated_at = now() WHERE id = $1`, [paymentId, PAYMENT_STATUS.JAMMED]);
-        if (payment.checkout_session_id) await this.checkout.onPaymentResult(manager, payment.checkout_session_id);
-        return;
-      }
-      if (outcome.status === 'FAILED') {
-        // The stored settled_at (not the clock here) goes in the callback, so callback and status query agree.
-        const [[failed]] = await manager.query(
-          `UPDATE payments SET payment_status = $2, settled_at = now(), updated_at = now() WHERE id = $1 RETURNING settled_at`,
-          [paymentId, PAYMENT_STATUS.FAILED],
-        );
-        await this.reportResult(manager, { ...payment, payment_status: PAYMENT_STATUS.FAILED, settled_at: failed.settled_at });
-        return;
-      }
+      if (outcome.status === 'JAMMED') return this.outcomes.jam(manager, payment);
+      if (outcome.status === 'FAILED') return this.outcomes.fail(manager, payment);
       const entryId = await this.postCollection(manager, payment);
-      const [settled] = await manager.query(
-        `UPDATE payments SET payment_status = $2, entry_id = $3, payer_transaction_id = $4, settled_at = now(), updated_at = now()
-         WHERE id = $1 RETURNING settled_at`,
-        [paymentId, PAYMENT_STATUS.SUCCESSFUL, entryId, outcome.operatorReference],
-      );
-      await this.reportResult(manager, {
-        ...payment,
-        payment_status: PAYMENT_STATUS.SUCCESSFUL,
-        payer_transaction_id: outcome.operatorReference,
-        settled_at: settled[0].settled_at,
-      });
+      await this.outcomes.succeed(manager, payment, entryId, outcome.operatorReference);
     });
-  }
-
-  /** A checkout's payment moves its session (which calls back in the checkout shape); a charge calls back itself. */
-  private async reportResult(manager: EntityManager, payment: PaymentRow): Promise<void> {
-    if (payment.checkout_session_id) await this.checkout.onPaymentResult(manager, payment.checkout_session_id);
-    else await this.charges.announce(manager, payment);
   }
 
   /**

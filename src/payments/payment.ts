@@ -1,6 +1,6 @@
 import { formatAmount } from '../common/money';
 
-/** A mobile-money payment as stored (table payments). */
+/** A mobile-money payment as stored (table payments), with its client's and service's codes. */
 export interface PaymentRow {
   id: string;
   client_id: string;
@@ -31,8 +31,21 @@ export interface PaymentRow {
   otp_verified_at: Date | null;
   payment_status: number;
   payer_transaction_id: string | null;
+  /** The collection's ledger entry, once successful. */
+  entry_id: string | null;
+  split_settlements: SplitShare[] | null;
+  split_status: 'DISTRIBUTED' | 'DECLINED' | null;
+  acknowledged_at: Date | null;
   settled_at: Date | null;
   created_at: Date;
+}
+
+/** A validated split settlement carried by a payment: the partner wallet and its exact share. */
+export interface SplitShare {
+  account: string;
+  accountId: string;
+  amount: string;
+  reason: string;
 }
 
 export const PAYMENT_STATUS = {
@@ -42,25 +55,6 @@ export const PAYMENT_STATUS = {
   PENDING: 703,
   JAMMED: 704,
 } as const;
-
-export const SELECT_PAYMENT = `
-  SELECT p.*, c.code AS client_code, s.code AS service_code
-  FROM payments p JOIN clients c ON c.id = p.client_id JOIN client_services s ON s.id = p.client_service_id`;
-
-/** The charge acceptance response (collection document §2). */
-export function chargeResponse(payment: PaymentRow) {
-  return {
-    status_code: 176,
-    status_description: 'Charge posted successfully',
-    total_amount: formatAmount(payment.total_amount),
-    service_amount: formatAmount(payment.service_amount),
-    transaction_charge: formatAmount(payment.transaction_charge),
-    charge_request_id: Number(payment.id),
-    external_reference: payment.external_reference,
-    payment_url: payment.payment_url,
-    next_step: payment.next_step,
-  };
-}
 
 /**
  * The charge callback shape, also answered by the status query: strings throughout, as the document shows,

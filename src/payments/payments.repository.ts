@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { EntityManager } from 'typeorm';
-import { SplitShare } from '../settlements/split-settlements.service';
+import { PAYMENT_STATUS, PaymentRow, SplitShare } from './payment';
 
 /** A payment about to be recorded: a direct charge, or a payment of a hosted-checkout session. */
 export interface NewPayment {
@@ -33,6 +33,42 @@ export interface NewPayment {
   splitSettlements: SplitShare[] | null;
 }
 
+/** A payment as the acknowledgement sees it: with the settlement wallet its split settlements are paid from. */
+export interface AcknowledgeablePayment {
+  id: string;
+  payment_status: number;
+  split_settlements: SplitShare[] | null;
+  acknowledged_at: Date | null;
+  settlement_account_id: string;
+}
+
+/** One line of the payment statement, as stored. */
+export interface StatementPaymentRow {
+  id: string;
+  payer_transaction_id: string | null;
+  external_reference: string;
+  account_number: string;
+  service_amount: string;
+  currency: string;
+  payment_status: number;
+  description: string;
+  payment_method_code: string;
+  /** merchant_fee + transaction_charge, summed in numeric. */
+  service_charge: string;
+  service_code: string;
+  created_at: Date;
+}
+
+const SELECT_PAYMENT = `
+  SELECT p.*, c.code AS client_code, s.code AS service_code
+  FROM payments p JOIN clients c ON c.id = p.client_id JOIN client_services s ON s.id = p.client_service_id`;
+
+const lockClause = (lock: boolean) => (lock ? 'FOR UPDATE OF p' : '');
+
+/**
+ * Every SQL statement on `payments`. Reads and the insert serve any collection service; the writes after the
+ * insert are status changes and are called by PaymentsService only, which announces them in the same transaction.
+ */
 @Injectable()
 export class PaymentsRepository {
   /**
@@ -58,5 +94,113 @@ export class PaymentsRepository {
       ],
     );
     return row?.id ?? null;
+  }
+
+  /** Completes a just-inserted AUTHORIZE_TRANSACTION charge with the page its payer authorises on. */
+  async setPaymentUrl(manager: EntityManager, id: string, url: string): Promise<void> {
+    await manager.query(`UPDATE payments SET payment_url = $2 WHERE id = $1`, [id, url]);
+  }
+
+  /** A payment by id, for a worker that holds only the id (the job), without lock. */
+  async find(manager: EntityManager, id: string): Promise<PaymentRow | null> {
+    const [row] = await manager.query(`${SELECT_PAYMENT} WHERE p.id = $1`, [id]);
+    return row ?? null;
+  }
+
+  async byId(manager: EntityManager, clientId: string, id: string, lock = false): Promise<PaymentRow | null> {
+    const [row] = await manager.query(`${SELECT_PAYMENT} WHERE p.client_id = $1 AND p.id = $2 ${lockClause(lock)}`, [clientId, id]);
+    return row ?? null;
+  }
+
+  /** A direct charge by its external_reference (a checkout's payments share the session's reference). */
+  async byChargeReference(manager: EntityManager, clientId: string, reference: string, lock = false): Promise<PaymentRow | null> {
+    const [row] = await manager.query(
+      `${SELECT_PAYMENT} WHERE p.client_id = $1 AND p.external_reference = $2 AND p.checkout_session_id IS NULL ${lockClause(lock)}`,
+      [clientId, reference],
+    );
+    return row ?? null;
+  }
+
+  /**
+   * The payment a reversal of `reference` is about, locked: a checkout's payments share its reference, and the
+   * successful one is the one that can be reversed (then an already reversed one, then the latest).
+   */
+  async forReversal(manager: EntityManager, clientId: string, reference: string): Promise<PaymentRow | null> {
+    const [row] = await manager.query(
+      `${SELECT_PAYMENT} WHERE p.client_id = $1 AND p.external_reference = $2
+       ORDER BY (p.payment_status = 700) DESC, (p.payment_status = 702) DESC, p.id DESC LIMIT 1 ${lockClause(true)}`,
+      [clientId, reference],
+    );
+    return row ?? null;
+  }
+
+  /** The payment a merchant acknowledges, locked, with its service's settlement wallet. */
+  async forAcknowledgement(manager: EntityManager, clientId: string, id: string): Promise<AcknowledgeablePayment | null> {
+    const [row] = await manager.query(
+      `SELECT p.id, p.payment_status, p.split_settlements, p.acknowledged_at, s.settlement_account_id
+       FROM payments p JOIN client_services s ON s.id = p.client_service_id
+       WHERE p.id = $1 AND p.client_id = $2 FOR UPDATE OF p`,
+      [id, clientId],
+    );
+    return row ?? null;
+  }
+
+  /** The payments of a checkout session, oldest first. */
+  ofSession(manager: EntityManager, sessionId: string): Promise<PaymentRow[]> {
+    return manager.query(`${SELECT_PAYMENT} WHERE p.checkout_session_id = $1 ORDER BY p.id`, [sessionId]);
+  }
+
+  /** The client's payments created in [start, end], oldest first. */
+  statement(manager: EntityManager, clientId: string, period: { start: Date; end: Date; offset: number; limit: number }): Promise<StatementPaymentRow[]> {
+    return manager.query(
+      `SELECT p.id, p.payer_transaction_id, p.external_reference, p.account_number, p.service_amount, p.currency,
+         p.payment_status, p.description, p.payment_method_code, p.merchant_fee + p.transaction_charge AS service_charge, s.code AS service_code, p.created_at
+       FROM payments p JOIN client_services s ON s.id = p.client_service_id
+       WHERE p.client_id = $1 AND p.created_at >= $2 AND p.created_at <= $3
+       ORDER BY p.created_at, p.id OFFSET $4 LIMIT $5`,
+      [clientId, period.start, period.end, period.offset, period.limit],
+    );
+  }
+
+  // Status changes: called by PaymentsService only.
+
+  async markOtpVerified(manager: EntityManager, id: string): Promise<void> {
+    await manager.query(`UPDATE payments SET otp_verified_at = now(), updated_at = now() WHERE id = $1`, [id]);
+  }
+
+  async recordOtpFailures(manager: EntityManager, id: string, failures: number): Promise<void> {
+    await manager.query(`UPDATE payments SET otp_failures = $2, updated_at = now() WHERE id = $1`, [id, failures]);
+  }
+
+  async setStatus(manager: EntityManager, id: string, status: number): Promise<void> {
+    await manager.query(`UPDATE payments SET payment_status = $2, updated_at = now() WHERE id = $1`, [id, status]);
+  }
+
+  /** Makes a payment final (successful with its entry, or failed) and returns the stored settlement time. */
+  async settle(
+    manager: EntityManager,
+    id: string,
+    result: { status: typeof PAYMENT_STATUS.FAILED } | { status: typeof PAYMENT_STATUS.SUCCESSFUL; entryId: string; payerTransactionId: string },
+  ): Promise<Date> {
+    const [[row]] =
+      result.status === PAYMENT_STATUS.FAILED
+        ? await manager.query(`UPDATE payments SET payment_status = $2, settled_at = now(), updated_at = now() WHERE id = $1 RETURNING settled_at`, [
+            id,
+            result.status,
+          ])
+        : await manager.query(
+            `UPDATE payments SET payment_status = $2, entry_id = $3, payer_transaction_id = $4, settled_at = now(), updated_at = now()
+             WHERE id = $1 RETURNING settled_at`,
+            [id, result.status, result.entryId, result.payerTransactionId],
+          );
+    return row.settled_at;
+  }
+
+  async recordAcknowledgement(manager: EntityManager, id: string, split: { status: 'DISTRIBUTED' | 'DECLINED' | null; entryId: string | null }): Promise<void> {
+    await manager.query(`UPDATE payments SET acknowledged_at = now(), split_status = $2, split_entry_id = $3, updated_at = now() WHERE id = $1`, [
+      id,
+      split.status,
+      split.entryId,
+    ]);
   }
 }

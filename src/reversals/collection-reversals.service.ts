@@ -12,8 +12,9 @@ import { TOPICS } from '../infra/queue/queues';
 import { FloorBreachError } from '../ledger/ledger.errors';
 import { LedgerService } from '../ledger/ledger.service';
 import { MOBILE_MONEY_RAIL, type MobileMoneyRail } from '../rails/mobile-money.rail';
-import { CheckoutService } from '../checkout/checkout.service';
-import { PAYMENT_STATUS } from '../payments/payment';
+import { PAYMENT_STATUS, PaymentRow } from '../payments/payment';
+import { PaymentsRepository } from '../payments/payments.repository';
+import { PaymentsService } from '../payments/payments.service';
 
 /** The four validation messages of the collection document §7, used as written. */
 export const REVERSAL_REJECTIONS = {
@@ -32,21 +33,11 @@ interface ReversalRow {
   provider_transaction_id: string | null;
   completed_at: Date | null;
   created_at: Date;
-  service_amount: string;
-  total_amount: string;
-  currency: string;
-  payer_msisdn: string;
-  description: string;
   /** The reversal's own entry, booked before the refund is asked for. */
   entry_id: string | null;
-  payment_entry_id: string;
-  checkout_session_id: string | null;
+  /** The payment reversed (read through the payments core). */
+  payment: PaymentRow;
 }
-
-const SELECT_REVERSAL = `
-  SELECT r.*, p.service_amount, p.total_amount, p.currency, p.payer_msisdn, p.description, p.entry_id AS payment_entry_id,
-    p.checkout_session_id
-  FROM collection_reversals r JOIN payments p ON p.id = r.payment_id`;
 
 /**
  * Collection reversals (collection document §2–§4, provider contract §5, §10): accepted as pending, processed by
@@ -62,7 +53,8 @@ export class CollectionReversalsService {
     private readonly outbox: OutboxService,
     private readonly callbacks: CallbacksService,
     private readonly callbackSettings: CallbackSettingsService,
-    private readonly checkout: CheckoutService,
+    private readonly payments: PaymentsRepository,
+    private readonly outcomes: PaymentsService,
   ) {}
 
   async initiate(principal: GatewayPrincipal, body: { reversal_reference?: unknown; payment_reference?: unknown; reversal_reason?: unknown }) {
@@ -84,12 +76,7 @@ export class CollectionReversalsService {
           [principal.clientId, reference],
         );
         if (duplicate) throw reject(REVERSAL_REJECTIONS.duplicateReference);
-        // A checkout's payments share its reference: the successful one is the one that can be reversed.
-        const [payment] = await manager.query(
-          `SELECT id, payment_status, split_status FROM payments WHERE client_id = $1 AND external_reference = $2
-           ORDER BY (payment_status = 700) DESC, (payment_status = 702) DESC, id DESC LIMIT 1 FOR UPDATE`,
-          [principal.clientId, paymentReference],
-        );
+        const payment = await this.payments.forReversal(manager, principal.clientId, paymentReference);
         if (!payment) throw reject(REVERSAL_REJECTIONS.invalidPayment);
         const [live] = await manager.query(`SELECT 1 FROM collection_reversals WHERE payment_id = $1 AND status <> 'failed'`, [payment.id]);
         if (live || payment.payment_status === PAYMENT_STATUS.REVERSED) throw reject(REVERSAL_REJECTIONS.alreadyReversed);
@@ -118,10 +105,7 @@ export class CollectionReversalsService {
   }
 
   async status(principal: GatewayPrincipal, reference: string) {
-    const [row]: ReversalRow[] = await this.db.query(`${SELECT_REVERSAL} WHERE r.client_id = $1 AND r.reversal_reference = $2`, [
-      principal.clientId,
-      reference,
-    ]);
+    const row = await this.load(this.db.manager, `client_id = $1 AND reversal_reference = $2`, [principal.clientId, reference]);
     if (!row) throw GatewayError.notFound();
     return reversalResult(row);
   }
@@ -134,7 +118,7 @@ export class CollectionReversalsService {
    * done, so a rerun after a crash neither books nor refunds twice.
    */
   async advance(reversalId: string): Promise<void> {
-    const [row]: ReversalRow[] = await this.db.query(`${SELECT_REVERSAL} WHERE r.id = $1`, [reversalId]);
+    const row = await this.load(this.db.manager, `id = $1`, [reversalId]);
     if (!row) return;
     if (row.status === 'pending') {
       await this.db.transaction(async (manager) => {
@@ -145,9 +129,10 @@ export class CollectionReversalsService {
     }
     if (row.status !== 'processing') return;
     if (!row.entry_id && !(await this.book(reversalId))) return;
-    const refund = await this.rail.refund({ paymentId: row.payment_id, payerMsisdn: row.payer_msisdn, amount: row.total_amount, currency: row.currency });
+    const { payment } = row;
+    const refund = await this.rail.refund({ paymentId: payment.id, payerMsisdn: payment.payer_msisdn, amount: payment.total_amount, currency: payment.currency });
     await this.db.transaction(async (manager) => {
-      const [locked]: ReversalRow[] = await manager.query(`${SELECT_REVERSAL} WHERE r.id = $1 FOR UPDATE OF r`, [reversalId]);
+      const locked = (await this.load(manager, `id = $1`, [reversalId], true))!;
       if (locked.status !== 'processing') return;
       if (refund.status === 'FAILED') {
         const compensation = await this.ledger.reverseEntry(manager, locked.client_id, locked.entry_id!, 'COLLECTION_REVERSAL_COMPENSATION');
@@ -155,8 +140,7 @@ export class CollectionReversalsService {
         return;
       }
       await this.finish(manager, locked, 'successful', { provider_transaction_id: refund.operatorReference });
-      await manager.query(`UPDATE payments SET payment_status = $2, updated_at = now() WHERE id = $1`, [locked.payment_id, PAYMENT_STATUS.REVERSED]);
-      if (locked.checkout_session_id) await this.checkout.onPaymentReversed(manager, locked.checkout_session_id);
+      await this.outcomes.reverse(manager, locked.payment);
     });
   }
 
@@ -164,22 +148,29 @@ export class CollectionReversalsService {
   private async book(reversalId: string): Promise<boolean> {
     try {
       await this.db.transaction(async (manager) => {
-        const [locked]: ReversalRow[] = await manager.query(`${SELECT_REVERSAL} WHERE r.id = $1 FOR UPDATE OF r`, [reversalId]);
+        const locked = (await this.load(manager, `id = $1`, [reversalId], true))!;
         if (locked.status !== 'processing' || locked.entry_id) return;
-        const posted = await this.ledger.reverseEntry(manager, locked.client_id, locked.payment_entry_id, 'COLLECTION_REVERSAL');
+        const posted = await this.ledger.reverseEntry(manager, locked.client_id, locked.payment.entry_id!, 'COLLECTION_REVERSAL');
         await manager.query(`UPDATE collection_reversals SET entry_id = $2 WHERE id = $1`, [reversalId, posted.entryId]);
       });
       return true;
     } catch (error) {
       if (!(error instanceof FloorBreachError)) throw error;
       await this.db.transaction(async (manager) => {
-        const [locked]: ReversalRow[] = await manager.query(`${SELECT_REVERSAL} WHERE r.id = $1 FOR UPDATE OF r`, [reversalId]);
+        const locked = (await this.load(manager, `id = $1`, [reversalId], true))!;
         if (locked.status === 'processing' && !locked.entry_id) {
           await this.finish(manager, locked, 'failed', { failure_reason: 'Insufficient balance in the settlement wallet' });
         }
       });
       return false;
     }
+  }
+
+  /** A reversal with the payment it reverses; `where` is on collection_reversals. */
+  private async load(manager: EntityManager, where: string, params: unknown[], lock = false): Promise<ReversalRow | null> {
+    const [row] = await manager.query(`SELECT * FROM collection_reversals WHERE ${where} ${lock ? 'FOR UPDATE' : ''}`, params);
+    if (!row) return null;
+    return { ...row, payment: (await this.payments.byId(manager, row.client_id, row.payment_id))! };
   }
 
   /** Makes the reversal final and reports it; the callback shows the stored completion time, as the status query does. */
@@ -221,9 +212,9 @@ function reversalResult(row: ReversalRow) {
     reversal_reference: row.reversal_reference,
     provider_transaction_id: row.provider_transaction_id,
     reversal_status: row.status,
-    reversal_amount: formatAmount(row.total_amount),
-    currency_code: row.currency,
+    reversal_amount: formatAmount(row.payment.total_amount),
+    currency_code: row.payment.currency,
     reversal_date: new Date(row.completed_at ?? row.created_at).toISOString(),
-    receiver_narration: row.description,
+    receiver_narration: row.payment.description,
   };
 }

@@ -5,7 +5,9 @@ import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
 import { GatewayError } from '../common/errors/gateway-error';
 import { FloorBreachError } from '../ledger/ledger.errors';
 import { PAYMENT_STATUS } from '../payments/payment';
-import { SplitSettlementsService, SplitShare } from './split-settlements.service';
+import { PaymentsRepository } from '../payments/payments.repository';
+import { PaymentsService } from '../payments/payments.service';
+import { SplitSettlementsService } from './split-settlements.service';
 
 export interface AcknowledgementRequest {
   payment_id?: unknown;
@@ -22,6 +24,8 @@ export class AcknowledgementsService {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly splits: SplitSettlementsService,
+    private readonly payments: PaymentsRepository,
+    private readonly outcomes: PaymentsService,
   ) {}
 
   async acknowledge(principal: GatewayPrincipal, body: AcknowledgementRequest) {
@@ -35,29 +39,18 @@ export class AcknowledgementsService {
     }
     try {
       return await this.db.transaction(async (manager) => {
-        const [payment] = await manager.query(
-          `SELECT p.id, p.payment_status, p.split_settlements, p.acknowledged_at, s.settlement_account_id
-           FROM payments p JOIN client_services s ON s.id = p.client_service_id
-           WHERE p.id = $1 AND p.client_id = $2 FOR UPDATE OF p`,
-          [paymentId, principal.clientId],
-        );
+        const payment = await this.payments.forAcknowledgement(manager, principal.clientId, paymentId);
         if (!payment) throw GatewayError.notFound();
         if (payment.acknowledged_at) throw new GatewayError(409, 172, 'Validation Failed', 'Payment already acknowledged');
         if (payment.payment_status !== PAYMENT_STATUS.SUCCESSFUL) throw GatewayError.validation('Only a successful payment can be acknowledged');
-        const shares: SplitShare[] | null = payment.split_settlements;
+        const shares = payment.split_settlements;
         if (status === 'FAILED' || !shares) {
-          await manager.query(`UPDATE payments SET acknowledged_at = now(), split_status = $2, updated_at = now() WHERE id = $1`, [
-            paymentId,
-            shares ? 'DECLINED' : null,
-          ]);
+          await this.outcomes.acknowledge(manager, paymentId, { status: shares ? 'DECLINED' : null, entryId: null });
           const message = !shares ? 'Payment acknowledged; it has no split settlements' : 'Payment acknowledged; split settlements were not distributed';
           return { payment_id: paymentId, message };
         }
         const entryId = await this.splits.distribute(manager, principal.clientId, payment.settlement_account_id, shares);
-        await manager.query(
-          `UPDATE payments SET acknowledged_at = now(), split_status = 'DISTRIBUTED', split_entry_id = $2, updated_at = now() WHERE id = $1`,
-          [paymentId, entryId],
-        );
+        await this.outcomes.acknowledge(manager, paymentId, { status: 'DISTRIBUTED', entryId });
         return { payment_id: paymentId, message: `Split settlements distributed to ${shares.length} partner account(s)` };
       });
     } catch (error) {

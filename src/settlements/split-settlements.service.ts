@@ -3,18 +3,11 @@ import Decimal from 'decimal.js';
 import { EntityManager } from 'typeorm';
 import { GatewayError } from '../common/errors/gateway-error';
 import { amountProblem, formatAmount, Money } from '../common/money';
+import { SplitShare } from '../payments/payment';
 import { EntryBuilder } from '../ledger/entry-builder';
 import { LedgerService } from '../ledger/ledger.service';
 import { WalletStatus } from '../wallets/wallet.entity';
 import { mayPay, mayReceive } from '../wallets/wallet-state-machine';
-
-/** A validated split: the partner wallet and its exact share. */
-export interface SplitShare {
-  account: string;
-  accountId: string;
-  amount: string;
-  reason: string;
-}
 
 const MAX_SPLITS = 50;
 

@@ -5,15 +5,16 @@ import { DataSource } from 'typeorm';
 import { EngineMetrics } from '../infra/metrics/engine-metrics';
 import { OutboxJobProcessor } from '../infra/queue/outbox-job.processor';
 import { QUEUES } from '../infra/queue/queues';
-import { CheckoutService } from '../checkout/checkout.service';
-import { CollectionReversalsService } from '../reversals/collection-reversals.service';
+import { CheckoutSessionsService } from '../payments/checkout-sessions.service';
 import { PaymentSettlementService } from '../payments/payment-settlement.service';
+import { CollectionReversalsService } from '../reversals/collection-reversals.service';
 
 type PaymentsJob = { paymentId?: string; sessionId?: string; reversalId?: string; outboxId?: string };
 
 /**
- * The payments queue: settling payments with the operator, expiring checkout sessions, processing collection
- * reversals. Jobs carry ids only; every handler reloads its record and acts only if it still applies.
+ * The payments queue (worker role): settling payments with the operator and expiring checkout sessions (the
+ * payments core), processing collection reversals (reversals). Jobs carry ids only; every handler reloads its
+ * record and acts only if it still applies.
  */
 @Processor(QUEUES.payments, { concurrency: 20 })
 export class PaymentsProcessor extends OutboxJobProcessor<PaymentsJob> {
@@ -21,7 +22,7 @@ export class PaymentsProcessor extends OutboxJobProcessor<PaymentsJob> {
     @InjectDataSource() db: DataSource,
     metrics: EngineMetrics,
     private readonly settlement: PaymentSettlementService,
-    private readonly checkout: CheckoutService,
+    private readonly sessions: CheckoutSessionsService,
     private readonly reversals: CollectionReversalsService,
   ) {
     super(QUEUES.payments, db, metrics);
@@ -32,7 +33,7 @@ export class PaymentsProcessor extends OutboxJobProcessor<PaymentsJob> {
       case 'settle':
         return this.settlement.settle(job.data.paymentId!);
       case 'expire-checkout':
-        return this.checkout.expire(job.data.sessionId!);
+        return this.sessions.expire(job.data.sessionId!);
       case 'reverse':
         return this.reversals.advance(job.data.reversalId!);
       default:
