@@ -4,7 +4,7 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { rootModule, ProcessRole } from './app.module';
 import { mountQueueDashboard } from './admin/queue-dashboard';
-import { HttpErrorFilter } from './common/errors/http-error.filter';
+import { FallbackErrorFilter } from './common/errors/http-error.filter';
 import { APP_CONFIG, type AppConfig } from './infra/config/app-config';
 import { createValidationPipe } from './common/http/validation';
 
@@ -16,7 +16,8 @@ export async function createHttpApp(role: Exclude<ProcessRole, 'worker'> = 'api'
   adapter.getInstance().removeContentTypeParser('text/plain');
   const app = await NestFactory.create<NestFastifyApplication>(rootModule(role), adapter, { bufferLogs: true });
   app.useLogger(app.get(Logger));
-  app.useGlobalFilters(new HttpErrorFilter());
+  // Routes render errors through their interface's filter; this one answers what never reaches a controller.
+  app.useGlobalFilters(new FallbackErrorFilter());
   app.useGlobalPipes(createValidationPipe());
   app.enableShutdownHooks();
 

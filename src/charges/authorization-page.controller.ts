@@ -1,5 +1,6 @@
-import { Controller, Get, Header, Param } from '@nestjs/common';
+import { Controller, Get, Header, Param, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
+import { HostedPageErrorFilter } from '../common/errors/http-error.filter';
 
 /**
  * The `payment_url` of an AUTHORIZE_TRANSACTION charge. Real operators show their own authorisation page; the
@@ -8,6 +9,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
  */
 @ApiExcludeController()
 @Controller('checkout/authorize')
+@UseFilters(HostedPageErrorFilter)
 export class AuthorizationPageController {
   @Get(':chargeRequestId')
   @Header('content-type', 'text/html; charset=utf-8')

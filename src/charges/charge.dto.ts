@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsEmail, IsIn, IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { IsBoolean, IsEmail, IsIn, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { GATEWAY_CODES, GATEWAY_CONTEXT, PAYER_MSISDN } from '../common/errors/gateway-error';
 import { IsBoundedJson } from '../common/validation/json-size';
 import { IsCurrencyCode, IsMoneyAmount, IsMsisdn, IsNonNegativeMoney, LIMITS, RequiredText } from '../common/validation/validators';
 
@@ -11,13 +12,13 @@ export class ChargeRequestDto {
   @ApiProperty() @RequiredText(LIMITS.code) client_code: string;
   @ApiProperty({ enum: ORIGIN_CHANNELS }) @IsIn(ORIGIN_CHANNELS) origin_channel_code: (typeof ORIGIN_CHANNELS)[number];
   @ApiProperty() @IsMsisdn() originator_msisdn: string;
-  @ApiProperty({ example: '254712345678' }) @IsMsisdn() payer_msisdn: string;
+  @ApiProperty({ example: '254712345678' }) @IsMsisdn(PAYER_MSISDN) payer_msisdn: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(LIMITS.name) payer_name?: string;
   @ApiProperty() @RequiredText(LIMITS.email) @IsEmail() payer_email: string;
   @ApiProperty() @RequiredText(LIMITS.code) service_code: string;
   @ApiProperty() @RequiredText(50) account_number: string;
   @ApiProperty({ description: 'may be empty' }) @IsString() @MaxLength(50) invoice_number: string;
-  @ApiProperty({ example: 'KES' }) @IsCurrencyCode() currency_code: string;
+  @ApiProperty({ example: 'KES' }) @IsCurrencyCode({ context: GATEWAY_CONTEXT.invalidCurrency }) currency_code: string;
   @ApiProperty({ example: 'KEN' }) @IsString() @Matches(/^[A-Z]{3}$/, { message: 'country_code must be three capital letters' }) country_code: string;
   @ApiProperty({ example: '100.00' }) @IsMoneyAmount() amount: string | number;
   @ApiProperty() @IsBoolean() add_transaction_charge: boolean;
@@ -29,4 +30,16 @@ export class ChargeRequestDto {
   @ApiProperty() @IsBoolean() notify_originator: boolean;
   @ApiProperty() @RequiredText(500) callback_url: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(16) otp_code?: string;
+}
+
+/** The document answers any missing or malformed field of the OTP check with one fixed 172 body. */
+const OTP_REQUIRED = {
+  message: 'Both reference and otp are required',
+  context: { gateway: { code: GATEWAY_CODES.VALIDATION, description: 'Both reference and otp are required' } },
+};
+
+/** POST /v1/mobile-money/verify-otp (collection document §3). */
+export class VerifyOtpDto {
+  @ApiProperty({ description: 'the charge external_reference' }) @IsString(OTP_REQUIRED) @IsNotEmpty(OTP_REQUIRED) reference: string;
+  @ApiProperty() @IsString(OTP_REQUIRED) @IsNotEmpty(OTP_REQUIRED) otp: string;
 }

@@ -1,7 +1,7 @@
 import { Body, Get, Param, Post } from '@nestjs/common';
 import { CurrentGatewayClient, type GatewayPrincipal } from '../auth/gateway/gateway-principal';
 import { GatewayController, GatewayOk } from '../auth/gateway/gateway-controller.decorator';
-import { ChargeRequestDto } from './charge.dto';
+import { ChargeRequestDto, VerifyOtpDto } from './charge.dto';
 import { ChargesService } from './charges.service';
 
 @GatewayController('v1', 'mobile-money charge')
@@ -14,10 +14,9 @@ export class ChargesController {
     return this.charges.accept(client, body);
   }
 
-  /** Validated by the service: the document answers a missing field with its own 172 body. */
   @Post('mobile-money/verify-otp')
   @GatewayOk()
-  verifyOtp(@CurrentGatewayClient() client: GatewayPrincipal, @Body() body: { reference?: unknown; otp?: unknown }) {
+  verifyOtp(@CurrentGatewayClient() client: GatewayPrincipal, @Body() body: VerifyOtpDto) {
     return this.charges.verifyOtp(client, body);
   }
 

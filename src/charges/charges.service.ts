@@ -10,7 +10,7 @@ import { formatAmount, Money } from '../common/money';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
 import { MOBILE_MONEY_RAIL, type MobileMoneyRail } from '../rails/mobile-money.rail';
 import { requestFingerprint } from '../common/fingerprint';
-import { ChargeRequestDto } from './charge.dto';
+import { ChargeRequestDto, VerifyOtpDto } from './charge.dto';
 import { PaymentsRepository } from '../payments/payments.repository';
 import { SplitSettlementsService } from '../settlements/split-settlements.service';
 import { collectingService } from '../payments/collecting-service';
@@ -103,11 +103,7 @@ export class ChargesService {
     return inserted ? chargeResponse(payment!) : this.replay(payment!, fingerprint);
   }
 
-  async verifyOtp(principal: GatewayPrincipal, body: { reference?: unknown; otp?: unknown }) {
-    const { reference, otp } = body ?? {};
-    if (typeof reference !== 'string' || !reference || typeof otp !== 'string' || !otp) {
-      throw new GatewayError(400, GATEWAY_CODES.VALIDATION, 'Both reference and otp are required', 'Both reference and otp are required');
-    }
+  async verifyOtp(principal: GatewayPrincipal, { reference, otp }: VerifyOtpDto) {
     return this.db.transaction(async (manager) => {
       const payment = await this.payments.byChargeReference(manager, principal.clientId, reference, true);
       if (!payment) throw GatewayError.notFound();

@@ -1,9 +1,11 @@
-import { Body, Controller, Get, HttpCode, HttpException, Param, Post, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, HttpException, Param, Post, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeEndpoint, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { randomBytes } from 'node:crypto';
-import { checkoutPage, explanationPage } from './checkout-page';
+import { HostedPageErrorFilter } from '../common/errors/http-error.filter';
 import { CHECKOUT_STATUS } from '../payments/checkout-session';
+import { checkoutPage, explanationPage } from './checkout-page';
+import { CheckoutPayDto } from './checkout.dto';
 import { CheckoutService } from './checkout.service';
 
 /**
@@ -12,6 +14,7 @@ import { CheckoutService } from './checkout.service';
  */
 @ApiTags('hosted checkout page')
 @Controller('checkout')
+@UseFilters(HostedPageErrorFilter)
 export class CheckoutPageController {
   constructor(private readonly checkout: CheckoutService) {}
 
@@ -48,7 +51,7 @@ export class CheckoutPageController {
 
   @Post(':reference/pay')
   @HttpCode(200)
-  pay(@Param('reference') reference: string, @Body() body: { msisdn?: unknown; amount?: unknown }) {
-    return this.checkout.pay(reference, body ?? {});
+  pay(@Param('reference') reference: string, @Body() body: CheckoutPayDto) {
+    return this.checkout.pay(reference, body);
   }
 }

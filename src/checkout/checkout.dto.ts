@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsEmail, IsInt, IsObject, IsOptional, Max, Min } from 'class-validator';
+import { Allow, IsEmail, IsInt, IsObject, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { PAYER_MSISDN } from '../common/errors/gateway-error';
 import { IsBoundedJson } from '../common/validation/json-size';
 import { IsMsisdn, RequiredText } from '../common/validation/validators';
 
@@ -12,7 +13,7 @@ export class CheckoutInitiateDto {
   @ApiProperty({ description: 'integer, major units of the currency' }) @IsInt() @Min(1) @Max(999_999_999_999_999) amount: number;
   @ApiProperty({ maxLength: 100 }) @RequiredText(100) payer_name: string;
   @ApiProperty({ maxLength: 100 }) @RequiredText(100) @IsEmail() payer_email: string;
-  @ApiProperty({ maxLength: 25 }) @RequiredText(25) @IsMsisdn() payer_msisdn: string;
+  @ApiProperty({ maxLength: 25 }) @RequiredText(25) @IsMsisdn(PAYER_MSISDN) payer_msisdn: string;
   @ApiProperty({ maxLength: 32 }) @RequiredText(32) service_code: string;
   @ApiProperty({ maxLength: 50 }) @RequiredText(50) account_number: string;
   @ApiProperty({ description: 'session lifetime in minutes' }) @IsInt() @Min(1) @Max(MAX_EXPIRES_IN_MINUTES) expires_in: number;
@@ -21,4 +22,13 @@ export class CheckoutInitiateDto {
   @ApiProperty({ maxLength: 500 }) @RequiredText(500) redirect_url: string;
   @ApiPropertyOptional({ description: 'free JSON echoed in payment records; may carry split_settlements' })
   @IsOptional() @IsObject() @IsBoundedJson() extra_data?: Record<string, unknown>;
+}
+
+const PHONE = { message: 'Enter a phone number with its country code, digits only' };
+
+/** POST /checkout/{reference}/pay, from the hosted page (or any payer's client). */
+export class CheckoutPayDto {
+  @ApiProperty({ example: '254712345678' }) @IsString(PHONE) @Matches(/^\+?\d{6,24}$/, PHONE) msisdn: string;
+  /** Checked by the service: a whole number up to the amount still outstanding, which only the session knows. */
+  @ApiPropertyOptional({ description: 'whole major units; the outstanding amount when absent' }) @Allow() amount?: unknown;
 }

@@ -13,7 +13,7 @@ import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
 import { OutboxService } from '../infra/queue/outbox.service';
 import { TOPICS } from '../infra/queue/queues';
 import { MOBILE_MONEY_RAIL, type MobileMoneyRail } from '../rails/mobile-money.rail';
-import { CheckoutInitiateDto } from './checkout.dto';
+import { CheckoutInitiateDto, CheckoutPayDto } from './checkout.dto';
 import { CHECKOUT_STATUS, checkoutResult, CheckoutSessionRow, isOpen, paidAmount, SELECT_CHECKOUT, wholeAmount } from '../payments/checkout-session';
 import { CheckoutSessionsService } from '../payments/checkout-sessions.service';
 import { PAYMENT_STATUS } from '../payments/payment';
@@ -117,9 +117,7 @@ export class CheckoutService {
    * POST /checkout/{reference}/pay: the payer pays the outstanding amount, or part of it, from a phone number.
    * One payment at a time per session; its result arrives from the operator like any charge's.
    */
-  async pay(reference: string, body: { msisdn?: unknown; amount?: unknown }) {
-    const msisdn = body?.msisdn;
-    if (typeof msisdn !== 'string' || !/^\+?\d{6,24}$/.test(msisdn)) throw new BadRequestException('Enter a phone number with its country code, digits only');
+  async pay(reference: string, { msisdn, amount: requested }: CheckoutPayDto) {
     return this.db.transaction(async (manager) => {
       const [session]: CheckoutSessionRow[] = await manager.query(`${SELECT_CHECKOUT} WHERE cs.checkout_reference = $1 FOR UPDATE OF cs`, [reference]);
       if (!session) throw new NotFoundException('This checkout does not exist');
@@ -131,7 +129,8 @@ export class CheckoutService {
 
       const paid = paidAmount(await this.payments.ofSession(manager, session.id));
       const outstanding = new Money(session.amount).minus(paid);
-      const amount = body.amount === undefined || body.amount === null ? outstanding : new Money(Number.isInteger(body.amount) ? (body.amount as number) : NaN);
+      const whole = Number.isInteger(requested) ? (requested as number) : NaN;
+      const amount = requested === undefined || requested === null ? outstanding : new Money(whole);
       if (amount.isNaN() || amount.lte(0) || amount.gt(outstanding)) {
         throw new BadRequestException(`Amount must be a whole number from 1 to ${outstanding.toFixed(0)}`);
       }

@@ -13,6 +13,7 @@ import { FloorBreachError } from '../ledger/ledger.errors';
 import { LedgerService } from '../ledger/ledger.service';
 import { MOBILE_MONEY_RAIL, type MobileMoneyRail } from '../rails/mobile-money.rail';
 import { PAYMENT_STATUS, PaymentRow } from '../payments/payment';
+import { CollectionReversalDto } from './collection-reversal.dto';
 import { PaymentsRepository } from '../payments/payments.repository';
 import { PaymentsService } from '../payments/payments.service';
 
@@ -57,18 +58,9 @@ export class CollectionReversalsService {
     private readonly outcomes: PaymentsService,
   ) {}
 
-  async initiate(principal: GatewayPrincipal, body: { reversal_reference?: unknown; payment_reference?: unknown; reversal_reason?: unknown }) {
-    const reference = typeof body?.reversal_reference === 'string' ? body.reversal_reference : '';
+  async initiate(principal: GatewayPrincipal, dto: CollectionReversalDto) {
+    const reference = dto.reversal_reference;
     const reject = (message: string) => GatewayError.validation(message, { reference });
-    if (!reference || reference.length > 64) throw reject('reversal_reference is required (at most 64 characters)');
-    if (typeof body.payment_reference !== 'string' || !body.payment_reference || body.payment_reference.length > 64) {
-      throw reject('payment_reference is required (at most 64 characters)');
-    }
-    if (typeof body.reversal_reason !== 'string' || !body.reversal_reason.trim() || body.reversal_reason.length > 255) {
-      throw reject('reversal_reason is required (at most 255 characters)');
-    }
-    const paymentReference = body.payment_reference;
-    const reason = body.reversal_reason;
     try {
       return await this.db.transaction(async (manager) => {
         const [duplicate] = await manager.query(
@@ -76,7 +68,7 @@ export class CollectionReversalsService {
           [principal.clientId, reference],
         );
         if (duplicate) throw reject(REVERSAL_REJECTIONS.duplicateReference);
-        const payment = await this.payments.forReversal(manager, principal.clientId, paymentReference);
+        const payment = await this.payments.forReversal(manager, principal.clientId, dto.payment_reference);
         if (!payment) throw reject(REVERSAL_REJECTIONS.invalidPayment);
         const [live] = await manager.query(`SELECT 1 FROM collection_reversals WHERE payment_id = $1 AND status <> 'failed'`, [payment.id]);
         if (live || payment.payment_status === PAYMENT_STATUS.REVERSED) throw reject(REVERSAL_REJECTIONS.alreadyReversed);
@@ -85,7 +77,7 @@ export class CollectionReversalsService {
         }
         const [created] = await manager.query(
           `INSERT INTO collection_reversals (client_id, reversal_reference, payment_id, reversal_reason) VALUES ($1, $2, $3, $4) RETURNING id`,
-          [principal.clientId, reference, payment.id, reason],
+          [principal.clientId, reference, payment.id, dto.reversal_reason],
         );
         await this.outbox.enqueue(manager, TOPICS.processReversal, { reversalId: created.id });
         return {

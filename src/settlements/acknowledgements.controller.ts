@@ -1,7 +1,8 @@
 import { Body, Post } from '@nestjs/common';
 import { CurrentGatewayClient, type GatewayPrincipal } from '../auth/gateway/gateway-principal';
 import { GatewayController, GatewayOk } from '../auth/gateway/gateway-controller.decorator';
-import { AcknowledgementsService, type AcknowledgementRequest } from './acknowledgements.service';
+import { AcknowledgementDto } from './acknowledgement.dto';
+import { AcknowledgementsService } from './acknowledgements.service';
 
 @GatewayController('transactions/acknowledge', 'split settlements')
 export class AcknowledgementsController {
@@ -9,7 +10,7 @@ export class AcknowledgementsController {
 
   @Post()
   @GatewayOk()
-  acknowledge(@CurrentGatewayClient() client: GatewayPrincipal, @Body() body: AcknowledgementRequest) {
+  acknowledge(@CurrentGatewayClient() client: GatewayPrincipal, @Body() body: AcknowledgementDto) {
     return this.acknowledgements.acknowledge(client, body);
   }
 }

@@ -2,18 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
+import { AcknowledgementDto } from './acknowledgement.dto';
 import { GatewayError } from '../common/errors/gateway-error';
 import { FloorBreachError } from '../ledger/ledger.errors';
 import { PAYMENT_STATUS } from '../payments/payment';
 import { PaymentsRepository } from '../payments/payments.repository';
 import { PaymentsService } from '../payments/payments.service';
 import { SplitSettlementsService } from './split-settlements.service';
-
-export interface AcknowledgementRequest {
-  payment_id?: unknown;
-  status?: unknown;
-  narration?: unknown;
-}
 
 /**
  * POST /transactions/acknowledge: the merchant confirms a successful payment. SUCCESSFUL pays its split
@@ -28,15 +23,7 @@ export class AcknowledgementsService {
     private readonly outcomes: PaymentsService,
   ) {}
 
-  async acknowledge(principal: GatewayPrincipal, body: AcknowledgementRequest) {
-    const { payment_id: rawPaymentId, status, narration } = body ?? {};
-    // The document types payment_id as a string; the integer our own responses show is accepted too.
-    const paymentId = Number.isSafeInteger(rawPaymentId) ? String(rawPaymentId) : rawPaymentId;
-    if (typeof paymentId !== 'string' || !/^\d{1,18}$/.test(paymentId)) throw GatewayError.validation('payment_id is required');
-    if (status !== 'SUCCESSFUL' && status !== 'FAILED') throw GatewayError.validation('status must be SUCCESSFUL or FAILED');
-    if (narration !== undefined && (typeof narration !== 'string' || narration.length > 255)) {
-      throw GatewayError.validation('narration must be a string of at most 255 characters');
-    }
+  async acknowledge(principal: GatewayPrincipal, { payment_id: paymentId, status }: AcknowledgementDto) {
     try {
       return await this.db.transaction(async (manager) => {
         const payment = await this.payments.forAcknowledgement(manager, principal.clientId, paymentId);

@@ -1,9 +1,11 @@
-import { Body, Controller, HttpCode, Post } from '@nestjs/common';
+import { Body, Controller, HttpCode, Post, UseFilters } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
+import { GatewayErrorFilter } from '../../common/errors/http-error.filter';
 import { ApiKeysService } from './api-keys.service';
 
 @ApiTags('gateway: auth')
 @Controller('v1/auth')
+@UseFilters(GatewayErrorFilter)
 export class GatewayAuthController {
   constructor(private readonly apiKeys: ApiKeysService) {}
 

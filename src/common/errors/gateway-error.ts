@@ -1,4 +1,5 @@
 import { HttpException } from '@nestjs/common';
+import type { ValidationContext } from './request-validation.error';
 
 /** Gateway status codes of the collection document §7. */
 export const GATEWAY_CODES = {
@@ -41,19 +42,15 @@ export class GatewayError extends HttpException {
   }
 }
 
-/** Reads which gateway code a generic validation message deserves: msisdn and currency have codes of their own. */
-export function gatewayValidationCode(message: string): { code: number; description: string } {
-  if (/^payer_msisdn (should not be empty|must be a string)/.test(message)) {
-    return { code: GATEWAY_CODES.MISSING_MSISDN, description: 'Customer msisdn missing' };
-  }
-  if (/^payer_msisdn /.test(message)) return { code: GATEWAY_CODES.INVALID_MSISDN, description: 'Invalid customer msisdn' };
-  if (/^currency_code /.test(message)) return { code: GATEWAY_CODES.INVALID_CURRENCY, description: 'Invalid currency code' };
-  return { code: GATEWAY_CODES.VALIDATION, description: 'Validation Failed' };
-}
+/**
+ * Validation contexts (class-validator's `context` option) for fields whose failures have gateway codes of their
+ * own; the gateway error filter answers the code of the first failed rule, 172 when it has none.
+ */
+export const GATEWAY_CONTEXT = {
+  missingMsisdn: { gateway: { code: GATEWAY_CODES.MISSING_MSISDN, description: 'Customer msisdn missing' } },
+  invalidMsisdn: { gateway: { code: GATEWAY_CODES.INVALID_MSISDN, description: 'Invalid customer msisdn' } },
+  invalidCurrency: { gateway: { code: GATEWAY_CODES.INVALID_CURRENCY, description: 'Invalid currency code' } },
+} satisfies Record<string, ValidationContext>;
 
-/** An error whose body is given in full, for endpoints with an error shape of their own (payment statement). */
-export class VerbatimHttpError extends HttpException {
-  constructor(httpStatus: number, readonly verbatimBody: Record<string, unknown>) {
-    super(verbatimBody, httpStatus);
-  }
-}
+/** The payer's number: missing (109) and malformed (110) are answered apart. */
+export const PAYER_MSISDN = { missing: GATEWAY_CONTEXT.missingMsisdn, invalid: GATEWAY_CONTEXT.invalidMsisdn };

@@ -1,57 +1,123 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { GATEWAY_CODES, GatewayError, gatewayValidationCode, VerbatimHttpError } from './gateway-error';
+import { GATEWAY_CODES, GatewayError } from './gateway-error';
+import { RequestValidationError } from './request-validation.error';
+
+type Rendered = { status: number; message: string | string[] };
 
 /**
- * Renders every error in the shape of the interface the route belongs to:
- * - wallet service (`/api/...`): `{status, message, code: "HttpException"}`, `message` an array for validation;
- * - gateway (`/v1`, `/v2`, `/transactions/acknowledge`): `{status_code, status_description, message}`, and the
- *   documents' own 401 body;
- * - anything else (health, docs) keeps the body its library produced.
+ * Renders every error of a route in the shape of the interface it belongs to; each interface's filter is bound
+ * to its controllers (wallet and gateway controller decorators, the statement and hosted-page controllers).
  * Anything unexpected is logged and answered as a 500 without internals.
  */
-@Catch()
-export class HttpErrorFilter implements ExceptionFilter {
+abstract class InterfaceErrorFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const request = host.switchToHttp().getRequest<FastifyRequest>();
-    const { status, message } = describe(exception);
-    if (status >= 500) {
-      this.logger.error({ err: exception, url: request.url }, 'unhandled error');
-    }
-    if (isGatewayRoute(request.url)) {
-      void reply.status(status).send(gatewayBody(exception, status, message));
-      return;
-    }
-    if (!request.url.startsWith('/api/') && exception instanceof HttpException && typeof exception.getResponse() === 'object') {
-      void reply.status(status).send(exception.getResponse());
-      return;
-    }
-    void reply.status(status).send({ status, message, code: 'HttpException' });
+    const described = describe(exception);
+    if (described.status >= 500) this.logger.error({ err: exception, url: request.url }, 'unhandled error');
+    void reply.status(described.status).send(this.body(exception, described, request));
+  }
+
+  protected abstract body(exception: unknown, described: Rendered, request: FastifyRequest): unknown;
+}
+
+/** Wallet service (`/api/v1`): `{status, message, code: "HttpException"}`, `message` an array for validation. */
+@Catch()
+export class WalletErrorFilter extends InterfaceErrorFilter {
+  protected body(_exception: unknown, described: Rendered): unknown {
+    return walletBody(described);
   }
 }
 
-export function isGatewayRoute(url: string): boolean {
+/** Gateways: `{status_code, status_description, message}` (plus extras), and the documents' own 401 body. */
+@Catch()
+export class GatewayErrorFilter extends InterfaceErrorFilter {
+  protected body(exception: unknown, described: Rendered): unknown {
+    return gatewayBody(exception, described);
+  }
+}
+
+/** POST /v1/statement: its validation errors have a shape of their own; anything else is a gateway error. */
+@Catch()
+export class PaymentStatementErrorFilter extends InterfaceErrorFilter {
+  protected body(exception: unknown, described: Rendered): unknown {
+    if (!(exception instanceof RequestValidationError)) return gatewayBody(exception, described);
+    const [first] = exception.problems;
+    return {
+      response_code: 400,
+      response_description: first?.message ?? 'Request body is invalid',
+      error_code: first?.context.statementErrorCode ?? 'INVALID_REQUEST',
+    };
+  }
+}
+
+/** The payer's hosted pages and their JSON endpoints: Nest's own body, with a single message a page can show. */
+@Catch()
+export class HostedPageErrorFilter extends InterfaceErrorFilter {
+  protected body(exception: unknown, described: Rendered): unknown {
+    if (exception instanceof RequestValidationError) return { message: exception.problems[0]?.message, error: 'Bad Request', statusCode: 400 };
+    return libraryBody(exception, described);
+  }
+}
+
+/**
+ * The global fallback, for errors raised before any controller runs (unknown routes, unreadable bodies) and for
+ * routes of no interface (health, metrics): no controller to ask, so the path tells the shape.
+ */
+@Catch()
+export class FallbackErrorFilter extends InterfaceErrorFilter {
+  protected body(exception: unknown, described: Rendered, request: FastifyRequest): unknown {
+    if (isGatewayPath(request.url)) return gatewayBody(exception, described);
+    if (request.url.startsWith('/api/')) return walletBody(described);
+    return libraryBody(exception, described);
+  }
+}
+
+function isGatewayPath(url: string): boolean {
   return url.startsWith('/v1/') || url.startsWith('/v2/') || url.startsWith('/transactions/acknowledge');
 }
 
-function gatewayBody(exception: unknown, status: number, message: string | string[]): Record<string, unknown> {
+function walletBody({ status, message }: Rendered): Record<string, unknown> {
+  return { status, message, code: 'HttpException' };
+}
+
+/** The body its library produced (Nest's `{statusCode, message, error}`), else the wallet shape. */
+function libraryBody(exception: unknown, described: Rendered): unknown {
+  if (exception instanceof HttpException && typeof exception.getResponse() === 'object') return exception.getResponse();
+  return walletBody(described);
+}
+
+function gatewayBody(exception: unknown, { status, message }: Rendered): Record<string, unknown> {
   if (exception instanceof GatewayError) return exception.body();
-  if (exception instanceof VerbatimHttpError) return exception.verbatimBody;
   if (status === 401 && exception instanceof HttpException && typeof exception.getResponse() === 'object') {
     return exception.getResponse() as Record<string, unknown>;
   }
+  if (exception instanceof RequestValidationError) return gatewayValidationBody(exception);
   const text = Array.isArray(message) ? message.join('; ') : message;
   if (status === 404) return { status_code: GATEWAY_CODES.NOT_FOUND, status_description: 'Transaction not found', message: text };
   if (status >= 500) return { status_code: GATEWAY_CODES.FAILURE, status_description: 'Generic failure', message: 'Internal server error' };
-  const first = Array.isArray(message) ? (message[0] ?? '') : message;
-  const { code, description } = gatewayValidationCode(first);
-  return { status_code: code, status_description: description, message: text };
+  return { status_code: GATEWAY_CODES.VALIDATION, status_description: 'Validation Failed', message: text };
 }
 
-export function describe(exception: unknown): { status: number; message: string | string[] } {
+/** The code of the first failed rule (its decorator's context), every distinct message, and any echoed field. */
+function gatewayValidationBody(exception: RequestValidationError): Record<string, unknown> {
+  const gateway = exception.problems[0]?.context.gateway;
+  const body: Record<string, unknown> = {
+    status_code: gateway?.code ?? GATEWAY_CODES.VALIDATION,
+    status_description: gateway?.description ?? 'Validation Failed',
+    message: [...new Set(exception.problems.map((p) => p.message))].join('; ') || 'Request body is invalid',
+  };
+  if (gateway?.echo) {
+    const value = (exception.target as Record<string, unknown> | undefined)?.[gateway.echo.field];
+    body[gateway.echo.as] = typeof value === 'string' ? value : '';
+  }
+  return body;
+}
+
+function describe(exception: unknown): Rendered {
   if (exception instanceof HttpException) {
     const status = exception.getStatus();
     const body = exception.getResponse();

@@ -1,8 +1,10 @@
 import { ArgumentMetadata, BadRequestException, ValidationError, ValidationPipe } from '@nestjs/common';
+import { RequestValidationError } from '../errors/request-validation.error';
 
 /**
  * Global validation: unknown fields are dropped, types are never coerced (a string where a number is expected
- * is a 400), and the messages come back as an array, as the wallet document shows for validation errors.
+ * is a 400). Failures are a RequestValidationError: its messages form an array, as the wallet document shows for
+ * validation errors, and each carries its decorator's context for the interfaces with codes of their own.
  */
 export function createValidationPipe(): ValidationPipe {
   return new SafeInputValidationPipe({
@@ -11,19 +13,10 @@ export function createValidationPipe(): ValidationPipe {
     transformOptions: { enableImplicitConversion: false },
     forbidUnknownValues: true,
     stopAtFirstError: true,
-    validationError: { target: false, value: false },
-    exceptionFactory: (errors: ValidationError[]) => new BadRequestException(flatten(errors)),
+    // The target (the DTO instance) stays on the errors for shapes that echo a request field; never sent as is.
+    validationError: { target: true, value: false },
+    exceptionFactory: (errors: ValidationError[]) => RequestValidationError.fromErrors(errors),
   });
-}
-
-function flatten(errors: ValidationError[], prefix = ''): string[] {
-  const messages: string[] = [];
-  for (const error of errors) {
-    const path = prefix ? `${prefix}.${error.property}` : error.property;
-    messages.push(...Object.values(error.constraints ?? {}).map((m) => (prefix ? `${path}: ${m}` : m)));
-    if (error.children?.length) messages.push(...flatten(error.children, path));
-  }
-  return messages.length > 0 ? messages : ['Request body is invalid'];
 }
 
 /** Deeper than any request of the interface (free-form `source_transaction_data` included) ever needs. */

@@ -1,6 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { IsNotEmpty, IsString, Matches, MaxLength, registerDecorator, ValidationOptions } from 'class-validator';
 import { isCurrency } from '../currencies';
+import type { ValidationContext } from '../errors/request-validation.error';
 import { amountProblem, MAX_INTEGER_DIGITS, MONEY_SCALE, nonNegativeAmountProblem } from '../money';
 
 /** String limits of the provider contract §10. */
@@ -20,12 +21,15 @@ export function RequiredText(max: number) {
   return applyDecorators(IsString(), IsNotEmpty(), MaxLength(max), Matches(/\S/, { message: '$property must not be blank' }));
 }
 
-/** Phone number: digits with an optional leading +, at most 25 characters. */
-export function IsMsisdn() {
+/**
+ * Phone number: digits with an optional leading +, at most 25 characters. The contexts tell a missing number
+ * (not a string) from a malformed one, for interfaces that answer them differently.
+ */
+export function IsMsisdn(contexts: { missing?: ValidationContext; invalid?: ValidationContext } = {}) {
   return applyDecorators(
-    IsString(),
-    MaxLength(LIMITS.msisdn),
-    Matches(/^(?:\+\d{6,24}|\d{6,25})$/, { message: '$property must be 6 or more digits with an optional leading +' }),
+    IsString({ context: contexts.missing }),
+    MaxLength(LIMITS.msisdn, { context: contexts.invalid }),
+    Matches(/^(?:\+\d{6,24}|\d{6,25})$/, { message: '$property must be 6 or more digits with an optional leading +', context: contexts.invalid }),
   );
 }
 
