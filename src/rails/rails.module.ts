@@ -1,5 +1,7 @@
 import { Global, Module } from '@nestjs/common';
+import { AIRTIME_RAIL } from './airtime.rail';
 import { MOBILE_MONEY_RAIL } from './mobile-money.rail';
+import { SandboxAirtimeRail } from './sandbox-airtime.rail';
 import { SandboxMobileMoneyRail } from './sandbox-mobile-money.rail';
 
 /**
@@ -8,7 +10,10 @@ import { SandboxMobileMoneyRail } from './sandbox-mobile-money.rail';
  */
 @Global()
 @Module({
-  providers: [{ provide: MOBILE_MONEY_RAIL, useClass: SandboxMobileMoneyRail }],
-  exports: [MOBILE_MONEY_RAIL],
+  providers: [
+    { provide: MOBILE_MONEY_RAIL, useClass: SandboxMobileMoneyRail },
+    { provide: AIRTIME_RAIL, useClass: SandboxAirtimeRail },
+  ],
+  exports: [MOBILE_MONEY_RAIL, AIRTIME_RAIL],
 })
 export class RailsModule {}

@@ -2,6 +2,7 @@
 export const QUEUES = {
   payments: 'payments',
   callbacks: 'callbacks',
+  airtime: 'airtime',
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
@@ -10,6 +11,7 @@ export const TOPICS = {
   expireCheckout: 'payments.expire-checkout',
   processReversal: 'payments.reverse',
   deliverCallback: 'callbacks.deliver',
+  processAirtime: 'airtime.process',
 } as const;
 export type Topic = (typeof TOPICS)[keyof typeof TOPICS];
 
