@@ -7,6 +7,7 @@ import { ClientServicesModule } from './client-services/client-services.module';
 import { ClientsModule } from './clients/clients.module';
 import { CollectionsModule } from './collections/collections.module';
 import { PaymentsProcessor } from './collections/payments.processor';
+import { FloatModule } from './float/float.module';
 import { FxModule } from './fx/fx.module';
 import { ConfigModule } from './infra/config/config.module';
 import { DatabaseModule } from './infra/database/database.module';
@@ -38,6 +39,7 @@ import { WalletsModule } from './wallets/wallets.module';
     AuthModule,
     GatewayAuthModule,
     CallbacksModule,
+    FloatModule,
   ],
 })
 export class CoreModule {}
