@@ -65,12 +65,14 @@ export class FloatHoldsPayouts1763800000004 implements MigrationInterface {
         -- The float's ledger balance after this payout's last movement on it (reserve, or release on failure).
         float_balance_after       numeric(20,4),
         transaction_time          timestamptz,
+        -- When the rail was last asked (submission or re-query); NULL until first submitted.
+        checked_at                timestamptz,
         created_at                timestamptz NOT NULL DEFAULT now(),
         updated_at                timestamptz NOT NULL DEFAULT now(),
         UNIQUE (client_id, payout_reference)
       );
-      -- The reconciliation job's scan: payouts still pending or jammed.
-      CREATE INDEX payouts_unresolved_idx ON payouts (updated_at) WHERE status IN (703, 704);
+      -- The reconciliation job's scan: submitted payouts still pending or jammed, oldest check first.
+      CREATE INDEX payouts_unresolved_idx ON payouts (checked_at) WHERE status IN (703, 704);
 
       -- Messages to recipients, written with the status change that causes them and sent by the outbox.
       CREATE TABLE notifications (

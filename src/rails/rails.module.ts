@@ -1,8 +1,10 @@
 import { Global, Module } from '@nestjs/common';
 import { AIRTIME_RAIL } from './airtime.rail';
 import { MOBILE_MONEY_RAIL } from './mobile-money.rail';
+import { PAYOUT_RAIL } from './payout.rail';
 import { SandboxAirtimeRail } from './sandbox-airtime.rail';
 import { SandboxMobileMoneyRail } from './sandbox-mobile-money.rail';
+import { SandboxPayoutRail } from './sandbox-payout.rail';
 
 /**
  * The payment rails. Only the sandbox operator exists so far; a production operator's adapter is bound here
@@ -13,7 +15,8 @@ import { SandboxMobileMoneyRail } from './sandbox-mobile-money.rail';
   providers: [
     { provide: MOBILE_MONEY_RAIL, useClass: SandboxMobileMoneyRail },
     { provide: AIRTIME_RAIL, useClass: SandboxAirtimeRail },
+    { provide: PAYOUT_RAIL, useClass: SandboxPayoutRail },
   ],
-  exports: [MOBILE_MONEY_RAIL, AIRTIME_RAIL],
+  exports: [MOBILE_MONEY_RAIL, AIRTIME_RAIL, PAYOUT_RAIL],
 })
 export class RailsModule {}

@@ -3,6 +3,8 @@ export const QUEUES = {
   payments: 'payments',
   callbacks: 'callbacks',
   airtime: 'airtime',
+  payouts: 'payouts',
+  notifications: 'notifications',
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
@@ -12,6 +14,8 @@ export const TOPICS = {
   processReversal: 'payments.reverse',
   deliverCallback: 'callbacks.deliver',
   processAirtime: 'airtime.process',
+  processPayout: 'payouts.process',
+  sendNotification: 'notifications.send',
 } as const;
 export type Topic = (typeof TOPICS)[keyof typeof TOPICS];
 
