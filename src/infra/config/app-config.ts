@@ -33,6 +33,9 @@ class Environment {
   @IsOptional() @Matches(/^[1-9]\d{3,}$/, { message: 'OUTBOX_LOST_JOB_AFTER_MS must be a whole number of milliseconds, at least 1000' })
   OUTBOX_LOST_JOB_AFTER_MS?: string;
 
+  @IsOptional() @Matches(/^[1-9]\d{2,}$/, { message: 'PAYOUT_RECONCILE_AFTER_MS must be a whole number of milliseconds, at least 100' })
+  PAYOUT_RECONCILE_AFTER_MS?: string;
+
   @IsOptional() @IsString() @MinLength(32, { message: 'JWT_SECRET must be at least 32 characters' })
   JWT_SECRET?: string;
 
@@ -58,6 +61,8 @@ export interface AppConfig {
   sandboxMinuteMs: number;
   /** A job relayed to BullMQ and not finished after this long is presumed lost with Redis and relayed again. */
   outboxLostJobAfterMs: number;
+  /** A payout pending or jammed this long since the rail was last asked is asked again (reconciliation). */
+  payoutReconcileAfterMs: number;
   jwtSecret: string;
   logLevel: string;
   /** Operator credentials for /admin/queues; no password, no dashboard. */
@@ -96,6 +101,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     sandboxSettleDelayMs: Number(raw.SANDBOX_SETTLE_DELAY_MS ?? 2000),
     sandboxMinuteMs: Number(raw.SANDBOX_MINUTE_MS ?? 60000),
     outboxLostJobAfterMs: Number(raw.OUTBOX_LOST_JOB_AFTER_MS ?? 120000),
+    payoutReconcileAfterMs: Number(raw.PAYOUT_RECONCILE_AFTER_MS ?? (appEnv === 'sandbox' ? 60000 : 900000)),
     // Sandbox tokens are signed with a fixed development secret so a restarted sandbox keeps its sessions.
     jwtSecret: raw.JWT_SECRET ?? 'sandbox-only-secret-do-not-use-in-production-0000',
     logLevel: raw.LOG_LEVEL ?? 'info',
@@ -107,7 +113,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
 function pick(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
   const keys = [
     'PORT', 'DATABASE_URL', 'REDIS_URL', 'APP_ENV', 'PUBLIC_BASE_URL', 'CALLBACK_RETRY_DELAYS_MS',
-    'SANDBOX_SETTLE_DELAY_MS', 'SANDBOX_MINUTE_MS', 'OUTBOX_LOST_JOB_AFTER_MS', 'JWT_SECRET', 'LOG_LEVEL', 'ADMIN_USERNAME', 'ADMIN_PASSWORD',
+    'SANDBOX_SETTLE_DELAY_MS', 'SANDBOX_MINUTE_MS', 'OUTBOX_LOST_JOB_AFTER_MS', 'PAYOUT_RECONCILE_AFTER_MS', 'JWT_SECRET', 'LOG_LEVEL', 'ADMIN_USERNAME', 'ADMIN_PASSWORD',
   ];
   return Object.fromEntries(keys.filter((k) => env[k] !== undefined && env[k] !== '').map((k) => [k, env[k]]));
 }
