@@ -37,8 +37,10 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     @InjectQueue(QUEUES.payments) payments: Queue,
     @InjectQueue(QUEUES.callbacks) callbacks: Queue,
     @InjectQueue(QUEUES.airtime) airtime: Queue,
+    @InjectQueue(QUEUES.payouts) payouts: Queue,
+    @InjectQueue(QUEUES.notifications) notifications: Queue,
   ) {
-    this.queues = { payments, callbacks, airtime };
+    this.queues = { payments, callbacks, airtime, payouts, notifications };
     this.lostJobAfterMs = config.outboxLostJobAfterMs;
     this.sweepEveryMs = Math.min(MAX_SWEEP_EVERY_MS, Math.max(250, Math.floor(this.lostJobAfterMs / 4)));
   }
