@@ -1,4 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { AirtimeModule } from './airtime/airtime.module';
+import { AirtimeProcessor } from './airtime/airtime.processor';
 import { AuthModule } from './auth/auth.module';
 import { GatewayAuthModule } from './auth/gateway/gateway-auth.module';
 import { CallbackDeliveryProcessor } from './callbacks/callback-delivery.processor';
@@ -57,6 +59,7 @@ export type ProcessRole = 'api' | 'worker' | 'sandbox';
     TransactionsModule,
     StatementsModule,
     CollectionsModule,
+    AirtimeModule,
   ],
   controllers: [MetricsController],
 })
@@ -64,8 +67,8 @@ export class ApiModule {}
 
 /** Queue processors, schedulers and the outbox relay. */
 @Module({
-  imports: [CoreModule, CollectionsModule],
-  providers: [OutboxRelay, PaymentsProcessor, CallbackDeliveryProcessor],
+  imports: [CoreModule, CollectionsModule, AirtimeModule],
+  providers: [OutboxRelay, PaymentsProcessor, CallbackDeliveryProcessor, AirtimeProcessor],
 })
 export class WorkerModule {}
 

@@ -1,0 +1,93 @@
+import { VerbatimHttpError } from '../common/errors/gateway-error';
+import { Money } from '../common/money';
+
+/** Airtime service_status codes (disbursement document §3). */
+export const SERVICE_STATUS = {
+  UNPROCESSED: 600,
+  PROCESSING: 601,
+  SUCCESSFUL: 602,
+  FAILED: 603,
+  JAMMED: 604,
+} as const;
+export type ServiceStatus = (typeof SERVICE_STATUS)[keyof typeof SERVICE_STATUS];
+
+/** Statuses the provider is (still) asked about; a jammed top-up waits for an operator instead. */
+export const AWAITING_PROVIDER: readonly number[] = [SERVICE_STATUS.UNPROCESSED, SERVICE_STATUS.PROCESSING];
+
+export const STATUS_MESSAGES: Record<ServiceStatus, string> = {
+  600: 'Queued for processing',
+  601: 'Processing at the provider',
+  602: 'Airtime sent',
+  603: 'Airtime could not be sent; amount and fee returned to the float',
+  604: 'Stuck at the provider; the amount stays reserved until it is resolved',
+};
+
+/** The callback event of a recipient that reached a final status. */
+export const AIRTIME_RESULT_EVENT = 'airtime_result';
+
+/** A recipient as stored, with what its result needs from the request. */
+export interface RecipientRow {
+  id: string;
+  request_id: string;
+  client_id: string;
+  reference: string;
+  currency: string;
+  position: number;
+  phone_number: string;
+  amount: string;
+  fee: string;
+  hold_id: string;
+  float_account_id: string;
+  correlation_id: string;
+  service_status: ServiceStatus;
+  provider_reference: string | null;
+  message: string;
+}
+
+/** The per-recipient result of the document (§2): the callback payload and one item of the status array. */
+export function recipientResult(row: RecipientRow) {
+  return {
+    phone_number: row.phone_number,
+    // The document types the result amount as a number; requests are bounded by the service maximum, far below
+    // where a JSON number loses a 4-decimal amount.
+    amount: new Money(row.amount).toNumber(),
+    service_status: row.service_status,
+    external_reference: row.reference,
+    provider_reference: row.provider_reference,
+    correlation_id: row.correlation_id,
+    message: row.message,
+  };
+}
+
+/** Payout-family response codes (disbursement document §7), shared by airtime. */
+export const AIRTIME_CODES = { ACCEPTED: 720, REJECTED: 721, DUPLICATE: 722, NOT_FOUND: 723 } as const;
+
+/** Why a request was refused (721), with the response_description each one gets. */
+const REJECTIONS = {
+  VALIDATION_FAILED: 'Validation Failed',
+  INVALID_PHONE_NUMBER: 'Validation Failed',
+  SERVICE_NOT_ALLOWED: 'Invalid Service',
+  INVALID_WALLET: 'Invalid Wallet',
+  INSUFFICIENT_BALANCE: 'Insufficient Balance',
+} as const;
+export type RejectionCode = keyof typeof REJECTIONS;
+
+/** The payout-family error body `{reference, response_code, response_description, error_code, message}`. */
+function airtimeError(httpStatus: number, reference: string | null, code: number, description: string, errorCode: string, message: string) {
+  return new VerbatimHttpError(httpStatus, { reference, response_code: code, response_description: description, error_code: errorCode, message });
+}
+
+/** 721 (HTTP 400): the request is refused and nothing was stored. */
+export function airtimeRejection(reference: string | null, errorCode: RejectionCode, message: string): VerbatimHttpError {
+  return airtimeError(400, reference, AIRTIME_CODES.REJECTED, REJECTIONS[errorCode], errorCode, message);
+}
+
+/** 722 (HTTP 409): the reference was used before; nothing new happens. */
+export function airtimeDuplicate(reference: string): VerbatimHttpError {
+  return airtimeError(409, reference, AIRTIME_CODES.DUPLICATE, 'Duplicate Ignored', 'DUPLICATE_IGNORED', 'An airtime request with this reference exists');
+}
+
+/** 723 (HTTP 404): no request of the caller's has this reference. */
+export function airtimeNotFound(reference: string): VerbatimHttpError {
+  return airtimeError(404, reference, AIRTIME_CODES.NOT_FOUND, 'Record Not Found', 'RESOURCE_NOT_FOUND', 'No airtime request with this reference');
+}
