@@ -14,6 +14,7 @@ import {
 import {
   b2bBody,
   b2bStatusPath,
+  BasicCredentials,
   createPayoutMerchant,
   dec,
   expectedFloat,
@@ -27,6 +28,7 @@ import {
   SANDBOX,
   SANDBOX_STATUS,
   SandboxRow,
+  setPayoutsCallback,
   storedCounts,
   waitForPayoutStatus,
 } from '../support/disbursement-fixtures';
@@ -52,11 +54,13 @@ describe('B2B payouts (sandbox rails)', () => {
     sandbox = await startIsolatedSandbox({ SANDBOX_SETTLE_DELAY_MS: String(SETTLE_DELAY_MS), CALLBACK_RETRY_DELAYS_MS: '300,600,900' });
     ({ app, receiver } = sandbox);
     merchant = await createPayoutMerchant(app, { float: '100000' });
+    basic = await setPayoutsCallback(app, merchant, receiver.url('/b2c-notifications'));
   });
   afterAll(async () => sandbox?.close());
 
   const gw = () => gateway(app, merchant.token);
-  const basic = () => [{ username: merchant.callbackUsername, password: merchant.callbackPassword }];
+  /** The client's payouts callback settings, on the receiver's origin, so callbacks there carry their Basic credentials. */
+  let basic: BasicCredentials;
 
   async function receivedAt(url: string): Promise<ReceivedCallback[]> {
     return waitFor(`a callback at ${url}`, () => (receiver.at(url).length > 0 ? receiver.at(url) : undefined));
@@ -111,7 +115,7 @@ describe('B2B payouts (sandbox rails)', () => {
 
       if (status === 700 || status === 701) {
         const [callback] = await receivedAt(url);
-        expectSignedCallback(callback, merchant, basic());
+        expectSignedCallback(callback, merchant, basic);
         expectB2bResult(callback.body, body, status, availableAfter);
         expect(callback.body.transaction_id).toEqual(result.transaction_id);
         expect(await floatBalance(app, merchant)).toEqual(expectedFloat(availableAfter, before.reserved_balance));

@@ -13,6 +13,7 @@ import {
 import {
   b2bBody,
   b2bStatusPath,
+  BasicCredentials,
   bankPayoutBody,
   cliJson,
   CliResult,
@@ -28,6 +29,7 @@ import {
   plus,
   runCli,
   SANDBOX,
+  setPayoutsCallback,
   statusPath,
   waitForPayoutStatus,
 } from '../support/disbursement-fixtures';
@@ -44,6 +46,7 @@ describe('admin payout:resolve', () => {
   let app: NestFastifyApplication;
   let receiver: MerchantReceiver;
   let merchant: GatewayMerchant;
+  let basic: BasicCredentials;
 
   beforeAll(async () => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -51,6 +54,7 @@ describe('admin payout:resolve', () => {
     sandbox = await startIsolatedSandbox({ SANDBOX_SETTLE_DELAY_MS: '200', CALLBACK_RETRY_DELAYS_MS: '300,600,900' });
     ({ app, receiver } = sandbox);
     merchant = await createPayoutMerchant(app, { float: '10000' });
+    basic = await setPayoutsCallback(app, merchant, receiver.url('/b2c-notifications'));
   }, 120_000);
   afterAll(async () => sandbox?.close());
 
@@ -100,7 +104,7 @@ describe('admin payout:resolve', () => {
     expect(await systemBalance(app, merchant.clientId, 'FEE_INCOME')).toBe(plus(fee, 10));
 
     const [callback] = await receivedAt(url);
-    expectSignedCallback(callback, merchant, [{ username: merchant.callbackUsername, password: merchant.callbackPassword }]);
+    expectSignedCallback(callback, merchant, basic);
     expect(callback.body).toMatchObject({ payout_reference: reference, data: { payment_status: 700, amount: '321.0987', transaction_cost: '10.0000' } });
   });
 

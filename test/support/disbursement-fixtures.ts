@@ -3,6 +3,7 @@ import Decimal from 'decimal.js';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
+import { CallbackSettingsService } from '../../src/callbacks/callback-settings.service';
 import { verifySignature } from '../../src/callbacks/signature';
 import { MoneyMovementsService } from '../../src/transactions/money-movements.service';
 import { CLI_JS, createGatewayMerchant, gateway, GatewayMerchant, ReceivedCallback, waitFor } from './gateway-fixtures';
@@ -246,12 +247,21 @@ export async function storedCounts(app: NestFastifyApplication, clientId: string
   return row;
 }
 
-/** The checks every payout callback must pass (provider contract §6): POST JSON, Basic auth, a valid signature, an event id. */
-export function expectSignedCallback(callback: ReceivedCallback, merchant: GatewayMerchant, basic: { username: string; password: string }[]): void {
+export interface BasicCredentials {
+  username: string;
+  password: string;
+}
+
+/**
+ * The checks every payout callback must pass (provider contract §6): POST JSON, a valid signature, an event id, and
+ * Basic auth with the credentials of the client's `payouts` callback settings. Those credentials go only to the
+ * origin of the registered URL (the engine's rule, so a per-request callback_url elsewhere never sees the
+ * password): pass `null` for a callback that must carry none.
+ */
+export function expectSignedCallback(callback: ReceivedCallback, merchant: GatewayMerchant, basic: BasicCredentials | null): void {
   expect(callback.method).toBe('POST');
   expect(callback.headers['content-type']).toMatch(/^application\/json/);
-  const allowed = basic.map((b) => `Basic ${Buffer.from(`${b.username}:${b.password}`).toString('base64')}`);
-  expect(allowed).toContain(callback.headers.authorization);
+  expect(callback.headers.authorization).toBe(basic ? `Basic ${Buffer.from(`${basic.username}:${basic.password}`).toString('base64')}` : undefined);
   const signature = callback.headers['x-signature'] as string;
   expect(signature).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
   expect(verifySignature(merchant.signingSecret, callback.rawBody, signature)).toBe(true);
@@ -259,6 +269,13 @@ export function expectSignedCallback(callback: ReceivedCallback, merchant: Gatew
   expect(verifySignature(merchant.signingSecret, callback.rawBody.replace('"payout_reference"', '"payout_referencE"'), signature)).toBe(false);
   expect(verifySignature('whsec_not-the-secret', callback.rawBody, signature)).toBe(false);
   expect(callback.headers['x-event-id']).toEqual(expect.stringMatching(/\S{8,}/));
+}
+
+/** Registers the client's `payouts` callback URL with fresh Basic credentials (what `callback:set --kind payouts` does). */
+export async function setPayoutsCallback(app: NestFastifyApplication, merchant: GatewayMerchant, url: string): Promise<BasicCredentials> {
+  const basic = { username: `payouts-${randomUUID().slice(0, 8)}`, password: `pw-${randomUUID()}` };
+  await app.get(CallbackSettingsService).setEndpoint(merchant.clientId, 'payouts', { url, ...basic });
+  return basic;
 }
 
 export interface CliResult {
