@@ -9,6 +9,7 @@ import { ClientServicesModule } from './client-services/client-services.module';
 import { ClientsModule } from './clients/clients.module';
 import { CollectionsModule } from './collections/collections.module';
 import { PaymentsProcessor } from './collections/payments.processor';
+import { DisbursementsModule } from './disbursements/disbursements.module';
 import { FloatModule } from './float/float.module';
 import { FxModule } from './fx/fx.module';
 import { ConfigModule } from './infra/config/config.module';
@@ -17,6 +18,10 @@ import { HealthModule } from './infra/health/health.module';
 import { LoggingModule } from './infra/logging/logging.module';
 import { MetricsController } from './infra/metrics/metrics.controller';
 import { MetricsModule } from './infra/metrics/metrics.module';
+import { NotificationsModule } from './notifications/notifications.module';
+import { NotificationsProcessor } from './notifications/notifications.processor';
+import { PayoutsModule } from './payouts/payouts.module';
+import { PayoutsProcessor } from './payouts/payouts.processor';
 import { OutboxRelay } from './infra/queue/outbox-relay.service';
 import { QueueModule } from './infra/queue/queue.module';
 import { LedgerModule } from './ledger/ledger.module';
@@ -60,6 +65,7 @@ export type ProcessRole = 'api' | 'worker' | 'sandbox';
     StatementsModule,
     CollectionsModule,
     AirtimeModule,
+    DisbursementsModule,
   ],
   controllers: [MetricsController],
 })
@@ -67,8 +73,8 @@ export class ApiModule {}
 
 /** Queue processors, schedulers and the outbox relay. */
 @Module({
-  imports: [CoreModule, CollectionsModule, AirtimeModule],
-  providers: [OutboxRelay, PaymentsProcessor, CallbackDeliveryProcessor, AirtimeProcessor],
+  imports: [CoreModule, CollectionsModule, AirtimeModule, PayoutsModule, NotificationsModule],
+  providers: [OutboxRelay, PaymentsProcessor, CallbackDeliveryProcessor, AirtimeProcessor, PayoutsProcessor, NotificationsProcessor],
 })
 export class WorkerModule {}
 

@@ -14,6 +14,7 @@ import { isCurrency } from '../common/currencies';
 import { amountProblem, Money } from '../common/money';
 import { FxService } from '../fx/fx.service';
 import { MoneyMovementsService } from '../transactions/money-movements.service';
+import { PayoutSettlementService } from '../payouts/payout-settlement.service';
 import { loadConfig } from '../infra/config/app-config';
 import { verifyLedger } from '../ledger/ledger-invariants';
 import { AdminModule } from './admin.module';
@@ -183,6 +184,29 @@ export function buildProgram(run: (action: (app: INestApplicationContext) => Pro
         requireText('username', opts.username, 100);
         await app.get(CallbackSettingsService).setEndpoint(client.id, { url: opts.url, username: opts.username, password: opts.password });
         return { client_code: client.code, callback_url: opts.url, callback_username: opts.username };
+      }, json(cmd)),
+    );
+
+  program
+    .command('payout:resolve')
+    .description("settle (SUCCESSFUL) or return to the float (FAILED) a pending or jammed payout's hold, and send its callback")
+    .requiredOption('--client <code>', 'client code')
+    .requiredOption('--reference <reference>', 'payout_reference of a local payout, IMT or B2B payout')
+    .requiredOption('--status <status>', 'SUCCESSFUL or FAILED')
+    .action((opts, cmd) =>
+      run(async (app) => {
+        if (opts.status !== 'SUCCESSFUL' && opts.status !== 'FAILED') throw new CliError('--status must be SUCCESSFUL or FAILED');
+        const client = await requireClient(app, opts.client);
+        const payout = await app.get(PayoutSettlementService).resolveByOperator(client.id, opts.reference, opts.status);
+        const [hold] = await app.get<DataSource>(getDataSourceToken()).query(`SELECT status, outcome_entry_id FROM float_holds WHERE id = $1`, [payout.hold_id]);
+        return {
+          client_code: client.code,
+          payout_reference: payout.payout_reference,
+          payment_status: payout.status,
+          result_description: payout.result_description,
+          hold_status: hold.status,
+          entry_id: String(hold.outcome_entry_id),
+        };
       }, json(cmd)),
     );
 

@@ -27,6 +27,8 @@ export type PayoutOutcome =
  * the same payout again (a retried job after a crash) returns the outcome of the first submission.
  */
 export interface PayoutRail {
+  /** How long after acceptance a payout is submitted (the sandbox's SANDBOX_SETTLE_DELAY_MS; 0 for a real rail). */
+  settleDelayMs(): number;
   /** Submits the payout (or finds the earlier submission) and answers where it stands. */
   submit(payout: PayoutAtRail): Promise<PayoutOutcome>;
   /** Re-queries a submitted payout (reconciliation of pending and jammed payouts). */

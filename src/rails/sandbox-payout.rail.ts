@@ -1,5 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
+import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
 import { PayoutAtRail, PayoutOutcome, PayoutRail } from './payout.rail';
 import { sandboxBehaviour } from './sandbox-outcomes';
 
@@ -9,6 +10,12 @@ import { sandboxBehaviour } from './sandbox-outcomes';
  */
 @Injectable()
 export class SandboxPayoutRail implements PayoutRail {
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+
+  settleDelayMs(): number {
+    return this.config.sandboxSettleDelayMs;
+  }
+
   async submit(payout: PayoutAtRail): Promise<PayoutOutcome> {
     return this.outcomeOf(payout);
   }

@@ -12,8 +12,19 @@ export function createValidationPipe(): ValidationPipe {
     forbidUnknownValues: true,
     stopAtFirstError: true,
     validationError: { target: false, value: false },
-    exceptionFactory: (errors: ValidationError[]) => new BadRequestException(flatten(errors)),
+    exceptionFactory: (errors: ValidationError[]) => new RequestValidationError(errors),
   });
+}
+
+/**
+ * A body or query that failed its DTO's rules: answered as the usual 400 with the messages, and carrying the
+ * class-validator errors so an interface with error codes of its own (the payout family's error_code, set in the
+ * decorators' `context`) can read them.
+ */
+export class RequestValidationError extends BadRequestException {
+  constructor(readonly errors: ValidationError[]) {
+    super(flatten(errors));
+  }
 }
 
 function flatten(errors: ValidationError[], prefix = ''): string[] {
