@@ -6,7 +6,7 @@ import { Command, CommanderError } from 'commander';
 import { DataSource } from 'typeorm';
 import { ApiKeysService } from '../auth/gateway/api-keys.service';
 import { generatePassword, UsersService } from '../auth/users.service';
-import { CallbackSettingsService } from '../callbacks/callback-settings.service';
+import { CALLBACK_KINDS, CallbackSettingsService, isCallbackKind } from '../callbacks/callback-settings.service';
 import Decimal from 'decimal.js';
 import { ClientServicesService } from '../client-services/client-services.service';
 import { ClientsService } from '../clients/clients.service';
@@ -173,16 +173,18 @@ export function buildProgram(run: (action: (app: INestApplicationContext) => Pro
 
   program
     .command('callback:set')
-    .description("set a client's callback URL and the Basic-auth credentials we present to it")
+    .description("set a client's callback URL for one kind of event and the Basic-auth credentials we present to it")
     .requiredOption('--client <code>', 'client code')
     .requiredOption('--url <url>', 'callback URL (HTTPS; http:// to loopback hosts in sandbox)')
     .requiredOption('--username <username>', 'Basic-auth username')
     .requiredOption('--password <password>', 'Basic-auth password')
+    .option('--kind <kind>', `which callbacks go to this URL: ${CALLBACK_KINDS.join(', ')}`, 'collections')
     .action((opts, cmd) =>
       run(async (app) => {
+        if (!isCallbackKind(opts.kind)) throw new CliError(`--kind must be one of ${CALLBACK_KINDS.join(', ')}`);
         const client = await requireClient(app, opts.client);
         requireText('username', opts.username, 100);
-        await app.get(CallbackSettingsService).setEndpoint(client.id, { url: opts.url, username: opts.username, password: opts.password });
+        await app.get(CallbackSettingsService).setEndpoint(client.id, opts.kind, { url: opts.url, username: opts.username, password: opts.password });
         return { client_code: client.code, callback_url: opts.url, callback_username: opts.username };
       }, json(cmd)),
     );

@@ -152,11 +152,12 @@ export class ChargesService {
   async announce(manager: EntityManager, payment: PaymentRow): Promise<void> {
     const urls = [payment.callback_url];
     if (payment.notify_client || payment.notify_originator) {
-      const settings = await this.callbackSettings.of(payment.client_id);
-      if (settings.url) urls.push(settings.url);
+      const endpoint = await this.callbackSettings.endpointFor(manager, payment.client_id, 'collections');
+      if (endpoint) urls.push(endpoint.url);
     }
     await this.callbacks.schedule(manager, {
       clientId: payment.client_id,
+      kind: 'collections',
       event: paymentResult(payment).event,
       reference: payment.external_reference,
       urls,

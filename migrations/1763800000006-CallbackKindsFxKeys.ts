@@ -1,0 +1,56 @@
+import { MigrationInterface, QueryRunner } from 'typeorm';
+
+/**
+ * Callback settings per kind of event (collections, payouts, airtime) with one signing secret per client kept
+ * apart from them, so reading an endpoint never has to create a secret; each delivery remembers its kind.
+ */
+export class CallbackKindsFxKeys1763800000006 implements MigrationInterface {
+  name = 'CallbackKindsFxKeys1763800000006';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`
+      CREATE TABLE client_signing_secrets (
+        client_id        uuid PRIMARY KEY REFERENCES clients(id),
+        secret_encrypted text NOT NULL,
+        rotated_at       timestamptz NOT NULL DEFAULT now()
+      );
+      INSERT INTO client_signing_secrets (client_id, secret_encrypted, rotated_at)
+        SELECT client_id, signing_secret_encrypted, updated_at FROM client_callback_settings;
+
+      -- Rows that only held a signing secret carry no endpoint; the rest become the collections endpoint.
+      DELETE FROM client_callback_settings WHERE url IS NULL;
+      ALTER TABLE client_callback_settings DROP COLUMN signing_secret_encrypted;
+      ALTER TABLE client_callback_settings ALTER COLUMN url SET NOT NULL;
+      ALTER TABLE client_callback_settings ADD COLUMN kind varchar(16) NOT NULL DEFAULT 'collections'
+        CHECK (kind IN ('collections', 'payouts', 'airtime'));
+      ALTER TABLE client_callback_settings ALTER COLUMN kind DROP DEFAULT;
+      ALTER TABLE client_callback_settings DROP CONSTRAINT client_callback_settings_pkey;
+      ALTER TABLE client_callback_settings ADD PRIMARY KEY (client_id, kind);
+
+      ALTER TABLE callback_deliveries ADD COLUMN kind varchar(16) NOT NULL DEFAULT 'collections'
+        CHECK (kind IN ('collections', 'payouts', 'airtime'));
+      ALTER TABLE callback_deliveries ALTER COLUMN kind DROP DEFAULT;
+    `);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`
+      ALTER TABLE callback_deliveries DROP COLUMN kind;
+
+      DELETE FROM client_callback_settings WHERE kind <> 'collections';
+      ALTER TABLE client_callback_settings DROP CONSTRAINT client_callback_settings_pkey;
+      ALTER TABLE client_callback_settings DROP COLUMN kind;
+      ALTER TABLE client_callback_settings ADD PRIMARY KEY (client_id);
+      ALTER TABLE client_callback_settings ALTER COLUMN url DROP NOT NULL;
+      ALTER TABLE client_callback_settings ADD COLUMN signing_secret_encrypted text;
+      UPDATE client_callback_settings c SET signing_secret_encrypted = s.secret_encrypted
+        FROM client_signing_secrets s WHERE s.client_id = c.client_id;
+      INSERT INTO client_callback_settings (client_id, signing_secret_encrypted)
+        SELECT client_id, secret_encrypted FROM client_signing_secrets s
+        WHERE NOT EXISTS (SELECT 1 FROM client_callback_settings c WHERE c.client_id = s.client_id);
+      DELETE FROM client_callback_settings WHERE signing_secret_encrypted IS NULL;
+      ALTER TABLE client_callback_settings ALTER COLUMN signing_secret_encrypted SET NOT NULL;
+      DROP TABLE client_signing_secrets;
+    `);
+  }
+}
