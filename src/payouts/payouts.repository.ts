@@ -103,7 +103,8 @@ export class PayoutsRepository {
    * oldest first, by stamping them as asked now: concurrent workers claim disjoint batches (SKIP LOCKED).
    */
   async claimForRecheck(manager: EntityManager, checkedBefore: Date, limit: number): Promise<string[]> {
-    const rows: Array<{ id: string }> = await manager.query(
+    // An UPDATE answers [rows, count] through TypeORM.
+    const [rows]: [Array<{ id: string }>, number] = await manager.query(
       `UPDATE payouts SET checked_at = now() WHERE id IN (
          SELECT id FROM payouts WHERE status IN (703, 704) AND checked_at < $1 ORDER BY checked_at LIMIT $2 FOR UPDATE SKIP LOCKED)
        RETURNING id`,
