@@ -6,7 +6,7 @@ import { CallbacksService } from '../callbacks/callbacks.service';
 import { FloatHoldsService } from '../float/float-holds.service';
 import { LedgerService } from '../ledger/ledger.service';
 import { AIRTIME_RAIL, type AirtimeOutcome, type AirtimeRail } from '../rails/airtime.rail';
-import { AIRTIME_RESULT_EVENT, RecipientRow, recipientResult, SERVICE_STATUS, STATUS_MESSAGES } from './airtime';
+import { AIRTIME_RESULT_EVENT, FINAL_STATUSES, RecipientRow, recipientResult, SERVICE_STATUS, STATUS_MESSAGES } from './airtime';
 import { AirtimeRepository } from './airtime.repository';
 
 /**
@@ -42,56 +42,25 @@ export class AirtimeProcessingService {
       const recipients = await this.airtime.lockAwaitingProvider(manager, [...outcomes.keys()]);
       if (recipients.length === 0) return;
       await this.lockAccountsOf(manager, recipients[0]);
-      const results: RecipientRow[] = [];
+      const changed: RecipientRow[] = [];
       for (const recipient of recipients) {
-        const result = await this.book(manager, recipient, outcomes.get(recipient.id)!);
-        if (result) results.push(result);
+        const next = nextState(recipient, outcomes.get(recipient.id)!);
+        if (!next) continue;
+        await this.moveMoney(manager, next);
+        changed.push(next);
       }
-      await this.announce(manager, recipients[0].client_id, results);
+      await this.airtime.setStatuses(manager, changed);
+      await this.announce(manager, recipients[0].client_id, changed.filter((r) => FINAL_STATUSES.includes(r.service_status)));
     });
   }
 
-  /** Books one outcome; returns the recipient as it now stands when it reached a final status. */
-  private async book(manager: EntityManager, recipient: RecipientRow, outcome: AirtimeOutcome): Promise<RecipientRow | null> {
-    switch (outcome.status) {
-      case 'SUCCESSFUL': {
-        if (!(await this.holds.settle(manager, recipient.hold_id))) throw new HoldAlreadyResolvedError(recipient);
-        return this.resolve(manager, recipient, SERVICE_STATUS.SUCCESSFUL, STATUS_MESSAGES[SERVICE_STATUS.SUCCESSFUL], outcome.providerReference);
-      }
-      case 'FAILED': {
-        if (!(await this.holds.release(manager, recipient.hold_id))) throw new HoldAlreadyResolvedError(recipient);
-        return this.resolve(manager, recipient, SERVICE_STATUS.FAILED, `${STATUS_MESSAGES[SERVICE_STATUS.FAILED]}: ${outcome.reason}`, null);
-      }
-      case 'PROCESSING':
-        if (recipient.service_status !== SERVICE_STATUS.PROCESSING) {
-          await this.airtime.setStatus(manager, recipient.id, {
-            status: SERVICE_STATUS.PROCESSING,
-            message: STATUS_MESSAGES[SERVICE_STATUS.PROCESSING],
-            providerReference: null,
-            final: false,
-          });
-        }
-        return null;
-      case 'JAMMED':
-        await this.airtime.setStatus(manager, recipient.id, {
-          status: SERVICE_STATUS.JAMMED,
-          message: STATUS_MESSAGES[SERVICE_STATUS.JAMMED],
-          providerReference: null,
-          final: false,
-        });
-        return null;
+  /** A final status resolves the hold: settled on success, released (amount + fee back to the float) on failure. */
+  private async moveMoney(manager: EntityManager, recipient: RecipientRow): Promise<void> {
+    if (recipient.service_status === SERVICE_STATUS.SUCCESSFUL) {
+      if (!(await this.holds.settle(manager, recipient.hold_id))) throw new HoldAlreadyResolvedError(recipient);
+    } else if (recipient.service_status === SERVICE_STATUS.FAILED) {
+      if (!(await this.holds.release(manager, recipient.hold_id))) throw new HoldAlreadyResolvedError(recipient);
     }
-  }
-
-  private async resolve(
-    manager: EntityManager,
-    recipient: RecipientRow,
-    status: typeof SERVICE_STATUS.SUCCESSFUL | typeof SERVICE_STATUS.FAILED,
-    message: string,
-    providerReference: string | null,
-  ): Promise<RecipientRow> {
-    await this.airtime.setStatus(manager, recipient.id, { status, message, providerReference, final: true });
-    return { ...recipient, service_status: status, message, provider_reference: providerReference };
   }
 
   /**
@@ -121,6 +90,20 @@ export class AirtimeProcessingService {
       accountIds.push((await this.ledger.systemAccount(manager, recipient.client_id, kind, recipient.currency)).id);
     }
     await this.airtime.lockLedgerAccounts(manager, accountIds);
+  }
+}
+
+/** Where the provider's answer takes a recipient still awaiting it; null when nothing changes (still processing). */
+function nextState(recipient: RecipientRow, outcome: AirtimeOutcome): RecipientRow | null {
+  switch (outcome.status) {
+    case 'SUCCESSFUL':
+      return { ...recipient, service_status: SERVICE_STATUS.SUCCESSFUL, message: STATUS_MESSAGES[602], provider_reference: outcome.providerReference };
+    case 'FAILED':
+      return { ...recipient, service_status: SERVICE_STATUS.FAILED, message: `${STATUS_MESSAGES[603]}: ${outcome.reason}` };
+    case 'PROCESSING':
+      return recipient.service_status === SERVICE_STATUS.PROCESSING ? null : { ...recipient, service_status: SERVICE_STATUS.PROCESSING, message: STATUS_MESSAGES[601] };
+    case 'JAMMED':
+      return { ...recipient, service_status: SERVICE_STATUS.JAMMED, message: STATUS_MESSAGES[604] };
   }
 }
 

@@ -10,7 +10,7 @@ import { AirtimeProcessingService } from './airtime-processing.service';
 type AirtimeJob = { requestId: string; first: string; last: string; outboxId?: string };
 
 /** The airtime queue: one job per slice of a request's recipients; the slices of a request run in parallel. */
-@Processor(QUEUES.airtime, { concurrency: 8 })
+@Processor(QUEUES.airtime, { concurrency: 4 })
 export class AirtimeProcessor extends OutboxJobProcessor<AirtimeJob> {
   constructor(
     @InjectDataSource() db: DataSource,

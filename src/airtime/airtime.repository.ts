@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { EntityManager } from 'typeorm';
-import { AWAITING_PROVIDER, RecipientRow, ServiceStatus } from './airtime';
+import { AWAITING_PROVIDER, FINAL_STATUSES, RecipientRow } from './airtime';
 
 /** A recipient about to be recorded, with the hold that pays it. */
 export interface NewRecipient {
@@ -90,16 +90,21 @@ export class AirtimeRepository {
     ]);
   }
 
-  async setStatus(
-    manager: EntityManager,
-    id: string,
-    change: { status: ServiceStatus; message: string; providerReference: string | null; final: boolean },
-  ): Promise<void> {
+  /** Records where recipients now stand, in one statement; final statuses are dated (resolved_at). */
+  async setStatuses(manager: EntityManager, recipients: RecipientRow[]): Promise<void> {
+    if (recipients.length === 0) return;
     await manager.query(
-      `UPDATE airtime_recipients SET service_status = $2, message = $3, provider_reference = $4,
-         resolved_at = CASE WHEN $5::boolean THEN now() END, updated_at = now()
-       WHERE id = $1`,
-      [id, change.status, change.message, change.providerReference, change.final],
+      `UPDATE airtime_recipients r SET service_status = c.status, message = c.message, provider_reference = c.provider_reference,
+         resolved_at = CASE WHEN c.status = ANY($5) THEN now() END, updated_at = now()
+       FROM unnest($1::bigint[], $2::smallint[], $3::text[], $4::text[]) AS c(id, status, message, provider_reference)
+       WHERE r.id = c.id`,
+      [
+        recipients.map((r) => r.id),
+        recipients.map((r) => r.service_status),
+        recipients.map((r) => r.message),
+        recipients.map((r) => r.provider_reference),
+        FINAL_STATUSES,
+      ],
     );
   }
 

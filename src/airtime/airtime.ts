@@ -14,6 +14,9 @@ export type ServiceStatus = (typeof SERVICE_STATUS)[keyof typeof SERVICE_STATUS]
 /** Statuses the provider is (still) asked about; a jammed top-up waits for an operator instead. */
 export const AWAITING_PROVIDER: readonly number[] = [SERVICE_STATUS.UNPROCESSED, SERVICE_STATUS.PROCESSING];
 
+/** Final statuses: the hold has its outcome and the merchant is called back. */
+export const FINAL_STATUSES: readonly number[] = [SERVICE_STATUS.SUCCESSFUL, SERVICE_STATUS.FAILED];
+
 export const STATUS_MESSAGES: Record<ServiceStatus, string> = {
   600: 'Queued for processing',
   601: 'Processing at the provider',
