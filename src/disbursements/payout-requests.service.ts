@@ -12,7 +12,7 @@ import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
 import { OutboxService } from '../infra/queue/outbox.service';
 import { TOPICS } from '../infra/queue/queues';
 import { b2bResult, PayoutKind, payoutResult } from '../payouts/payout';
-import { PayoutsRepository } from '../payouts/payouts.repository';
+import { NewPayout, PayoutsRepository } from '../payouts/payouts.repository';
 import { PAYOUT_RAIL, type PayoutDestination, type PayoutRail } from '../rails/payout.rail';
 import { PAYOUT_CODES, PayoutError } from './payout-error';
 import { B2bPayoutDto, ImtPayoutDto, LocalPayoutDto, PayoutAcknowledgement } from './payout.dto';
@@ -24,20 +24,7 @@ const IMT_TOLERANCE = new Money('0.01');
 const B2B_PAYMENT_METHOD = { PAYBILL: 'MMONEY_B2B', TILL: 'MMONEY_B2B', BANK_ACCOUNT_NUMBER: 'BANK' } as const;
 
 /** What every kind of payout request comes down to once its own fields are checked. */
-interface PayoutRequest {
-  kind: PayoutKind;
-  reference: string;
-  serviceCode: string;
-  amount: Decimal;
-  currency: string;
-  destinationType: PayoutDestination;
-  destinationName: string;
-  recipientAccountNumber: string;
-  recipientPhoneNumber: string | null;
-  recipientBankCode: string | null;
-  callbackUrl: string;
-  body: object;
-}
+type PayoutRequest = Omit<NewPayout, 'clientId' | 'clientServiceId' | 'floatAccountId' | 'fee'> & { serviceCode: string };
 
 type PayingService = ServiceTerms & { settlementAccountId: string; settlementCurrency: string };
 
@@ -83,7 +70,7 @@ export class PayoutRequestsService {
     }
     return this.accept(principal, {
       kind: 'B2B',
-      reference: dto.payout_reference,
+      payoutReference: dto.payout_reference,
       serviceCode: dto.service_code,
       amount: new Money(dto.amount),
       currency: dto.currency_code,
@@ -93,7 +80,7 @@ export class PayoutRequestsService {
       recipientPhoneNumber: null,
       recipientBankCode: null,
       callbackUrl: dto.callback_url,
-      body: dto,
+      request: dto,
     });
   }
 
@@ -112,7 +99,7 @@ export class PayoutRequestsService {
 
   private async accept(principal: GatewayPrincipal, request: PayoutRequest): Promise<PayoutAcknowledgement> {
     const refusal = await callbackUrlRefusal(request.callbackUrl, this.config.isSandbox);
-    if (refusal) throw PayoutError.rejected('VALIDATION_FAILED', `Validation Failed: callback_url ${refusal}`, request.reference);
+    if (refusal) throw PayoutError.rejected('VALIDATION_FAILED', `Validation Failed: callback_url ${refusal}`, request.payoutReference);
     const service = await this.payingService(principal.clientId, request);
     const fee = feeFor(service.fees, request.amount);
 
@@ -120,21 +107,11 @@ export class PayoutRequestsService {
       .transaction(async (manager) => {
         // The reference first: a concurrent duplicate waits here and then finds it taken, before touching the float.
         const payoutId = await this.payouts.claim(manager, {
+          ...request,
           clientId: principal.clientId,
-          kind: request.kind,
-          payoutReference: request.reference,
           clientServiceId: service.id,
           floatAccountId: service.settlementAccountId,
-          amount: request.amount,
           fee,
-          currency: request.currency,
-          destinationType: request.destinationType,
-          destinationName: request.destinationName,
-          recipientAccountNumber: request.recipientAccountNumber,
-          recipientPhoneNumber: request.recipientPhoneNumber,
-          recipientBankCode: request.recipientBankCode,
-          request: request.body,
-          callbackUrl: request.callbackUrl,
         });
         if (!payoutId) return false;
         const reservation = await this.holds.reserve(manager, {
@@ -153,13 +130,13 @@ export class PayoutRequestsService {
           throw PayoutError.rejected(
             'INSUFFICIENT_BALANCE',
             `Insufficient float balance for ${request.currency} ${formatAmount(request.amount)} plus the fee of ${formatAmount(fee)}`,
-            request.reference,
+            request.payoutReference,
           );
         }
         throw error;
       });
-    if (!accepted) throw PayoutError.duplicate(request.reference);
-    return { payout_reference: request.reference, response_code: PAYOUT_CODES.ACCEPTED, response_description: 'Accepted for processing' };
+    if (!accepted) throw PayoutError.duplicate(request.payoutReference);
+    return { payout_reference: request.payoutReference, response_code: PAYOUT_CODES.ACCEPTED, response_description: 'Accepted for processing' };
   }
 
   /**
@@ -168,24 +145,24 @@ export class PayoutRequestsService {
    */
   private async payingService(clientId: string, request: PayoutRequest): Promise<PayingService> {
     const terms = await this.services.findTerms(this.db.manager, clientId, request.serviceCode);
-    if (!terms || !terms.isActive) throw PayoutError.rejected('SERVICE_NOT_ALLOWED', 'Invalid Service', request.reference);
+    if (!terms || !terms.isActive) throw PayoutError.rejected('SERVICE_NOT_ALLOWED', 'Invalid Service', request.payoutReference);
     if (!terms.settlementAccountId || !terms.settlementCurrency) {
-      throw PayoutError.rejected('INVALID_WALLET', `Service ${request.serviceCode} has no float (settlement wallet) configured`, request.reference);
+      throw PayoutError.rejected('INVALID_WALLET', `Service ${request.serviceCode} has no float (settlement wallet) configured`, request.payoutReference);
     }
     if (terms.settlementCurrency !== request.currency) {
       throw PayoutError.rejected(
         'SERVICE_NOT_ALLOWED',
         `Service ${request.serviceCode} pays out of a ${terms.settlementCurrency} float; the request is in ${request.currency}`,
-        request.reference,
+        request.payoutReference,
       );
     }
     const [wallet] = await this.db.query(`SELECT status FROM wallets WHERE id = $1`, [terms.settlementAccountId]);
-    if (wallet?.status !== 'ACTIVE') throw PayoutError.rejected('INVALID_WALLET', `The float of service ${request.serviceCode} is not active`, request.reference);
+    if (wallet?.status !== 'ACTIVE') throw PayoutError.rejected('INVALID_WALLET', `The float of service ${request.serviceCode} is not active`, request.payoutReference);
     if (request.amount.lt(terms.minimumAmount) || request.amount.gt(terms.maximumAmount)) {
       throw PayoutError.rejected(
         'VALIDATION_FAILED',
         `Validation Failed: the amount must be between ${formatAmount(terms.minimumAmount)} and ${formatAmount(terms.maximumAmount)}`,
-        request.reference,
+        request.payoutReference,
       );
     }
     return terms as PayingService;
@@ -196,7 +173,7 @@ export class PayoutRequestsService {
 function localRequest(kind: 'LOCAL' | 'IMT', dto: LocalPayoutDto): PayoutRequest {
   return {
     kind,
-    reference: dto.payout_reference,
+    payoutReference: dto.payout_reference,
     serviceCode: dto.service_code,
     amount: new Money(dto.sender_amount),
     currency: dto.source_currency,
@@ -206,7 +183,7 @@ function localRequest(kind: 'LOCAL' | 'IMT', dto: LocalPayoutDto): PayoutRequest
     recipientPhoneNumber: dto.recipient_phone_number,
     recipientBankCode: dto.recipient_bank_code || null,
     callbackUrl: dto.callback_url,
-    body: dto,
+    request: dto,
   };
 }
 
