@@ -5,13 +5,13 @@ import { IsMoneyAmount, LIMITS, RequiredText } from '../common/validation/valida
 
 export const MAX_RECIPIENTS = 1000;
 
-/** E.164: a country code (not starting with 0) and the national number, 7 to 15 digits in all, with or without +. */
-export const E164 = /^\+?[1-9]\d{6,14}$/;
+/** E.164 as for payouts: a country code (not starting with 0) and the national number, 8 to 15 digits, with or without +. */
+export const E164 = /^\+?[1-9]\d{7,14}$/;
 
 export class AirtimeRecipientDto {
   @ApiProperty({ example: '254712345678', description: 'E.164 digits, with or without a leading +' })
   @IsString()
-  @Matches(E164, { message: '$property must be an E.164 number: 7 to 15 digits, not starting with 0, optionally after a +' })
+  @Matches(E164, { message: '$property must be an E.164 number: 8 to 15 digits, not starting with 0, optionally after a +' })
   phone_number: string;
 
   @ApiProperty({ example: '50.00', description: 'positive, at most 4 decimals; a numeric string or a number' })

@@ -5,11 +5,12 @@ import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
 import { ClientServicesService, ServiceTerms } from '../client-services/client-services.service';
 import { feeFor } from '../client-services/fees';
 import { formatAmount, Money } from '../common/money';
+import { PAYOUT_CODES } from '../disbursements/payout-error';
 import { FloatHoldsService, InsufficientFloatError } from '../float/float-holds.service';
 import { OutboxService } from '../infra/queue/outbox.service';
 import { TOPICS } from '../infra/queue/queues';
 import { AIRTIME_RAIL, type AirtimeRail } from '../rails/airtime.rail';
-import { AIRTIME_CODES, airtimeDuplicate, airtimeNotFound, airtimeRejection, recipientResult, STATUS_MESSAGES, SERVICE_STATUS } from './airtime';
+import { airtimeDuplicate, airtimeNotFound, airtimeRejection, recipientResult, STATUS_MESSAGES, SERVICE_STATUS } from './airtime';
 import { AirtimeRequestDto } from './airtime.dto';
 import { AirtimeRepository, NewRecipient } from './airtime.repository';
 
@@ -83,7 +84,7 @@ export class AirtimeService {
         throw error;
       });
     if (!accepted) throw airtimeDuplicate(reference);
-    return { reference, response_code: AIRTIME_CODES.ACCEPTED, response_description: 'Accepted for processing' };
+    return { reference, response_code: PAYOUT_CODES.ACCEPTED, response_description: 'Accepted for processing' };
   }
 
   /** The per-recipient results of the caller's request, in request order. */

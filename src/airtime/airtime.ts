@@ -1,5 +1,6 @@
 import { VerbatimHttpError } from '../common/errors/gateway-error';
 import { Money } from '../common/money';
+import { PAYOUT_CODES } from '../disbursements/payout-error';
 
 /** Airtime service_status codes (disbursement document §3). */
 export const SERVICE_STATUS = {
@@ -62,9 +63,6 @@ export function recipientResult(row: RecipientRow) {
   };
 }
 
-/** Payout-family response codes (disbursement document §7), shared by airtime. */
-export const AIRTIME_CODES = { ACCEPTED: 720, REJECTED: 721, DUPLICATE: 722, NOT_FOUND: 723 } as const;
-
 /** Why a request was refused (721), with the response_description each one gets. */
 const REJECTIONS = {
   VALIDATION_FAILED: 'Validation Failed',
@@ -82,15 +80,15 @@ function airtimeError(httpStatus: number, reference: string | null, code: number
 
 /** 721 (HTTP 400): the request is refused and nothing was stored. */
 export function airtimeRejection(reference: string | null, errorCode: RejectionCode, message: string): VerbatimHttpError {
-  return airtimeError(400, reference, AIRTIME_CODES.REJECTED, REJECTIONS[errorCode], errorCode, message);
+  return airtimeError(400, reference, PAYOUT_CODES.REJECTED, REJECTIONS[errorCode], errorCode, message);
 }
 
 /** 722 (HTTP 409): the reference was used before; nothing new happens. */
 export function airtimeDuplicate(reference: string): VerbatimHttpError {
-  return airtimeError(409, reference, AIRTIME_CODES.DUPLICATE, 'Duplicate Ignored', 'DUPLICATE_IGNORED', 'An airtime request with this reference exists');
+  return airtimeError(409, reference, PAYOUT_CODES.DUPLICATE, 'Duplicate Ignored', 'DUPLICATE_IGNORED', 'An airtime request with this reference exists');
 }
 
 /** 723 (HTTP 404): no request of the caller's has this reference. */
 export function airtimeNotFound(reference: string): VerbatimHttpError {
-  return airtimeError(404, reference, AIRTIME_CODES.NOT_FOUND, 'Record Not Found', 'RESOURCE_NOT_FOUND', 'No airtime request with this reference');
+  return airtimeError(404, reference, PAYOUT_CODES.NOT_FOUND, 'Record Not Found', 'RESOURCE_NOT_FOUND', 'No airtime request with this reference');
 }

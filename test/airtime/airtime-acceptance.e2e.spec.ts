@@ -39,7 +39,7 @@ describe('bulk airtime acceptance', () => {
       ['a number with letters', { recipients: [{ phone_number: '2547123ABC78', amount: '5' }] }, 'INVALID_PHONE_NUMBER'],
       ['a number with spaces', { recipients: [{ phone_number: '254 712 345 678', amount: '5' }] }, 'INVALID_PHONE_NUMBER'],
       ['a number of 16 digits', { recipients: [{ phone_number: '2547123456789012', amount: '5' }] }, 'INVALID_PHONE_NUMBER'],
-      ['a number of 6 digits', { recipients: [{ phone_number: '254712', amount: '5' }] }, 'INVALID_PHONE_NUMBER'],
+      ['a number of 7 digits', { recipients: [{ phone_number: '2547123', amount: '5' }] }, 'INVALID_PHONE_NUMBER'],
       ['a number with two +', { recipients: [{ phone_number: '++254712345678', amount: '5' }] }, 'INVALID_PHONE_NUMBER'],
       ['a number sent as a JSON number', { recipients: [{ phone_number: 254712345678, amount: '5' }] }, 'INVALID_PHONE_NUMBER'],
       ['a missing number', { recipients: [{ amount: '5' }] }, 'INVALID_PHONE_NUMBER'],
@@ -180,6 +180,29 @@ describe('bulk airtime acceptance', () => {
       expect((await sendAirtime(app, poor, body)).status).toBe(200);
       expect((await airtimeMoney(app, poor)).float).toBe('0.0000');
     });
+  });
+
+  // Refused by the HTTP layer before any route runs, so it gets the gateway's generic body (docs/decisions.md).
+  it('answers a body that is not JSON with 400 and stores nothing', async () => {
+    const stored = await airtimeStored(app, merchant.clientId);
+    const res = await request(app.getHttpServer())
+      .post('/v1/gw/airtime/send')
+      .set('x-access-token', merchant.token)
+      .set('content-type', 'application/json')
+      .send('{"reference": "x", "recipients": [');
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ status_code: 172, status_description: 'Validation Failed' });
+    expect(await airtimeStored(app, merchant.clientId)).toEqual(stored);
+  });
+
+  it('is described in the OpenAPI document with request and response schemas', async () => {
+    const doc = (await request(app.getHttpServer()).get('/docs-json').expect(200)).body;
+    const send = doc.paths['/v1/gw/airtime/send'].post;
+    expect(send.requestBody.content['application/json'].schema.$ref).toMatch(/AirtimeRequestDto$/);
+    expect(Object.keys(send.responses)).toEqual(expect.arrayContaining(['200', '400', '409']));
+    const status = doc.paths['/v1/gw/airtime/{reference}/status'].get;
+    expect(status.responses['200'].content['application/json'].schema).toMatchObject({ type: 'array' });
+    expect(doc.components.schemas.AirtimeRequestDto.properties.recipients).toMatchObject({ type: 'array', maxItems: 1000 });
   });
 
   it('needs a gateway token', async () => {
