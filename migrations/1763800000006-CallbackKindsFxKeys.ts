@@ -2,7 +2,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * Callback settings per kind of event (collections, payouts, airtime) with one signing secret per client kept
- * apart from them, so reading an endpoint never has to create a secret; each delivery remembers its kind.
+ * apart from them, so reading an endpoint never has to create a secret; each delivery remembers its kind. The
+ * hourly FX refresh claims each hour once.
  */
 export class CallbackKindsFxKeys1763800000006 implements MigrationInterface {
   name = 'CallbackKindsFxKeys1763800000006';
@@ -30,11 +31,22 @@ export class CallbackKindsFxKeys1763800000006 implements MigrationInterface {
       ALTER TABLE callback_deliveries ADD COLUMN kind varchar(16) NOT NULL DEFAULT 'collections'
         CHECK (kind IN ('collections', 'payouts', 'airtime'));
       ALTER TABLE callback_deliveries ALTER COLUMN kind DROP DEFAULT;
+
+      -- One row per clock hour of FX refresh: the worker that claims the hour refreshes, so the rates are written
+      -- once per hour however many workers run; a claim not completed in time can be taken over.
+      CREATE TABLE fx_refreshes (
+        hour         timestamptz PRIMARY KEY,
+        claimed_at   timestamptz,
+        completed_at timestamptz,
+        source       varchar(32),
+        rates        integer
+      );
     `);
   }
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`
+      DROP TABLE fx_refreshes;
       ALTER TABLE callback_deliveries DROP COLUMN kind;
 
       DELETE FROM client_callback_settings WHERE kind <> 'collections';

@@ -11,6 +11,7 @@ import { CollectionsModule } from './collections/collections.module';
 import { PaymentsProcessor } from './collections/payments.processor';
 import { DisbursementsModule } from './disbursements/disbursements.module';
 import { FloatModule } from './float/float.module';
+import { FxRefreshScheduler } from './fx/fx-refresh.scheduler';
 import { FxModule } from './fx/fx.module';
 import { ConfigModule } from './infra/config/config.module';
 import { DatabaseModule } from './infra/database/database.module';
@@ -74,7 +75,7 @@ export class ApiModule {}
 /** Queue processors, schedulers and the outbox relay. */
 @Module({
   imports: [CoreModule, CollectionsModule, AirtimeModule, PayoutsModule, NotificationsModule],
-  providers: [OutboxRelay, PaymentsProcessor, CallbackDeliveryProcessor, AirtimeProcessor, PayoutsProcessor, NotificationsProcessor],
+  providers: [OutboxRelay, PaymentsProcessor, CallbackDeliveryProcessor, AirtimeProcessor, PayoutsProcessor, NotificationsProcessor, FxRefreshScheduler],
 })
 export class WorkerModule {}
 
