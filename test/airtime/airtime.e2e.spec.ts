@@ -15,6 +15,7 @@ import {
   sum,
   waitForProcessed,
 } from '../support/airtime-fixtures';
+import { floatBalance } from '../support/disbursement-fixtures';
 import { IsolatedSandbox, MerchantReceiver, sleep, startIsolatedSandbox, waitFor } from '../support/gateway-fixtures';
 import { dataSource } from '../support/test-app';
 
@@ -94,6 +95,8 @@ describe('bulk airtime end to end (sandbox provider)', () => {
       expect(after.float).toBe(new Decimal(before.float).minus(settled).minus(held).toFixed(4));
       expect(after.inFlight).toBe(new Decimal(before.inFlight).plus(held).toFixed(4));
       expect(after.feeIncome).toBe(new Decimal(before.feeIncome).plus(successfulFees).toFixed(4));
+      // As the merchant reads it: available balance, and the held recipients as reserved.
+      expect(await floatBalance(app, merchant)).toMatchObject({ balance: after.float, reserved_balance: held.toFixed(4) });
       const holds = await dataSource(app).query(
         `SELECT r.phone_number, h.status FROM airtime_recipients r JOIN airtime_requests q ON q.id = r.request_id
          JOIN float_holds h ON h.id = r.hold_id WHERE q.reference = $1 ORDER BY r.position`,
