@@ -3,7 +3,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 /**
  * Callback settings per kind of event (collections, payouts, airtime) with one signing secret per client kept
  * apart from them, so reading an endpoint never has to create a secret; each delivery remembers its kind. The
- * hourly FX refresh claims each hour once.
+ * hourly FX refresh claims each hour once. A sandbox keeps its random server secret in `settings`; users get a
+ * token version (raised by a password reset) and API keys the time they last obtained a token.
  */
 export class CallbackKindsFxKeys1763800000006 implements MigrationInterface {
   name = 'CallbackKindsFxKeys1763800000006';
@@ -41,11 +42,24 @@ export class CallbackKindsFxKeys1763800000006 implements MigrationInterface {
         source       varchar(32),
         rates        integer
       );
+
+      -- Server-wide settings; a sandbox without JWT_SECRET keeps its own random server secret here.
+      CREATE TABLE settings (
+        name       varchar(64) PRIMARY KEY,
+        value      text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now()
+      );
+      -- Raised by a password reset: wallet tokens carry the version they were issued under.
+      ALTER TABLE users ADD COLUMN token_version integer NOT NULL DEFAULT 0;
+      ALTER TABLE api_keys ADD COLUMN last_authenticated_at timestamptz;
     `);
   }
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`
+      ALTER TABLE api_keys DROP COLUMN last_authenticated_at;
+      ALTER TABLE users DROP COLUMN token_version;
+      DROP TABLE settings;
       DROP TABLE fx_refreshes;
       ALTER TABLE callback_deliveries DROP COLUMN kind;
 

@@ -50,17 +50,20 @@ export function buildProgram(run: (action: (app: INestApplicationContext) => Pro
 
   program
     .command('user:create')
-    .description('create a wallet-service user for a client; prints the password once')
+    .description("create a wallet-service user for a client, or with --password reset an existing user's password; prints it once")
     .requiredOption('--client <code>', 'client code')
     .requiredOption('--username <username>', 'login name')
-    .option('--password <password>', 'password (generated when omitted)')
+    .option('--password <password>', 'password (generated when omitted); given for an existing user of the client, resets it')
     .action((opts, cmd) =>
       run(async (app) => {
         requireText('username', opts.username, 100);
         const client = await requireClient(app, opts.client);
         const password = opts.password ?? generatePassword();
         if (password.length < 8) throw new CliError('password must be at least 8 characters');
-        const user = await app.get(UsersService).create(client.id, opts.username, password);
+        // A reset invalidates the user's wallet tokens; without --password an existing username is an error.
+        const users = app.get(UsersService);
+        const user =
+          opts.password === undefined ? await users.create(client.id, opts.username, password) : await users.upsert(client.id, opts.username, password);
         return { user_id: user.id, client_code: client.code, username: user.username, password };
       }, json(cmd)),
     );
@@ -168,6 +171,31 @@ export function buildProgram(run: (action: (app: INestApplicationContext) => Pro
       run(async (app) => {
         const client = await requireClient(app, opts.client);
         return { client_code: client.code, ...(await app.get(ApiKeysService).issue(client.id)) };
+      }, json(cmd)),
+    );
+
+  program
+    .command('api-key:list')
+    .description("list a client's API keys (no secrets), newest first")
+    .requiredOption('--client <code>', 'client code')
+    .action((opts, cmd) =>
+      run(async (app) => {
+        const client = await requireClient(app, opts.client);
+        return { client_code: client.code, api_keys: await app.get(ApiKeysService).list(client.id) };
+      }, json(cmd)),
+    );
+
+  program
+    .command('api-key:revoke')
+    .description('revoke an API key: it and every token issued for it are refused from now on')
+    .requiredOption('--client <code>', 'client code')
+    .requiredOption('--key <consumer_key>', 'the consumer key to revoke')
+    .action((opts, cmd) =>
+      run(async (app) => {
+        const client = await requireClient(app, opts.client);
+        const revoked = await app.get(ApiKeysService).revoke(client.id, opts.key);
+        if (!revoked) throw new CliError(`API key ${opts.key} not found for client ${client.code}`);
+        return { client_code: client.code, consumer_key: revoked.consumer_key, revoked_at: revoked.revoked_at };
       }, json(cmd)),
     );
 

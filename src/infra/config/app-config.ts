@@ -75,6 +75,12 @@ export interface AppConfig {
   adminPassword: string | null;
 }
 
+/**
+ * The configuration as the environment gives it: without JWT_SECRET (sandbox only) the secret is null here and
+ * is read from the database by resolveConfig (src/infra/config/server-secret.ts).
+ */
+export type EnvironmentConfig = Omit<AppConfig, 'jwtSecret'> & { jwtSecret: string | null };
+
 export const APP_CONFIG = Symbol('APP_CONFIG');
 
 export class ConfigError extends Error {}
@@ -83,7 +89,7 @@ export class ConfigError extends Error {}
  * Reads and validates the environment. A missing or malformed variable throws a ConfigError naming it,
  * so the process stops at start-up instead of failing on the first request.
  */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): EnvironmentConfig {
   const raw = plainToInstance(Environment, pick(env), { enableImplicitConversion: false });
   const errors = validateSync(raw, { whitelist: true });
   if (errors.length > 0) {
@@ -108,8 +114,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     outboxLostJobAfterMs: Number(raw.OUTBOX_LOST_JOB_AFTER_MS ?? 120000),
     fxMaxRateAgeMs: Number(raw.FX_MAX_RATE_AGE_MS ?? 7_200_000),
     payoutReconcileAfterMs: Number(raw.PAYOUT_RECONCILE_AFTER_MS ?? (appEnv === 'sandbox' ? 60000 : 900000)),
-    // Sandbox tokens are signed with a fixed development secret so a restarted sandbox keeps its sessions.
-    jwtSecret: raw.JWT_SECRET ?? 'sandbox-only-secret-do-not-use-in-production-0000',
+    jwtSecret: raw.JWT_SECRET ?? null,
     logLevel: raw.LOG_LEVEL ?? 'info',
     adminUsername: raw.ADMIN_USERNAME ?? 'admin',
     adminPassword: raw.ADMIN_PASSWORD ?? null,
