@@ -45,7 +45,10 @@ export class FloatHoldsPayouts1763800000004 implements MigrationInterface {
         kind                      varchar(8) NOT NULL CHECK (kind IN ('LOCAL', 'IMT', 'B2B')),
         payout_reference          varchar(64) NOT NULL,
         client_service_id         uuid NOT NULL REFERENCES client_services(id),
-        float_account_id          uuid NOT NULL REFERENCES ledger_accounts(id),
+        -- The service's float at acceptance. No foreign key on purpose: its check would take a KEY SHARE lock on the
+        -- float row before the reservation takes FOR UPDATE on it, and two payouts accepted at once on one float
+        -- would deadlock. The value comes from client_services.settlement_account_id in the same transaction.
+        float_account_id          uuid NOT NULL,
         -- Set in the accepting transaction, right after the row is claimed (the row first, so a duplicate waits on it).
         hold_id                   bigint UNIQUE REFERENCES float_holds(id),
         amount                    numeric(20,4) NOT NULL CHECK (amount > 0),
