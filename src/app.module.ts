@@ -1,4 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { AirtimeModule } from './airtime/airtime.module';
+import { AirtimeProcessor } from './airtime/airtime.processor';
 import { AuthModule } from './auth/auth.module';
 import { GatewayAuthModule } from './auth/gateway/gateway-auth.module';
 import { CallbackDeliveryProcessor } from './callbacks/callback-delivery.processor';
@@ -7,6 +9,9 @@ import { ClientServicesModule } from './client-services/client-services.module';
 import { ChargesModule } from './charges/charges.module';
 import { CheckoutModule } from './checkout/checkout.module';
 import { ClientsModule } from './clients/clients.module';
+import { DisbursementsModule } from './disbursements/disbursements.module';
+import { FloatModule } from './float/float.module';
+import { FxRefreshScheduler } from './fx/fx-refresh.scheduler';
 import { FxModule } from './fx/fx.module';
 import { ConfigModule } from './infra/config/config.module';
 import { DatabaseModule } from './infra/database/database.module';
@@ -14,6 +19,10 @@ import { HealthModule } from './infra/health/health.module';
 import { LoggingModule } from './infra/logging/logging.module';
 import { MetricsController } from './infra/metrics/metrics.controller';
 import { MetricsModule } from './infra/metrics/metrics.module';
+import { NotificationsModule } from './notifications/notifications.module';
+import { NotificationsProcessor } from './notifications/notifications.processor';
+import { PayoutsModule } from './payouts/payouts.module';
+import { PayoutsProcessor } from './payouts/payouts.processor';
 import { OutboxRelay } from './infra/queue/outbox-relay.service';
 import { QueueModule } from './infra/queue/queue.module';
 import { LedgerModule } from './ledger/ledger.module';
@@ -43,6 +52,7 @@ import { PaymentsProcessor } from './worker/payments-queue.processor';
     AuthModule,
     GatewayAuthModule,
     CallbacksModule,
+    FloatModule,
   ],
 })
 export class CoreModule {}
@@ -64,15 +74,25 @@ export type ProcessRole = 'api' | 'worker' | 'sandbox';
     SettlementsModule,
     ReversalsModule,
     PaymentStatementModule,
+    AirtimeModule,
+    DisbursementsModule,
   ],
   controllers: [MetricsController],
 })
 export class ApiModule {}
 
-/** Queue processors, schedulers and the outbox relay: the payments core and the reversal step, no request side. */
+/** Queue processors, schedulers and the outbox relay: the money cores (payments, payouts, airtime) and the reversal step. */
 @Module({
-  imports: [CoreModule, PaymentsModule, ReversalsModule],
-  providers: [OutboxRelay, PaymentsProcessor, CallbackDeliveryProcessor],
+  imports: [CoreModule, PaymentsModule, ReversalsModule, AirtimeModule, PayoutsModule, NotificationsModule],
+  providers: [
+    OutboxRelay,
+    PaymentsProcessor,
+    CallbackDeliveryProcessor,
+    AirtimeProcessor,
+    PayoutsProcessor,
+    NotificationsProcessor,
+    FxRefreshScheduler,
+  ],
 })
 export class WorkerModule {}
 

@@ -6,7 +6,7 @@ import { Command, CommanderError } from 'commander';
 import { DataSource } from 'typeorm';
 import { ApiKeysService } from '../auth/gateway/api-keys.service';
 import { generatePassword, UsersService } from '../auth/users.service';
-import { CallbackSettingsService } from '../callbacks/callback-settings.service';
+import { CALLBACK_KINDS, CallbackSettingsService, isCallbackKind } from '../callbacks/callback-settings.service';
 import Decimal from 'decimal.js';
 import { ClientServicesService } from '../client-services/client-services.service';
 import { ClientsService } from '../clients/clients.service';
@@ -14,6 +14,7 @@ import { isCurrency } from '../common/currencies';
 import { amountProblem, Money } from '../common/money';
 import { FxService } from '../fx/fx.service';
 import { MoneyMovementsService } from '../transactions/money-movements.service';
+import { PayoutSettlementService } from '../payouts/payout-settlement.service';
 import { loadConfig } from '../infra/config/app-config';
 import { verifyLedger } from '../ledger/ledger-invariants';
 import { AdminModule } from './admin.module';
@@ -49,17 +50,20 @@ export function buildProgram(run: (action: (app: INestApplicationContext) => Pro
 
   program
     .command('user:create')
-    .description('create a wallet-service user for a client; prints the password once')
+    .description("create a wallet-service user for a client, or with --password reset an existing user's password; prints it once")
     .requiredOption('--client <code>', 'client code')
     .requiredOption('--username <username>', 'login name')
-    .option('--password <password>', 'password (generated when omitted)')
+    .option('--password <password>', 'password (generated when omitted); given for an existing user of the client, resets it')
     .action((opts, cmd) =>
       run(async (app) => {
         requireText('username', opts.username, 100);
         const client = await requireClient(app, opts.client);
         const password = opts.password ?? generatePassword();
         if (password.length < 8) throw new CliError('password must be at least 8 characters');
-        const user = await app.get(UsersService).create(client.id, opts.username, password);
+        // A reset invalidates the user's wallet tokens; without --password an existing username is an error.
+        const users = app.get(UsersService);
+        const user =
+          opts.password === undefined ? await users.create(client.id, opts.username, password) : await users.upsert(client.id, opts.username, password);
         return { user_id: user.id, client_code: client.code, username: user.username, password };
       }, json(cmd)),
     );
@@ -171,18 +175,68 @@ export function buildProgram(run: (action: (app: INestApplicationContext) => Pro
     );
 
   program
+    .command('api-key:list')
+    .description("list a client's API keys (no secrets), newest first")
+    .requiredOption('--client <code>', 'client code')
+    .action((opts, cmd) =>
+      run(async (app) => {
+        const client = await requireClient(app, opts.client);
+        return { client_code: client.code, api_keys: await app.get(ApiKeysService).list(client.id) };
+      }, json(cmd)),
+    );
+
+  program
+    .command('api-key:revoke')
+    .description('revoke an API key: it and every token issued for it are refused from now on')
+    .requiredOption('--client <code>', 'client code')
+    .requiredOption('--key <consumer_key>', 'the consumer key to revoke')
+    .action((opts, cmd) =>
+      run(async (app) => {
+        const client = await requireClient(app, opts.client);
+        const revoked = await app.get(ApiKeysService).revoke(client.id, opts.key);
+        if (!revoked) throw new CliError(`API key ${opts.key} not found for client ${client.code}`);
+        return { client_code: client.code, consumer_key: revoked.consumer_key, revoked_at: revoked.revoked_at };
+      }, json(cmd)),
+    );
+
+  program
     .command('callback:set')
-    .description("set a client's callback URL and the Basic-auth credentials we present to it")
+    .description("set a client's callback URL for one kind of event and the Basic-auth credentials we present to it")
     .requiredOption('--client <code>', 'client code')
     .requiredOption('--url <url>', 'callback URL (HTTPS; http:// to loopback hosts in sandbox)')
     .requiredOption('--username <username>', 'Basic-auth username')
     .requiredOption('--password <password>', 'Basic-auth password')
+    .option('--kind <kind>', `which callbacks go to this URL: ${CALLBACK_KINDS.join(', ')}`, 'collections')
     .action((opts, cmd) =>
       run(async (app) => {
+        if (!isCallbackKind(opts.kind)) throw new CliError(`--kind must be one of ${CALLBACK_KINDS.join(', ')}`);
         const client = await requireClient(app, opts.client);
         requireText('username', opts.username, 100);
-        await app.get(CallbackSettingsService).setEndpoint(client.id, { url: opts.url, username: opts.username, password: opts.password });
+        await app.get(CallbackSettingsService).setEndpoint(client.id, opts.kind, { url: opts.url, username: opts.username, password: opts.password });
         return { client_code: client.code, callback_url: opts.url, callback_username: opts.username };
+      }, json(cmd)),
+    );
+
+  program
+    .command('payout:resolve')
+    .description("settle (SUCCESSFUL) or return to the float (FAILED) a pending or jammed payout's hold, and send its callback")
+    .requiredOption('--client <code>', 'client code')
+    .requiredOption('--reference <reference>', 'payout_reference of a local payout, IMT or B2B payout')
+    .requiredOption('--status <status>', 'SUCCESSFUL or FAILED')
+    .action((opts, cmd) =>
+      run(async (app) => {
+        if (opts.status !== 'SUCCESSFUL' && opts.status !== 'FAILED') throw new CliError('--status must be SUCCESSFUL or FAILED');
+        const client = await requireClient(app, opts.client);
+        const payout = await app.get(PayoutSettlementService).resolveByOperator(client.id, opts.reference, opts.status);
+        const [hold] = await app.get<DataSource>(getDataSourceToken()).query(`SELECT status, outcome_entry_id FROM float_holds WHERE id = $1`, [payout.hold_id]);
+        return {
+          client_code: client.code,
+          payout_reference: payout.payout_reference,
+          payment_status: payout.status,
+          result_description: payout.result_description,
+          hold_status: hold.status,
+          entry_id: String(hold.outcome_entry_id),
+        };
       }, json(cmd)),
     );
 

@@ -59,7 +59,7 @@ export class SeedService {
     for (const [currency, rate] of Object.entries(SANDBOX_KES_RATES)) {
       await this.fx.setRate(SEED_CURRENCY, currency, new Money(rate.buying), new Money(rate.selling), 'seed');
     }
-    if (options.callback) await this.callbackSettings.setEndpoint(client.id, options.callback);
+    if (options.callback) await this.callbackSettings.setEndpoint(client.id, 'collections', options.callback);
     const signingSecret = await this.callbackSettings.rotateSigningSecret(client.id);
     const apiKey = await this.apiKeys.issue(client.id);
     return {

@@ -19,7 +19,7 @@ export class AuthService {
     const client = await this.clients.findById(user.clientId);
     if (!client) throw new UnauthorizedException('Invalid username or password');
     const access_token = await this.jwt.signAsync(
-      { sub: user.id, cid: client.id, ccode: client.code },
+      { sub: user.id, cid: client.id, ccode: client.code, ver: user.tokenVersion },
       { expiresIn: WALLET_TOKEN_TTL_SECONDS, audience: 'wallet' },
     );
     return { access_token, token_type: 'Bearer', expires_in: WALLET_TOKEN_TTL_SECONDS };

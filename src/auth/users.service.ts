@@ -4,6 +4,7 @@ import * as argon2 from 'argon2';
 import { randomBytes } from 'node:crypto';
 import { Repository } from 'typeorm';
 import { isUniqueViolation } from '../infra/database/pg-errors';
+import { CredentialStatusService } from './credential-status.service';
 import { User } from './user.entity';
 
 /** Verified against when the username is unknown, so both failures take the same time. */
@@ -15,7 +16,10 @@ export function generatePassword(): string {
 
 @Injectable()
 export class UsersService {
-  constructor(@InjectRepository(User) private readonly users: Repository<User>) {}
+  constructor(
+    @InjectRepository(User) private readonly users: Repository<User>,
+    private readonly credentials: CredentialStatusService,
+  ) {}
 
   async create(clientId: string, username: string, password: string): Promise<User> {
     try {
@@ -26,13 +30,21 @@ export class UsersService {
     }
   }
 
-  /** Creates the user or, when it exists for the same client, resets its password (used by seed). */
+  /**
+   * Creates the user or, when it exists for the same client, resets its password (seed, user:create --password).
+   * A reset raises the token version, so every wallet token issued before it stops working.
+   */
   async upsert(clientId: string, username: string, password: string): Promise<User> {
     const existing = await this.users.findOneBy({ username });
     if (!existing) return this.create(clientId, username, password);
     if (existing.clientId !== clientId) throw new ConflictException(`User ${username} belongs to another client`);
-    existing.passwordHash = await argon2.hash(password);
-    return this.users.save(existing);
+    const passwordHash = await argon2.hash(password);
+    const [[reset]] = await this.users.query(
+      `UPDATE users SET password_hash = $2, token_version = token_version + 1, updated_at = now() WHERE id = $1 RETURNING token_version`,
+      [existing.id, passwordHash],
+    );
+    this.credentials.forgetUser(existing.id);
+    return Object.assign(existing, { passwordHash, tokenVersion: reset.token_version });
   }
 
   async verify(username: string, password: string): Promise<User | null> {

@@ -8,7 +8,7 @@ import { EngineMetrics } from '../infra/metrics/engine-metrics';
 import { OutboxJobProcessor } from '../infra/queue/outbox-job.processor';
 import { OutboxService } from '../infra/queue/outbox.service';
 import { QUEUES, TOPICS } from '../infra/queue/queues';
-import { CallbackSettingsService } from './callback-settings.service';
+import { CallbackEndpoint, CallbackKind, CallbackSettingsService } from './callback-settings.service';
 import { resolvesToPrivateAddress } from './callback-url';
 import { signatureHeader } from './signature';
 
@@ -18,6 +18,7 @@ const LEASE_SECONDS = 60;
 interface DeliveryRow {
   id: string;
   client_id: string;
+  kind: CallbackKind;
   event: string;
   url: string;
   payload: Record<string, unknown>;
@@ -47,7 +48,7 @@ export class CallbackDeliveryProcessor extends OutboxJobProcessor<{ deliveryId: 
          first_attempt_at = coalesce(first_attempt_at, now())
        WHERE id = $1 AND status = 'PENDING' AND next_attempt_at <= now() + interval '1 second'
          AND (lease_until IS NULL OR lease_until < now())
-       RETURNING id, client_id, event, url, payload, attempts, first_attempt_at`,
+       RETURNING id, client_id, kind, event, url, payload, attempts, first_attempt_at`,
       [job.data.deliveryId],
     );
     const delivery = lease[0];
@@ -85,18 +86,18 @@ export class CallbackDeliveryProcessor extends OutboxJobProcessor<{ deliveryId: 
       if (!this.config.isSandbox && (await resolvesToPrivateAddress(delivery.url))) {
         return { startedAt, httpStatus: null, latencyMs: latency(), error: 'callback URL resolves to a private address', body: '' };
       }
-      const settings = await this.settings.of(delivery.client_id);
+      const signingSecret = await this.settings.signingSecretOf(this.db.manager, delivery.client_id);
+      const endpoint = await this.settings.endpointFor(this.db.manager, delivery.client_id, delivery.kind);
       const body = JSON.stringify(delivery.payload);
       const headers: Record<string, string> = {
         'content-type': 'application/json',
         'user-agent': 'paygate-callbacks/1',
         'x-event-id': delivery.id,
         'x-event-type': delivery.event,
-        'x-signature': signatureHeader(settings.signingSecret, body, Math.floor(Date.now() / 1000)),
+        'x-signature': signatureHeader(signingSecret, body, Math.floor(Date.now() / 1000)),
       };
-      if (settings.username !== null && settings.password !== null) {
-        headers.authorization = `Basic ${Buffer.from(`${settings.username}:${settings.password}`).toString('base64')}`;
-      }
+      const credentials = credentialsFor(delivery.url, endpoint);
+      if (credentials) headers.authorization = `Basic ${Buffer.from(credentials).toString('base64')}`;
       const response = await fetch(delivery.url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(TIMEOUT_MS) });
       const text = (await response.text()).slice(0, 10_000);
       return { startedAt, httpStatus: response.status, latencyMs: latency(), error: response.ok ? null : `HTTP ${response.status}`, body: text };
@@ -104,6 +105,15 @@ export class CallbackDeliveryProcessor extends OutboxJobProcessor<{ deliveryId: 
       return { startedAt, httpStatus: null, latencyMs: latency(), error: (error as Error).message, body: '' };
     }
   }
+}
+
+/**
+ * The Basic-auth credentials of the kind's registered endpoint go only to that endpoint's origin: a per-request
+ * callback_url on another host (or scheme, or port) never receives the merchant's password.
+ */
+function credentialsFor(url: string, endpoint: CallbackEndpoint | null): string | null {
+  if (!endpoint || endpoint.username === null || endpoint.password === null) return null;
+  return new URL(url).origin === new URL(endpoint.url).origin ? `${endpoint.username}:${endpoint.password}` : null;
 }
 
 /** A charge callback's 2xx body may carry acknowledgement fields (collection document §2); kept when it is JSON. */

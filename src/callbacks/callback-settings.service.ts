@@ -1,21 +1,34 @@
-import { BadRequestException, Inject, Injectable } from '@nestjs/common';
+import { BadRequestException, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { SecretBox } from '../common/crypto/secret-box';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
 import { callbackUrlProblem } from './callback-url';
 
-export interface CallbackSettings {
-  url: string | null;
-  username: string | null;
-  password: string | null;
-  signingSecret: string;
+/** The events a client can have its own callback endpoint for. */
+export const CALLBACK_KINDS = ['collections', 'payouts', 'airtime'] as const;
+export type CallbackKind = (typeof CALLBACK_KINDS)[number];
+
+export function isCallbackKind(value: unknown): value is CallbackKind {
+  return (CALLBACK_KINDS as readonly unknown[]).includes(value);
 }
 
-/** A client's collection callback URL, the Basic-auth credentials we present to it, and its signing secret. */
+/** Where a client wants one kind of callback, and the Basic-auth credentials we present there. */
+export interface CallbackEndpoint {
+  url: string;
+  username: string | null;
+  password: string | null;
+}
+
+/**
+ * A client's callback endpoints (one per kind) and its signing secret (one per client, created with the client).
+ * Reads take the caller's EntityManager so they run on the connection (and in the transaction) the caller holds,
+ * and never write.
+ */
 @Injectable()
-export class CallbackSettingsService {
+export class CallbackSettingsService implements OnApplicationBootstrap {
+  private readonly logger = new Logger(CallbackSettingsService.name);
   private readonly box: SecretBox;
 
   constructor(
@@ -25,37 +38,61 @@ export class CallbackSettingsService {
     this.box = new SecretBox(config.jwtSecret, 'paygate/callback-settings/v1');
   }
 
-  async setEndpoint(clientId: string, endpoint: { url: string; username: string; password: string }): Promise<void> {
+  /**
+   * Clients created before signing secrets were created with the client get theirs now, once: the migration
+   * cannot seal a secret, and reading one must never write.
+   */
+  async onApplicationBootstrap(): Promise<void> {
+    const missing: { id: string }[] = await this.db.query(
+      `SELECT c.id FROM clients c WHERE NOT EXISTS (SELECT 1 FROM client_signing_secrets s WHERE s.client_id = c.id)`,
+    );
+    for (const { id } of missing) await this.createSigningSecret(this.db.manager, id);
+    if (missing.length > 0) this.logger.log(`issued signing secrets for ${missing.length} client(s) that had none`);
+  }
+
+  async setEndpoint(clientId: string, kind: CallbackKind, endpoint: CallbackEndpoint): Promise<void> {
     const problem = callbackUrlProblem(endpoint.url, this.config.isSandbox);
     if (problem) throw new BadRequestException(`callback URL ${problem}`);
+    if ((endpoint.username === null) !== (endpoint.password === null)) throw new BadRequestException('callback username and password go together');
     await this.db.query(
-      `INSERT INTO client_callback_settings (client_id, url, username, password_encrypted, signing_secret_encrypted)
-       VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (client_id) DO UPDATE SET url = $2, username = $3, password_encrypted = $4, updated_at = now()`,
-      [clientId, endpoint.url, endpoint.username, this.box.seal(endpoint.password), this.box.seal(newSigningSecret())],
+      `INSERT INTO client_callback_settings (client_id, kind, url, username, password_encrypted) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (client_id, kind) DO UPDATE SET url = $3, username = $4, password_encrypted = $5, updated_at = now()`,
+      [clientId, kind, endpoint.url, endpoint.username, endpoint.password === null ? null : this.box.seal(endpoint.password)],
     );
+  }
+
+  async endpointFor(manager: EntityManager, clientId: string, kind: CallbackKind): Promise<CallbackEndpoint | null> {
+    const [row] = await manager.query(
+      `SELECT url, username, password_encrypted FROM client_callback_settings WHERE client_id = $1 AND kind = $2`,
+      [clientId, kind],
+    );
+    if (!row) return null;
+    return { url: row.url, username: row.username, password: row.password_encrypted ? this.box.open(row.password_encrypted) : null };
+  }
+
+  /** Called by ClientsService.create in the transaction that creates the client. */
+  async createSigningSecret(manager: EntityManager, clientId: string): Promise<void> {
+    await manager.query(`INSERT INTO client_signing_secrets (client_id, secret_encrypted) VALUES ($1, $2) ON CONFLICT (client_id) DO NOTHING`, [
+      clientId,
+      this.box.seal(newSigningSecret()),
+    ]);
   }
 
   /** Issues a new signing secret, returned once; callbacks signed from now on use it. */
   async rotateSigningSecret(clientId: string): Promise<string> {
     const secret = newSigningSecret();
     await this.db.query(
-      `INSERT INTO client_callback_settings (client_id, signing_secret_encrypted) VALUES ($1, $2)
-       ON CONFLICT (client_id) DO UPDATE SET signing_secret_encrypted = $2, updated_at = now()`,
+      `INSERT INTO client_signing_secrets (client_id, secret_encrypted) VALUES ($1, $2)
+       ON CONFLICT (client_id) DO UPDATE SET secret_encrypted = $2, rotated_at = now()`,
       [clientId, this.box.seal(secret)],
     );
     return secret;
   }
 
-  async of(clientId: string): Promise<CallbackSettings> {
-    const [row] = await this.db.query(`SELECT * FROM client_callback_settings WHERE client_id = $1`, [clientId]);
-    if (!row) return { url: null, username: null, password: null, signingSecret: await this.rotateSigningSecret(clientId) };
-    return {
-      url: row.url,
-      username: row.username,
-      password: row.password_encrypted ? this.box.open(row.password_encrypted) : null,
-      signingSecret: this.box.open(row.signing_secret_encrypted),
-    };
+  async signingSecretOf(manager: EntityManager, clientId: string): Promise<string> {
+    const [row] = await manager.query(`SELECT secret_encrypted FROM client_signing_secrets WHERE client_id = $1`, [clientId]);
+    if (!row) throw new Error(`client ${clientId} has no signing secret`);
+    return this.box.open(row.secret_encrypted);
   }
 }
 

@@ -43,3 +43,11 @@ export function isPrivateAddress(address: string): boolean {
     (a === 100 && b >= 64 && b <= 127)
   );
 }
+
+/** Why a merchant's callback URL is refused at acceptance (both rules above), or null when it is acceptable. */
+export async function callbackUrlRefusal(raw: string, isSandbox: boolean): Promise<string | null> {
+  const problem = callbackUrlProblem(raw, isSandbox);
+  if (problem) return problem;
+  if (!isSandbox && (await resolvesToPrivateAddress(raw))) return 'must not resolve to a private, loopback or link-local address';
+  return null;
+}

@@ -3,9 +3,12 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { OutboxService } from '../infra/queue/outbox.service';
 import { TOPICS } from '../infra/queue/queues';
+import type { CallbackKind } from './callback-settings.service';
 
 export interface CallbackEvent {
   clientId: string;
+  /** Whose callback settings apply: their Basic-auth credentials go with it to their URL's origin only. */
+  kind: CallbackKind;
   /** successful_payment, failed_payment, checkout_completed, reversal_result, … */
   event: string;
   /** The merchant's reference the event is about (external_reference, merchant_transaction_id, …). */
@@ -29,8 +32,8 @@ export class CallbacksService {
   async schedule(manager: EntityManager, event: CallbackEvent): Promise<void> {
     for (const url of [...new Set(event.urls)]) {
       const [delivery] = await manager.query(
-        `INSERT INTO callback_deliveries (client_id, event, reference, url, payload) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
-        [event.clientId, event.event, event.reference, url, event.payload],
+        `INSERT INTO callback_deliveries (client_id, kind, event, reference, url, payload) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+        [event.clientId, event.kind, event.event, event.reference, url, event.payload],
       );
       await this.outbox.enqueue(manager, TOPICS.deliverCallback, { deliveryId: delivery.id });
     }

@@ -1,16 +1,26 @@
 import { ConflictException, Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
+import { DataSource, Repository } from 'typeorm';
+import { CallbackSettingsService } from '../callbacks/callback-settings.service';
 import { isUniqueViolation } from '../infra/database/pg-errors';
 import { Client } from './client.entity';
 
 @Injectable()
 export class ClientsService {
-  constructor(@InjectRepository(Client) private readonly clients: Repository<Client>) {}
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    @InjectRepository(Client) private readonly clients: Repository<Client>,
+    private readonly callbackSettings: CallbackSettingsService,
+  ) {}
 
+  /** The client and its callback signing secret are created together, so every client can sign from the start. */
   async create(code: string, name: string): Promise<Client> {
     try {
-      return await this.clients.save(this.clients.create({ code, name }));
+      return await this.db.transaction(async (manager) => {
+        const client = await manager.save(this.clients.create({ code, name }));
+        await this.callbackSettings.createSigningSecret(manager, client.id);
+        return client;
+      });
     } catch (error) {
       if (isUniqueViolation(error)) throw new ConflictException(`Client ${code} already exists`);
       throw error;

@@ -65,6 +65,7 @@ export class CheckoutSessionsService {
     if (!notify) return;
     await this.callbacks.schedule(manager, {
       clientId: session.client_id,
+      kind: 'collections',
       event: `checkout_${session.status}`,
       reference: session.merchant_transaction_id,
       urls: [session.callback_url],

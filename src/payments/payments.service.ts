@@ -81,10 +81,13 @@ export class PaymentsService {
     }
     const urls = [payment.callback_url];
     if (payment.notify_client || payment.notify_originator) {
-      const settings = await this.callbackSettings.of(payment.client_id);
-      if (settings.url) urls.push(settings.url);
+      const endpoint = await this.callbackSettings.endpointFor(manager, payment.client_id, 'collections');
+      if (endpoint) urls.push(endpoint.url);
     }
     const result = paymentResult(payment);
-    await this.callbacks.schedule(manager, { clientId: payment.client_id, event: result.event, reference: payment.external_reference, urls, payload: result });
+    await this.callbacks.schedule(manager, {
+      clientId: payment.client_id,
+      kind: 'collections',
+      event: result.event, reference: payment.external_reference, urls, payload: result });
   }
 }

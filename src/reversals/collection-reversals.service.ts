@@ -187,13 +187,14 @@ export class CollectionReversalsService {
 
   /** The reversal result goes to the merchant's configured callback URL, when there is one. */
   private async announce(manager: EntityManager, reversal: ReversalRow): Promise<void> {
-    const settings = await this.callbackSettings.of(reversal.client_id);
-    if (!settings.url) return;
+    const endpoint = await this.callbackSettings.endpointFor(manager, reversal.client_id, 'collections');
+    if (!endpoint) return;
     await this.callbacks.schedule(manager, {
       clientId: reversal.client_id,
+      kind: 'collections',
       event: 'reversal_result',
       reference: reversal.reversal_reference,
-      urls: [settings.url],
+      urls: [endpoint.url],
       payload: reversalResult(reversal),
     });
   }

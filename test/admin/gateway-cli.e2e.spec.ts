@@ -127,7 +127,8 @@ describe('admin CLI: gateway credentials, callback settings and seed', () => {
       const password = `secret-${randomUUID()}`;
       const output = json(await cli('callback:set', '--client', merchant.clientCode, '--url', url, '--username', 'acme-hooks', '--password', password, '--json'));
       expect(output).toEqual({ client_code: merchant.clientCode, callback_url: url, callback_username: 'acme-hooks' });
-      const [stored] = await dataSource(app).query(`SELECT * FROM client_callback_settings WHERE client_id = $1`, [merchant.clientId]);
+      const [stored] = await dataSource(app).query(`SELECT * FROM client_callback_settings WHERE client_id = $1 AND kind = 'collections'`, [merchant.clientId]);
+      expect(stored.url).toBe(url);
       expect(JSON.stringify(stored)).not.toContain(password);
 
       const body = chargeBody(merchant, { callback_url: receiver.url(), notify_client: true });
@@ -148,14 +149,39 @@ describe('admin CLI: gateway credentials, callback settings and seed', () => {
       expect(callback.headers.authorization).toBe(`Basic ${Buffer.from('rotated:rotated-password-1').toString('base64')}`);
     });
 
+    it('--kind payouts and --kind airtime set their own endpoint; the collections endpoint and the signing secret stay', async () => {
+      const [collectionsBefore] = await dataSource(app).query(
+        `SELECT url, username, password_encrypted FROM client_callback_settings WHERE client_id = $1 AND kind = 'collections'`,
+        [merchant.clientId],
+      );
+      const [secretBefore] = await dataSource(app).query(`SELECT secret_encrypted FROM client_signing_secrets WHERE client_id = $1`, [merchant.clientId]);
+      for (const kind of ['payouts', 'airtime']) {
+        const url = receiver.url(`/${kind}/${randomUUID()}`);
+        const output = json(await cli('callback:set', '--client', merchant.clientCode, '--kind', kind, '--url', url, '--username', `${kind}-hooks`, '--password', `${kind}-pw-1`, '--json'));
+        expect(output).toEqual({ client_code: merchant.clientCode, callback_url: url, callback_username: `${kind}-hooks` });
+        const [stored] = await dataSource(app).query(`SELECT url, username FROM client_callback_settings WHERE client_id = $1 AND kind = $2`, [merchant.clientId, kind]);
+        expect(stored).toEqual({ url, username: `${kind}-hooks` });
+      }
+      const [collectionsAfter] = await dataSource(app).query(
+        `SELECT url, username, password_encrypted FROM client_callback_settings WHERE client_id = $1 AND kind = 'collections'`,
+        [merchant.clientId],
+      );
+      expect(collectionsAfter).toEqual(collectionsBefore);
+      const [secretAfter] = await dataSource(app).query(`SELECT secret_encrypted FROM client_signing_secrets WHERE client_id = $1`, [merchant.clientId]);
+      expect(secretAfter).toEqual(secretBefore);
+    });
+
     it.each<[string, string[]]>([
+      ['an unknown --kind', ['--kind', 'refunds', '--url', 'https://merchant.example.com/cb', '--username', 'u', '--password', 'p']],
       ['an http URL to a public host', ['--url', 'http://merchant.example.com/cb', '--username', 'u', '--password', 'p']],
       ['a URL that is not one', ['--url', 'not a url', '--username', 'u', '--password', 'p']],
       ['a missing --password', ['--url', 'https://merchant.example.com/cb', '--username', 'u']],
     ])('%s exits non-zero with one line on stderr and changes nothing', async (_name, args) => {
-      const [before] = await dataSource(app).query(`SELECT url, username, updated_at FROM client_callback_settings WHERE client_id = $1`, [merchant.clientId]);
+      const settingsNow = () =>
+        dataSource(app).query(`SELECT kind, url, username, updated_at FROM client_callback_settings WHERE client_id = $1 ORDER BY kind`, [merchant.clientId]);
+      const before = await settingsNow();
       expectOneLineError(await cli('callback:set', '--client', merchant.clientCode, ...args, '--json'));
-      const [after] = await dataSource(app).query(`SELECT url, username, updated_at FROM client_callback_settings WHERE client_id = $1`, [merchant.clientId]);
+      const after = await settingsNow();
       expect(after).toEqual(before);
     });
   });

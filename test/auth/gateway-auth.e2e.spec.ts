@@ -124,16 +124,18 @@ describe('gateway authentication: POST /v1/auth and the gateway token', () => {
 
     it('an expired token → 401', async () => {
       const now = Math.floor(Date.now() / 1000);
+      // The merchant's live key: only the expiry differs between the two tokens.
+      const { sub } = app.get(JwtService).decode(merchant.token) as { sub: string };
       const expired = await app
         .get(JwtService)
-        .signAsync({ sub: 'k', cid: merchant.clientId, ccode: merchant.clientCode, iat: now - 3700, exp: now - 100 }, { audience: 'gateway' });
+        .signAsync({ sub, cid: merchant.clientId, ccode: merchant.clientCode, iat: now - 3700, exp: now - 100 }, { audience: 'gateway' });
       const res = await probe().set('x-access-token', expired);
       expect(res.status).toBe(401);
       expect(res.body).toEqual(UNAUTHORIZED);
       // The same claims, not yet expired, pass: it is the expiry that is refused.
       const fresh = await app
         .get(JwtService)
-        .signAsync({ sub: 'k', cid: merchant.clientId, ccode: merchant.clientCode, iat: now, exp: now + 100 }, { audience: 'gateway' });
+        .signAsync({ sub, cid: merchant.clientId, ccode: merchant.clientCode, iat: now, exp: now + 100 }, { audience: 'gateway' });
       expect((await probe().set('x-access-token', fresh)).status).toBe(404);
     });
 

@@ -6,6 +6,12 @@ import { createWallet, profileBody } from '../support/wallet-fixtures';
 
 const ERROR_SHAPE = { status: expect.any(Number), message: expect.anything(), code: 'HttpException' };
 
+/** The claims of the tenant's real token (user, client, token version), to sign variants of it by hand. */
+function liveClaims(app: NestFastifyApplication, tenant: TestTenant): { sub: string; cid: string; ccode: string; ver: number } {
+  const { sub, cid, ccode, ver } = app.get(JwtService).decode(tenant.token) as { sub: string; cid: string; ccode: string; ver: number };
+  return { sub, cid, ccode, ver };
+}
+
 describe('wallet authentication (POST /api/v1/auth/login and the bearer token)', () => {
   let app: NestFastifyApplication;
   let tenant: TestTenant;
@@ -107,7 +113,7 @@ describe('wallet authentication (POST /api/v1/auth/login and the bearer token)',
         'an expired token',
         (a, t) =>
           `Bearer ${a.get(JwtService).sign(
-            { sub: 'u', cid: t.clientId, ccode: t.clientCode, iat: Math.floor(Date.now() / 1000) - 7200, exp: Math.floor(Date.now() / 1000) - 60 },
+            { ...liveClaims(a, t), iat: Math.floor(Date.now() / 1000) - 7200, exp: Math.floor(Date.now() / 1000) - 60 },
             { audience: 'wallet' },
           )}`,
       ],
@@ -148,10 +154,7 @@ describe('wallet authentication (POST /api/v1/auth/login and the bearer token)',
     }
 
     it('a token that has not expired yet still works (the expiry check is not simply "reject everything signed by hand")', async () => {
-      const token = app.get(JwtService).sign(
-        { sub: 'u', cid: tenant.clientId, ccode: tenant.clientCode, exp: Math.floor(Date.now() / 1000) + 60 },
-        { audience: 'wallet' },
-      );
+      const token = app.get(JwtService).sign({ ...liveClaims(app, tenant), exp: Math.floor(Date.now() / 1000) + 60 }, { audience: 'wallet' });
       await http().get('/api/v1/account-types').set('authorization', `Bearer ${token}`).expect(200);
     });
   });

@@ -50,7 +50,9 @@ describe('hosted checkout (gateway + pay endpoint)', () => {
       PUBLIC_BASE_URL,
     });
     ({ app, receiver } = sandbox);
-    merchant = await createGatewayMerchant(app);
+    // The merchant's collections endpoint is on the receiver, so per-request callback URLs there (same origin)
+    // carry its Basic credentials; they would not go to another origin.
+    merchant = await createGatewayMerchant(app, { clientCallbackUrl: receiver.url(`/merchant-events/${randomUUID()}`) });
     other = await createGatewayMerchant(app);
   });
   afterAll(async () => sandbox?.close());

@@ -244,7 +244,7 @@ export async function createGatewayMerchant(
   const callbackUsername = `cb-${tenant.clientCode.toLowerCase()}`;
   const callbackPassword = `pw-${randomUUID()}`;
   const settings = app.get(CallbackSettingsService);
-  await settings.setEndpoint(tenant.clientId, {
+  await settings.setEndpoint(tenant.clientId, 'collections', {
     url: options.clientCallbackUrl ?? 'https://merchant.invalid/never-used',
     username: callbackUsername,
     password: callbackPassword,

@@ -4,10 +4,19 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import * as argon2 from 'argon2';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import { CredentialStatusService } from '../credential-status.service';
 import { GATEWAY_AUDIENCE, GATEWAY_TOKEN_TTL_SECONDS } from './gateway-principal';
 
 /** Verified against when the key is unknown, so unknown keys and wrong secrets take the same time. */
 const DUMMY_HASH = '$argon2id$v=19$m=65536,t=3,p=4$c29tZXNhbHRzb21lc2FsdA$2y6hPq0yG7fNQm5wR0m8bB8i1xDNh3fJf5pEwWZpK1c';
+
+export interface ApiKeySummary {
+  consumer_key: string;
+  created_at: string;
+  revoked_at: string | null;
+  /** When the key last obtained a token (POST /v1/auth). */
+  last_authenticated_at: string | null;
+}
 
 export class InvalidGatewayCredentials extends UnauthorizedException {
   constructor() {
@@ -21,6 +30,7 @@ export class ApiKeysService {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly jwt: JwtService,
+    private readonly credentials: CredentialStatusService,
   ) {}
 
   async issue(clientId: string): Promise<{ consumer_key: string; consumer_secret: string }> {
@@ -32,6 +42,35 @@ export class ApiKeysService {
       await argon2.hash(consumerSecret),
     ]);
     return { consumer_key: consumerKey, consumer_secret: consumerSecret };
+  }
+
+  /** The client's keys, newest first, without secrets. */
+  async list(clientId: string): Promise<ApiKeySummary[]> {
+    const rows = await this.db.query(
+      `SELECT consumer_key, created_at, revoked_at, last_authenticated_at FROM api_keys WHERE client_id = $1 ORDER BY created_at DESC, consumer_key`,
+      [clientId],
+    );
+    return rows.map((r: { consumer_key: string; created_at: Date; revoked_at: Date | null; last_authenticated_at: Date | null }) => ({
+      consumer_key: r.consumer_key,
+      created_at: r.created_at.toISOString(),
+      revoked_at: r.revoked_at?.toISOString() ?? null,
+      last_authenticated_at: r.last_authenticated_at?.toISOString() ?? null,
+    }));
+  }
+
+  /**
+   * Revokes one of the client's keys: it gets no new token, and every token already issued for it is refused
+   * (within CREDENTIAL_STATUS_TTL_MS on other processes). Revoking a revoked key changes nothing. Null when the
+   * client has no such key.
+   */
+  async revoke(clientId: string, consumerKey: string): Promise<ApiKeySummary | null> {
+    const [[revoked]]: [{ id: string }[], number] = await this.db.query(
+      `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE client_id = $1 AND consumer_key = $2 RETURNING id`,
+      [clientId, consumerKey],
+    );
+    if (!revoked) return null;
+    this.credentials.forgetApiKey(revoked.id);
+    return (await this.list(clientId)).find((k) => k.consumer_key === consumerKey) ?? null;
   }
 
   /** POST /v1/auth: both spellings of the lifetime, since the FX document reads expires_in. */
@@ -46,6 +85,7 @@ export class ApiKeysService {
     );
     const valid = await argon2.verify(key?.secret_hash ?? DUMMY_HASH, consumerSecret).catch(() => false);
     if (!key || !valid) throw new InvalidGatewayCredentials();
+    await this.db.query(`UPDATE api_keys SET last_authenticated_at = now() WHERE id = $1`, [key.id]);
     const access_token = await this.jwt.signAsync(
       { sub: key.id, cid: key.client_id, ccode: key.client_code },
       { expiresIn: GATEWAY_TOKEN_TTL_SECONDS, audience: GATEWAY_AUDIENCE },

@@ -1,28 +1,29 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { JwtService } from '@nestjs/jwt';
 import type { FastifyRequest } from 'fastify';
+import { CredentialStatusService } from '../credential-status.service';
 import { InvalidGatewayCredentials } from './api-keys.service';
 import { GATEWAY_AUDIENCE, GatewayPrincipal } from './gateway-principal';
 
 /** Gateway routes take the token from x-access-token, or from Authorization: Bearer (the IMT document's form). */
 @Injectable()
 export class GatewayAuthGuard implements CanActivate {
-  constructor(private readonly jwt: JwtService) {}
+  constructor(
+    private readonly jwt: JwtService,
+    private readonly credentials: CredentialStatusService,
+  ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<FastifyRequest & { gatewayPrincipal?: GatewayPrincipal }>();
     const token = tokenOf(request);
     if (!token) throw new InvalidGatewayCredentials();
-    try {
-      const payload = await this.jwt.verifyAsync<{ sub: string; cid: string; ccode: string }>(token, {
-        audience: GATEWAY_AUDIENCE,
-        algorithms: ['HS256'],
-      });
-      request.gatewayPrincipal = { apiKeyId: payload.sub, clientId: payload.cid, clientCode: payload.ccode };
-      return true;
-    } catch {
-      throw new InvalidGatewayCredentials();
-    }
+    const payload = await this.jwt
+      .verifyAsync<{ sub: string; cid: string; ccode: string }>(token, { audience: GATEWAY_AUDIENCE, algorithms: ['HS256'] })
+      .catch(() => null);
+    // A token of a revoked key is refused like a forged one.
+    if (!payload || !(await this.credentials.apiKeyActive(payload.sub))) throw new InvalidGatewayCredentials();
+    request.gatewayPrincipal = { apiKeyId: payload.sub, clientId: payload.cid, clientCode: payload.ccode };
+    return true;
   }
 }
 

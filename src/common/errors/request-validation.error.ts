@@ -9,6 +9,8 @@ import { BadRequestException, ValidationError } from '@nestjs/common';
 export interface ValidationContext {
   gateway?: { code: number; description: string; echo?: { field: string; as: string } };
   statementErrorCode?: string;
+  /** The payout family's error_code (disbursement document §7) for a broken rule of a payout or airtime body. */
+  payoutErrorCode?: string;
 }
 
 /** One failed rule: the message and the context of the decorator that failed. */

@@ -16,9 +16,14 @@ export const LIMITS = {
   country: 64,
 } as const;
 
-/** A required, non-blank string of at most `max` characters. */
-export function RequiredText(max: number) {
-  return applyDecorators(IsString(), IsNotEmpty(), MaxLength(max), Matches(/\S/, { message: '$property must not be blank' }));
+/** A required, non-blank string of at most `max` characters; `options` (e.g. a `context`) go to every rule. */
+export function RequiredText(max: number, options: ValidationOptions = {}) {
+  return applyDecorators(
+    IsString(options),
+    IsNotEmpty(options),
+    MaxLength(max, options),
+    Matches(/\S/, { ...options, message: '$property must not be blank' }),
+  );
 }
 
 /**

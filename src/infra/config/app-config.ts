@@ -33,6 +33,12 @@ class Environment {
   @IsOptional() @Matches(/^[1-9]\d{3,}$/, { message: 'OUTBOX_LOST_JOB_AFTER_MS must be a whole number of milliseconds, at least 1000' })
   OUTBOX_LOST_JOB_AFTER_MS?: string;
 
+  @IsOptional() @Matches(/^[1-9]\d{2,}$/, { message: 'PAYOUT_RECONCILE_AFTER_MS must be a whole number of milliseconds, at least 100' })
+  PAYOUT_RECONCILE_AFTER_MS?: string;
+
+  @IsOptional() @Matches(/^[1-9]\d*$/, { message: 'FX_MAX_RATE_AGE_MS must be a positive whole number of milliseconds' })
+  FX_MAX_RATE_AGE_MS?: string;
+
   @IsOptional() @IsString() @MinLength(32, { message: 'JWT_SECRET must be at least 32 characters' })
   JWT_SECRET?: string;
 
@@ -58,12 +64,22 @@ export interface AppConfig {
   sandboxMinuteMs: number;
   /** A job relayed to BullMQ and not finished after this long is presumed lost with Redis and relayed again. */
   outboxLostJobAfterMs: number;
+  /** A payout pending or jammed this long since the rail was last asked is asked again (reconciliation). */
+  payoutReconcileAfterMs: number;
+  /** Conversions refuse, and GET /v1/fx leaves out, rates last updated longer ago than this. */
+  fxMaxRateAgeMs: number;
   jwtSecret: string;
   logLevel: string;
   /** Operator credentials for /admin/queues; no password, no dashboard. */
   adminUsername: string;
   adminPassword: string | null;
 }
+
+/**
+ * The configuration as the environment gives it: without JWT_SECRET (sandbox only) the secret is null here and
+ * is read from the database by resolveConfig (src/infra/config/server-secret.ts).
+ */
+export type EnvironmentConfig = Omit<AppConfig, 'jwtSecret'> & { jwtSecret: string | null };
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
 
@@ -73,7 +89,7 @@ export class ConfigError extends Error {}
  * Reads and validates the environment. A missing or malformed variable throws a ConfigError naming it,
  * so the process stops at start-up instead of failing on the first request.
  */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): EnvironmentConfig {
   const raw = plainToInstance(Environment, pick(env), { enableImplicitConversion: false });
   const errors = validateSync(raw, { whitelist: true });
   if (errors.length > 0) {
@@ -96,8 +112,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     sandboxSettleDelayMs: Number(raw.SANDBOX_SETTLE_DELAY_MS ?? 2000),
     sandboxMinuteMs: Number(raw.SANDBOX_MINUTE_MS ?? 60000),
     outboxLostJobAfterMs: Number(raw.OUTBOX_LOST_JOB_AFTER_MS ?? 120000),
-    // Sandbox tokens are signed with a fixed development secret so a restarted sandbox keeps its sessions.
-    jwtSecret: raw.JWT_SECRET ?? 'sandbox-only-secret-do-not-use-in-production-0000',
+    fxMaxRateAgeMs: Number(raw.FX_MAX_RATE_AGE_MS ?? 7_200_000),
+    payoutReconcileAfterMs: Number(raw.PAYOUT_RECONCILE_AFTER_MS ?? (appEnv === 'sandbox' ? 60000 : 900000)),
+    jwtSecret: raw.JWT_SECRET ?? null,
     logLevel: raw.LOG_LEVEL ?? 'info',
     adminUsername: raw.ADMIN_USERNAME ?? 'admin',
     adminPassword: raw.ADMIN_PASSWORD ?? null,
@@ -107,7 +124,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
 function pick(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
   const keys = [
     'PORT', 'DATABASE_URL', 'REDIS_URL', 'APP_ENV', 'PUBLIC_BASE_URL', 'CALLBACK_RETRY_DELAYS_MS',
-    'SANDBOX_SETTLE_DELAY_MS', 'SANDBOX_MINUTE_MS', 'OUTBOX_LOST_JOB_AFTER_MS', 'JWT_SECRET', 'LOG_LEVEL', 'ADMIN_USERNAME', 'ADMIN_PASSWORD',
+    'SANDBOX_SETTLE_DELAY_MS', 'SANDBOX_MINUTE_MS', 'OUTBOX_LOST_JOB_AFTER_MS', 'PAYOUT_RECONCILE_AFTER_MS', 'FX_MAX_RATE_AGE_MS',
+    'JWT_SECRET', 'LOG_LEVEL', 'ADMIN_USERNAME', 'ADMIN_PASSWORD',
   ];
   return Object.fromEntries(keys.filter((k) => env[k] !== undefined && env[k] !== '').map((k) => [k, env[k]]));
 }

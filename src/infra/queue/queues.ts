@@ -2,6 +2,9 @@
 export const QUEUES = {
   payments: 'payments',
   callbacks: 'callbacks',
+  airtime: 'airtime',
+  payouts: 'payouts',
+  notifications: 'notifications',
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
@@ -10,6 +13,9 @@ export const TOPICS = {
   expireCheckout: 'payments.expire-checkout',
   processReversal: 'payments.reverse',
   deliverCallback: 'callbacks.deliver',
+  processAirtime: 'airtime.process',
+  processPayout: 'payouts.process',
+  sendNotification: 'notifications.send',
 } as const;
 export type Topic = (typeof TOPICS)[keyof typeof TOPICS];
 

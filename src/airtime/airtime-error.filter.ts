@@ -1,0 +1,24 @@
+import { Catch } from '@nestjs/common';
+import { ValidationProblem } from '../common/errors/request-validation.error';
+import { errorCodeOf, PayoutErrorFilter } from '../disbursements/payout-error.filter';
+import { PayoutError } from '../disbursements/payout-error';
+import { airtimeRejection } from './airtime';
+
+const MAX_LISTED_PROBLEMS = 10;
+
+/**
+ * Airtime answers in the payout-family body keyed by `reference`; a malformed request is 721 "Validation Failed"
+ * (document §7) listing what is wrong (up to ten rules), with the error_code of the first broken rule.
+ */
+@Catch()
+export class AirtimeErrorFilter extends PayoutErrorFilter {
+  protected readonly referenceField = 'reference' as const;
+
+  protected invalidBody(problems: ValidationProblem[]): PayoutError {
+    const messages = problems.map((p) => p.message);
+    const listed = messages.slice(0, MAX_LISTED_PROBLEMS).join('; ');
+    const more = messages.length > MAX_LISTED_PROBLEMS ? `; and ${messages.length - MAX_LISTED_PROBLEMS} more` : '';
+    const code = errorCodeOf(problems[0]);
+    return airtimeRejection(undefined, code === 'INVALID_PHONE_NUMBER' ? code : 'VALIDATION_FAILED', listed + more);
+  }
+}

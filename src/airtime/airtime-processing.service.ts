@@ -1,0 +1,115 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { CallbackSettingsService } from '../callbacks/callback-settings.service';
+import { CallbacksService } from '../callbacks/callbacks.service';
+import { FloatHoldsService } from '../float/float-holds.service';
+import { LedgerService } from '../ledger/ledger.service';
+import { AIRTIME_RAIL, type AirtimeOutcome, type AirtimeRail } from '../rails/airtime.rail';
+import { AIRTIME_RESULT_EVENT, FINAL_STATUSES, RecipientRow, recipientResult, SERVICE_STATUS, STATUS_MESSAGES } from './airtime';
+import { AirtimeRepository } from './airtime.repository';
+
+/**
+ * Tops up a slice of a request's recipients and books each result. Safe to run any number of times: the provider
+ * is asked only about recipients still awaiting it, and only those move, under their row locks, each from an
+ * unresolved status to one outcome: settled hold (602), released hold (603), or still held (601, 604).
+ */
+@Injectable()
+export class AirtimeProcessingService {
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    @Inject(AIRTIME_RAIL) private readonly rail: AirtimeRail,
+    private readonly airtime: AirtimeRepository,
+    private readonly holds: FloatHoldsService,
+    private readonly ledger: LedgerService,
+    private readonly callbacks: CallbacksService,
+    private readonly callbackSettings: CallbackSettingsService,
+  ) {}
+
+  async process(requestId: string, first: number, last: number): Promise<void> {
+    const awaiting = await this.airtime.awaitingProvider(this.db.manager, requestId, first, last);
+    if (awaiting.length === 0) return;
+    // Asked outside the transaction: provider calls must not hold row locks. Asking again is safe (correlation id).
+    const outcomes = new Map<string, AirtimeOutcome>();
+    await Promise.all(
+      awaiting.map(async (r) => {
+        outcomes.set(r.id, await this.rail.topUp({ correlationId: r.correlation_id, phoneNumber: r.phone_number, amount: r.amount, currency: r.currency }));
+      }),
+    );
+    if (awaiting.every((r) => outcomes.get(r.id)!.status === 'PROCESSING' && r.service_status === SERVICE_STATUS.PROCESSING)) return;
+
+    await this.db.transaction(async (manager) => {
+      const recipients = await this.airtime.lockAwaitingProvider(manager, [...outcomes.keys()]);
+      if (recipients.length === 0) return;
+      await this.lockAccountsOf(manager, recipients[0]);
+      const changed: RecipientRow[] = [];
+      for (const recipient of recipients) {
+        const next = nextState(recipient, outcomes.get(recipient.id)!);
+        if (!next) continue;
+        await this.moveMoney(manager, next);
+        changed.push(next);
+      }
+      await this.airtime.setStatuses(manager, changed);
+      await this.announce(manager, recipients[0].client_id, changed.filter((r) => FINAL_STATUSES.includes(r.service_status)));
+    });
+  }
+
+  /** A final status resolves the hold: settled on success, released (amount + fee back to the float) on failure. */
+  private async moveMoney(manager: EntityManager, recipient: RecipientRow): Promise<void> {
+    if (recipient.service_status === SERVICE_STATUS.SUCCESSFUL) {
+      if (!(await this.holds.settle(manager, recipient.hold_id))) throw new HoldAlreadyResolvedError(recipient);
+    } else if (recipient.service_status === SERVICE_STATUS.FAILED) {
+      if (!(await this.holds.release(manager, recipient.hold_id))) throw new HoldAlreadyResolvedError(recipient);
+    }
+  }
+
+  /**
+   * One callback per recipient that reached a final status, to the client's airtime callback URL (set in the
+   * portal or with `callback:set --kind airtime`); without one, the status query is the only source.
+   */
+  private async announce(manager: EntityManager, clientId: string, results: RecipientRow[]): Promise<void> {
+    if (results.length === 0) return;
+    const endpoint = await this.callbackSettings.endpointFor(manager, clientId, 'airtime');
+    if (!endpoint) return;
+    for (const result of results) {
+      await this.callbacks.schedule(manager, {
+        clientId,
+        kind: 'airtime',
+        event: AIRTIME_RESULT_EVENT,
+        reference: result.reference,
+        urls: [endpoint.url],
+        payload: recipientResult(result),
+      });
+    }
+  }
+
+  /** Every recipient of a request is paid from the same float through the same accounts. */
+  private async lockAccountsOf(manager: EntityManager, recipient: RecipientRow): Promise<void> {
+    const accountIds = [recipient.float_account_id];
+    for (const kind of ['IN_FLIGHT_AIRTIME', 'SETTLEMENT', 'FEE_INCOME'] as const) {
+      accountIds.push((await this.ledger.systemAccount(manager, recipient.client_id, kind, recipient.currency)).id);
+    }
+    await this.airtime.lockLedgerAccounts(manager, accountIds);
+  }
+}
+
+/** Where the provider's answer takes a recipient still awaiting it; null when nothing changes (still processing). */
+function nextState(recipient: RecipientRow, outcome: AirtimeOutcome): RecipientRow | null {
+  switch (outcome.status) {
+    case 'SUCCESSFUL':
+      return { ...recipient, service_status: SERVICE_STATUS.SUCCESSFUL, message: STATUS_MESSAGES[602], provider_reference: outcome.providerReference };
+    case 'FAILED':
+      return { ...recipient, service_status: SERVICE_STATUS.FAILED, message: `${STATUS_MESSAGES[603]}: ${outcome.reason}` };
+    case 'PROCESSING':
+      return recipient.service_status === SERVICE_STATUS.PROCESSING ? null : { ...recipient, service_status: SERVICE_STATUS.PROCESSING, message: STATUS_MESSAGES[601] };
+    case 'JAMMED':
+      return { ...recipient, service_status: SERVICE_STATUS.JAMMED, message: STATUS_MESSAGES[604] };
+  }
+}
+
+/** A recipient awaiting the provider whose hold already has an outcome: the records disagree; nothing is booked. */
+class HoldAlreadyResolvedError extends Error {
+  constructor(recipient: RecipientRow) {
+    super(`airtime recipient ${recipient.id}: hold ${recipient.hold_id} is already resolved`);
+  }
+}

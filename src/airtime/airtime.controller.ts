@@ -1,0 +1,29 @@
+import { Body, Get, Param, Post, UseFilters } from '@nestjs/common';
+import { ApiBadRequestResponse, ApiConflictResponse, ApiNotFoundResponse, ApiOkResponse } from '@nestjs/swagger';
+import { GatewayController, GatewayOk } from '../auth/gateway/gateway-controller.decorator';
+import { CurrentGatewayClient, type GatewayPrincipal } from '../auth/gateway/gateway-principal';
+import { AirtimeAcknowledgement, AirtimeErrorBody, AirtimeRecipientResult, AirtimeRequestDto } from './airtime.dto';
+import { AirtimeService } from './airtime.service';
+import { AirtimeErrorFilter } from './airtime-error.filter';
+
+@GatewayController('v1/gw/airtime', 'airtime')
+@UseFilters(AirtimeErrorFilter)
+export class AirtimeController {
+  constructor(private readonly airtime: AirtimeService) {}
+
+  @Post('send')
+  @GatewayOk()
+  @ApiOkResponse({ type: AirtimeAcknowledgement, description: '720: accepted; results follow by callback and status query' })
+  @ApiBadRequestResponse({ type: AirtimeErrorBody, description: '721: refused, nothing stored' })
+  @ApiConflictResponse({ type: AirtimeErrorBody, description: '722: the reference was used before' })
+  send(@CurrentGatewayClient() client: GatewayPrincipal, @Body() body: AirtimeRequestDto) {
+    return this.airtime.send(client, body);
+  }
+
+  @Get(':reference/status')
+  @ApiOkResponse({ type: [AirtimeRecipientResult], description: 'one result per recipient, in request order' })
+  @ApiNotFoundResponse({ type: AirtimeErrorBody, description: '723: no request of the caller has this reference' })
+  status(@CurrentGatewayClient() client: GatewayPrincipal, @Param('reference') reference: string) {
+    return this.airtime.status(client, reference);
+  }
+}

@@ -1,0 +1,19 @@
+import { Module } from '@nestjs/common';
+import { CallbacksModule } from '../callbacks/callbacks.module';
+import { FloatModule } from '../float/float.module';
+import { NotificationsModule } from '../notifications/notifications.module';
+import { PayoutAnnouncer } from './payout-announcer.service';
+import { PayoutReconciliationService } from './payout-reconciliation.service';
+import { PayoutSettlementService } from './payout-settlement.service';
+import { PayoutsRepository } from './payouts.repository';
+
+/**
+ * The payouts core: the payouts table, its status transitions and results, their announcement (callbacks, SMS),
+ * settlement with the rail and reconciliation. Request handling (src/disbursements) and the worker build on it.
+ */
+@Module({
+  imports: [CallbacksModule, FloatModule, NotificationsModule],
+  providers: [PayoutsRepository, PayoutAnnouncer, PayoutSettlementService, PayoutReconciliationService],
+  exports: [PayoutsRepository, PayoutSettlementService, PayoutReconciliationService],
+})
+export class PayoutsModule {}

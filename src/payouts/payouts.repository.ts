@@ -1,0 +1,115 @@
+import { Injectable } from '@nestjs/common';
+import Decimal from 'decimal.js';
+import { EntityManager } from 'typeorm';
+import type { PayoutDestination } from '../rails/payout.rail';
+import { PAYOUT_STATUS, PayoutKind, PayoutRow, PayoutStatus, SELECT_PAYOUT } from './payout';
+
+export interface NewPayout {
+  clientId: string;
+  kind: PayoutKind;
+  payoutReference: string;
+  clientServiceId: string;
+  floatAccountId: string;
+  amount: Decimal;
+  fee: Decimal;
+  currency: string;
+  destinationType: PayoutDestination;
+  destinationName: string;
+  recipientAccountNumber: string;
+  recipientPhoneNumber: string | null;
+  recipientBankCode: string | null;
+  request: object;
+  callbackUrl: string;
+}
+
+/** Where a payout ends up after the rail answered (or an operator decided). */
+export interface PayoutTransition {
+  status: PayoutStatus;
+  railReference?: string | null;
+  resultDescription?: string | null;
+  floatBalanceAfter?: Decimal | null;
+}
+
+/** The only owner of the payouts table: every statement on it is here. */
+@Injectable()
+export class PayoutsRepository {
+  /**
+   * Claims the reference: the new payout's id, or null when the client already has a payout with it. A concurrent
+   * duplicate waits on the unique index until the first transaction ends, then gets null.
+   */
+  async claim(manager: EntityManager, p: NewPayout): Promise<string | null> {
+    const [row] = await manager.query(
+      `INSERT INTO payouts (client_id, kind, payout_reference, client_service_id, float_account_id, amount, fee, currency,
+         destination_type, destination_name, recipient_account_number, recipient_phone_number, recipient_bank_code, request, callback_url)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+       ON CONFLICT (client_id, payout_reference) DO NOTHING RETURNING id`,
+      [
+        p.clientId,
+        p.kind,
+        p.payoutReference,
+        p.clientServiceId,
+        p.floatAccountId,
+        p.amount.toFixed(),
+        p.fee.toFixed(),
+        p.currency,
+        p.destinationType,
+        p.destinationName,
+        p.recipientAccountNumber,
+        p.recipientPhoneNumber,
+        p.recipientBankCode,
+        p.request,
+        p.callbackUrl,
+      ],
+    );
+    return row ? String(row.id) : null;
+  }
+
+  async attachHold(manager: EntityManager, payoutId: string, holdId: string, floatBalanceAfter: Decimal): Promise<void> {
+    await manager.query(`UPDATE payouts SET hold_id = $2, float_balance_after = $3 WHERE id = $1`, [payoutId, holdId, floatBalanceAfter.toFixed()]);
+  }
+
+  async byId(manager: EntityManager, id: string, lock = false): Promise<PayoutRow | null> {
+    const [row] = await manager.query(`${SELECT_PAYOUT} WHERE p.id = $1 ${lock ? 'FOR UPDATE OF p' : ''}`, [id]);
+    return row ?? null;
+  }
+
+  /** The client's payout with this reference, among the given kinds (B2B and the others have status routes of their own). */
+  async byReference(manager: EntityManager, clientId: string, reference: string, kinds: PayoutKind[], lock = false): Promise<PayoutRow | null> {
+    const [row] = await manager.query(
+      `${SELECT_PAYOUT} WHERE p.client_id = $1 AND p.payout_reference = $2 AND p.kind = ANY ($3) ${lock ? 'FOR UPDATE OF p' : ''}`,
+      [clientId, reference, kinds],
+    );
+    return row ?? null;
+  }
+
+  /** The rail was asked and the payout is still pending or jammed: remember when, for reconciliation. */
+  async markChecked(manager: EntityManager, id: string, status: typeof PAYOUT_STATUS.PENDING | typeof PAYOUT_STATUS.JAMMED): Promise<void> {
+    await manager.query(`UPDATE payouts SET status = $2, checked_at = now(), updated_at = now() WHERE id = $1`, [id, status]);
+  }
+
+  /** Moves a payout to its final status; the caller holds the row lock. Returns the payout as it now reads. */
+  async finish(manager: EntityManager, id: string, t: PayoutTransition): Promise<PayoutRow> {
+    await manager.query(
+      `UPDATE payouts SET status = $2, rail_reference = coalesce($3, rail_reference), result_description = $4,
+         float_balance_after = coalesce($5, float_balance_after), transaction_time = now(), checked_at = coalesce(checked_at, now()), updated_at = now()
+       WHERE id = $1`,
+      [id, t.status, t.railReference ?? null, t.resultDescription ?? null, t.floatBalanceAfter?.toFixed() ?? null],
+    );
+    return (await this.byId(manager, id))!;
+  }
+
+  /**
+   * Claims up to `limit` submitted payouts still pending or jammed whose rail was last asked before `checkedBefore`,
+   * oldest first, by stamping them as asked now: concurrent workers claim disjoint batches (SKIP LOCKED).
+   */
+  async claimForRecheck(manager: EntityManager, checkedBefore: Date, limit: number): Promise<string[]> {
+    // An UPDATE answers [rows, count] through TypeORM.
+    const [rows]: [Array<{ id: string }>, number] = await manager.query(
+      `UPDATE payouts SET checked_at = now() WHERE id IN (
+         SELECT id FROM payouts WHERE status IN (703, 704) AND checked_at < $1 ORDER BY checked_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+       RETURNING id`,
+      [checkedBefore, limit],
+    );
+    return rows.map((r) => String(r.id));
+  }
+}

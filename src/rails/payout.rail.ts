@@ -1,0 +1,38 @@
+/** Where a payout goes: a mobile wallet or bank account (local, IMT), or a business's till, paybill or bank account (B2B). */
+export type PayoutDestination = 'MOBILE' | 'BANK' | 'PAYBILL' | 'TILL' | 'BANK_ACCOUNT_NUMBER';
+
+export interface PayoutAtRail {
+  /** Our payout id: the rail's idempotency key, so a repeated submission pays once. */
+  payoutId: string;
+  destination: PayoutDestination;
+  destinationName: string;
+  /** The number the money goes to: the MSISDN for MOBILE, the account (till, paybill) number otherwise. */
+  recipientNumber: string;
+  bankCode: string | null;
+  amount: string;
+  currency: string;
+}
+
+/** Where a payout stands at the rail. REFUNDED is a B2B rail's answer (705); REVERSED any rail's (702). */
+export type PayoutOutcome =
+  | { status: 'SUCCEEDED'; railReference: string }
+  | { status: 'FAILED'; reason: string }
+  | { status: 'REVERSED'; reason: string }
+  | { status: 'REFUNDED'; reason: string }
+  | { status: 'PENDING' }
+  | { status: 'JAMMED' };
+
+/**
+ * The mobile-money and bank payout rails behind one adapter. Both calls are idempotent by payout id: submitting
+ * the same payout again (a retried job after a crash) returns the outcome of the first submission.
+ */
+export interface PayoutRail {
+  /** How long after acceptance a payout is submitted (the sandbox's SANDBOX_SETTLE_DELAY_MS; 0 for a real rail). */
+  settleDelayMs(): number;
+  /** Submits the payout (or finds the earlier submission) and answers where it stands. */
+  submit(payout: PayoutAtRail): Promise<PayoutOutcome>;
+  /** Re-queries a submitted payout (reconciliation of pending and jammed payouts). */
+  outcomeOf(payout: PayoutAtRail): Promise<PayoutOutcome>;
+}
+
+export const PAYOUT_RAIL = Symbol('PAYOUT_RAIL');
