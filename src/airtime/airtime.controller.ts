@@ -1,4 +1,4 @@
-import { Body, Get, Param, Post, UseFilters } from '@nestjs/common';
+import { Body, Get, Param, Post } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiConflictResponse, ApiNotFoundResponse, ApiOkResponse } from '@nestjs/swagger';
 import { GatewayController, GatewayOk } from '../auth/gateway/gateway-controller.decorator';
 import { CurrentGatewayClient, type GatewayPrincipal } from '../auth/gateway/gateway-principal';
@@ -6,8 +6,7 @@ import { AirtimeAcknowledgement, AirtimeErrorBody, AirtimeRecipientResult, Airti
 import { AirtimeService } from './airtime.service';
 import { AirtimeErrorFilter } from './airtime-error.filter';
 
-@GatewayController('v1/gw/airtime', 'airtime')
-@UseFilters(AirtimeErrorFilter)
+@GatewayController('v1/gw/airtime', 'airtime', AirtimeErrorFilter)
 export class AirtimeController {
   constructor(private readonly airtime: AirtimeService) {}
 

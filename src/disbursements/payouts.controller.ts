@@ -1,4 +1,4 @@
-import { Body, Get, Param, Post, UseFilters } from '@nestjs/common';
+import { Body, Get, Param, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse } from '@nestjs/swagger';
 import { CurrentGatewayClient, type GatewayPrincipal } from '../auth/gateway/gateway-principal';
 import { GatewayController, GatewayOk } from '../auth/gateway/gateway-controller.decorator';
@@ -7,9 +7,8 @@ import { B2bPayoutDto, ImtPayoutDto, LocalPayoutDto, PayoutAcknowledgement } fro
 import { PayoutRequestsService } from './payout-requests.service';
 
 /** Local payouts, international transfers and B2B payouts (disbursement document §4); errors in the payout body. */
-@GatewayController('v1/payouts', 'payouts')
+@GatewayController('v1/payouts', 'payouts', PayoutErrorFilter)
 @ApiBearerAuth()
-@UseFilters(PayoutErrorFilter)
 export class PayoutsController {
   constructor(private readonly requests: PayoutRequestsService) {}
 
