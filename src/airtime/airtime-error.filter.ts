@@ -13,6 +13,8 @@ const MAX_LISTED_PROBLEMS = 10;
 @Catch()
 export class AirtimeErrorFilter extends PayoutErrorFilter {
   protected readonly referenceField = 'reference' as const;
+  /** Airtime bodies always carry `reference`, null when the request had no usable one. */
+  protected readonly unknownReference = null;
 
   protected invalidBody(problems: ValidationProblem[]): PayoutError {
     const messages = problems.map((p) => p.message);

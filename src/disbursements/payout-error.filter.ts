@@ -12,6 +12,8 @@ import { PayoutError, PayoutErrorCode, ReferenceField } from './payout-error';
 @Catch()
 export class PayoutErrorFilter implements ExceptionFilter {
   protected readonly referenceField: ReferenceField = 'payout_reference';
+  /** What the body says when the request carried no usable reference: payouts leave the field out. */
+  protected readonly unknownReference: null | undefined = undefined;
   private readonly fallback = new GatewayErrorFilter();
 
   catch(exception: unknown, host: ArgumentsHost): void {
@@ -39,9 +41,9 @@ export class PayoutErrorFilter implements ExceptionFilter {
   }
 
   /** The request's reference when it sent a usable one, so a rejection can name it. */
-  private referenceOf(body: unknown): string | undefined {
+  private referenceOf(body: unknown): string | null | undefined {
     const reference = (body as Record<string, unknown> | null)?.[this.referenceField];
-    return typeof reference === 'string' && reference.length <= 64 ? reference : undefined;
+    return typeof reference === 'string' && reference.length <= 64 ? reference : this.unknownReference;
   }
 }
 
