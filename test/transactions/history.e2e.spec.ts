@@ -1,6 +1,6 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { createTenant, createTestApp, dataSource, TestTenant } from '../support/test-app';
-import { createService, fund, http, moneyBody, post, reverse, transfer, transferBody, walletSet, WalletSet } from '../support/money-fixtures';
+import { dataSource, TestTenant } from '../support/test-app';
+import { fund, http, moneyBody, moneyTestBed, post, reverse, transfer, transferBody, WalletSet } from '../support/money-fixtures';
 
 interface Rec {
   transaction_id: string;
@@ -34,11 +34,7 @@ describe('transaction history', () => {
   }
 
   beforeAll(async () => {
-    app = await createTestApp();
-    tenant = await createTenant(app);
-    other = await createTenant(app);
-    wallets = await walletSet(app, tenant);
-    noFee = await createService(app, tenant);
+    ({ app, tenant, other, wallets, noFee } = await moneyTestBed());
     account = await wallets.create();
     peer = await wallets.create();
     await fund(app, tenant, peer, 1000);
