@@ -2,6 +2,8 @@ import { plainToInstance, Transform } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
 
 const DEFAULT_CALLBACK_RETRY_DELAYS_MS = '900000,21600000,172800000';
+/** Postgres' own default max_connections: a pool beyond it would only wait inside Postgres, for every process. */
+const MAX_DB_POOL_SIZE = 100;
 
 /** Raw environment, validated once at start-up. Names are fixed by the provider contract (§1). */
 class Environment {
@@ -33,6 +35,12 @@ class Environment {
   @IsOptional() @Matches(/^[1-9]\d{3,}$/, { message: 'OUTBOX_LOST_JOB_AFTER_MS must be a whole number of milliseconds, at least 1000' })
   OUTBOX_LOST_JOB_AFTER_MS?: string;
 
+  @IsOptional() @Transform(({ value }) => (value === undefined ? undefined : /^\d+$/.test(value) ? Number(value) : NaN))
+  @IsInt({ message: `DB_POOL_SIZE must be a whole number from 1 to ${MAX_DB_POOL_SIZE}` })
+  @Min(1, { message: `DB_POOL_SIZE must be a whole number from 1 to ${MAX_DB_POOL_SIZE}` })
+  @Max(MAX_DB_POOL_SIZE, { message: `DB_POOL_SIZE must be a whole number from 1 to ${MAX_DB_POOL_SIZE}` })
+  DB_POOL_SIZE?: number;
+
   @IsOptional() @IsString() @MinLength(32, { message: 'JWT_SECRET must be at least 32 characters' })
   JWT_SECRET?: string;
 
@@ -58,6 +66,8 @@ export interface AppConfig {
   sandboxMinuteMs: number;
   /** A job relayed to BullMQ and not finished after this long is presumed lost with Redis and relayed again. */
   outboxLostJobAfterMs: number;
+  /** Postgres connections of this process's pool. */
+  dbPoolSize: number;
   jwtSecret: string;
   logLevel: string;
   /** Operator credentials for /admin/queues; no password, no dashboard. */
@@ -96,6 +106,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     sandboxSettleDelayMs: Number(raw.SANDBOX_SETTLE_DELAY_MS ?? 2000),
     sandboxMinuteMs: Number(raw.SANDBOX_MINUTE_MS ?? 60000),
     outboxLostJobAfterMs: Number(raw.OUTBOX_LOST_JOB_AFTER_MS ?? 120000),
+    // Sized for a 2-core machine where Postgres shares the CPU.
+    dbPoolSize: raw.DB_POOL_SIZE ?? 20,
     // Sandbox tokens are signed with a fixed development secret so a restarted sandbox keeps its sessions.
     jwtSecret: raw.JWT_SECRET ?? 'sandbox-only-secret-do-not-use-in-production-0000',
     logLevel: raw.LOG_LEVEL ?? 'info',
@@ -107,7 +119,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
 function pick(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
   const keys = [
     'PORT', 'DATABASE_URL', 'REDIS_URL', 'APP_ENV', 'PUBLIC_BASE_URL', 'CALLBACK_RETRY_DELAYS_MS',
-    'SANDBOX_SETTLE_DELAY_MS', 'SANDBOX_MINUTE_MS', 'OUTBOX_LOST_JOB_AFTER_MS', 'JWT_SECRET', 'LOG_LEVEL', 'ADMIN_USERNAME', 'ADMIN_PASSWORD',
+    'SANDBOX_SETTLE_DELAY_MS', 'SANDBOX_MINUTE_MS', 'OUTBOX_LOST_JOB_AFTER_MS', 'DB_POOL_SIZE', 'JWT_SECRET', 'LOG_LEVEL', 'ADMIN_USERNAME',
+    'ADMIN_PASSWORD',
   ];
   return Object.fromEntries(keys.filter((k) => env[k] !== undefined && env[k] !== '').map((k) => [k, env[k]]));
 }
