@@ -1,4 +1,3 @@
-/* eslint-disable no-console */
 /**
  * Collection gateway benchmark (`npm run bench:collections`). Not part of `npm test`.
  *

@@ -1,4 +1,3 @@
-/* eslint-disable no-console */
 /**
  * Ledger and statement benchmark (`npm run bench:ledger`). Not part of `npm test`.
  *

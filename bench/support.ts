@@ -1,4 +1,3 @@
-/* eslint-disable no-console */
 /**
  * What the benchmarks (`npm run bench:ledger`, `npm run bench:collections`) share: a database of their own
  * (created, migrated, dropped), `node dist/src/main.js <role>` children, autocannon runs with the CPU used by the

@@ -15,7 +15,7 @@
 //   PAYGATE_LOCAL_REDIS_PORT  port probed for a local Redis (default 6379)
 //   PAYGATE_EMBEDDED_PG_PORT  preferred port of the embedded Postgres (default 54329; any free port otherwise)
 const { spawn, execFileSync } = require('node:child_process');
-const crypto = require('node:crypto');
+const { randomBytes } = require('node:crypto');
 const fs = require('node:fs');
 const net = require('node:net');
 const os = require('node:os');
@@ -169,6 +169,7 @@ async function resolvePostgres({ database = 'paygate', log = defaultLog } = {}) 
       throw new Error(
         `A Postgres server listens on 127.0.0.1:${localPort}, but user "postgres" without a password could not use it ` +
           `(${error.message}). Set DATABASE_URL=postgres://USER:PASSWORD@127.0.0.1:${localPort}/${database} and retry.`,
+        { cause: error },
       );
     }
     const url = withDatabase(serverUrl, database);
@@ -237,7 +238,7 @@ async function startEmbeddedPostgres({ database, log }) {
     if (fs.existsSync(PG_DATA_DIR) && fs.readdirSync(PG_DATA_DIR).length > 0) {
       fs.rmSync(PG_DATA_DIR, { recursive: true, force: true });
     }
-    password = crypto.randomBytes(18).toString('base64url');
+    password = randomBytes(18).toString('base64url');
     fs.writeFileSync(PG_PASSWORD_FILE, `${password}\n`, { mode: 0o600 });
   }
 

@@ -329,5 +329,5 @@ function oneLine(error: unknown): string {
 }
 
 if (require.main === module) {
-  main(process.argv.slice(2)).then((code) => process.exit(code));
+  void main(process.argv.slice(2)).then((code) => process.exit(code));
 }

@@ -1,14 +1,11 @@
 import { ConflictException, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import * as argon2 from 'argon2';
 import { randomBytes } from 'node:crypto';
 import { Repository } from 'typeorm';
+import { hashSecret, verifySecret } from '../common/crypto/secret-hash';
 import { isUniqueViolation } from '../infra/database/pg-errors';
 import { CredentialStatusService } from './credential-status.service';
 import { User } from './user.entity';
-
-/** Verified against when the username is unknown, so both failures take the same time. */
-const DUMMY_HASH = '$argon2id$v=19$m=65536,t=3,p=4$c29tZXNhbHRzb21lc2FsdA$2y6hPq0yG7fNQm5wR0m8bB8i1xDNh3fJf5pEwWZpK1c';
 
 export function generatePassword(): string {
   return randomBytes(18).toString('base64url');
@@ -23,7 +20,7 @@ export class UsersService {
 
   async create(clientId: string, username: string, password: string): Promise<User> {
     try {
-      return await this.users.save(this.users.create({ clientId, username, passwordHash: await argon2.hash(password) }));
+      return await this.users.save(this.users.create({ clientId, username, passwordHash: await hashSecret(password) }));
     } catch (error) {
       if (isUniqueViolation(error)) throw new ConflictException(`User ${username} already exists`);
       throw error;
@@ -38,7 +35,7 @@ export class UsersService {
     const existing = await this.users.findOneBy({ username });
     if (!existing) return this.create(clientId, username, password);
     if (existing.clientId !== clientId) throw new ConflictException(`User ${username} belongs to another client`);
-    const passwordHash = await argon2.hash(password);
+    const passwordHash = await hashSecret(password);
     const [[reset]] = await this.users.query(
       `UPDATE users SET password_hash = $2, token_version = token_version + 1, updated_at = now() WHERE id = $1 RETURNING token_version`,
       [existing.id, passwordHash],
@@ -49,7 +46,7 @@ export class UsersService {
 
   async verify(username: string, password: string): Promise<User | null> {
     const user = await this.users.findOneBy({ username });
-    const valid = await argon2.verify(user?.passwordHash ?? DUMMY_HASH, password).catch(() => false);
-    return user && valid ? user : null;
+    // An unknown username costs a verification too, so both failures take the same time.
+    return (await verifySecret(user?.passwordHash, password)) ? user : null;
   }
 }

@@ -1,5 +1,4 @@
 import Decimal from 'decimal.js';
-import type { Writable } from 'node:stream';
 import { Money } from '../common/money';
 
 export const DOC_TYPES = ['EXCEL', 'PDF'] as const;
@@ -68,9 +67,6 @@ export class StatementTotals {
     return { debit: null, credit: amount.toFixed(4) };
   }
 }
-
-/** Writes a whole statement into `out` and ends it; rejects (leaving `out` to the caller) on failure. */
-export type StatementWriter = (header: StatementHeader, rows: StatementRows, out: Writable) => Promise<void>;
 
 /** ISO date-time in UTC without milliseconds: "2025-01-31 14:05:09". */
 export function displayTime(date: Date): string {

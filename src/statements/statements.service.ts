@@ -5,6 +5,7 @@ import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import type { WalletPrincipal } from '../auth/principal';
 import { Money } from '../common/money';
+import { parsePeriod } from '../common/period';
 import { writePdfStatement } from './pdf-statement.writer';
 import type { StatementQueryDto } from './statement-query.dto';
 import { displayDate, DocType, STATEMENT_CONTENT_TYPES, StatementHeader, StatementRow, StatementRows } from './statement.types';
@@ -66,14 +67,6 @@ interface RawRow {
   transaction_id: string | null;
   transaction_narration: string | null;
   transaction_source: string | null;
-}
-
-export interface Period {
-  from: Date;
-  /** Inclusive end as shown on the statement. */
-  to: Date;
-  /** Exclusive bound used in queries. */
-  until: Date;
 }
 
 /** A statement whose rows are ready to be read from an open cursor on a dedicated connection. */
@@ -198,27 +191,4 @@ function toStatementRow(raw: RawRow): StatementRow {
     amount: raw.amount,
     balanceAfter: raw.balance_after,
   };
-}
-
-const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
-const HAS_ZONE = /(Z|[+-]\d{2}(:?\d{2})?)$/i;
-
-/**
- * start_date and end_date are ISO 8601 dates or date-times, both inclusive; a date-time without an offset is UTC.
- * A bare end date includes that whole day.
- */
-export function parsePeriod(start: string, end: string): Period {
-  const from = instant('start_date', start);
-  const endsAt = instant('end_date', end);
-  const until = DATE_ONLY.test(end) ? new Date(endsAt.getTime() + 86_400_000) : new Date(endsAt.getTime() + 1);
-  const to = new Date(until.getTime() - 1);
-  if (to < from) throw new BadRequestException(['end_date must not be before start_date']);
-  return { from, to, until };
-}
-
-function instant(name: string, value: string): Date {
-  const text = DATE_ONLY.test(value) || HAS_ZONE.test(value) || !value.includes('T') ? value : `${value}Z`;
-  const date = new Date(DATE_ONLY.test(text) ? `${text}T00:00:00.000Z` : text);
-  if (Number.isNaN(date.getTime())) throw new BadRequestException([`${name} must be an ISO 8601 date or date-time`]);
-  return date;
 }

@@ -2,6 +2,7 @@ import { BadRequestException, Injectable, NotFoundException } from '@nestjs/comm
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { WalletPrincipal } from '../auth/principal';
+import { parseOptionalPeriod } from '../common/period';
 import { SELECT_TRANSACTIONS, TransactionRecords, transactionRecord, TransactionRow } from './transaction-records';
 
 export const HISTORY_DEFAULT_LIMIT = 50;
@@ -31,9 +32,7 @@ export class HistoryService {
       [principal.clientId, accountNumber],
     );
     if (!account) throw new NotFoundException('Wallet not found');
-    const start = optionalDate('start_date', query.start_date);
-    const end = optionalDate('end_date', query.end_date);
-    if (start && end && end < start) throw new BadRequestException(['end_date must not be before start_date']);
+    const { from, until } = parseOptionalPeriod(query.start_date, query.end_date);
     const limit = query.limit === undefined ? HISTORY_DEFAULT_LIMIT : Number(query.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > HISTORY_MAX_LIMIT) {
       throw new BadRequestException([`limit must be an integer from 1 to ${HISTORY_MAX_LIMIT}`]);
@@ -47,13 +46,13 @@ export class HistoryService {
          ${SELECT_TRANSACTIONS}
          WHERE t.account_id = $1
            AND ($2::timestamptz IS NULL OR t.created_at >= $2)
-           AND ($3::timestamptz IS NULL OR t.created_at <= $3)
+           AND ($3::timestamptz IS NULL OR t.created_at < $3)
            AND ($4::timestamptz IS NULL OR (t.created_at, t.id) > ($4::timestamptz, $5::uuid))
          ORDER BY t.created_at, t.id
          LIMIT $6
        ) h
        ORDER BY h.created_at, h.id`,
-      [account.id, start, end, after?.createdAt ?? null, after?.id ?? null, limit + 1],
+      [account.id, from, until, after?.createdAt ?? null, after?.id ?? null, limit + 1],
     );
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
@@ -68,13 +67,6 @@ export class HistoryService {
     if (!row) throw new NotFoundException('Transaction not found');
     return transactionRecord(row);
   }
-}
-
-function optionalDate(name: string, value: string | undefined): Date | null {
-  if (value === undefined || value === '') return null;
-  const date = new Date(value);
-  if (Number.isNaN(date.getTime())) throw new BadRequestException([`${name} must be an ISO 8601 date`]);
-  return date;
 }
 
 /** createdAt is the UTC timestamp with microseconds, as Postgres stores it: "2024-01-01T12:00:00.123456Z". */

@@ -1,7 +1,7 @@
 import { BadRequestException, Injectable, NotFoundException } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { WalletStatus } from '../wallets/wallet.entity';
-import { mayPay, mayReceive } from '../wallets/wallet-state-machine';
+import { MoneyRole, moneyRefusal } from '../wallets/wallet-state-machine';
 
 /** A wallet as a money movement sees it: ledger identity, currency and whether it may transact. */
 export interface MoneyWallet {
@@ -11,8 +11,6 @@ export interface MoneyWallet {
   status: WalletStatus;
   profileActive: boolean;
 }
-
-export type WalletRole = 'PAY' | 'RECEIVE';
 
 const SELECT_MONEY_WALLET = `
   SELECT a.id, a.account_number AS "accountNumber", a.currency, w.status, (p.is_active = 1) AS "profileActive"
@@ -38,15 +36,14 @@ export class MoneyAccounts {
     });
   }
 
-  assertMay(wallet: MoneyWallet, role: WalletRole): void {
-    if (!wallet.profileActive) {
+  assertMay(wallet: MoneyWallet, role: MoneyRole): void {
+    const refusal = moneyRefusal(wallet, role);
+    if (refusal === 'PROFILE_DEACTIVATED') {
       throw new BadRequestException(`Wallet ${wallet.accountNumber} belongs to a deactivated profile and cannot transact`);
     }
-    if (role === 'RECEIVE' && !mayReceive(wallet.status)) {
-      throw new BadRequestException(`Wallet ${wallet.accountNumber} is ${wallet.status} and cannot receive money`);
-    }
-    if (role === 'PAY' && !mayPay(wallet.status)) {
-      throw new BadRequestException(`Wallet ${wallet.accountNumber} is ${wallet.status} and cannot be debited`);
+    if (refusal === 'WALLET_STATE') {
+      const cannot = role === 'RECEIVE' ? 'cannot receive money' : 'cannot be debited';
+      throw new BadRequestException(`Wallet ${wallet.accountNumber} is ${wallet.status} and ${cannot}`);
     }
   }
 }

@@ -202,8 +202,6 @@ export function transactionRecord(row: TransactionRow) {
   };
 }
 
-export type TransactionRecord = ReturnType<typeof transactionRecord>;
-
 /** Transfers and reversals answer with both sides. */
 export function pairRecord(rows: TransactionRow[]) {
   const debit = rows.find((r) => r.transaction_type === 'DEBIT')!;

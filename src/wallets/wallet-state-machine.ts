@@ -23,11 +23,34 @@ export function canTransition(from: WalletStatus, to: WalletStatus): boolean {
   return from === to || ALLOWED[from].includes(to);
 }
 
-/** Which wallets may move money, and in which direction. */
+/** The side a wallet takes in a money movement: PAY is debited, RECEIVE is credited. */
+export type MoneyRole = 'PAY' | 'RECEIVE';
+
+/** Provider contract §4: ACTIVE pays and receives, DORMANT only receives, the other states neither. */
+const MONEY_ROLES: Record<WalletStatus, readonly MoneyRole[]> = {
+  PRE_ACTIVE: [],
+  ACTIVE: ['PAY', 'RECEIVE'],
+  DORMANT: ['RECEIVE'],
+  SUSPENDED: [],
+  CLOSED: [],
+};
+
+export type MoneyRefusal = 'PROFILE_DEACTIVATED' | 'WALLET_STATE';
+
+/**
+ * Why a wallet may not take `role` in a money movement, or null when it may (provider contract §4): a wallet whose
+ * profile is deactivated cannot transact at all, otherwise its state decides. The one place these rules live.
+ */
+export function moneyRefusal(wallet: { status: WalletStatus; profileActive: boolean }, role: MoneyRole): MoneyRefusal | null {
+  if (!wallet.profileActive) return 'PROFILE_DEACTIVATED';
+  return MONEY_ROLES[wallet.status].includes(role) ? null : 'WALLET_STATE';
+}
+
+/** The state half of `moneyRefusal`, for callers that check the profile separately (split settlements, to be merged). */
 export function mayReceive(status: WalletStatus): boolean {
-  return status === 'ACTIVE' || status === 'DORMANT';
+  return MONEY_ROLES[status].includes('RECEIVE');
 }
 
 export function mayPay(status: WalletStatus): boolean {
-  return status === 'ACTIVE';
+  return MONEY_ROLES[status].includes('PAY');
 }

@@ -1,5 +1,5 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { createTenant, createTestApp, dataSource, TestTenant } from '../support/test-app';
+import { appWithTenants, createTenant, dataSource, TestTenant } from '../support/test-app';
 import { DECIMAL4, http, ISO_MS, serviceBody, UUID } from '../support/money-fixtures';
 
 describe('client services (POST and GET /api/v1/client-services)', () => {
@@ -8,9 +8,7 @@ describe('client services (POST and GET /api/v1/client-services)', () => {
   let other: TestTenant;
 
   beforeAll(async () => {
-    app = await createTestApp();
-    tenant = await createTenant(app);
-    other = await createTenant(app);
+    ({ app, tenant, other } = await appWithTenants());
   });
   afterAll(async () => app.close());
 

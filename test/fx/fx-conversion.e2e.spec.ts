@@ -1,8 +1,24 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Money } from '../../src/common/money';
 import { FxService } from '../../src/fx/fx.service';
-import { createTenant, createTestApp, dataSource, TestTenant } from '../support/test-app';
-import { balance, createService, d, feeIncome, fmt, fund, ledgerViolations, moneyBody, moneyFootprint, post, reverse, systemAccount, walletSet, WalletSet } from '../support/money-fixtures';
+import { dataSource, TestTenant } from '../support/test-app';
+import {
+  balance,
+  createService,
+  d,
+  feeIncome,
+  fmt,
+  fund,
+  ledgerViolations,
+  moneyBody,
+  moneyFootprint,
+  moneyTestBed,
+  percentageFee,
+  post,
+  reverse,
+  systemAccount,
+  WalletSet,
+} from '../support/money-fixtures';
 
 /**
  * Currency conversion on credits and debits (provider contract §4, §10): rates[USD] for base KES is KES per USD;
@@ -18,13 +34,10 @@ describe('FX conversion on credit and debit', () => {
   let bounded: string;
 
   beforeAll(async () => {
-    app = await createTestApp();
+    ({ app, tenant, wallets, noFee } = await moneyTestBed());
     // The sandbox quotes (src/fx/sandbox-rates.ts), so a concurrent seed writing the same rates changes nothing.
     await app.get(FxService).setRate('KES', 'USD', new Money('128.5'), new Money('130.5'), 'test');
-    tenant = await createTenant(app);
-    wallets = await walletSet(app, tenant);
-    noFee = await createService(app, tenant);
-    pct = await createService(app, tenant, { has_transaction_fee: true, transaction_fee_type: 'PERCENTAGE', transaction_fee: 2.5 });
+    pct = await createService(app, tenant, percentageFee(2.5));
     bounded = await createService(app, tenant, { minimum_transaction_amount: 1000, maximum_transaction_amount: 2000 });
   });
   afterAll(async () => app.close());

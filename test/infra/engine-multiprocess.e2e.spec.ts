@@ -158,7 +158,7 @@ describe('engine: one api and two worker processes', () => {
         250,
       );
     } catch (error) {
-      throw new Error(`${(error as Error).message}\n${diagnostics()}`);
+      throw new Error(`${(error as Error).message}\n${diagnostics()}`, { cause: error });
     }
 
     // Exactly once: one journal entry per payment, the settlement wallet holds the expected sum, fee income the fees.

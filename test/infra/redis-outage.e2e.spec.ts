@@ -159,8 +159,8 @@ describe('Redis outage', () => {
     await sandbox.redis.stop();
     await sandbox.redis.start();
     await waitFor('the queue to answer again', async () => (await paymentsQueue.getJobCounts('waiting')).waiting === 0, 10_000, 200);
-    payments.resume();
-    callbacks.resume();
+    await payments.resume();
+    await callbacks.resume();
 
     await expectAllSettledAndCalledBack(charges);
     // Recovered by the sweeper: each lost job was relayed a second time, and then finished.

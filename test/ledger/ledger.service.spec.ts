@@ -7,7 +7,7 @@ import { verifyLedger } from '../../src/ledger/ledger-invariants';
 import { FloorBreachError, UnbalancedEntryError, UnknownLedgerAccountError, UnknownLedgerEntryError } from '../../src/ledger/ledger.errors';
 import { EntryToPost, LedgerService } from '../../src/ledger/ledger.service';
 import { balanceOf, openLedgerWallet, postEntryWithOperation, recordFundingOperation, settlementAccount } from '../support/ledger-fixtures';
-import { createTenant, createTestApp, dataSource, TestTenant } from '../support/test-app';
+import { appWithTenants, createTenant, dataSource, TestTenant } from '../support/test-app';
 
 const m = (value: string) => new Money(value);
 
@@ -19,11 +19,9 @@ describe('LedgerService (double-entry core, provider contract §3)', () => {
   let other: TestTenant;
 
   beforeAll(async () => {
-    app = await createTestApp();
+    ({ app, tenant, other } = await appWithTenants());
     ledger = app.get(LedgerService);
     db = dataSource(app);
-    tenant = await createTenant(app);
-    other = await createTenant(app);
   });
   afterAll(async () => app.close());
 

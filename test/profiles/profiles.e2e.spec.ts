@@ -1,6 +1,6 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import request from 'supertest';
-import { createTenant, createTestApp, dataSource, TestTenant, uniqueCode } from '../support/test-app';
+import { appWithTenants, dataSource, TestTenant, uniqueCode } from '../support/test-app';
 import { profileBody } from '../support/wallet-fixtures';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -13,9 +13,7 @@ describe('profiles (wallet document §2 Profile, §3, §4)', () => {
   const http = () => request(app.getHttpServer());
 
   beforeAll(async () => {
-    app = await createTestApp();
-    tenant = await createTenant(app);
-    other = await createTenant(app);
+    ({ app, tenant, other } = await appWithTenants());
   });
   afterAll(async () => app.close());
 

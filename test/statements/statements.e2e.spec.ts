@@ -5,7 +5,7 @@ import { inflateSync } from 'node:zlib';
 import request from 'supertest';
 import { Money } from '../../src/common/money';
 import { MoneyMovementsService } from '../../src/transactions/money-movements.service';
-import { createTenant, createTestApp, TestTenant, uniqueCode } from '../support/test-app';
+import { appWithTenants, TestTenant, uniqueCode } from '../support/test-app';
 import { createWallet } from '../support/wallet-fixtures';
 
 const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
@@ -120,9 +120,7 @@ describe('account statements (GET /account-statements/doc)', () => {
     http().get(DOC).query(query).set('authorization', auth).buffer(true).parse(binary);
 
   beforeAll(async () => {
-    app = await createTestApp();
-    tenant = await createTenant(app);
-    other = await createTenant(app);
+    ({ app, tenant, other } = await appWithTenants());
     walletA = await createWallet(app, tenant);
     walletB = await createWallet(app, tenant);
     const service = await http()

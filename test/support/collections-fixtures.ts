@@ -42,11 +42,6 @@ export async function initiateCheckout(
   return { body, res, reference: res.body.checkout_reference as string, mtid: body.merchant_transaction_id as string };
 }
 
-/** The path of the hosted page (redirect_url is built from PUBLIC_BASE_URL, which may not be this app's address). */
-export function pagePath(redirectUrl: string): string {
-  return new URL(redirectUrl).pathname;
-}
-
 export async function checkoutStatus(app: NestFastifyApplication, merchant: GatewayMerchant, mtid: string) {
   return gateway(app, merchant.token).get(`/v2/checkout/status/${encodeURIComponent(mtid)}`);
 }
@@ -69,11 +64,7 @@ export async function waitForCheckout(
   );
 }
 
-/** a + b − c … with decimal.js, 4 decimals. */
-export function dec(value: Decimal.Value): Decimal {
-  return new Decimal(value);
-}
-
+/** a + b + … with decimal.js, 4 decimals. */
 export function plus(a: Decimal.Value, ...rest: Decimal.Value[]): string {
   return rest.reduce<Decimal>((sum, v) => sum.plus(v), new Decimal(a)).toFixed(4);
 }

@@ -141,7 +141,7 @@ export class MerchantReceiver {
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
         const rawBody = Buffer.concat(chunks).toString('utf8');
-        let body: Record<string, unknown> = {};
+        let body: Record<string, unknown>;
         try {
           body = JSON.parse(rawBody);
         } catch {

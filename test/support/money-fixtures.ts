@@ -5,7 +5,7 @@ import request from 'supertest';
 import { Money } from '../../src/common/money';
 import { verifyLedger } from '../../src/ledger/ledger-invariants';
 import { MoneyMovementsService } from '../../src/transactions/money-movements.service';
-import { dataSource, TestTenant } from './test-app';
+import { appWithTenants, dataSource, TestTenant } from './test-app';
 import { profileBody } from './wallet-fixtures';
 
 /**
@@ -39,6 +39,34 @@ export async function createService(app: NestFastifyApplication, tenant: TestTen
   const res = await http(app).post('/api/v1/client-services').set('authorization', tenant.auth).send(serviceBody(tenant, overrides));
   if (res.status !== 201) throw new Error(`client service create failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.client_service_code;
+}
+
+/** The fee part of a client service body: a fixed fee, or a percentage of the transaction amount. */
+export function fixedFee(fee: number) {
+  return { has_transaction_fee: true, transaction_fee_type: 'FIXED', transaction_fee: fee };
+}
+
+export function percentageFee(percent: number) {
+  return { has_transaction_fee: true, transaction_fee_type: 'PERCENTAGE', transaction_fee: percent };
+}
+
+export interface MoneyTestBed {
+  app: NestFastifyApplication;
+  tenant: TestTenant;
+  /** A second client, for the checks that one client cannot touch another's wallets or services. */
+  other: TestTenant;
+  /** The tenant's profile and wallet type; `wallets.create()` opens a wallet. */
+  wallets: WalletSet;
+  /** A client service of the tenant without fees, bounds 1 to 1,000,000. */
+  noFee: string;
+}
+
+/** What the money-movement test files start from; each adds the services with fees it needs. */
+export async function moneyTestBed(): Promise<MoneyTestBed> {
+  const { app, tenant, other } = await appWithTenants();
+  const wallets = await walletSet(app, tenant);
+  const noFee = await createService(app, tenant);
+  return { app, tenant, other, wallets, noFee };
 }
 
 export interface WalletSet {

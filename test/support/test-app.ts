@@ -40,3 +40,9 @@ export async function createTenant(app: NestFastifyApplication): Promise<TestTen
   const res = await request(app.getHttpServer()).post('/api/v1/auth/login').send({ username, password }).expect(200);
   return { clientId: client.id, clientCode, username, password, token: res.body.access_token, auth: `Bearer ${res.body.access_token}` };
 }
+
+/** The app with the tenant under test and another one, whose resources the first must neither reach nor see. */
+export async function appWithTenants(): Promise<{ app: NestFastifyApplication; tenant: TestTenant; other: TestTenant }> {
+  const app = await createTestApp();
+  return { app, tenant: await createTenant(app), other: await createTenant(app) };
+}

@@ -1,16 +1,19 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { createTenant, createTestApp, TestTenant } from '../support/test-app';
+import { TestTenant } from '../support/test-app';
 import {
   balance,
   createService,
   d,
   feeIncome,
+  fixedFee,
   fmt,
   fund,
   http,
   ISO_MS,
   moneyBody,
   moneyFootprint,
+  moneyTestBed,
+  percentageFee,
   post,
   systemAccount,
   UUID,
@@ -33,13 +36,9 @@ describe('credit and debit (POST /api/v1/transactions?command=CREDIT|DEBIT)', ()
   let foreignWallet: string;
 
   beforeAll(async () => {
-    app = await createTestApp();
-    tenant = await createTenant(app);
-    other = await createTenant(app);
-    wallets = await walletSet(app, tenant);
-    noFee = await createService(app, tenant);
-    fixed10 = await createService(app, tenant, { has_transaction_fee: true, transaction_fee_type: 'FIXED', transaction_fee: 10 });
-    pct = await createService(app, tenant, { has_transaction_fee: true, transaction_fee_type: 'PERCENTAGE', transaction_fee: 2.5 });
+    ({ app, tenant, other, wallets, noFee } = await moneyTestBed());
+    fixed10 = await createService(app, tenant, fixedFee(10));
+    pct = await createService(app, tenant, percentageFee(2.5));
     tiered = await createService(app, tenant, {
       has_transaction_fee: true,
       transaction_fee_tiers: [

@@ -1,6 +1,6 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { createTenant, createTestApp, dataSource, TestTenant } from '../support/test-app';
-import { createService, fund, http, moneyBody, post, reverse, transfer, transferBody, walletSet, WalletSet } from '../support/money-fixtures';
+import { dataSource, TestTenant } from '../support/test-app';
+import { fund, http, moneyBody, moneyTestBed, post, reverse, transfer, transferBody, WalletSet } from '../support/money-fixtures';
 
 interface Rec {
   transaction_id: string;
@@ -34,11 +34,7 @@ describe('transaction history', () => {
   }
 
   beforeAll(async () => {
-    app = await createTestApp();
-    tenant = await createTenant(app);
-    other = await createTenant(app);
-    wallets = await walletSet(app, tenant);
-    noFee = await createService(app, tenant);
+    ({ app, tenant, other, wallets, noFee } = await moneyTestBed());
     account = await wallets.create();
     peer = await wallets.create();
     await fund(app, tenant, peer, 1000);
@@ -109,6 +105,19 @@ describe('transaction history', () => {
     expect(page2.body.next_cursor).toBeNull();
   });
 
+  it('bare dates name whole UTC days, as on statements: a bare end_date includes that day', async () => {
+    const [row] = await dataSource(app).query(
+      `SELECT min(t.created_at) AS first, max(t.created_at) AS last
+       FROM wallet_transactions t JOIN ledger_accounts a ON a.id = t.account_id WHERE a.account_number = $1`,
+      [account],
+    );
+    const [firstDay, lastDay] = [row.first, row.last].map((at: Date) => at.toISOString().slice(0, 10));
+    const res = await history(account, `?start_date=${firstDay}&end_date=${lastDay}&limit=100`).expect(200);
+    expect(res.body.records).toEqual(written);
+    const dayAfter = new Date(Date.parse(`${lastDay}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+    expect((await history(account, `?start_date=${dayAfter}`).expect(200)).body.records).toEqual([]);
+  });
+
   it('end_date before start_date → 400', async () => {
     const res = await history(account, '?start_date=2024-02-01T00:00:00.000Z&end_date=2024-01-01T00:00:00.000Z').expect(400);
     expect(res.body).toEqual({ status: 400, message: expect.anything(), code: 'HttpException' });
@@ -116,6 +125,8 @@ describe('transaction history', () => {
 
   it('invalid dates, limits and cursors → 400', async () => {
     await history(account, '?start_date=yesterday').expect(400);
+    await history(account, '?start_date=1').expect(400); // Date would read 2001-01-01
+    await history(account, '?end_date=2025-02-30').expect(400); // Date would roll over to March 2
     await history(account, '?limit=0').expect(400);
     await history(account, '?limit=abc').expect(400);
     await history(account, '?limit=100000').expect(400);

@@ -1,14 +1,16 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { createTenant, createTestApp, TestTenant } from '../support/test-app';
+import { createTenant, TestTenant } from '../support/test-app';
 import {
   balance,
   balances,
   createService,
   feeIncome,
+  fixedFee,
   fmt,
   fund,
   moneyBody,
   moneyFootprint,
+  moneyTestBed,
   post,
   ref,
   transfer,
@@ -26,11 +28,8 @@ describe('idempotency of credits, debits and transfers', () => {
   let fixed5: string;
 
   beforeAll(async () => {
-    app = await createTestApp();
-    tenant = await createTenant(app);
-    wallets = await walletSet(app, tenant);
-    noFee = await createService(app, tenant);
-    fixed5 = await createService(app, tenant, { has_transaction_fee: true, transaction_fee_type: 'FIXED', transaction_fee: 5 });
+    ({ app, tenant, wallets, noFee } = await moneyTestBed());
+    fixed5 = await createService(app, tenant, fixedFee(5));
   });
   afterAll(async () => app.close());
 

@@ -107,7 +107,7 @@ const CASES: Case[] = [
   { name: 'transfer with a negative amount (would move money backwards)', target: 'TRANSFER', body: transferWith('transaction_amount', -100) },
   { name: 'transfer with amount "NaN"', target: 'TRANSFER', body: transferWith('transaction_amount', 'NaN') },
   { name: 'transfer with 5 decimals', target: 'TRANSFER', body: transferWith('transaction_amount', 1.00001) },
-  { name: 'transfer with 16 integer digits', target: 'TRANSFER', body: transferWith('transaction_amount', 9999999999999999) },
+  { name: 'transfer with 16 integer digits', target: 'TRANSFER', body: transferWith('transaction_amount', 1234567890123456) },
   { name: 'transfer with a number as destination_account_number', target: 'TRANSFER', body: (c) => transferWith('destination_account_number', Number(c.b))(c) },
   { name: 'transfer with an object as source_account_number', target: 'TRANSFER', body: transferWith('source_account_number', { a: 1 }) },
   { name: 'transfer with currency "XYZ"', target: 'TRANSFER', body: transferWith('currency', 'XYZ') },

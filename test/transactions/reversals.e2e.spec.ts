@@ -1,5 +1,5 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { createTenant, createTestApp, TestTenant } from '../support/test-app';
+import { TestTenant } from '../support/test-app';
 import {
   balance,
   balances,
@@ -7,8 +7,11 @@ import {
   feeIncome,
   fund,
   http,
+  ledgerViolations,
   moneyBody,
   moneyFootprint,
+  moneyTestBed,
+  percentageFee,
   post,
   ref,
   reverse,
@@ -18,7 +21,6 @@ import {
   UUID,
   walletSet,
   WalletSet,
-  ledgerViolations,
 } from '../support/money-fixtures';
 
 /** POST /api/v1/transactions/{id}?command=REVERSE (provider contract §4). */
@@ -31,12 +33,8 @@ describe('reversals', () => {
   let pct: string;
 
   beforeAll(async () => {
-    app = await createTestApp();
-    tenant = await createTenant(app);
-    other = await createTenant(app);
-    wallets = await walletSet(app, tenant);
-    noFee = await createService(app, tenant);
-    pct = await createService(app, tenant, { has_transaction_fee: true, transaction_fee_type: 'PERCENTAGE', transaction_fee: 2.5 });
+    ({ app, tenant, other, wallets, noFee } = await moneyTestBed());
+    pct = await createService(app, tenant, percentageFee(2.5));
   });
   afterAll(async () => app.close());
 

@@ -1,20 +1,23 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { createTenant, createTestApp, TestTenant } from '../support/test-app';
+import { TestTenant } from '../support/test-app';
 import {
   balance,
   balances,
   createService,
   feeIncome,
+  fixedFee,
   fmt,
   fund,
   http,
+  ledgerViolations,
   moneyFootprint,
+  moneyTestBed,
+  percentageFee,
   transfer,
   transferBody,
   UUID,
   walletSet,
   WalletSet,
-  ledgerViolations,
 } from '../support/money-fixtures';
 
 describe('internal transfers (POST /api/v1/account-transfers)', () => {
@@ -27,13 +30,9 @@ describe('internal transfers (POST /api/v1/account-transfers)', () => {
   let pct: string;
 
   beforeAll(async () => {
-    app = await createTestApp();
-    tenant = await createTenant(app);
-    other = await createTenant(app);
-    wallets = await walletSet(app, tenant);
-    noFee = await createService(app, tenant);
-    fixed2 = await createService(app, tenant, { has_transaction_fee: true, transaction_fee_type: 'FIXED', transaction_fee: 2 });
-    pct = await createService(app, tenant, { has_transaction_fee: true, transaction_fee_type: 'PERCENTAGE', transaction_fee: 2.5 });
+    ({ app, tenant, other, wallets, noFee } = await moneyTestBed());
+    fixed2 = await createService(app, tenant, fixedFee(2));
+    pct = await createService(app, tenant, percentageFee(2.5));
   });
   afterAll(async () => app.close());
 

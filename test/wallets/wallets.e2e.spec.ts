@@ -2,7 +2,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import request from 'supertest';
 import { WalletStatus } from '../../src/wallets/wallet.entity';
 import { balanceOf, drainAccount, fundAccount } from '../support/ledger-fixtures';
-import { createTenant, createTestApp, dataSource, TestTenant } from '../support/test-app';
+import { appWithTenants, dataSource, TestTenant } from '../support/test-app';
 import { profileBody } from '../support/wallet-fixtures';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -38,9 +38,7 @@ describe('wallets (POST /accounts, GET and POST /accounts/account-number/{n})', 
   }
 
   beforeAll(async () => {
-    app = await createTestApp();
-    tenant = await createTenant(app);
-    other = await createTenant(app);
+    ({ app, tenant, other } = await appWithTenants());
     const setup = await profileAndType(tenant);
     profileId = setup.profile.client_profile_id;
     profileRecord = setup.profile;

@@ -1,14 +1,11 @@
 import { Injectable, UnauthorizedException } from '@nestjs/common';
 import { JwtService } from '@nestjs/jwt';
 import { InjectDataSource } from '@nestjs/typeorm';
-import * as argon2 from 'argon2';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import { hashSecret, verifySecret } from '../../common/crypto/secret-hash';
 import { CredentialStatusService } from '../credential-status.service';
 import { GATEWAY_AUDIENCE, GATEWAY_TOKEN_TTL_SECONDS } from './gateway-principal';
-
-/** Verified against when the key is unknown, so unknown keys and wrong secrets take the same time. */
-const DUMMY_HASH = '$argon2id$v=19$m=65536,t=3,p=4$c29tZXNhbHRzb21lc2FsdA$2y6hPq0yG7fNQm5wR0m8bB8i1xDNh3fJf5pEwWZpK1c';
 
 export interface ApiKeySummary {
   consumer_key: string;
@@ -39,7 +36,7 @@ export class ApiKeysService {
     await this.db.query(`INSERT INTO api_keys (client_id, consumer_key, secret_hash) VALUES ($1, $2, $3)`, [
       clientId,
       consumerKey,
-      await argon2.hash(consumerSecret),
+      await hashSecret(consumerSecret),
     ]);
     return { consumer_key: consumerKey, consumer_secret: consumerSecret };
   }
@@ -83,8 +80,8 @@ export class ApiKeysService {
        WHERE k.consumer_key = $1 AND k.revoked_at IS NULL`,
       [consumerKey],
     );
-    const valid = await argon2.verify(key?.secret_hash ?? DUMMY_HASH, consumerSecret).catch(() => false);
-    if (!key || !valid) throw new InvalidGatewayCredentials();
+    // An unknown key costs a verification too, so unknown keys and wrong secrets take the same time.
+    if (!(await verifySecret(key?.secret_hash, consumerSecret))) throw new InvalidGatewayCredentials();
     await this.db.query(`UPDATE api_keys SET last_authenticated_at = now() WHERE id = $1`, [key.id]);
     const access_token = await this.jwt.signAsync(
       { sub: key.id, cid: key.client_id, ccode: key.client_code },

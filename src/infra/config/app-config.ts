@@ -2,6 +2,8 @@ import { plainToInstance, Transform } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
 
 const DEFAULT_CALLBACK_RETRY_DELAYS_MS = '900000,21600000,172800000';
+/** Postgres' own default max_connections: a pool beyond it would only wait inside Postgres, for every process. */
+const MAX_DB_POOL_SIZE = 100;
 
 /** Raw environment, validated once at start-up. Names are fixed by the provider contract (§1). */
 class Environment {
@@ -39,6 +41,12 @@ class Environment {
   @IsOptional() @Matches(/^[1-9]\d*$/, { message: 'FX_MAX_RATE_AGE_MS must be a positive whole number of milliseconds' })
   FX_MAX_RATE_AGE_MS?: string;
 
+  @IsOptional() @Transform(({ value }) => (value === undefined ? undefined : /^\d+$/.test(value) ? Number(value) : NaN))
+  @IsInt({ message: `DB_POOL_SIZE must be a whole number from 1 to ${MAX_DB_POOL_SIZE}` })
+  @Min(1, { message: `DB_POOL_SIZE must be a whole number from 1 to ${MAX_DB_POOL_SIZE}` })
+  @Max(MAX_DB_POOL_SIZE, { message: `DB_POOL_SIZE must be a whole number from 1 to ${MAX_DB_POOL_SIZE}` })
+  DB_POOL_SIZE?: number;
+
   @IsOptional() @IsString() @MinLength(32, { message: 'JWT_SECRET must be at least 32 characters' })
   JWT_SECRET?: string;
 
@@ -68,6 +76,8 @@ export interface AppConfig {
   payoutReconcileAfterMs: number;
   /** Conversions refuse, and GET /v1/fx leaves out, rates last updated longer ago than this. */
   fxMaxRateAgeMs: number;
+  /** Postgres connections of this process's pool. */
+  dbPoolSize: number;
   jwtSecret: string;
   logLevel: string;
   /** Operator credentials for /admin/queues; no password, no dashboard. */
@@ -114,6 +124,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): EnvironmentCon
     outboxLostJobAfterMs: Number(raw.OUTBOX_LOST_JOB_AFTER_MS ?? 120000),
     fxMaxRateAgeMs: Number(raw.FX_MAX_RATE_AGE_MS ?? 7_200_000),
     payoutReconcileAfterMs: Number(raw.PAYOUT_RECONCILE_AFTER_MS ?? (appEnv === 'sandbox' ? 60000 : 900000)),
+    // Sized for a 2-core machine where Postgres shares the CPU.
+    dbPoolSize: raw.DB_POOL_SIZE ?? 20,
     jwtSecret: raw.JWT_SECRET ?? null,
     logLevel: raw.LOG_LEVEL ?? 'info',
     adminUsername: raw.ADMIN_USERNAME ?? 'admin',
@@ -124,7 +136,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): EnvironmentCon
 function pick(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
   const keys = [
     'PORT', 'DATABASE_URL', 'REDIS_URL', 'APP_ENV', 'PUBLIC_BASE_URL', 'CALLBACK_RETRY_DELAYS_MS',
-    'SANDBOX_SETTLE_DELAY_MS', 'SANDBOX_MINUTE_MS', 'OUTBOX_LOST_JOB_AFTER_MS', 'PAYOUT_RECONCILE_AFTER_MS', 'FX_MAX_RATE_AGE_MS',
+    'SANDBOX_SETTLE_DELAY_MS', 'SANDBOX_MINUTE_MS', 'OUTBOX_LOST_JOB_AFTER_MS', 'PAYOUT_RECONCILE_AFTER_MS', 'FX_MAX_RATE_AGE_MS', 'DB_POOL_SIZE',
     'JWT_SECRET', 'LOG_LEVEL', 'ADMIN_USERNAME', 'ADMIN_PASSWORD',
   ];
   return Object.fromEntries(keys.filter((k) => env[k] !== undefined && env[k] !== '').map((k) => [k, env[k]]));

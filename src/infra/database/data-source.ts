@@ -1,8 +1,14 @@
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { join } from 'node:path';
 
-/** Options shared by the Nest module and the migration runner. Schema changes only ever come from migrations. */
-export function dataSourceOptions(databaseUrl: string): DataSourceOptions {
+/** The migration runner (scripts/migrate.js, outside Nest and its configuration) runs one migration at a time. */
+const MIGRATION_POOL_SIZE = 2;
+
+/**
+ * Options shared by the Nest module and the migration runner. Schema changes only ever come from migrations.
+ * `poolSize` is the validated DB_POOL_SIZE (AppConfig.dbPoolSize): one pool per process.
+ */
+export function dataSourceOptions(databaseUrl: string, poolSize: number): DataSourceOptions {
   return {
     type: 'postgres',
     url: databaseUrl,
@@ -10,11 +16,10 @@ export function dataSourceOptions(databaseUrl: string): DataSourceOptions {
     migrationsRun: false,
     migrations: [join(__dirname, '..', '..', '..', 'migrations', '*.js')],
     migrationsTableName: 'schema_migrations',
-    // One pool per process; sized for a 2-core machine where Postgres shares the CPU.
-    extra: { max: Number(process.env.DB_POOL_SIZE ?? 20) },
+    extra: { max: poolSize },
   };
 }
 
 export function migrationDataSource(databaseUrl: string): DataSource {
-  return new DataSource(dataSourceOptions(databaseUrl));
+  return new DataSource(dataSourceOptions(databaseUrl, MIGRATION_POOL_SIZE));
 }
