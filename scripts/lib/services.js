@@ -397,7 +397,9 @@ async function startRedisServer(binary, log) {
   const child = spawn(
     binary,
     ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no'],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    // A process group of its own: Ctrl+C in the terminal must not stop Redis under the server still closing its
+    // queues; stop() ends it once the server is gone.
+    { stdio: ['ignore', 'pipe', 'pipe'], detached: true },
   );
   let output = '';
   const keep = (chunk) => {
