@@ -1,6 +1,7 @@
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { answers, Background, freePort, killGroup, ROOT, runToEnd, startInBackground, waitFor } from '../support/child-processes';
+import { answers, Background, killGroup, runToEnd, startInBackground } from '../support/child-processes';
+import { freePort, ROOT, waitFor } from '../support/gateway-fixtures';
 
 // A full compilation takes 10-30 s on a loaded 2-core machine.
 jest.setTimeout(300_000);
@@ -30,10 +31,16 @@ describe('npm run build', () => {
       PUBLIC_BASE_URL: '',
       LOG_LEVEL: 'warn',
     });
-    await waitFor('/health/live', 120_000, async () => {
-      if (server!.child.exitCode !== null) throw new Error(`the server exited:\n${server!.output()}`);
-      return (await answers(`http://127.0.0.1:${port}/health/live`)) ? true : undefined;
-    });
+    const booting = server;
+    await waitFor(
+      '/health/live',
+      () => {
+        if (booting.child.exitCode !== null) throw new Error(`the server exited:\n${booting.output()}`);
+        return answers(`http://127.0.0.1:${port}/health/live`);
+      },
+      120_000,
+      250,
+    );
     const ready = await fetch(`http://127.0.0.1:${port}/health/ready`);
     expect(ready.status).toBe(200);
 

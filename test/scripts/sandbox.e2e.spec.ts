@@ -2,17 +2,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import {
-  answers,
-  Background,
-  databaseExists,
-  freePort,
-  killGroup,
-  runToEnd,
-  scratchDatabase,
-  startInBackground,
-  waitFor,
-} from '../support/child-processes';
+import { answers, Background, databaseExists, killGroup, runToEnd, scratchDatabase, startInBackground } from '../support/child-processes';
+import { freePort, waitFor } from '../support/gateway-fixtures';
 
 // A sandbox boots a whole server (and compiles nothing: `npm test` built dist/ already); on a loaded 2-core machine
 // that can take a while, so readiness waits are generous. The shutdown bound is strict and measured from SIGINT.
@@ -42,12 +33,17 @@ async function startSandbox(redisUrl: string, databaseUrl: string) {
     PAYGATE_SANDBOX_STATE: stateFile,
   };
   const sandbox = startInBackground(process.execPath, ['scripts/sandbox.js'], env);
-  const state = await waitFor<SandboxState>('the sandbox state file', READY_WITHIN_MS, () => {
-    if (sandbox.child.exitCode !== null) throw new Error(`the sandbox exited early:\n${sandbox.output()}`);
-    return existsSync(stateFile) ? (JSON.parse(readFileSync(stateFile, 'utf8')) as SandboxState) : undefined;
-  });
-  await waitFor('/health/live', READY_WITHIN_MS, async () => ((await answers(`${state.baseUrl}/health/live`)) ? true : undefined));
-  await waitFor('the credentials box', 30_000, () => (sandbox.output().includes('Press Ctrl+C to stop') ? true : undefined));
+  const state = await waitFor<SandboxState>(
+    'the sandbox state file',
+    () => {
+      if (sandbox.child.exitCode !== null) throw new Error(`the sandbox exited early:\n${sandbox.output()}`);
+      return existsSync(stateFile) ? (JSON.parse(readFileSync(stateFile, 'utf8')) as SandboxState) : undefined;
+    },
+    READY_WITHIN_MS,
+    250,
+  );
+  await waitFor('/health/live', () => answers(`${state.baseUrl}/health/live`), READY_WITHIN_MS, 250);
+  await waitFor('the credentials box', () => sandbox.output().includes('Press Ctrl+C to stop'), 30_000);
   return { sandbox, state, stateFile, port, cleanup: () => rmSync(stateDir, { recursive: true, force: true }) };
 }
 
@@ -107,7 +103,7 @@ describe('npm run sandbox, then npm run admin from a second terminal', () => {
     expect(res.status).toBe(200);
 
     // One short line per request, and no raw JSON log lines anywhere (Nest's start-up chatter is left out).
-    await waitFor('the request log line', 10_000, () => (/\d\d:\d\d:\d\d {2}POST \/v1\/auth 200 \d+ ms/.test(sandbox.output()) ? true : undefined));
+    await waitFor('the request log line', () => /\d\d:\d\d:\d\d {2}POST \/v1\/auth 200 \d+ ms/.test(sandbox.output()), 10_000);
     expect(sandbox.output().split('\n').filter((l) => l.trimStart().startsWith('{"'))).toEqual([]);
     const beforeBox = sandbox.output().slice(0, sandbox.output().indexOf('┌')).split('\n');
     expect(beforeBox.length).toBeLessThan(25);

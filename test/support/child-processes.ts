@@ -1,33 +1,12 @@
 import { ChildProcess, spawn, SpawnOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
-import { resolve } from 'node:path';
 import { Client } from 'pg';
+import { ROOT } from './gateway-fixtures';
 
-export const ROOT = resolve(__dirname, '..', '..');
-
-/** A TCP port free on 127.0.0.1 right now. */
-export function freePort(): Promise<number> {
-  return new Promise((done, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen({ host: '127.0.0.1', port: 0 }, () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
-}
-
-/** Polls `check` until it returns a value (not undefined) or the time is up. */
-export async function waitFor<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined> | T | undefined): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((done) => setTimeout(done, 250));
-  }
-}
+/**
+ * Helpers for tests of the npm scripts (sandbox, admin, build): child processes in process groups of their own,
+ * and empty scratch databases (the scripts migrate, or must refuse to use, them).
+ */
 
 /** GET url answers 2xx (false while nothing listens). */
 export async function answers(url: string): Promise<boolean> {
