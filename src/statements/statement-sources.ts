@@ -13,6 +13,10 @@ const SOURCE_LABELS: Record<string, string> = {
   PAYMENT_SPLIT: 'Split settlement',
   COLLECTION_REVERSAL: 'Collection reversal',
   COLLECTION_REVERSAL_COMPENSATION: 'Reversal undone',
+  // Disbursement gateway entries on the float wallet.
+  FLOAT_RESERVE: 'Payout',
+  FLOAT_RELEASE: 'Payout returned',
+  FLOAT_SETTLE: 'Payout settled',
 };
 
 export const FEE_SOURCE = 'Fee';

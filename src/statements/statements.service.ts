@@ -235,7 +235,7 @@ export class StatementsService {
  * credit when a reversal refunds it), the first with the balance before the fee, the second with the posting's own
  * running balance.
  */
-export function toStatementRows(raw: RawRow): StatementRow[] {
+function toStatementRows(raw: RawRow): StatementRow[] {
   const common = { bookedAt: raw.booked_at, transactionId: raw.record_id, reference: raw.reference };
   if (raw.record_id === null) {
     const source = readableSource(raw.entry_kind);
