@@ -50,4 +50,4 @@ function prettyLogs(input, output, { colour = Boolean(output.isTTY) } = {}) {
   });
 }
 
-module.exports = { prettyLogs, formatRecord };
+module.exports = { prettyLogs };
