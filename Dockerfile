@@ -9,7 +9,7 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY migrations ./migrations
-RUN npx tsc -p tsconfig.build.json
+RUN npm run build
 
 # ---- runtime: production dependencies and the compiled code only ----
 FROM node:20-slim AS runtime

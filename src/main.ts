@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
+import { constants } from 'node:os';
 import { Logger } from 'nestjs-pino';
 import { rootModule, ProcessRole } from './app.module';
 import { APP_CONFIG, AppConfig, ConfigError, loadConfig } from './infra/config/app-config';
@@ -10,7 +11,8 @@ async function main(): Promise<void> {
   if (!['api', 'worker', 'sandbox'].includes(role)) {
     throw new ConfigError(`Unknown process role "${role}": use api, worker or sandbox`);
   }
-  loadConfig(); // fail fast, before any connection is attempted
+  const { shutdownGraceMs } = loadConfig(); // fail fast, before any connection is attempted
+  exitAfterGrace(shutdownGraceMs);
   if (role === 'worker') {
     const app = await NestFactory.createApplicationContext(rootModule('worker'), { bufferLogs: true });
     app.useLogger(app.get(Logger));
@@ -22,6 +24,18 @@ async function main(): Promise<void> {
   const config = app.get<AppConfig>(APP_CONFIG);
   await app.listen({ port: config.port, host: '0.0.0.0' });
   app.get(Logger).log(`${role} listening on ${config.publicBaseUrl}`);
+}
+
+/**
+ * Nest's shutdown hooks close the HTTP server, the queues and the database pool on a signal. While Redis is away,
+ * BullMQ's worker close waits for a connection that never becomes ready, so it would hang until killed: after the
+ * grace period the process exits whatever is still closing. Nothing is lost: every job is held in Postgres (outbox)
+ * and an interrupted database transaction rolls back.
+ */
+function exitAfterGrace(graceMs: number): void {
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.once(signal, () => setTimeout(() => process.exit(128 + constants.signals[signal]), graceMs).unref());
+  }
 }
 
 main().catch((error) => {

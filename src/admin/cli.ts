@@ -18,6 +18,7 @@ import { PayoutSettlementService } from '../payouts/payout-settlement.service';
 import { loadConfig } from '../infra/config/app-config';
 import { verifyLedger } from '../ledger/ledger-invariants';
 import { AdminModule } from './admin.module';
+import { databaseProblem } from './database-check';
 import { SeedService } from './seed.service';
 
 /** A failure the operator can act on: printed as one line on stderr, exit code 1. */
@@ -287,7 +288,8 @@ async function main(argv: string[]): Promise<number> {
   const program = buildProgram(async (action, json) => {
     let app: INestApplicationContext;
     try {
-      loadConfig();
+      const problem = await databaseProblem(loadConfig().databaseUrl);
+      if (problem) throw new CliError(problem);
       app = await NestFactory.createApplicationContext(AdminModule, { logger: false, abortOnError: false });
     } catch (error) {
       process.stderr.write(`${oneLine(error)}\n`);

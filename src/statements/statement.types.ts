@@ -1,4 +1,5 @@
 import Decimal from 'decimal.js';
+import { minorUnits } from '../common/currencies';
 import { Money } from '../common/money';
 
 export const DOC_TYPES = ['EXCEL', 'PDF'] as const;
@@ -11,6 +12,8 @@ export const STATEMENT_CONTENT_TYPES: Record<DocType, { contentType: string; ext
 
 /** What the statement says about the wallet and the period, known before the first row is written. */
 export interface StatementHeader {
+  /** Who issues the statement (config ISSUER_NAME): in the title, and on every PDF page. */
+  issuerName: string;
   accountNumber: string;
   accountName: string;
   currency: string;
@@ -23,17 +26,26 @@ export interface StatementHeader {
   /** Balance before the first posting of the period, as a numeric(20,4) string. */
   openingBalance: string;
   generatedAt: Date;
+  /** Number of rows the statement will have (movements and fee lines): known for PDF only, to number its pages. */
+  rowCount: number | null;
 }
 
-/** One wallet posting in the period, with the transaction record it belongs to (when there is one). */
+/**
+ * One line of the statement: a wallet posting, or one of the two lines a posting with a fee is shown as (the
+ * movement at its full amount, then the fee as it was booked, each with the running balance after it).
+ */
 export interface StatementRow {
   bookedAt: Date;
+  /** The merchant-facing id of the record (wallet transaction, payment); null for a posting without one. */
   transactionId: string | null;
+  /** The merchant's own reference (source_transaction_id, external_reference, reversal_reference). */
+  reference: string | null;
   narration: string;
+  /** Readable kind of movement: "Transfer in", "Collection", "Fee", … */
   source: string;
-  /** Signed posting amount: negative is a debit, positive a credit (numeric string). */
+  /** Signed amount: negative is a debit, positive a credit (numeric string, exact). */
   amount: string;
-  /** The wallet's balance right after this posting (postings.balance_after). */
+  /** The wallet's running balance right after this line (exact). */
   balanceAfter: string;
 }
 
@@ -43,7 +55,10 @@ export interface StatementRows {
   next(): Promise<StatementRow[]>;
 }
 
-/** Running totals: sums of debits and credits and the last running balance, in decimal arithmetic only. */
+/**
+ * Running totals: sums of debits and credits and the last running balance, in exact decimal arithmetic on the
+ * ledger's 4-decimal values (rounding happens only when an amount is displayed).
+ */
 export class StatementTotals {
   debits: Decimal = new Money(0);
   credits: Decimal = new Money(0);
@@ -54,18 +69,35 @@ export class StatementTotals {
     this.closing = new Money(openingBalance);
   }
 
-  /** Adds a row; returns its debit and credit amounts as unsigned numeric strings (one of them empty). */
-  add(row: StatementRow): { debit: string | null; credit: string | null } {
+  /** Adds a row; returns its debit and credit amounts, unsigned and exact (one of them null). */
+  add(row: StatementRow): { debit: Decimal | null; credit: Decimal | null } {
     const amount = new Money(row.amount);
     this.rows++;
     this.closing = new Money(row.balanceAfter);
     if (amount.isNegative()) {
       this.debits = this.debits.minus(amount);
-      return { debit: amount.neg().toFixed(4), credit: null };
+      return { debit: amount.neg(), credit: null };
     }
     this.credits = this.credits.plus(amount);
-    return { debit: null, credit: amount.toFixed(4) };
+    return { debit: null, credit: amount };
   }
+}
+
+/** An amount as printed: rounded half-up to the currency's minor units, with thousands separators ("1,234.50"). */
+export function displayAmount(value: Decimal.Value, currency: string): string {
+  const digits = minorUnits(currency);
+  const [whole, fraction] = new Money(value).toDecimalPlaces(digits, Decimal.ROUND_HALF_UP).toFixed(digits).split('.');
+  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return fraction === undefined ? grouped : `${grouped}.${fraction}`;
+}
+
+/** The note every statement carries about how its amounts are shown. */
+export function roundingNote(currency: string): string {
+  const digits = minorUnits(currency);
+  return (
+    `Amounts in ${currency} are shown with ${digits} decimal${digits === 1 ? '' : 's'}, rounded half-up from the ledger's exact ` +
+    'four-decimal values; totals and balances are computed from the exact values.'
+  );
 }
 
 /** ISO date-time in UTC without milliseconds: "2025-01-31 14:05:09". */

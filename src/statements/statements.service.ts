@@ -1,4 +1,4 @@
-import { BadRequestException, Injectable, Logger, NotFoundException } from '@nestjs/common';
+import { BadRequestException, Inject, Injectable, Logger, NotFoundException } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { PassThrough, Readable } from 'node:stream';
 import type { Pool } from 'pg';
@@ -6,8 +6,11 @@ import { DataSource } from 'typeorm';
 import type { WalletPrincipal } from '../auth/principal';
 import { Money } from '../common/money';
 import { parsePeriod } from '../common/period';
+import { APP_CONFIG } from '../infra/config/app-config';
+import type { AppConfig } from '../infra/config/app-config';
 import { writePdfStatement } from './pdf-statement.writer';
 import type { StatementQueryDto } from './statement-query.dto';
+import { FEE_SOURCE, readableSource } from './statement-sources';
 import { displayDate, DocType, STATEMENT_CONTENT_TYPES, StatementHeader, StatementRow, StatementRows } from './statement.types';
 import { StatementAborted } from './stream-flow';
 import { writeXlsxStatement } from './xlsx-statement.writer';
@@ -38,25 +41,52 @@ const OPENING_SQL = `
   SELECT balance_after FROM postings WHERE account_id = $1 AND id < $2 ORDER BY id DESC LIMIT 1`;
 
 /**
- * One row per wallet posting. The entry's business record is the wallet operation that owns it
- * (wallet_operations.entry_id); that operation's transaction record for this account gives the merchant-facing
- * id, narration and source. Postings of entries that have no wallet transaction record still appear.
+ * One row per wallet posting, with the business record that owns its entry: the wallet operation's transaction
+ * record for this account (wallet_operations.entry_id), or the gateway record (a payment, its split settlement, a
+ * collection reversal or its compensation). Each record gives the merchant-facing id, the merchant's reference,
+ * the narration, the source, the gross movement (signed, before the fee) and the fee it carries; the posting
+ * itself is the net amount actually booked. Each branch is a lookup by a unique entry id column; the entry-kind
+ * guards let Postgres skip the branches that cannot match. Postings of entries without such a record (new kinds)
+ * still appear, named after their entry kind.
  */
 const ROWS_SQL = `
   SELECT p.created_at AS booked_at, p.amount, p.balance_after, p.entry_id, e.kind AS entry_kind,
-         t.id AS transaction_id, t.transaction_narration, t.transaction_source
+         r.record_id, r.reference, r.narration, r.source, r.gross, r.fee
   FROM postings p
   JOIN journal_entries e ON e.id = p.entry_id
   LEFT JOIN LATERAL (
-    SELECT t.id, t.transaction_narration, t.transaction_source
-    FROM wallet_operations o
-    JOIN wallet_transactions t ON t.operation_id = o.id AND t.account_id = p.account_id
-    WHERE o.entry_id = p.entry_id
-    ORDER BY t.id
-    LIMIT 1
-  ) t ON true
+    (SELECT t.id::text AS record_id, t.source_transaction_id AS reference, t.transaction_narration AS narration,
+            t.transaction_source AS source,
+            CASE t.transaction_type WHEN 'CREDIT' THEN t.transaction_amount ELSE -t.transaction_amount END AS gross,
+            t.transaction_fee AS fee
+     FROM wallet_operations o
+     JOIN wallet_transactions t ON t.operation_id = o.id AND t.account_id = p.account_id
+     WHERE o.entry_id = p.entry_id
+     ORDER BY t.id
+     LIMIT 1)
+    UNION ALL
+    SELECT pay.id::text, pay.external_reference, pay.description, e.kind,
+           sign(p.amount) * pay.service_amount, pay.merchant_fee
+    FROM payments pay WHERE e.kind = 'PAYMENT' AND pay.entry_id = p.entry_id
+    UNION ALL
+    SELECT pay.id::text, pay.external_reference, pay.description, e.kind, p.amount, 0
+    FROM payments pay WHERE e.kind = 'PAYMENT_SPLIT' AND pay.split_entry_id = p.entry_id
+    UNION ALL
+    SELECT pay.id::text, cr.reversal_reference, cr.reversal_reason, e.kind, sign(p.amount) * pay.service_amount, pay.merchant_fee
+    FROM collection_reversals cr JOIN payments pay ON pay.id = cr.payment_id
+    WHERE e.kind = 'COLLECTION_REVERSAL' AND cr.entry_id = p.entry_id
+    UNION ALL
+    SELECT pay.id::text, cr.reversal_reference, cr.reversal_reason, e.kind, sign(p.amount) * pay.service_amount, pay.merchant_fee
+    FROM collection_reversals cr JOIN payments pay ON pay.id = cr.payment_id
+    WHERE e.kind = 'COLLECTION_REVERSAL_COMPENSATION' AND cr.compensation_entry_id = p.entry_id
+  ) r ON true
   WHERE p.account_id = $1 AND p.id BETWEEN $2 AND $3
   ORDER BY p.id`;
+
+/** How many lines the rows of ROWS_SQL make: one per posting, two for a posting whose record carries a fee. */
+const ROW_COUNT_SQL = `
+  SELECT (count(*) + count(*) FILTER (WHERE rows.fee > 0 AND rows.amount <> rows.gross))::int AS lines
+  FROM (${ROWS_SQL}) rows`;
 
 interface RawRow {
   booked_at: Date;
@@ -64,9 +94,12 @@ interface RawRow {
   balance_after: string;
   entry_id: string;
   entry_kind: string;
-  transaction_id: string | null;
-  transaction_narration: string | null;
-  transaction_source: string | null;
+  record_id: string | null;
+  reference: string | null;
+  narration: string | null;
+  source: string | null;
+  gross: string | null;
+  fee: string | null;
 }
 
 /** A statement whose rows are ready to be read from an open cursor on a dedicated connection. */
@@ -83,7 +116,10 @@ export interface OpenStatement {
 export class StatementsService {
   private readonly logger = new Logger(StatementsService.name);
 
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
 
   /**
    * Validates the request and opens the statement: everything that can answer 400 or 404 happens here, before a
@@ -119,9 +155,12 @@ export class StatementsService {
       const { first_id: firstId, last_id: lastId } = bounds[0];
       if (firstId === null) throw new BadRequestException('No transactions in the period');
       const { rows: before } = await client.query(OPENING_SQL, [wallet.id, firstId]);
+      // Only a PDF numbers its pages ("Page X of N"), which needs the number of lines before the first is laid out.
+      const rowCount = docType === 'PDF' ? (await client.query(ROW_COUNT_SQL, [wallet.id, firstId, lastId])).rows[0].lines : null;
       await client.query(`DECLARE ${CURSOR} NO SCROLL CURSOR FOR ${ROWS_SQL}`, [wallet.id, firstId, lastId]);
 
       const header: StatementHeader = {
+        issuerName: this.config.issuerName,
         accountNumber: wallet.account_number,
         accountName: wallet.account_name,
         currency: wallet.currency,
@@ -131,6 +170,7 @@ export class StatementsService {
         to: period.to,
         openingBalance: new Money(before[0]?.balance_after ?? 0).toFixed(4),
         generatedAt: new Date(),
+        rowCount,
       };
       let done = false;
       const rows: StatementRows = {
@@ -138,7 +178,7 @@ export class StatementsService {
           if (done) return [];
           const { rows: raw } = await client.query<RawRow>(`FETCH ${STATEMENT_BATCH_SIZE} FROM ${CURSOR}`);
           if (raw.length < STATEMENT_BATCH_SIZE) done = true;
-          return raw.map(toStatementRow);
+          return raw.flatMap(toStatementRows);
         },
       };
       const { contentType, extension } = STATEMENT_CONTENT_TYPES[docType];
@@ -182,13 +222,29 @@ export class StatementsService {
   }
 }
 
-function toStatementRow(raw: RawRow): StatementRow {
-  return {
-    bookedAt: raw.booked_at,
-    transactionId: raw.transaction_id,
-    narration: raw.transaction_id ? (raw.transaction_narration ?? '') : `Ledger entry ${raw.entry_id} (${raw.entry_kind})`,
-    source: raw.transaction_source ?? '',
-    amount: raw.amount,
-    balanceAfter: raw.balance_after,
-  };
+/**
+ * The lines of one posting. A posting whose record carries a fee is shown as two lines: the movement at its gross
+ * amount, then the fee as it was booked (the difference between the posting and the gross: a debit when charged, a
+ * credit when a reversal refunds it), the first with the balance before the fee, the second with the posting's own
+ * running balance.
+ */
+function toStatementRows(raw: RawRow): StatementRow[] {
+  const common = { bookedAt: raw.booked_at, transactionId: raw.record_id, reference: raw.reference };
+  if (raw.record_id === null) {
+    const source = readableSource(raw.entry_kind);
+    return [{ ...common, narration: `Ledger entry ${raw.entry_id}`, source, amount: raw.amount, balanceAfter: raw.balance_after }];
+  }
+  const movement = { ...common, narration: raw.narration ?? '', source: readableSource(raw.source ?? raw.entry_kind) };
+  const fee = new Money(raw.amount).minus(raw.gross ?? raw.amount);
+  if (fee.isZero() || !new Money(raw.fee ?? 0).gt(0)) return [{ ...movement, amount: raw.amount, balanceAfter: raw.balance_after }];
+  return [
+    { ...movement, amount: new Money(raw.gross!).toFixed(4), balanceAfter: new Money(raw.balance_after).minus(fee).toFixed(4) },
+    {
+      ...common,
+      narration: fee.isNegative() ? 'Transaction fee' : 'Transaction fee refunded',
+      source: FEE_SOURCE,
+      amount: fee.toFixed(4),
+      balanceAfter: raw.balance_after,
+    },
+  ];
 }

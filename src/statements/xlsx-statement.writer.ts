@@ -1,24 +1,29 @@
 import ExcelJS from 'exceljs';
 import type { Writable } from 'node:stream';
+import type Decimal from 'decimal.js';
+import { minorUnits } from '../common/currencies';
 import { Money } from '../common/money';
-import { StatementHeader, StatementRows, StatementTotals } from './statement.types';
+import { roundingNote, StatementHeader, StatementRows, StatementTotals } from './statement.types';
 import { drained, tick, unlessClosed } from './stream-flow';
 
-export const XLSX_COLUMNS = ['Date', 'Transaction ID', 'Narration', 'Source', 'Debit', 'Credit', 'Balance'] as const;
-const AMOUNT_FORMAT = '#,##0.0000';
+export const XLSX_COLUMNS = ['Date', 'Transaction ID', 'Reference', 'Narration', 'Source', 'Debit', 'Credit', 'Balance'] as const;
 const DATE_FORMAT = 'yyyy-mm-dd hh:mm:ss';
-const TEXT_STYLE: Partial<ExcelJS.Style> = {};
-const AMOUNT_STYLE: Partial<ExcelJS.Style> = { numFmt: AMOUNT_FORMAT };
-const ROW_STYLES = [{ numFmt: DATE_FORMAT }, TEXT_STYLE, TEXT_STYLE, TEXT_STYLE, AMOUNT_STYLE, AMOUNT_STYLE, AMOUNT_STYLE];
+
+/** The currency's minor units as a number format: the cell keeps the exact value, the sheet shows it rounded. */
+export function amountFormat(currency: string): string {
+  const digits = minorUnits(currency);
+  return digits === 0 ? '#,##0' : `#,##0.${'0'.repeat(digits)}`;
+}
 
 /**
  * An amount as a cell value: a number when the double holds it exactly (up to 15 significant digits, which is
  * every realistic balance), so the sheet can sum it; otherwise the exact decimal text.
  */
-export function amountCell(value: string | null): number | string | null {
+export function amountCell(value: Decimal.Value | null): number | string | null {
   if (value === null) return null;
-  const n = Number(value);
-  return new Money(String(n)).eq(value) ? n : new Money(value).toFixed(4);
+  const exact = new Money(value);
+  const n = exact.toNumber();
+  return new Money(String(n)).eq(exact) ? n : exact.toFixed(4);
 }
 
 interface SheetInternals {
@@ -39,18 +44,23 @@ interface SheetInternals {
  */
 export async function writeXlsxStatement(header: StatementHeader, rows: StatementRows, out: Writable): Promise<void> {
   const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: out, useStyles: true, useSharedStrings: false });
-  workbook.creator = 'paygate';
+  workbook.creator = header.issuerName;
   workbook.created = header.generatedAt;
   const sheet = workbook.addWorksheet('Statement');
   sheet.columns = [
     { key: 'date', width: 21 },
     { key: 'id', width: 38 },
+    { key: 'reference', width: 24 },
     { key: 'narration', width: 42 },
-    { key: 'source', width: 27 },
+    { key: 'source', width: 20 },
     { key: 'debit', width: 18 },
     { key: 'credit', width: 18 },
     { key: 'balance', width: 20 },
   ];
+  const amountFmt = amountFormat(header.currency);
+  const amountStyle: Partial<ExcelJS.Style> = { numFmt: amountFmt };
+  const textStyle: Partial<ExcelJS.Style> = {};
+  const rowStyles = [{ numFmt: DATE_FORMAT }, textStyle, textStyle, textStyle, textStyle, amountStyle, amountStyle, amountStyle];
   const bold = { bold: true };
   const labelled = (label: string, value: ExcelJS.CellValue, numFmt?: string) => {
     const row = sheet.addRow([label, value]);
@@ -59,7 +69,7 @@ export async function writeXlsxStatement(header: StatementHeader, rows: Statemen
     row.commit();
   };
 
-  const title = sheet.addRow(['Account statement']);
+  const title = sheet.addRow([`${header.issuerName} - Account statement`]);
   title.getCell(1).font = { bold: true, size: 14 };
   title.commit();
   labelled('Account number', header.accountNumber);
@@ -70,7 +80,9 @@ export async function writeXlsxStatement(header: StatementHeader, rows: Statemen
   labelled('Period from', header.from, DATE_FORMAT);
   labelled('Period to', header.to, DATE_FORMAT);
   labelled('Generated at', header.generatedAt, DATE_FORMAT);
-  labelled('Opening balance', amountCell(header.openingBalance), AMOUNT_FORMAT);
+  labelled('Opening balance', amountCell(header.openingBalance), amountFmt);
+  labelled('Issued by', header.issuerName);
+  sheet.addRow([roundingNote(header.currency)]).commit();
   sheet.addRow([]).commit();
   const columns = sheet.addRow([...XLSX_COLUMNS]);
   columns.font = bold;
@@ -83,10 +95,19 @@ export async function writeXlsxStatement(header: StatementHeader, rows: Statemen
     if (batch.length === 0) break;
     for (const row of batch) {
       const { debit, credit } = totals.add(row);
-      const line = sheet.addRow([row.bookedAt, row.transactionId ?? '', row.narration, row.source, amountCell(debit), amountCell(credit), amountCell(row.balanceAfter)]);
+      const line = sheet.addRow([
+        row.bookedAt,
+        row.transactionId ?? '',
+        row.reference ?? '',
+        row.narration,
+        row.source,
+        amountCell(debit),
+        amountCell(credit),
+        amountCell(row.balanceAfter),
+      ]);
       // Shared style objects: exceljs resolves a style once per object, not once per cell.
       line.eachCell({ includeEmpty: true }, (cell, column) => {
-        cell.style = ROW_STYLES[column - 1];
+        cell.style = rowStyles[column - 1];
       });
       line.commit();
     }
@@ -97,15 +118,15 @@ export async function writeXlsxStatement(header: StatementHeader, rows: Statemen
   }
 
   sheet.addRow([]).commit();
-  const totalsRow = sheet.addRow(['Totals', '', '', '', amountCell(totals.debits.toFixed(4)), amountCell(totals.credits.toFixed(4)), '']);
+  const totalsRow = sheet.addRow(['Totals', '', '', '', '', amountCell(totals.debits), amountCell(totals.credits), '']);
   totalsRow.font = bold;
-  totalsRow.getCell(5).numFmt = AMOUNT_FORMAT;
-  totalsRow.getCell(6).numFmt = AMOUNT_FORMAT;
+  totalsRow.getCell(6).numFmt = amountFmt;
+  totalsRow.getCell(7).numFmt = amountFmt;
   totalsRow.commit();
-  labelled('Total debits', amountCell(totals.debits.toFixed(4)), AMOUNT_FORMAT);
-  labelled('Total credits', amountCell(totals.credits.toFixed(4)), AMOUNT_FORMAT);
-  labelled('Closing balance', amountCell(totals.closing.toFixed(4)), AMOUNT_FORMAT);
-  labelled('Transactions', totals.rows);
+  labelled('Total debits', amountCell(totals.debits), amountFmt);
+  labelled('Total credits', amountCell(totals.credits), amountFmt);
+  labelled('Closing balance', amountCell(totals.closing), amountFmt);
+  labelled('Lines', totals.rows);
   sheet.commit();
   await unlessClosed(out, workbook.commit());
 }

@@ -1,107 +1,20 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import Decimal from 'decimal.js';
-import ExcelJS from 'exceljs';
-import { inflateSync } from 'node:zlib';
 import request from 'supertest';
 import { Money } from '../../src/common/money';
 import { MoneyMovementsService } from '../../src/transactions/money-movements.service';
-import { appWithTenants, TestTenant, uniqueCode } from '../support/test-app';
+import { withEnv } from '../support/gateway-fixtures';
+import { binary, pdfPages, pdfText, readWorkbook } from '../support/statement-readers';
+import { appWithTenants, createTenant, createTestApp, TestTenant, uniqueCode } from '../support/test-app';
 import { createWallet } from '../support/wallet-fixtures';
 
 const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 const DOC = '/api/v1/account-statements/doc';
 
-/** Reads a binary response body into a Buffer (supertest buffers only text by default). */
-function binary(res: request.Response, done: (err: Error | null, body: Buffer) => void) {
-  const stream = res as unknown as NodeJS.ReadableStream;
-  const chunks: Buffer[] = [];
-  stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-  stream.on('end', () => done(null, Buffer.concat(chunks)));
-}
-
-/**
- * The text a PDF shows, one string per text operator: page content streams are inflated (pdfkit deflates
- * them) and the hex strings of each TJ array are decoded from WinAnsi.
- */
-function pdfText(pdf: Buffer): string[] {
-  const texts: string[] = [];
-  const raw = pdf.toString('latin1');
-  const streamRe = /stream\r?\n/g;
-  let match: RegExpExecArray | null;
-  while ((match = streamRe.exec(raw))) {
-    const start = match.index + match[0].length;
-    const end = raw.indexOf('endstream', start);
-    const dict = raw.slice(raw.lastIndexOf('<<', match.index), match.index);
-    let body = pdf.subarray(start, end);
-    if (/FlateDecode/.test(dict)) {
-      try {
-        body = inflateSync(body);
-      } catch {
-        continue; // not a content stream we can read
-      }
-    }
-    for (const tj of body.toString('latin1').matchAll(/\[((?:<[0-9a-f]*>\s*-?[\d.]*\s*)+)\]\s*TJ/gi)) {
-      texts.push([...tj[1].matchAll(/<([0-9a-f]*)>/gi)].map((h) => Buffer.from(h[1], 'hex').toString('latin1')).join(''));
-    }
-    streamRe.lastIndex = end;
-  }
-  return texts;
-}
-
-interface SheetRow {
-  date: Date;
-  id: string;
-  narration: string;
-  source: string;
-  debit: string | null;
-  credit: string | null;
-  balance: string;
-}
-
-/** Parses the statement workbook back: header values by label, the transaction table, and the summary. */
-async function readWorkbook(buffer: Buffer) {
-  const workbook = new ExcelJS.Workbook();
-  await workbook.xlsx.load(buffer as unknown as ArrayBuffer);
-  const sheet = workbook.worksheets[0];
-  const labels = new Map<string, ExcelJS.CellValue>();
-  const rows: SheetRow[] = [];
-  let inTable = false;
-  let tableDone = false;
-  let totals: { debit: string; credit: string } | null = null;
-  const money = (v: ExcelJS.CellValue) => (v === null || v === undefined || v === '' ? null : new Money(v as string | number).toFixed(4));
-  sheet.eachRow({ includeEmpty: true }, (row) => {
-    const values = row.values as ExcelJS.CellValue[];
-    const first = values[1];
-    if (!inTable && first === 'Date') {
-      inTable = true;
-      return;
-    }
-    if (inTable && !tableDone) {
-      if (first === undefined || first === null) {
-        tableDone = true;
-        return;
-      }
-      rows.push({
-        date: first as Date,
-        id: values[2] as string,
-        narration: (values[3] as string) ?? '',
-        source: values[4] as string,
-        debit: money(values[5]),
-        credit: money(values[6]),
-        balance: money(values[7])!,
-      });
-      return;
-    }
-    if (first === 'Totals') {
-      totals = { debit: money(values[5])!, credit: money(values[6])! };
-      return;
-    }
-    if (typeof first === 'string') labels.set(first, values[2]);
-  });
-  return { labels, rows, totals: totals as { debit: string; credit: string } | null, money };
-}
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A KES amount as an accountant reads it: 2 decimals, thousands separated ("1,115.50"). */
+const displayKes = (value: string) => new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(Number(value));
 
 describe('account statements (GET /account-statements/doc)', () => {
   let app: NestFastifyApplication;
@@ -113,7 +26,14 @@ describe('account statements (GET /account-statements/doc)', () => {
   let periodStart: Date;
   let periodEnd: Date;
   /** Wallet A's transaction records in the period, in booking order, as the API returned them. */
-  const expected: Array<{ transaction_id: string; transaction_source: string; previous_balance: string; current_balance: string; narration: string | null }> = [];
+  const expected: Array<{
+    transaction_id: string;
+    transaction_source: string;
+    source_transaction_id: string | null;
+    previous_balance: string;
+    current_balance: string;
+    narration: string | null;
+  }> = [];
   const http = () => request(app.getHttpServer());
 
   const statement = (query: Record<string, string>, auth = tenant.auth) =>
@@ -215,7 +135,7 @@ describe('account statements (GET /account-statements/doc)', () => {
     expect(res.headers['content-disposition']).toBe(
       `attachment; filename="statement-${walletA.account_number}-${periodStart.toISOString().slice(0, 10)}-${periodEnd.toISOString().slice(0, 10)}.xlsx"`,
     );
-    const { labels, rows, totals, money } = await readWorkbook(res.body);
+    const { labels, rows, totals, money, amountFormats, title } = await readWorkbook(res.body);
 
     expect(labels.get('Account number')).toBe(walletA.account_number);
     expect(labels.get('Account name')).toBe('Main wallet');
@@ -224,26 +144,36 @@ describe('account statements (GET /account-statements/doc)', () => {
     expect((labels.get('Period from') as Date).toISOString()).toBe(periodStart.toISOString());
     expect(money(labels.get('Opening balance'))).toBe('1000.0000');
 
-    expect(rows).toHaveLength(expected.length);
-    rows.forEach((row, i) => {
-      const record = expected[i];
-      expect(row.id).toBe(record.transaction_id);
-      expect(row.source).toBe(record.transaction_source);
-      expect(row.narration).toBe(record.narration);
-      const movement = new Money(record.current_balance).minus(record.previous_balance);
-      expect(row.debit).toBe(movement.isNegative() ? movement.neg().toFixed(4) : null);
-      expect(row.credit).toBe(movement.isNegative() ? null : movement.toFixed(4));
-      expect(row.balance).toBe(new Money(record.current_balance).toFixed(4));
-      expect(row.date.getTime()).toBeGreaterThanOrEqual(periodStart.getTime() - 1000); // date cells are whole seconds
-      expect(row.date.getTime()).toBeLessThanOrEqual(periodEnd.getTime() + 1000);
-    });
-    expect(rows.map((r) => r.source)).toEqual([
-      'EXTERNAL_CREDIT',
-      'EXTERNAL_DEBIT',
-      'INTERNAL_TRANSFER_DEBIT',
-      'INTERNAL_TRANSFER_CREDIT',
-      'INTERNAL_REVERAL_CREDIT',
+    // A posting with a fee is two lines: the movement at its full amount, then the fee as booked (refunded by the
+    // reversal); sources are readable, and each line carries its record's id and the merchant's reference.
+    expect(rows.map((r) => [r.source, r.narration, r.debit, r.credit, r.balance])).toEqual([
+      ['Credit', 'Top up', null, '200.0000', '1200.0000'],
+      ['Fee', 'Transaction fee', '2.5000', null, '1197.5000'],
+      ['Debit', 'Groceries', '75.2500', null, '1122.2500'],
+      ['Fee', 'Transaction fee', '2.5000', null, '1119.7500'],
+      ['Transfer out', 'Rent share', '120.0000', null, '999.7500'],
+      ['Fee', 'Transaction fee', '2.5000', null, '997.2500'],
+      ['Transfer in', 'Refund', null, '40.5000', '1037.7500'],
+      ['Reversal', 'Groceries returned', null, '75.2500', '1113.0000'],
+      ['Fee', 'Transaction fee refunded', null, '2.5000', '1115.5000'],
     ]);
+    const linesOf = [2, 2, 2, 1, 2];
+    let line = 0;
+    expected.forEach((record, i) => {
+      const own = rows.slice(line, line + linesOf[i]);
+      line += linesOf[i];
+      for (const row of own) {
+        expect(row.id).toBe(record.transaction_id);
+        expect(row.reference).toBe(record.source_transaction_id ?? '');
+        expect(row.date.getTime()).toBeGreaterThanOrEqual(periodStart.getTime() - 1000); // date cells are whole seconds
+        expect(row.date.getTime()).toBeLessThanOrEqual(periodEnd.getTime() + 1000);
+      }
+      // The posting's last line shows the ledger's running balance after it.
+      expect(own[own.length - 1].balance).toBe(new Money(record.current_balance).toFixed(4));
+    });
+    expect(expected.slice(0, 4).every((r) => r.source_transaction_id)).toBe(true);
+    // KES has 2 minor-unit digits: the cells keep the exact values, the sheet shows them with 2 decimals.
+    expect([...amountFormats]).toEqual(['#,##0.00']);
 
     // The running balance walks from the opening to the closing balance, and the totals add up.
     let running = new Money('1000');
@@ -265,7 +195,9 @@ describe('account statements (GET /account-statements/doc)', () => {
     expect(money(labels.get('Total debits'))).toBe(debits.toFixed(4));
     expect(money(labels.get('Total credits'))).toBe(credits.toFixed(4));
     expect(totals).toEqual({ debit: debits.toFixed(4), credit: credits.toFixed(4) });
-    expect(labels.get('Transactions')).toBe(expected.length);
+    expect(labels.get('Lines')).toBe(rows.length);
+    expect(title).toBe('Paygate - Account statement');
+    expect(labels.get('Issued by')).toBe('Paygate');
     // 1000 + 197.5 − 77.75 − 122.5 + 40.5 + 77.75 (fees: 2.5 each on the credit, the debit and the outgoing transfer)
     expect(new Money(closing).toFixed(4)).toBe(new Decimal('1115.5').toFixed(4));
   });
@@ -276,19 +208,31 @@ describe('account statements (GET /account-statements/doc)', () => {
     expect(res.headers['content-disposition']).toMatch(new RegExp(`^attachment; filename="statement-${walletA.account_number}-[0-9-]+\\.pdf"$`));
     const pdf: Buffer = res.body;
     expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
-    const text = pdfText(pdf);
+    const pages = pdfPages(pdf);
+    expect(pages).toHaveLength(1);
+    const text = pages[0];
     const all = text.join('\n');
-    expect(all).toContain('Account statement');
+    expect(all).toContain('Paygate - Account statement');
     expect(text).toContain(walletA.account_number);
     expect(text).toContain('Jane Wanjiru');
-    expect(text).toContain('1000.0000 KES'); // opening balance
-    expect(text).toContain('1115.5000 KES'); // closing balance
+    expect(text).toContain('1,000.00 KES'); // opening balance, in KES minor units
+    expect(text).toContain('1,115.50 KES'); // closing balance
+    expect(all).toContain('rounded half-up');
     for (const record of expected) {
-      const line = text.find((t) => t.includes(record.transaction_id));
-      expect(line).toBeDefined();
-      expect(line).toContain(record.transaction_source);
-      expect(line!.trimEnd().endsWith(new Money(record.current_balance).toFixed(4))).toBe(true);
+      const lines = text.filter((t) => t.includes(record.transaction_id));
+      expect(lines.length).toBeGreaterThanOrEqual(1);
+      if (record.source_transaction_id) for (const l of lines) expect(l).toContain(record.source_transaction_id.slice(0, 19));
+      expect(lines[lines.length - 1].trimEnd().endsWith(` ${displayKes(record.current_balance)}`)).toBe(true);
     }
+    const line = (source: string, narration: string) => text.find((t) => t.includes(` ${source} `) && t.includes(narration));
+    expect(line('Credit', 'Top up')).toMatch(/ 200\.00 +1,200\.00$/);
+    expect(line('Fee', 'Transaction fee refunded')).toMatch(/ 2\.50 +1,115\.50$/);
+    expect(line('Transfer out', 'Rent share')).toMatch(/ 120\.00 +999\.75$/);
+    expect(line('Transfer in', 'Refund')).toBeDefined();
+    expect(line('Reversal', 'Groceries returned')).toBeDefined();
+    expect(all).not.toMatch(/INTERNAL_|EXTERNAL_/);
+    expect(text.filter((t) => /^Paygate - account statement \d+$/.test(t))).toHaveLength(1);
+    expect(text).toContain('Page 1 of 1');
     expect(all).not.toContain('Too late');
   });
 
@@ -299,8 +243,8 @@ describe('account statements (GET /account-statements/doc)', () => {
     expect(res.headers['content-disposition']).toBe(`attachment; filename="statement-${walletA.account_number}-${yesterday}-${today}.xlsx"`);
     const { labels, rows, money } = await readWorkbook(res.body);
     expect(money(labels.get('Opening balance'))).toBe('0.0000');
-    expect(rows).toHaveLength(expected.length + 2); // the funding, the period's five, the late credit
-    expect(rows[0]).toMatchObject({ credit: '1000.0000', balance: '1000.0000', source: 'EXTERNAL_CREDIT', narration: 'Wallet funding' });
+    expect(rows).toHaveLength(1 + 9 + 2); // the funding, the period's nine lines, the late credit and its fee
+    expect(rows[0]).toMatchObject({ credit: '1000.0000', balance: '1000.0000', source: 'Credit', narration: 'Wallet funding', reference: '' });
     expect(money(labels.get('Closing balance'))).toBe(rows[rows.length - 1].balance);
   });
 
@@ -362,5 +306,65 @@ describe('account statements (GET /account-statements/doc)', () => {
       const res = await http().get(DOC).query({ ...period(), doc_type: 'PDF' });
       expect(res.status).toBe(401);
     });
+  });
+});
+
+describe('account statements: minor units, page numbering and the issuer on every page', () => {
+  const ROWS = 90;
+  let app: NestFastifyApplication;
+  let tenant: TestTenant;
+  let wallet: { account_number: string };
+  let restoreEnv: () => void;
+
+  beforeAll(async () => {
+    restoreEnv = withEnv({ ISSUER_NAME: 'Acme Payments Ltd' });
+    app = await createTestApp();
+    tenant = await createTenant(app);
+    wallet = await createWallet(app, tenant, { currency: 'UGX', account_name: 'Kampala float' });
+    // UGX has no minor unit: 1234.5 is shown as 1,235 (half-up), the running balances 2,469, 3,704, …
+    for (let i = 0; i < ROWS; i++) await app.get(MoneyMovementsService).fund(tenant.clientId, wallet.account_number, new Money('1234.5'));
+  });
+  afterAll(async () => {
+    await app.close();
+    restoreEnv();
+  });
+
+  const download = (docType: 'PDF' | 'EXCEL') =>
+    request(app.getHttpServer())
+      .get(DOC)
+      .query({ account_number: wallet.account_number, start_date: '2000-01-01', end_date: '2100-01-01', doc_type: docType })
+      .set('authorization', tenant.auth)
+      .buffer(true)
+      .parse(binary)
+      .expect(200);
+
+  it('numbers every PDF page "Page X of N" with the issuer on each, and shows UGX without decimals', async () => {
+    const pdf: Buffer = (await download('PDF')).body;
+    const pages = pdfPages(pdf);
+    expect(pages.length).toBe(3); // 90 lines: the first page holds fewer (header block), the summary fits on the last
+    expect(pdf.toString('latin1').match(/\/Type \/Page\b/g)).toHaveLength(3);
+    pages.forEach((texts, i) => {
+      expect(texts).toContain(`Acme Payments Ltd - account statement ${wallet.account_number}`);
+      expect(texts).toContain(`Page ${i + 1} of ${pages.length}`);
+    });
+    const all = pages.flat();
+    expect(all[0]).toBe('Acme Payments Ltd - Account statement');
+    const rows = all.filter((t) => t.includes(' Credit ') && t.includes('Wallet funding'));
+    expect(rows).toHaveLength(ROWS);
+    expect(rows[0]).toMatch(/ 1,235 +1,235$/);
+    expect(rows[1]).toMatch(/ 1,235 +2,469$/);
+    expect(rows[2]).toMatch(/ 1,235 +3,704$/); // 3,703.5 rounded half-up
+    expect(all).toContain('111,105 UGX'); // closing balance 90 × 1234.5
+    expect(all.join('\n')).toContain('Amounts in UGX are shown with 0 decimals');
+  });
+
+  it('gives the XLSX amounts the UGX number format and keeps their exact values', async () => {
+    const { rows, amountFormats, labels, money, title } = await readWorkbook((await download('EXCEL')).body);
+    expect(title).toBe('Acme Payments Ltd - Account statement');
+    expect(labels.get('Issued by')).toBe('Acme Payments Ltd');
+    expect([...amountFormats]).toEqual(['#,##0']);
+    expect(rows).toHaveLength(ROWS);
+    expect(rows[2]).toMatchObject({ credit: '1234.5000', balance: '3703.5000', source: 'Credit' });
+    expect(money(labels.get('Closing balance'))).toBe('111105.0000');
   });
 });

@@ -1,5 +1,5 @@
 import { plainToInstance, Transform } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, MaxLength, Min, MinLength, validateSync } from 'class-validator';
 
 const DEFAULT_CALLBACK_RETRY_DELAYS_MS = '900000,21600000,172800000';
 /** Postgres' own default max_connections: a pool beyond it would only wait inside Postgres, for every process. */
@@ -58,6 +58,12 @@ class Environment {
 
   @IsOptional() @IsString() @MinLength(12, { message: 'ADMIN_PASSWORD must be at least 12 characters' })
   ADMIN_PASSWORD?: string;
+
+  @IsOptional() @Matches(/^\d+$/, { message: 'SHUTDOWN_GRACE_MS must be a whole number of milliseconds' })
+  SHUTDOWN_GRACE_MS?: string;
+
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(80)
+  ISSUER_NAME?: string;
 }
 
 export interface AppConfig {
@@ -83,6 +89,10 @@ export interface AppConfig {
   /** Operator credentials for /admin/queues; no password, no dashboard. */
   adminUsername: string;
   adminPassword: string | null;
+  /** After SIGINT/SIGTERM the process exits within this long, even if a close hook still waits (main.ts). */
+  shutdownGraceMs: number;
+  /** Who issues documents such as account statements (their header and every PDF page). */
+  issuerName: string;
 }
 
 /**
@@ -130,6 +140,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): EnvironmentCon
     logLevel: raw.LOG_LEVEL ?? 'info',
     adminUsername: raw.ADMIN_USERNAME ?? 'admin',
     adminPassword: raw.ADMIN_PASSWORD ?? null,
+    shutdownGraceMs: Number(raw.SHUTDOWN_GRACE_MS ?? (appEnv === 'sandbox' ? 1000 : 10000)),
+    issuerName: raw.ISSUER_NAME ?? 'Paygate',
   };
 }
 
@@ -138,6 +150,7 @@ function pick(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
     'PORT', 'DATABASE_URL', 'REDIS_URL', 'APP_ENV', 'PUBLIC_BASE_URL', 'CALLBACK_RETRY_DELAYS_MS',
     'SANDBOX_SETTLE_DELAY_MS', 'SANDBOX_MINUTE_MS', 'OUTBOX_LOST_JOB_AFTER_MS', 'PAYOUT_RECONCILE_AFTER_MS', 'FX_MAX_RATE_AGE_MS', 'DB_POOL_SIZE',
     'JWT_SECRET', 'LOG_LEVEL', 'ADMIN_USERNAME', 'ADMIN_PASSWORD',
+    'SHUTDOWN_GRACE_MS', 'ISSUER_NAME',
   ];
   return Object.fromEntries(keys.filter((k) => env[k] !== undefined && env[k] !== '').map((k) => [k, env[k]]));
 }

@@ -1,0 +1,101 @@
+import { ChildProcess, spawn, SpawnOptions } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import { ROOT } from './gateway-fixtures';
+
+/**
+ * Helpers for tests of the npm scripts (sandbox, admin, build): child processes in process groups of their own,
+ * and empty scratch databases (the scripts migrate, or must refuse to use, them).
+ */
+
+/** GET url answers 2xx (false while nothing listens). */
+export async function answers(url: string): Promise<boolean> {
+  try {
+    return (await fetch(url, { signal: AbortSignal.timeout(2000) })).ok;
+  } catch {
+    return false;
+  }
+}
+
+/** A database of its own on the run's server (TEST_SERVER_DATABASE_URL, set by the global setup); drop() removes it. */
+export async function scratchDatabase(prefix: string): Promise<{ name: string; url: string; drop: () => Promise<void> }> {
+  const serverUrl = process.env.TEST_SERVER_DATABASE_URL!;
+  const name = `${prefix}_${Date.now()}_${randomBytes(3).toString('hex')}`;
+  const admin = new Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return { name, url: url.toString(), drop: () => dropDatabase(name) };
+}
+
+export async function databaseExists(name: string): Promise<boolean> {
+  const admin = new Client({ connectionString: process.env.TEST_SERVER_DATABASE_URL! });
+  await admin.connect();
+  try {
+    return (await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount === 1;
+  } finally {
+    await admin.end();
+  }
+}
+
+async function dropDatabase(name: string): Promise<void> {
+  const admin = new Client({ connectionString: process.env.TEST_SERVER_DATABASE_URL! });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  } finally {
+    await admin.end();
+  }
+}
+
+export interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command to its end. */
+export function runToEnd(command: string, args: string[], options: SpawnOptions & { timeoutMs?: number } = {}): Promise<Run> {
+  return new Promise((done) => {
+    const child = spawn(command, args, { cwd: ROOT, ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (chunk) => (stdout += chunk));
+    child.stderr!.on('data', (chunk) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 120_000);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      done({ code: code ?? (signal ? 128 : 1), stdout, stderr });
+    });
+  });
+}
+
+/** A long-running child whose output is kept, started in a process group of its own (as a terminal would). */
+export interface Background {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
+}
+
+export function startInBackground(command: string, args: string[], env: NodeJS.ProcessEnv): Background {
+  const child = spawn(command, args, { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((done) =>
+    child.once('exit', (code, signal) => done({ code, signal, at: Date.now() })),
+  );
+  return { child, output: () => output, exited };
+}
+
+/** Kills the whole process group of a background child (what is left of it after a failed test). */
+export function killGroup(background: Background | undefined): void {
+  if (!background?.child.pid || background.child.exitCode !== null || background.child.signalCode !== null) return;
+  try {
+    process.kill(-background.child.pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
