@@ -199,7 +199,8 @@ export function expectPayoutAnswer(
   errorCode?: string,
 ): void {
   const http = { 720: 200, 721: 400, 722: 409, 723: 404 }[code];
-  expect({ status: res.status, response_code: res.body?.response_code }).toEqual({ status: http, response_code: code });
+  // The body rides along so that a failure shows what was answered instead.
+  expect({ status: res.status, response_code: res.body?.response_code, body: res.body }).toEqual({ status: http, response_code: code, body: expect.anything() });
   expect(res.body.response_description).toEqual(expect.stringMatching(/\S/));
   if (reference !== undefined) expect(res.body.payout_reference).toBe(reference);
   if (code === 720) expect(res.body.error_code).toBeUndefined();
