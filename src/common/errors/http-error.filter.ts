@@ -1,5 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { PayoutError } from '../../disbursements/payout-error';
 import { GATEWAY_CODES, GatewayError, gatewayValidationCode, VerbatimHttpError } from './gateway-error';
 
 /**
@@ -21,6 +22,11 @@ export class HttpErrorFilter implements ExceptionFilter {
     if (status >= 500) {
       this.logger.error({ err: exception, url: request.url }, 'unhandled error');
     }
+    if (refusedBeforePayoutRoute(request.url, status)) {
+      const refusal = PayoutError.rejected('VALIDATION_FAILED', `Validation Failed: ${Array.isArray(message) ? message[0] : message}`);
+      void reply.status(refusal.getStatus()).send(refusal.body());
+      return;
+    }
     if (isGatewayRoute(request.url)) {
       void reply.status(status).send(gatewayBody(exception, status, message));
       return;
@@ -31,6 +37,15 @@ export class HttpErrorFilter implements ExceptionFilter {
     }
     void reply.status(status).send({ status, message, code: 'HttpException' });
   }
+}
+
+/**
+ * A payout request whose body was refused before the route ran (not JSON, too large): the route's own filter never
+ * sees it (bad bodies that reach the route are answered by PayoutErrorFilter), so it is answered here in the payout
+ * family's 721 body.
+ */
+function refusedBeforePayoutRoute(url: string, status: number): boolean {
+  return url.startsWith('/v1/payouts/') && (status === 400 || status === 413);
 }
 
 export function isGatewayRoute(url: string): boolean {
