@@ -140,3 +140,59 @@ export class PayoutAcknowledgement {
   @ApiProperty({ example: 720 }) response_code: number;
   @ApiProperty({ example: 'Accepted for processing' }) response_description: string;
 }
+
+/** data of the payout result (document §2); amounts are strings with 4 decimals. */
+export class PayoutResultData {
+  @ApiProperty({ example: 42 }) payment_id: number;
+  @ApiProperty({ description: 'the float account' }) wallet_account_number: string;
+  @ApiProperty({ example: '10.0000', description: 'the service fee' }) transaction_cost: string;
+  @ApiProperty({ example: '999890.0000', nullable: true, description: "the float's balance after this payout's last movement" }) wallet_balance: string | null;
+  @ApiProperty({ nullable: true, description: "the rail's receipt, null until paid" }) reference: string | null;
+  @ApiProperty({ enum: [700, 701, 702, 703, 704] }) payment_status: number;
+  @ApiProperty({ example: '100.0000' }) amount: string;
+  @ApiProperty({ example: 'KES' }) currency: string;
+  @ApiProperty() account_number: string;
+  @ApiProperty({ example: 'MMONEY_KEN' }) destination_name: string;
+  @ApiProperty() payout_description: string;
+  @ApiProperty({ format: 'date-time' }) transaction_time: string;
+  @ApiPropertyOptional({ description: 'BANK payouts only' }) bank_code?: string;
+  @ApiProperty() result_description: string;
+  @ApiProperty() message: string;
+  @ApiProperty() recipient_first_name: string;
+  @ApiProperty({ nullable: true }) recipient_middle_name: string | null;
+  @ApiProperty() recipient_last_name: string;
+  @ApiProperty() recipient_phone_number: string;
+}
+
+/** The payout result of a local payout or IMT: callback body and status response. */
+export class PayoutResult {
+  @ApiProperty() payout_reference: string;
+  @ApiProperty({ enum: ['mobile_wallet', 'bank_account'] }) destination: string;
+  @ApiProperty({ type: PayoutResultData }) data: PayoutResultData;
+}
+
+/** The B2B result: callback body and status response. */
+export class B2bResult {
+  @ApiProperty() payout_reference: string;
+  @ApiProperty({ description: 'the payout id' }) transaction_id: string;
+  @ApiProperty({ nullable: true, description: "the payment processor's receipt" }) payment_reference: string | null;
+  @ApiProperty({ description: 'the float account' }) wallet_account: string;
+  @ApiProperty({ enum: ['paybill', 'till', 'bank_account'] }) destination: string;
+  @ApiProperty({ enum: [700, 701, 702, 703, 704, 705] }) payment_status: number;
+  @ApiProperty({ example: '250.0000' }) amount: string;
+  @ApiProperty({ example: 'KES' }) currency: string;
+  @ApiProperty() account_number: string;
+  @ApiProperty({ description: 'the recipient_name' }) destination_name: string;
+  @ApiProperty() description: string;
+  @ApiProperty({ format: 'date-time' }) transaction_time: string;
+  @ApiProperty({ nullable: true, description: "the float's balance after this payout's last movement" }) account_balance: string | null;
+  @ApiProperty() result_description: string;
+}
+
+/** Rejections: 721 (HTTP 400), 722 (409), 723 (404). */
+export class PayoutErrorBody {
+  @ApiPropertyOptional() payout_reference?: string;
+  @ApiProperty({ enum: [721, 722, 723] }) response_code: number;
+  @ApiProperty({ example: 'Validation Failed: recipient_phone_number must be an E.164 phone number' }) response_description: string;
+  @ApiProperty({ example: 'INVALID_PHONE_NUMBER' }) error_code: string;
+}

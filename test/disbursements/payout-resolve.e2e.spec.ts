@@ -42,6 +42,9 @@ import { dataSource } from '../support/test-app';
  * has its result is refused.
  */
 describe('admin payout:resolve', () => {
+  // Each CLI run boots the application (seconds each on a loaded machine), and some tests run several.
+  jest.setTimeout(240_000);
+
   let sandbox: IsolatedSandbox;
   let app: NestFastifyApplication;
   let receiver: MerchantReceiver;

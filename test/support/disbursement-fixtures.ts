@@ -199,7 +199,9 @@ export function expectPayoutAnswer(
   errorCode?: string,
 ): void {
   const http = { 720: 200, 721: 400, 722: 409, 723: 404 }[code];
-  expect({ status: res.status, response_code: res.body?.response_code }).toEqual({ status: http, response_code: code });
+  if (res.status !== http || res.body?.response_code !== code) {
+    throw new Error(`expected HTTP ${http} with response_code ${code}, got HTTP ${res.status}: ${JSON.stringify(res.body)}`);
+  }
   expect(res.body.response_description).toEqual(expect.stringMatching(/\S/));
   if (reference !== undefined) expect(res.body.payout_reference).toBe(reference);
   if (code === 720) expect(res.body.error_code).toBeUndefined();

@@ -1,5 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { PayoutError } from '../../disbursements/payout-error';
 import { GATEWAY_CODES, GatewayError } from './gateway-error';
 import { RequestValidationError } from './request-validation.error';
 
@@ -70,10 +71,22 @@ export class HostedPageErrorFilter extends InterfaceErrorFilter {
 @Catch()
 export class FallbackErrorFilter extends InterfaceErrorFilter {
   protected body(exception: unknown, described: Rendered, request: FastifyRequest): unknown {
+    if (refusedBeforePayoutRoute(request.url, described.status)) {
+      const [first] = Array.isArray(described.message) ? described.message : [described.message];
+      return PayoutError.rejected('VALIDATION_FAILED', `Validation Failed: ${first}`).body('payout_reference');
+    }
     if (isGatewayPath(request.url)) return gatewayBody(exception, described);
     if (request.url.startsWith('/api/')) return walletBody(described);
     return libraryBody(exception, described);
   }
+}
+
+/**
+ * A payout request whose body was refused before the route ran (not JSON, too large): the route's own filter never
+ * sees it, so it is answered here in the payout family's 721 body.
+ */
+function refusedBeforePayoutRoute(url: string, status: number): boolean {
+  return url.startsWith('/v1/payouts/') && (status === HttpStatus.BAD_REQUEST || status === HttpStatus.PAYLOAD_TOO_LARGE);
 }
 
 function isGatewayPath(url: string): boolean {
