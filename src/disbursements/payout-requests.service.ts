@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import Decimal from 'decimal.js';
 import { DataSource } from 'typeorm';
 import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
 import { callbackUrlRefusal } from '../callbacks/callback-url';
@@ -11,7 +10,7 @@ import { FloatHoldsService, InFlightRail, InsufficientFloatError } from '../floa
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
 import { OutboxService } from '../infra/queue/outbox.service';
 import { TOPICS } from '../infra/queue/queues';
-import { b2bResult, PayoutKind, payoutResult } from '../payouts/payout';
+import { b2bResult, payoutResult } from '../payouts/payout';
 import { NewPayout, PayoutsRepository } from '../payouts/payouts.repository';
 import { PAYOUT_RAIL, type PayoutDestination, type PayoutRail } from '../rails/payout.rail';
 import { PAYOUT_CODES, PayoutError } from './payout-error';

@@ -179,7 +179,7 @@ describe('payouts survive a worker killed mid-settlement', () => {
     try {
       await waitFor('every payout to reach its final status', async () => (await finalCount()) === finals, 120_000, 250);
     } catch (error) {
-      throw new Error(`${(error as Error).message} (final at kill: ${finalAtKill})\n${diagnostics()}`);
+      throw new Error(`${(error as Error).message} (final at kill: ${finalAtKill})\n${diagnostics()}`, { cause: error });
     }
     await sleep(1500);
 
@@ -230,7 +230,7 @@ describe('payouts survive a worker killed mid-settlement', () => {
       await waitFor('every final payout’s callback', () => told.every(({ body }) => receiver.at(body.callback_url as string).length > 0), 90_000, 250);
     } catch (error) {
       const missing = told.filter(({ body }) => receiver.at(body.callback_url as string).length === 0).map(({ body }) => body.payout_reference);
-      throw new Error(`${(error as Error).message}: no callback for ${missing.join(', ')}\n${diagnostics()}`);
+      throw new Error(`${(error as Error).message}: no callback for ${missing.join(', ')}\n${diagnostics()}`, { cause: error });
     }
     for (const { row, body } of planned) {
       const calls = receiver.at(body.callback_url as string);

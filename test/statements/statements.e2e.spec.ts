@@ -4,7 +4,7 @@ import request from 'supertest';
 import { Money } from '../../src/common/money';
 import { MoneyMovementsService } from '../../src/transactions/money-movements.service';
 import { withEnv } from '../support/gateway-fixtures';
-import { binary, pdfPages, pdfText, readWorkbook } from '../support/statement-readers';
+import { binary, pdfPages, readWorkbook } from '../support/statement-readers';
 import { appWithTenants, createTenant, createTestApp, TestTenant, uniqueCode } from '../support/test-app';
 import { createWallet } from '../support/wallet-fixtures';
 
