@@ -76,9 +76,8 @@ describe('API keys, token revocation and the server secret', () => {
   async function gatewayStatuses(accessToken: string): Promise<Array<{ route: string; status: number; body: unknown }>> {
     const results = [];
     for (const route of gatewayRoutes(app)) {
-      const res = await gateway(app, accessToken)
-        [route.method](route.path)
-        .send(route.method === 'post' ? {} : undefined);
+      const client = gateway(app, accessToken);
+      const res = await client[route.method](route.path).send(route.method === 'post' ? {} : undefined);
       results.push({
         route: `${route.method.toUpperCase()} ${route.path}`,
         status: res.status,
