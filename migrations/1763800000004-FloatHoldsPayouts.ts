@@ -45,10 +45,9 @@ export class FloatHoldsPayouts1763800000004 implements MigrationInterface {
         kind                      varchar(8) NOT NULL CHECK (kind IN ('LOCAL', 'IMT', 'B2B')),
         payout_reference          varchar(64) NOT NULL,
         client_service_id         uuid NOT NULL REFERENCES client_services(id),
-        -- The service's float at acceptance. No foreign key on purpose: its check would take a KEY SHARE lock on the
-        -- float row before the reservation takes FOR UPDATE on it, and two payouts accepted at once on one float
-        -- would deadlock. The value comes from client_services.settlement_account_id in the same transaction.
-        float_account_id          uuid NOT NULL,
+        -- The service's float at acceptance. Its foreign key takes KEY SHARE on the float row before the reservation
+        -- locks it; ledger_post_entry locks FOR NO KEY UPDATE (migration ...08), which does not conflict with that.
+        float_account_id          uuid NOT NULL REFERENCES ledger_accounts(id),
         -- Set in the accepting transaction, right after the row is claimed (the row first, so a duplicate waits on it).
         hold_id                   bigint UNIQUE REFERENCES float_holds(id),
         amount                    numeric(20,4) NOT NULL CHECK (amount > 0),

@@ -96,7 +96,7 @@ export class AirtimeProcessingService {
     for (const kind of ['IN_FLIGHT_AIRTIME', 'SETTLEMENT', 'FEE_INCOME'] as const) {
       accountIds.push((await this.ledger.systemAccount(manager, recipient.client_id, kind, recipient.currency)).id);
     }
-    await this.airtime.lockLedgerAccounts(manager, accountIds);
+    await this.ledger.lockAccounts(manager, accountIds);
   }
 }
 

@@ -108,15 +108,6 @@ export class AirtimeRepository {
     );
   }
 
-  /**
-   * Locks the ledger accounts a slice's entries will touch, in id order, before the first of them. Each entry
-   * locks its own accounts in id order, but a transaction posting several entries (settle here, release there)
-   * would otherwise take them in two steps and could deadlock with another slice doing the opposite.
-   */
-  async lockLedgerAccounts(manager: EntityManager, accountIds: string[]): Promise<void> {
-    await manager.query(`SELECT id FROM ledger_accounts WHERE id = ANY($1) ORDER BY id FOR UPDATE`, [accountIds]);
-  }
-
   /** Only an ACTIVE wallet may be debited (provider contract §4). */
   async walletCanPay(manager: EntityManager, accountId: string): Promise<boolean> {
     const [row] = await manager.query(`SELECT status FROM wallets WHERE id = $1`, [accountId]);

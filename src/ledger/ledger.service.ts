@@ -87,6 +87,15 @@ export class LedgerService {
     });
   }
 
+  /**
+   * Locks accounts in id order, the order ledger_post_entry locks them in, with the same lock mode. For a transaction
+   * that posts several entries on overlapping accounts: without it, each entry takes its accounts in its own step
+   * and two such transactions could deadlock.
+   */
+  async lockAccounts(manager: EntityManager, accountIds: string[]): Promise<void> {
+    await manager.query(`SELECT id FROM ledger_accounts WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE`, [accountIds]);
+  }
+
   async openWalletAccount(
     manager: EntityManager,
     account: { clientId: string; currency: string; minimumBalance: Money; canOverdraw: boolean },
