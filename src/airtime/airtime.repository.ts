@@ -108,12 +108,6 @@ export class AirtimeRepository {
     );
   }
 
-  /** Only an ACTIVE wallet may be debited (provider contract §4). */
-  async walletCanPay(manager: EntityManager, accountId: string): Promise<boolean> {
-    const [row] = await manager.query(`SELECT status FROM wallets WHERE id = $1`, [accountId]);
-    return row?.status === 'ACTIVE';
-  }
-
   async defaultServiceCode(manager: EntityManager, clientId: string): Promise<string | null> {
     const [row] = await manager.query(
       `SELECT code FROM client_services WHERE client_id = $1 AND is_default_airtime ORDER BY created_at LIMIT 1`,

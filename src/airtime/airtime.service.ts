@@ -2,11 +2,12 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
-import { ClientServicesService, ServiceTerms } from '../client-services/client-services.service';
+import { ClientServicesService } from '../client-services/client-services.service';
 import { feeFor } from '../client-services/fees';
 import { formatAmount, Money } from '../common/money';
 import { PAYOUT_CODES } from '../disbursements/payout-error';
 import { FloatHoldsService, InsufficientFloatError } from '../float/float-holds.service';
+import { isRefusal, PayingService, payingService } from '../float/paying-service';
 import { OutboxService } from '../infra/queue/outbox.service';
 import { TOPICS } from '../infra/queue/queues';
 import { AIRTIME_RAIL, type AirtimeRail } from '../rails/airtime.rail';
@@ -19,8 +20,6 @@ import { AirtimeRepository, NewRecipient } from './airtime.repository';
  * slice in one transaction. Measured with 1,000 recipients (docs/decisions.md "Airtime").
  */
 export const RECIPIENTS_PER_JOB = 50;
-
-type PayingService = ServiceTerms & { settlementAccountId: string; settlementCurrency: string };
 
 /** Bulk airtime: acceptance (validated whole, reserved in one entry) and the per-recipient status (document §2–§4). */
 @Injectable()
@@ -103,15 +102,9 @@ export class AirtimeService {
     const code = dto.service_code ?? (await this.airtime.defaultServiceCode(this.db.manager, clientId));
     if (!code)
       throw airtimeRejection(dto.reference, 'SERVICE_NOT_ALLOWED', 'No service_code given and no default airtime service configured');
-    const terms = await this.services.findTerms(this.db.manager, clientId, code);
-    if (!terms || !terms.isActive) throw airtimeRejection(dto.reference, 'SERVICE_NOT_ALLOWED', `Invalid service code ${code}`);
-    if (!terms.settlementAccountId || !terms.settlementCurrency) {
-      throw airtimeRejection(dto.reference, 'INVALID_WALLET', `Service ${code} has no float wallet configured`);
-    }
-    if (!(await this.airtime.walletCanPay(this.db.manager, terms.settlementAccountId))) {
-      throw airtimeRejection(dto.reference, 'INVALID_WALLET', `The float wallet of service ${code} is not active`);
-    }
-    return terms as PayingService;
+    const service = await payingService(this.services, this.db.manager, clientId, code);
+    if (isRefusal(service)) throw airtimeRejection(dto.reference, service.refusal, service.detail);
+    return service;
   }
 
   /** One job per slice of RECIPIENTS_PER_JOB positions, due when the provider has had time to answer. */

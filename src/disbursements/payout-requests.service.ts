@@ -3,10 +3,11 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
 import { callbackUrlRefusal } from '../callbacks/callback-url';
-import { ClientServicesService, ServiceTerms } from '../client-services/client-services.service';
+import { ClientServicesService } from '../client-services/client-services.service';
 import { feeFor } from '../client-services/fees';
 import { formatAmount, Money } from '../common/money';
 import { FloatHoldsService, InFlightRail, InsufficientFloatError } from '../float/float-holds.service';
+import { isRefusal, PayingService, payingService } from '../float/paying-service';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
 import { OutboxService } from '../infra/queue/outbox.service';
 import { TOPICS } from '../infra/queue/queues';
@@ -24,8 +25,6 @@ const B2B_PAYMENT_METHOD = { PAYBILL: 'MMONEY_B2B', TILL: 'MMONEY_B2B', BANK_ACC
 
 /** What every kind of payout request comes down to once its own fields are checked. */
 type PayoutRequest = Omit<NewPayout, 'clientId' | 'clientServiceId' | 'floatAccountId' | 'fee'> & { serviceCode: string };
-
-type PayingService = ServiceTerms & { settlementAccountId: string; settlementCurrency: string };
 
 /**
  * The request side of payouts, IMT and B2B: checks a request, then in one transaction claims its reference,
@@ -147,14 +146,10 @@ export class PayoutRequestsService {
    * request's currency, and the amount within its bounds.
    */
   private async payingService(clientId: string, request: PayoutRequest): Promise<PayingService> {
-    const terms = await this.services.findTerms(this.db.manager, clientId, request.serviceCode);
-    if (!terms || !terms.isActive) throw PayoutError.rejected('SERVICE_NOT_ALLOWED', 'Invalid Service', request.payoutReference);
-    if (!terms.settlementAccountId || !terms.settlementCurrency) {
-      throw PayoutError.rejected(
-        'INVALID_WALLET',
-        `Service ${request.serviceCode} has no float (settlement wallet) configured`,
-        request.payoutReference,
-      );
+    const terms = await payingService(this.services, this.db.manager, clientId, request.serviceCode);
+    if (isRefusal(terms)) {
+      const description = terms.refusal === 'SERVICE_NOT_ALLOWED' ? 'Invalid Service' : terms.detail;
+      throw PayoutError.rejected(terms.refusal, description, request.payoutReference);
     }
     if (terms.settlementCurrency !== request.currency) {
       throw PayoutError.rejected(
@@ -163,9 +158,6 @@ export class PayoutRequestsService {
         request.payoutReference,
       );
     }
-    const [wallet] = await this.db.query(`SELECT status FROM wallets WHERE id = $1`, [terms.settlementAccountId]);
-    if (wallet?.status !== 'ACTIVE')
-      throw PayoutError.rejected('INVALID_WALLET', `The float of service ${request.serviceCode} is not active`, request.payoutReference);
     if (request.amount.lt(terms.minimumAmount) || request.amount.gt(terms.maximumAmount)) {
       throw PayoutError.rejected(
         'VALIDATION_FAILED',
@@ -173,7 +165,7 @@ export class PayoutRequestsService {
         request.payoutReference,
       );
     }
-    return terms as PayingService;
+    return terms;
   }
 }
 
