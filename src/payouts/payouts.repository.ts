@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { EntityManager } from 'typeorm';
+import { ListQuery, listClauses } from '../common/listing';
+import type { DayTotals } from '../payments/payments.repository';
 import type { PayoutDestination } from '../rails/payout.rail';
 import { PAYOUT_STATUS, PayoutKind, PayoutRow, PayoutStatus, SELECT_PAYOUT } from './payout';
 
@@ -28,6 +30,23 @@ export interface PayoutTransition {
   railReference?: string | null;
   resultDescription?: string | null;
   floatBalanceAfter?: Decimal | null;
+}
+
+/** A payout as the portal lists and exports it. */
+export interface PayoutListRow {
+  id: string;
+  /** created_at as Postgres text (exact to the microsecond), where the next page starts. */
+  position_at: string;
+  created_at: Date;
+  payout_reference: string;
+  kind: PayoutKind;
+  destination_type: string;
+  recipient_account_number: string;
+  currency: string;
+  amount: string;
+  fee: string;
+  status: number;
+  result_description: string | null;
 }
 
 /** The only owner of the payouts table: every statement on it is here. */
@@ -111,5 +130,27 @@ export class PayoutsRepository {
       [checkedBefore, limit],
     );
     return rows.map((r) => String(r.id));
+  }
+
+  /** The client's payouts (local, IMT, B2B), newest first, filtered and keyset-paged (the portal's list and CSV export). */
+  list(manager: EntityManager, clientId: string, query: ListQuery): Promise<PayoutListRow[]> {
+    const c = listClauses(query, { createdAt: 'created_at', id: 'id', idType: 'bigint', status: 'status', reference: 'payout_reference' });
+    return manager.query(
+      `SELECT id::text, created_at::text AS position_at, created_at, payout_reference, kind, destination_type,
+         recipient_account_number, currency, amount, fee, status, result_description
+       FROM payouts WHERE client_id = $1${c.where} ${c.tail}`,
+      [clientId, ...c.params],
+    );
+  }
+
+  /** Today's (UTC) payouts of the client per currency: how many, how many succeeded and what they paid out. */
+  todaysTotals(manager: EntityManager, clientId: string): Promise<DayTotals[]> {
+    return manager.query(
+      `SELECT currency, count(*)::int AS count, (count(*) FILTER (WHERE status = 700))::int AS successful,
+         coalesce(sum(amount) FILTER (WHERE status = 700), 0) AS successful_amount
+       FROM payouts WHERE client_id = $1 AND created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
+       GROUP BY currency ORDER BY currency`,
+      [clientId],
+    );
   }
 }

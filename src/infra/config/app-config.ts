@@ -39,6 +39,12 @@ class Environment {
   @IsOptional() @Matches(/^[1-9]\d*$/, { message: 'FX_MAX_RATE_AGE_MS must be a positive whole number of milliseconds' })
   FX_MAX_RATE_AGE_MS?: string;
 
+  @IsOptional() @Matches(/^[1-9]\d{2,}$/, { message: 'PORTAL_IDLE_TIMEOUT_MS must be a whole number of milliseconds, at least 100' })
+  PORTAL_IDLE_TIMEOUT_MS?: string;
+
+  @IsOptional() @Matches(/^\d+$/, { message: 'CALLBACK_SECRET_OVERLAP_MS must be a whole number of milliseconds' })
+  CALLBACK_SECRET_OVERLAP_MS?: string;
+
   @IsOptional() @IsString() @MinLength(32, { message: 'JWT_SECRET must be at least 32 characters' })
   JWT_SECRET?: string;
 
@@ -68,6 +74,10 @@ export interface AppConfig {
   payoutReconcileAfterMs: number;
   /** Conversions refuse, and GET /v1/fx leaves out, rates last updated longer ago than this. */
   fxMaxRateAgeMs: number;
+  /** A portal session unused this long is over (the user signs in again). */
+  portalIdleTimeoutMs: number;
+  /** After a signing-secret rotation in the portal, the previous secret still signs callbacks this long. */
+  callbackSecretOverlapMs: number;
   jwtSecret: string;
   logLevel: string;
   /** Operator credentials for /admin/queues; no password, no dashboard. */
@@ -114,6 +124,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): EnvironmentCon
     outboxLostJobAfterMs: Number(raw.OUTBOX_LOST_JOB_AFTER_MS ?? 120000),
     fxMaxRateAgeMs: Number(raw.FX_MAX_RATE_AGE_MS ?? 7_200_000),
     payoutReconcileAfterMs: Number(raw.PAYOUT_RECONCILE_AFTER_MS ?? (appEnv === 'sandbox' ? 60000 : 900000)),
+    portalIdleTimeoutMs: Number(raw.PORTAL_IDLE_TIMEOUT_MS ?? 1_800_000),
+    callbackSecretOverlapMs: Number(raw.CALLBACK_SECRET_OVERLAP_MS ?? 86_400_000),
     jwtSecret: raw.JWT_SECRET ?? null,
     logLevel: raw.LOG_LEVEL ?? 'info',
     adminUsername: raw.ADMIN_USERNAME ?? 'admin',
@@ -125,7 +137,7 @@ function pick(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
   const keys = [
     'PORT', 'DATABASE_URL', 'REDIS_URL', 'APP_ENV', 'PUBLIC_BASE_URL', 'CALLBACK_RETRY_DELAYS_MS',
     'SANDBOX_SETTLE_DELAY_MS', 'SANDBOX_MINUTE_MS', 'OUTBOX_LOST_JOB_AFTER_MS', 'PAYOUT_RECONCILE_AFTER_MS', 'FX_MAX_RATE_AGE_MS',
-    'JWT_SECRET', 'LOG_LEVEL', 'ADMIN_USERNAME', 'ADMIN_PASSWORD',
+    'PORTAL_IDLE_TIMEOUT_MS', 'CALLBACK_SECRET_OVERLAP_MS', 'JWT_SECRET', 'LOG_LEVEL', 'ADMIN_USERNAME', 'ADMIN_PASSWORD',
   ];
   return Object.fromEntries(keys.filter((k) => env[k] !== undefined && env[k] !== '').map((k) => [k, env[k]]));
 }
