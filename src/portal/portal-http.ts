@@ -49,7 +49,7 @@ export function sendPage(reply: FastifyReply, status: number, render: (nonce: st
     .header('referrer-policy', 'no-referrer')
     .header(
       'content-security-policy',
-      `default-src 'none'; style-src 'nonce-${nonce}'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
+      `default-src 'none'; style-src 'nonce-${nonce}'; img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
     )
     .send(render(nonce));
 }

@@ -35,3 +35,8 @@ function sameText(a: string, b: string): boolean {
 export const CurrentPortalSession = createParamDecorator((_data: unknown, context: ExecutionContext): PortalSession => {
   return context.switchToHttp().getRequest<PortalRequest>().portalSession!;
 });
+
+/** The whole query string of a portal page (a list's filters), read as given: the list parsers check it. */
+export const PortalQuery = createParamDecorator((_data: unknown, context: ExecutionContext): Record<string, unknown> => {
+  return (context.switchToHttp().getRequest<PortalRequest>().query ?? {}) as Record<string, unknown>;
+});

@@ -9,7 +9,7 @@ import { csvStream } from './csv';
 import { readAfter, readFilter } from './list-query';
 import { PortalErrorFilter } from './portal-error.filter';
 import { redirect, sendPage } from './portal-http';
-import { CurrentPortalSession, PortalSessionGuard } from './portal-session.guard';
+import { CurrentPortalSession, PortalQuery, PortalSessionGuard } from './portal-session.guard';
 import type { PortalSession } from './portal-sessions.service';
 import type { EndpointForm } from './portal.service';
 import { PortalService } from './portal.service';
@@ -119,15 +119,15 @@ export class PortalController {
   }
 
   @Get('payments')
-  async payments(@CurrentPortalSession() session: PortalSession, @Query() query: Query, @Res() reply: FastifyReply): Promise<void> {
+  async payments(@CurrentPortalSession() session: PortalSession, @PortalQuery() query: Query, @Res() reply: FastifyReply): Promise<void> {
     const filter = readFilter(query, PAYMENT_STATUS_NAMES);
     const page = await this.portal.paymentsPage(session.clientId, filter, readAfter(query));
-    const options = { path: '/portal/payments', filter, statuses: PAYMENT_STATUS_NAMES, next: page.next, referenceLabel: 'External reference' };
+    const options = { path: '/portal/payments', filter, statuses: PAYMENT_STATUS_NAMES, next: page.next, referenceLabel: 'External reference', csv: true };
     sendPage(reply, 200, (nonce) => paymentsPage(frame(session, 'Payments', '/portal/payments')(nonce), page.rows, options));
   }
 
   @Get('payments.csv')
-  paymentsCsv(@CurrentPortalSession() session: PortalSession, @Query() query: Query, @Res() reply: FastifyReply): void {
+  paymentsCsv(@CurrentPortalSession() session: PortalSession, @PortalQuery() query: Query, @Res() reply: FastifyReply): void {
     const rows = this.portal.paymentsExport(session.clientId, readFilter(query, PAYMENT_STATUS_NAMES));
     sendCsv(reply, 'payments', csvStream(
       ['payment_id', 'created_at', 'external_reference', 'payer_msisdn', 'currency', 'amount', 'fee', 'payment_status', 'description', 'settled_at'],
@@ -137,15 +137,15 @@ export class PortalController {
   }
 
   @Get('payouts')
-  async payouts(@CurrentPortalSession() session: PortalSession, @Query() query: Query, @Res() reply: FastifyReply): Promise<void> {
+  async payouts(@CurrentPortalSession() session: PortalSession, @PortalQuery() query: Query, @Res() reply: FastifyReply): Promise<void> {
     const filter = readFilter(query, PAYOUT_STATUS_NAMES);
     const page = await this.portal.payoutsPage(session.clientId, filter, readAfter(query));
-    const options = { path: '/portal/payouts', filter, statuses: PAYOUT_STATUS_NAMES, next: page.next, referenceLabel: 'Payout reference' };
+    const options = { path: '/portal/payouts', filter, statuses: PAYOUT_STATUS_NAMES, next: page.next, referenceLabel: 'Payout reference', csv: true };
     sendPage(reply, 200, (nonce) => payoutsPage(frame(session, 'Payouts', '/portal/payouts')(nonce), page.rows, options));
   }
 
   @Get('payouts.csv')
-  payoutsCsv(@CurrentPortalSession() session: PortalSession, @Query() query: Query, @Res() reply: FastifyReply): void {
+  payoutsCsv(@CurrentPortalSession() session: PortalSession, @PortalQuery() query: Query, @Res() reply: FastifyReply): void {
     const rows = this.portal.payoutsExport(session.clientId, readFilter(query, PAYOUT_STATUS_NAMES));
     sendCsv(reply, 'payouts', csvStream(
       ['payout_id', 'created_at', 'payout_reference', 'kind', 'destination_type', 'recipient_account_number', 'currency', 'amount', 'fee', 'status', 'result_description'],
@@ -155,7 +155,7 @@ export class PortalController {
   }
 
   @Get('deliveries')
-  async deliveries(@CurrentPortalSession() session: PortalSession, @Query() query: Query, @Res() reply: FastifyReply): Promise<void> {
+  async deliveries(@CurrentPortalSession() session: PortalSession, @PortalQuery() query: Query, @Res() reply: FastifyReply): Promise<void> {
     const filter = readFilter(query, DELIVERY_STATUS_NAMES);
     const page = await this.portal.deliveriesPage(session.clientId, filter, readAfter(query));
     const options = { path: '/portal/deliveries', filter, statuses: DELIVERY_STATUS_NAMES, next: page.next, referenceLabel: 'Reference' };

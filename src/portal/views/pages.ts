@@ -134,6 +134,8 @@ export interface ListPageOptions {
   statuses: Record<string, string>;
   next: string | null;
   referenceLabel: string;
+  /** The list has a CSV export at `${path}.csv`. */
+  csv?: boolean;
 }
 
 function filterForm(o: ListPageOptions): string {
@@ -148,7 +150,7 @@ function filterForm(o: ListPageOptions): string {
 <div><label for="f-to">To</label><input id="f-to" name="to" type="date" value="${esc(f.to)}"></div>
 <div><label for="f-reference">${esc(o.referenceLabel)} starts with</label><input id="f-reference" name="reference" type="text" value="${esc(f.reference)}"></div>
 <div class="actions"><button type="submit">Filter</button><a href="${o.path}">Clear</a>
-<a href="${o.path}.csv${query ? `?${esc(query)}` : ''}" download>Export CSV</a></div></form>`;
+${o.csv ? `<a href="${o.path}.csv${query ? `?${esc(query)}` : ''}" download>Export CSV</a>` : ''}</div></form>`;
 }
 
 function pager(o: ListPageOptions): string {
@@ -190,14 +192,15 @@ function resendForm(d: DeliveryView, csrfToken: string): string {
 
 export function deliveriesPage(frame: PageFrame & { user: NonNullable<PageFrame['user']> }, rows: DeliveryView[], o: ListPageOptions): string {
   const cells = rows.map((d) => [
-    when(d.created_at), `<a href="/portal/deliveries/${d.id}"><code>${esc(d.id)}</code></a>`, esc(d.kind), esc(d.event), `<code>${esc(d.reference)}</code>`,
+    when(d.created_at), `${esc(d.event)}<br><span class="muted small">${esc(d.kind)}</span>`, `<code>${esc(d.reference)}</code>`,
     statusCell(d.status, DELIVERY_STATUS_NAMES),
     `<details><summary>${d.attempts} attempt${d.attempts === 1 ? '' : 's'}</summary>${d.attempt_log
       .map((a) => `<div class="small">#${a.attempt} ${esc(when(a.attempted_at))} · ${esc(a.http_status ?? 'no answer')} · ${a.latency_ms} ms${a.error ? ` · ${esc(a.error)}` : ''}${a.replay ? ' · resend' : ''}</div>`)
       .join('')}</details>`,
     resendForm(d, frame.user.csrfToken),
+    `<a href="/portal/deliveries/${d.id}"><code>${esc(d.id)}</code></a>`,
   ]);
-  return layout(frame, `${filterForm(o)}${table('Callback deliveries', ['Created', 'Event ID', 'Kind', 'Event', 'Reference', 'Status', 'Attempts', 'Action'], cells, 'No deliveries match.')}${pager(o)}`);
+  return layout(frame, `${filterForm(o)}${table('Callback deliveries', ['Created', 'Event', 'Reference', 'Status', 'Attempts', 'Action', 'Event ID'], cells, 'No deliveries match.')}${pager(o)}`);
 }
 
 export function deliveryPage(frame: PageFrame & { user: NonNullable<PageFrame['user']> }, d: DeliveryView): string {
