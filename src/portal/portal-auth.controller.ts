@@ -32,8 +32,7 @@ export class PortalAuthController {
   @Post('login')
   async login(@Req() request: PortalRequest, @Body() body: Record<string, unknown>, @Res() reply: FastifyReply): Promise<void> {
     // The form has no session to carry a CSRF token yet: a browser posting it from another site says so in Origin.
-    const origin = request.headers.origin;
-    if (origin && origin !== 'null' && new URL(origin).host !== request.headers.host) throw new ForbiddenException('Sign in from the portal’s own page.');
+    if (!fromOwnOrigin(request.headers.origin, request.headers.host)) throw new ForbiddenException('Sign in from the portal’s own page.');
     const field = (value: unknown) => (typeof value === 'string' ? value.slice(0, 1000) : '');
     const token = await this.signIn.signIn(field(body?.username), field(body?.password), request.ip);
     void reply.header('set-cookie', sessionCookie(token, PORTAL_SESSION_MAX_AGE_MS / 1000, !this.config.isSandbox));
@@ -46,5 +45,15 @@ export class PortalAuthController {
     await this.sessions.end(readCookie(request.headers.cookie, SESSION_COOKIE)!);
     void reply.header('set-cookie', sessionCookie('', 0, !this.config.isSandbox));
     redirect(reply, '/portal/login');
+  }
+}
+
+/** No Origin (a non-browser client) or this host's own; a browser posting from another site says so. */
+function fromOwnOrigin(origin: string | undefined, host: string | undefined): boolean {
+  if (!origin) return true;
+  try {
+    return new URL(origin).host === host;
+  } catch {
+    return false;
   }
 }

@@ -36,7 +36,8 @@ export function sessionCookie(token: string, maxAgeSeconds: number, secure: bool
 
 /**
  * Sends a page of the portal: never cached, never framed, and under a CSP allowing only the page's own inline
- * style (by nonce); the portal runs no scripts and loads nothing from elsewhere.
+ * style (by nonce); the portal runs no scripts and loads nothing from elsewhere. Referrer policy same-origin: no
+ * address leaves the site, and the browser's form posts carry our Origin (no-referrer would make it "null").
  */
 export function sendPage(reply: FastifyReply, status: number, render: (nonce: string) => string): void {
   const nonce = randomBytes(16).toString('base64');
@@ -46,7 +47,7 @@ export function sendPage(reply: FastifyReply, status: number, render: (nonce: st
     .header('cache-control', 'no-store')
     .header('x-frame-options', 'DENY')
     .header('x-content-type-options', 'nosniff')
-    .header('referrer-policy', 'no-referrer')
+    .header('referrer-policy', 'same-origin')
     .header(
       'content-security-policy',
       `default-src 'none'; style-src 'nonce-${nonce}'; img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,

@@ -27,7 +27,7 @@ import {
   payoutsPage,
 } from './views/pages';
 
-type Query = Record<string, unknown>;
+type QueryParams = Record<string, unknown>;
 
 const NOTICES: Record<string, string> = {
   revoked: 'The key is revoked: it gets no new tokens and its tokens are refused.',
@@ -119,7 +119,7 @@ export class PortalController {
   }
 
   @Get('payments')
-  async payments(@CurrentPortalSession() session: PortalSession, @PortalQuery() query: Query, @Res() reply: FastifyReply): Promise<void> {
+  async payments(@CurrentPortalSession() session: PortalSession, @PortalQuery() query: QueryParams, @Res() reply: FastifyReply): Promise<void> {
     const filter = readFilter(query, PAYMENT_STATUS_NAMES);
     const page = await this.portal.paymentsPage(session.clientId, filter, readAfter(query));
     const options = { path: '/portal/payments', filter, statuses: PAYMENT_STATUS_NAMES, next: page.next, referenceLabel: 'External reference', csv: true };
@@ -127,7 +127,7 @@ export class PortalController {
   }
 
   @Get('payments.csv')
-  paymentsCsv(@CurrentPortalSession() session: PortalSession, @PortalQuery() query: Query, @Res() reply: FastifyReply): void {
+  paymentsCsv(@CurrentPortalSession() session: PortalSession, @PortalQuery() query: QueryParams, @Res() reply: FastifyReply): void {
     const rows = this.portal.paymentsExport(session.clientId, readFilter(query, PAYMENT_STATUS_NAMES));
     sendCsv(reply, 'payments', csvStream(
       ['payment_id', 'created_at', 'external_reference', 'payer_msisdn', 'currency', 'amount', 'fee', 'payment_status', 'description', 'settled_at'],
@@ -137,7 +137,7 @@ export class PortalController {
   }
 
   @Get('payouts')
-  async payouts(@CurrentPortalSession() session: PortalSession, @PortalQuery() query: Query, @Res() reply: FastifyReply): Promise<void> {
+  async payouts(@CurrentPortalSession() session: PortalSession, @PortalQuery() query: QueryParams, @Res() reply: FastifyReply): Promise<void> {
     const filter = readFilter(query, PAYOUT_STATUS_NAMES);
     const page = await this.portal.payoutsPage(session.clientId, filter, readAfter(query));
     const options = { path: '/portal/payouts', filter, statuses: PAYOUT_STATUS_NAMES, next: page.next, referenceLabel: 'Payout reference', csv: true };
@@ -145,7 +145,7 @@ export class PortalController {
   }
 
   @Get('payouts.csv')
-  payoutsCsv(@CurrentPortalSession() session: PortalSession, @PortalQuery() query: Query, @Res() reply: FastifyReply): void {
+  payoutsCsv(@CurrentPortalSession() session: PortalSession, @PortalQuery() query: QueryParams, @Res() reply: FastifyReply): void {
     const rows = this.portal.payoutsExport(session.clientId, readFilter(query, PAYOUT_STATUS_NAMES));
     sendCsv(reply, 'payouts', csvStream(
       ['payout_id', 'created_at', 'payout_reference', 'kind', 'destination_type', 'recipient_account_number', 'currency', 'amount', 'fee', 'status', 'result_description'],
@@ -155,7 +155,7 @@ export class PortalController {
   }
 
   @Get('deliveries')
-  async deliveries(@CurrentPortalSession() session: PortalSession, @PortalQuery() query: Query, @Res() reply: FastifyReply): Promise<void> {
+  async deliveries(@CurrentPortalSession() session: PortalSession, @PortalQuery() query: QueryParams, @Res() reply: FastifyReply): Promise<void> {
     const filter = readFilter(query, DELIVERY_STATUS_NAMES);
     const page = await this.portal.deliveriesPage(session.clientId, filter, readAfter(query));
     const options = { path: '/portal/deliveries', filter, statuses: DELIVERY_STATUS_NAMES, next: page.next, referenceLabel: 'Reference' };

@@ -71,9 +71,9 @@ describe('callback delivery retries', () => {
     expect(calls[2].at - calls[0].at).toBeGreaterThanOrEqual(DELAYS[1] - SLACK_MS);
 
     expect(delivery.attempt_log).toEqual([
-      { attempt: 1, attempted_at: expect.any(String), http_status: 500, latency_ms: expect.any(Number), error: expect.stringContaining('500') },
-      { attempt: 2, attempted_at: expect.any(String), http_status: 500, latency_ms: expect.any(Number), error: expect.stringContaining('500') },
-      { attempt: 3, attempted_at: expect.any(String), http_status: 200, latency_ms: expect.any(Number), error: null },
+      { attempt: 1, attempted_at: expect.any(String), http_status: 500, latency_ms: expect.any(Number), error: expect.stringContaining('500'), replay: false },
+      { attempt: 2, attempted_at: expect.any(String), http_status: 500, latency_ms: expect.any(Number), error: expect.stringContaining('500'), replay: false },
+      { attempt: 3, attempted_at: expect.any(String), http_status: 200, latency_ms: expect.any(Number), error: null, replay: false },
     ]);
     for (const attempt of delivery.attempt_log) expect(attempt.latency_ms).toBeGreaterThanOrEqual(0);
 
@@ -95,7 +95,7 @@ describe('callback delivery retries', () => {
       [4, 500],
     ]);
     for (const attempt of delivery.attempt_log) {
-      expect(attempt).toEqual({ attempt: expect.any(Number), attempted_at: expect.any(String), http_status: 500, latency_ms: expect.any(Number), error: expect.any(String) });
+      expect(attempt).toEqual({ attempt: expect.any(Number), attempted_at: expect.any(String), http_status: 500, latency_ms: expect.any(Number), error: expect.any(String), replay: false });
     }
     const calls = receiver.at(url);
     expect(calls).toHaveLength(4);

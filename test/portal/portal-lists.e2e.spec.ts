@@ -41,7 +41,7 @@ describe('portal lists', () => {
     let path: string | null = '/portal/payments';
     let pages = 0;
     while (path) {
-      const res = await get(path).expect(200);
+      const res: request.Response = await get(path).expect(200);
       pages += 1;
       seen.push(...[...res.text.matchAll(new RegExp(`<code>(${prefix}-\\d{3})</code>`, 'g'))].map((m) => m[1]));
       path = /<a href="([^"]+)" rel="next">/.exec(res.text)?.[1].replace(/&amp;/g, '&') ?? null;
@@ -86,5 +86,11 @@ describe('portal lists', () => {
       .type('form')
       .send({ username: merchant.tenant.username, password: merchant.tenant.password })
       .expect(403);
+    for (const origin of ['null', 'not a url']) {
+      await request(app.getHttpServer()).post('/portal/login').set('origin', origin).type('form')
+        .send({ username: merchant.tenant.username, password: merchant.tenant.password }).expect(403);
+    }
+    await request(app.getHttpServer()).post('/portal/login').set('origin', 'http://127.0.0.1').set('host', '127.0.0.1').type('form')
+      .send({ username: merchant.tenant.username, password: merchant.tenant.password }).expect(303);
   });
 });

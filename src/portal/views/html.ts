@@ -97,7 +97,7 @@ export function layout(frame: PageFrame, body: string): string {
   const notice = frame.notice ? `<p class="notice ${frame.notice.kind}" role="${frame.notice.kind === 'err' ? 'alert' : 'status'}">${esc(frame.notice.text)}</p>` : '';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer"><link rel="icon" href="data:,"><title>${esc(frame.title)} · Merchant portal</title><style nonce="${frame.nonce}">${STYLE}</style></head>
+<meta name="referrer" content="same-origin"><link rel="icon" href="data:,"><title>${esc(frame.title)} · Merchant portal</title><style nonce="${frame.nonce}">${STYLE}</style></head>
 <body><a class="skip" href="#content">Skip to content</a>
 <header><div class="bar"><a class="brand" href="/portal">Merchant portal</a>${nav}</div></header>
 <main id="content" tabindex="-1"><h1>${esc(frame.title)}</h1>${notice}${body}</main></body></html>`;
