@@ -68,3 +68,19 @@ export async function* everyRow<T extends { position_at: string; id: string }>(
     after = { at: last.position_at, id: String(last.id) };
   }
 }
+
+/** One currency's records of a day (the portal's overview). */
+export interface DayTotals {
+  currency: string;
+  count: number;
+  successful: number;
+  successful_amount: string;
+}
+
+/** Today's (UTC) records of the client ($1) per currency: how many, how many succeeded (700) and their amount. */
+export function todaysTotalsSql(table: 'payments' | 'payouts', amount: string, status: string): string {
+  return `SELECT currency, count(*)::int AS count, (count(*) FILTER (WHERE ${status} = 700))::int AS successful,
+      coalesce(sum(${amount}) FILTER (WHERE ${status} = 700), 0) AS successful_amount
+    FROM ${table} WHERE client_id = $1 AND created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
+    GROUP BY currency ORDER BY currency`;
+}

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { EntityManager } from 'typeorm';
-import { ListQuery, listClauses } from '../common/listing';
+import { DayTotals, ListQuery, listClauses, todaysTotalsSql } from '../common/listing';
 import { PAYMENT_STATUS, PaymentRow, SplitShare } from './payment';
 
 /** A payment about to be recorded: a direct charge, or a payment of a hosted-checkout session. */
@@ -49,14 +49,6 @@ export interface PaymentListRow {
   status: number;
   description: string;
   settled_at: Date | null;
-}
-
-/** One currency's records of a day (the portal's overview). */
-export interface DayTotals {
-  currency: string;
-  count: number;
-  successful: number;
-  successful_amount: string;
 }
 
 export interface AcknowledgeablePayment {
@@ -242,12 +234,6 @@ export class PaymentsRepository {
 
   /** Today's (UTC) payments of the client per currency: how many, how many succeeded and what they collected. */
   todaysTotals(manager: EntityManager, clientId: string): Promise<DayTotals[]> {
-    return manager.query(
-      `SELECT currency, count(*)::int AS count, (count(*) FILTER (WHERE payment_status = 700))::int AS successful,
-         coalesce(sum(service_amount) FILTER (WHERE payment_status = 700), 0) AS successful_amount
-       FROM payments WHERE client_id = $1 AND created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
-       GROUP BY currency ORDER BY currency`,
-      [clientId],
-    );
+    return manager.query(todaysTotalsSql('payments', 'service_amount', 'payment_status'), [clientId]);
   }
 }

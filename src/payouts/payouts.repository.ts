@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { EntityManager } from 'typeorm';
-import { ListQuery, listClauses } from '../common/listing';
-import type { DayTotals } from '../payments/payments.repository';
+import { DayTotals, ListQuery, listClauses, todaysTotalsSql } from '../common/listing';
 import type { PayoutDestination } from '../rails/payout.rail';
 import { PAYOUT_STATUS, PayoutKind, PayoutRow, PayoutStatus, SELECT_PAYOUT } from './payout';
 
@@ -145,12 +144,6 @@ export class PayoutsRepository {
 
   /** Today's (UTC) payouts of the client per currency: how many, how many succeeded and what they paid out. */
   todaysTotals(manager: EntityManager, clientId: string): Promise<DayTotals[]> {
-    return manager.query(
-      `SELECT currency, count(*)::int AS count, (count(*) FILTER (WHERE status = 700))::int AS successful,
-         coalesce(sum(amount) FILTER (WHERE status = 700), 0) AS successful_amount
-       FROM payouts WHERE client_id = $1 AND created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
-       GROUP BY currency ORDER BY currency`,
-      [clientId],
-    );
+    return manager.query(todaysTotalsSql('payouts', 'amount', 'status'), [clientId]);
   }
 }
