@@ -49,11 +49,10 @@ export class CallbackDeliveryProcessor extends OutboxJobProcessor<{ deliveryId: 
   async process(job: Job<{ deliveryId: string; replay?: string }>): Promise<void> {
     const replay = job.data.replay === 'true';
     // A scheduled attempt needs a pending delivery that is due; a replay (CallbacksService.replay) one whose replay
-    // is still requested, whatever its status. Either way the lease keeps a second worker off it.
+    // is still requested (until its attempt is recorded), whatever its status. The lease keeps a second worker off it.
     const [lease]: DeliveryRow[][] = await this.db.query(
       `UPDATE callback_deliveries SET lease_until = now() + interval '${LEASE_SECONDS} seconds',
-         first_attempt_at = coalesce(first_attempt_at, now()),
-         replay_requested_at = CASE WHEN $2 THEN NULL ELSE replay_requested_at END
+         first_attempt_at = coalesce(first_attempt_at, now())
        WHERE id = $1 AND (lease_until IS NULL OR lease_until < now())
          AND CASE WHEN $2 THEN replay_requested_at IS NOT NULL
                   ELSE status = 'PENDING' AND next_attempt_at <= now() + interval '1 second' END
@@ -61,7 +60,11 @@ export class CallbackDeliveryProcessor extends OutboxJobProcessor<{ deliveryId: 
       [job.data.deliveryId, replay],
     );
     const delivery = lease[0];
-    if (!delivery) return; // delivered, failed, not due yet, already replayed, or another worker holds it
+    if (!delivery) {
+      // A replay that finds the delivery being sent by a scheduled attempt waits for it (the job is retried).
+      if (replay && (await this.replayStillRequested(job.data.deliveryId))) throw new Error(`callback ${job.data.deliveryId} is being sent; replay retried`);
+      return; // delivered, failed, not due yet, already replayed, or another worker holds it
+    }
     const attempt = delivery.attempts + 1;
     const result = await this.post(delivery);
     const delivered = result.httpStatus !== null && result.httpStatus >= 200 && result.httpStatus < 300;
@@ -74,6 +77,7 @@ export class CallbackDeliveryProcessor extends OutboxJobProcessor<{ deliveryId: 
       );
       await manager.query(
         `UPDATE callback_deliveries SET attempts = $2, replays = replays + $6, status = $3::varchar, lease_until = NULL,
+           replay_requested_at = CASE WHEN $6 = 1 THEN NULL ELSE replay_requested_at END,
            next_attempt_at = coalesce($4, next_attempt_at), acknowledgement = coalesce($5, acknowledgement),
            completed_at = CASE WHEN $3::varchar = 'PENDING' THEN NULL WHEN status = $3::varchar THEN coalesce(completed_at, now()) ELSE now() END
          WHERE id = $1`,
@@ -83,6 +87,11 @@ export class CallbackDeliveryProcessor extends OutboxJobProcessor<{ deliveryId: 
     });
     this.metrics.callbackOutcome(delivered ? 'delivered' : outcome.nextAt ? 'retry_scheduled' : 'failed');
     if (!delivered) this.logger.warn(`callback ${delivery.id} attempt ${attempt} not acknowledged: ${result.error ?? result.httpStatus}`);
+  }
+
+  private async replayStillRequested(deliveryId: string): Promise<boolean> {
+    const [row] = await this.db.query(`SELECT 1 FROM callback_deliveries WHERE id = $1 AND replay_requested_at IS NOT NULL`, [deliveryId]);
+    return Boolean(row);
   }
 
   /** The retry schedule counts its own attempts only (replays are extra), from the first attempt. */

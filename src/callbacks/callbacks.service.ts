@@ -122,8 +122,8 @@ export class CallbacksService {
   /**
    * Sends one of the client's callbacks again (replay API, portal's Resend): the same event id and frozen body, to
    * the URL stored with the delivery (never one given now), newly signed when the worker sends it, recorded as an
-   * attempt of that delivery marked as a replay. While a replay waits for the worker, asking again queues nothing
-   * more. Null when the client has no such delivery.
+   * attempt of that delivery marked as a replay. Until that attempt is recorded, asking again queues nothing more
+   * (a double click sends one callback). Null when the client has no such delivery.
    */
   async replay(clientId: string, eventId: string): Promise<{ event_id: string; replay_requested_at: Date } | null> {
     if (!UUID.test(eventId)) return null;

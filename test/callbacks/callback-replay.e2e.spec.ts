@@ -15,6 +15,7 @@ import {
   startIsolatedSandbox,
   waitFor,
 } from '../support/gateway-fixtures';
+import { dataSource } from '../support/test-app';
 
 const V1 = /v1=[0-9a-f]{64}/g;
 
@@ -95,8 +96,23 @@ describe('callback replay API', () => {
 
   it('requests made while a replay waits queue nothing more: five at once send one callback', async () => {
     const { url, eventId } = await deliveredCharge();
-    const answers = await Promise.all(Array.from({ length: 5 }, () => replay(merchant.token, eventId)));
+    // The five requests queue behind a lock on the delivery, so all of them arrive before the worker could send:
+    // the first asks for the replay, the other four find it asked for.
+    const blocker = dataSource(app).createQueryRunner();
+    await blocker.startTransaction();
+    await blocker.query(`SELECT 1 FROM callback_deliveries WHERE id = $1 FOR UPDATE`, [eventId]);
+    const pending = Promise.all(Array.from({ length: 5 }, () => replay(merchant.token, eventId)));
+    await waitFor('the five requests to wait on the lock', async () => {
+      const [{ n }] = await dataSource(app).query(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE callback_deliveries SET replay_requested_at%'`,
+      );
+      return n === 5;
+    });
+    await blocker.commitTransaction();
+    await blocker.release();
+    const answers = await pending;
     expect(answers.map((a) => a.status)).toEqual([202, 202, 202, 202, 202]);
+    expect(new Set(answers.map((a) => a.body.replay_requested_at)).size).toBe(1);
     await waitFor('the replayed callback', () => receiver.at(url).length === 2);
     await sleep(1000);
     expect(receiver.at(url)).toHaveLength(2);
