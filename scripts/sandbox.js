@@ -9,8 +9,15 @@ const { ensureBuilt, ensureInstalled, ROOT } = require('./lib/build');
 const MAIN = path.join(ROOT, 'dist', 'src', 'main.js');
 const CLI = path.join(ROOT, 'dist', 'src', 'admin', 'cli.js');
 const SEED_KEYS = [
-  'client_code', 'username', 'password', 'consumer_key', 'consumer_secret', 'service_code',
-  'settlement_account_number', 'currency', 'signing_secret',
+  'client_code',
+  'username',
+  'password',
+  'consumer_key',
+  'consumer_secret',
+  'service_code',
+  'settlement_account_number',
+  'currency',
+  'signing_secret',
 ];
 
 let services = null;

@@ -62,7 +62,8 @@ export class CallbackDeliveryProcessor extends OutboxJobProcessor<{ deliveryId: 
     const delivery = lease[0];
     if (!delivery) {
       // A replay that finds the delivery being sent by a scheduled attempt waits for it (the job is retried).
-      if (replay && (await this.replayStillRequested(job.data.deliveryId))) throw new Error(`callback ${job.data.deliveryId} is being sent; replay retried`);
+      if (replay && (await this.replayStillRequested(job.data.deliveryId)))
+        throw new Error(`callback ${job.data.deliveryId} is being sent; replay retried`);
       return; // delivered, failed, not due yet, already replayed, or another worker holds it
     }
     const attempt = delivery.attempts + 1;
@@ -123,9 +124,21 @@ export class CallbackDeliveryProcessor extends OutboxJobProcessor<{ deliveryId: 
       };
       const credentials = credentialsFor(delivery.url, endpoint);
       if (credentials) headers.authorization = `Basic ${Buffer.from(credentials).toString('base64')}`;
-      const response = await fetch(delivery.url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(TIMEOUT_MS) });
+      const response = await fetch(delivery.url, {
+        method: 'POST',
+        headers,
+        body,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      });
       const text = (await response.text()).slice(0, 10_000);
-      return { startedAt, httpStatus: response.status, latencyMs: latency(), error: response.ok ? null : `HTTP ${response.status}`, body: text };
+      return {
+        startedAt,
+        httpStatus: response.status,
+        latencyMs: latency(),
+        error: response.ok ? null : `HTTP ${response.status}`,
+        body: text,
+      };
     } catch (error) {
       return { startedAt, httpStatus: null, latencyMs: latency(), error: (error as Error).message, body: '' };
     }

@@ -45,7 +45,8 @@ export function listClauses(query: ListQuery, c: ListColumns): { where: string; 
   if (from) conditions.push(`${c.createdAt} >= ${param(from)}::timestamp AT TIME ZONE 'UTC'`);
   if (to) conditions.push(`${c.createdAt} < (${param(to)}::date + 1)::timestamp AT TIME ZONE 'UTC'`);
   if (reference) conditions.push(`${c.reference} LIKE ${param(reference.replace(/[\\%_]/g, (ch) => `\\${ch}`) + '%')}`);
-  if (query.after) conditions.push(`(${c.createdAt}, ${c.id}) < (${param(query.after.at)}::timestamptz, ${param(query.after.id)}::${c.idType})`);
+  if (query.after)
+    conditions.push(`(${c.createdAt}, ${c.id}) < (${param(query.after.at)}::timestamptz, ${param(query.after.id)}::${c.idType})`);
   return {
     where: conditions.map((condition) => ` AND ${condition}`).join(''),
     tail: `ORDER BY ${c.createdAt} DESC, ${c.id} DESC LIMIT ${param(query.limit)}`,

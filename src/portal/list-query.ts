@@ -17,7 +17,8 @@ function text(query: Record<string, unknown>, name: string): string | undefined 
 function date(query: Record<string, unknown>, name: string): string | undefined {
   const value = text(query, name);
   if (value === undefined) return undefined;
-  if (!DATE.test(value) || Number.isNaN(Date.parse(`${value}T00:00:00Z`))) throw new BadRequestException(`${name} must be a date (YYYY-MM-DD)`);
+  if (!DATE.test(value) || Number.isNaN(Date.parse(`${value}T00:00:00Z`)))
+    throw new BadRequestException(`${name} must be a date (YYYY-MM-DD)`);
   return value;
 }
 
@@ -41,7 +42,8 @@ export function readAfter(query: Record<string, unknown>): Keyset | null {
     after = null;
   }
   const { at, id } = (after ?? {}) as Record<string, unknown>;
-  if (typeof at !== 'string' || typeof id !== 'string' || !POSITION.test(at) || !ID.test(id)) throw new BadRequestException('This page link is not valid');
+  if (typeof at !== 'string' || typeof id !== 'string' || !POSITION.test(at) || !ID.test(id))
+    throw new BadRequestException('This page link is not valid');
   return { at, id };
 }
 

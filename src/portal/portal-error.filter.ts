@@ -24,7 +24,8 @@ export class PortalErrorFilter implements ExceptionFilter {
       void reply.header('retry-after', String(exception.retryAfterSeconds));
       return sendPage(reply, 429, (nonce) => signInPage(nonce, { username, error: exception.message }));
     }
-    if (exception instanceof SignInRefused) return sendPage(reply, 401, (nonce) => signInPage(nonce, { username, error: exception.message }));
+    if (exception instanceof SignInRefused)
+      return sendPage(reply, 401, (nonce) => signInPage(nonce, { username, error: exception.message }));
     const status = exception instanceof HttpException ? exception.getStatus() : 500;
     const title = TITLES[status];
     const signedIn = request.portalSession !== undefined;
@@ -33,6 +34,8 @@ export class PortalErrorFilter implements ExceptionFilter {
       return sendPage(reply, status, (nonce) => messagePage(nonce, title, message, signedIn));
     }
     this.logger.error({ err: exception, url: request.url }, 'portal error');
-    sendPage(reply, 500, (nonce) => messagePage(nonce, 'Something went wrong', 'The portal could not show this page. Try again in a moment.', signedIn));
+    sendPage(reply, 500, (nonce) =>
+      messagePage(nonce, 'Something went wrong', 'The portal could not show this page. Try again in a moment.', signedIn),
+    );
   }
 }

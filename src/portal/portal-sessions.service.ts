@@ -56,7 +56,13 @@ export class PortalSessionsService {
       [sessionId(token), this.config.portalIdleTimeoutMs],
     );
     if (!session) return null;
-    return { userId: session.user_id, clientId: session.client_id, username: session.username, clientName: session.client_name, csrfToken: session.csrf_token };
+    return {
+      userId: session.user_id,
+      clientId: session.client_id,
+      username: session.username,
+      clientName: session.client_name,
+      csrfToken: session.csrf_token,
+    };
   }
 
   async end(token: string): Promise<void> {

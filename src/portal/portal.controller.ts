@@ -74,7 +74,11 @@ export class PortalController {
   }
 
   @Get('api-keys')
-  async apiKeysList(@CurrentPortalSession() session: PortalSession, @Query('notice') notice: unknown, @Res() reply: FastifyReply): Promise<void> {
+  async apiKeysList(
+    @CurrentPortalSession() session: PortalSession,
+    @Query('notice') notice: unknown,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
     const keys = await this.apiKeys.list(session.clientId);
     sendPage(reply, 200, (nonce) => apiKeysPage(frame(session, 'API keys', '/portal/api-keys', notice)(nonce), keys));
   }
@@ -94,7 +98,11 @@ export class PortalController {
   }
 
   @Get('callbacks')
-  async callbackSettings(@CurrentPortalSession() session: PortalSession, @Query('notice') notice: unknown, @Res() reply: FastifyReply): Promise<void> {
+  async callbackSettings(
+    @CurrentPortalSession() session: PortalSession,
+    @Query('notice') notice: unknown,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
     const view = await this.portal.callbackSettingsView(session.clientId);
     sendPage(reply, 200, (nonce) => callbacksPage(frame(session, 'Callbacks', '/portal/callbacks', notice)(nonce), view));
   }
@@ -119,51 +127,138 @@ export class PortalController {
   }
 
   @Get('payments')
-  async payments(@CurrentPortalSession() session: PortalSession, @PortalQuery() query: QueryParams, @Res() reply: FastifyReply): Promise<void> {
+  async payments(
+    @CurrentPortalSession() session: PortalSession,
+    @PortalQuery() query: QueryParams,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
     const filter = readFilter(query, PAYMENT_STATUS_NAMES);
     const page = await this.portal.paymentsPage(session.clientId, filter, readAfter(query));
-    const options = { path: '/portal/payments', filter, statuses: PAYMENT_STATUS_NAMES, next: page.next, referenceLabel: 'External reference', csv: true };
+    const options = {
+      path: '/portal/payments',
+      filter,
+      statuses: PAYMENT_STATUS_NAMES,
+      next: page.next,
+      referenceLabel: 'External reference',
+      csv: true,
+    };
     sendPage(reply, 200, (nonce) => paymentsPage(frame(session, 'Payments', '/portal/payments')(nonce), page.rows, options));
   }
 
   @Get('payments.csv')
   paymentsCsv(@CurrentPortalSession() session: PortalSession, @PortalQuery() query: QueryParams, @Res() reply: FastifyReply): void {
     const rows = this.portal.paymentsExport(session.clientId, readFilter(query, PAYMENT_STATUS_NAMES));
-    sendCsv(reply, 'payments', csvStream(
-      ['payment_id', 'created_at', 'external_reference', 'payer_msisdn', 'currency', 'amount', 'fee', 'payment_status', 'description', 'settled_at'],
-      rows,
-      (p) => [p.id, p.created_at, p.external_reference, p.payer_msisdn, p.currency, p.amount, p.fee, p.status, p.description, p.settled_at],
-    ));
+    sendCsv(
+      reply,
+      'payments',
+      csvStream(
+        [
+          'payment_id',
+          'created_at',
+          'external_reference',
+          'payer_msisdn',
+          'currency',
+          'amount',
+          'fee',
+          'payment_status',
+          'description',
+          'settled_at',
+        ],
+        rows,
+        (p) => [
+          p.id,
+          p.created_at,
+          p.external_reference,
+          p.payer_msisdn,
+          p.currency,
+          p.amount,
+          p.fee,
+          p.status,
+          p.description,
+          p.settled_at,
+        ],
+      ),
+    );
   }
 
   @Get('payouts')
-  async payouts(@CurrentPortalSession() session: PortalSession, @PortalQuery() query: QueryParams, @Res() reply: FastifyReply): Promise<void> {
+  async payouts(
+    @CurrentPortalSession() session: PortalSession,
+    @PortalQuery() query: QueryParams,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
     const filter = readFilter(query, PAYOUT_STATUS_NAMES);
     const page = await this.portal.payoutsPage(session.clientId, filter, readAfter(query));
-    const options = { path: '/portal/payouts', filter, statuses: PAYOUT_STATUS_NAMES, next: page.next, referenceLabel: 'Payout reference', csv: true };
+    const options = {
+      path: '/portal/payouts',
+      filter,
+      statuses: PAYOUT_STATUS_NAMES,
+      next: page.next,
+      referenceLabel: 'Payout reference',
+      csv: true,
+    };
     sendPage(reply, 200, (nonce) => payoutsPage(frame(session, 'Payouts', '/portal/payouts')(nonce), page.rows, options));
   }
 
   @Get('payouts.csv')
   payoutsCsv(@CurrentPortalSession() session: PortalSession, @PortalQuery() query: QueryParams, @Res() reply: FastifyReply): void {
     const rows = this.portal.payoutsExport(session.clientId, readFilter(query, PAYOUT_STATUS_NAMES));
-    sendCsv(reply, 'payouts', csvStream(
-      ['payout_id', 'created_at', 'payout_reference', 'kind', 'destination_type', 'recipient_account_number', 'currency', 'amount', 'fee', 'status', 'result_description'],
-      rows,
-      (p) => [p.id, p.created_at, p.payout_reference, p.kind, p.destination_type, p.recipient_account_number, p.currency, p.amount, p.fee, p.status, p.result_description],
-    ));
+    sendCsv(
+      reply,
+      'payouts',
+      csvStream(
+        [
+          'payout_id',
+          'created_at',
+          'payout_reference',
+          'kind',
+          'destination_type',
+          'recipient_account_number',
+          'currency',
+          'amount',
+          'fee',
+          'status',
+          'result_description',
+        ],
+        rows,
+        (p) => [
+          p.id,
+          p.created_at,
+          p.payout_reference,
+          p.kind,
+          p.destination_type,
+          p.recipient_account_number,
+          p.currency,
+          p.amount,
+          p.fee,
+          p.status,
+          p.result_description,
+        ],
+      ),
+    );
   }
 
   @Get('deliveries')
-  async deliveries(@CurrentPortalSession() session: PortalSession, @PortalQuery() query: QueryParams, @Res() reply: FastifyReply): Promise<void> {
+  async deliveries(
+    @CurrentPortalSession() session: PortalSession,
+    @PortalQuery() query: QueryParams,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
     const filter = readFilter(query, DELIVERY_STATUS_NAMES);
     const page = await this.portal.deliveriesPage(session.clientId, filter, readAfter(query));
     const options = { path: '/portal/deliveries', filter, statuses: DELIVERY_STATUS_NAMES, next: page.next, referenceLabel: 'Reference' };
-    sendPage(reply, 200, (nonce) => deliveriesPage(frame(session, 'Callback deliveries', '/portal/deliveries', query.notice)(nonce), page.rows, options));
+    sendPage(reply, 200, (nonce) =>
+      deliveriesPage(frame(session, 'Callback deliveries', '/portal/deliveries', query.notice)(nonce), page.rows, options),
+    );
   }
 
   @Get('deliveries/:id')
-  async delivery(@CurrentPortalSession() session: PortalSession, @Param('id') id: string, @Query('notice') notice: unknown, @Res() reply: FastifyReply) {
+  async delivery(
+    @CurrentPortalSession() session: PortalSession,
+    @Param('id') id: string,
+    @Query('notice') notice: unknown,
+    @Res() reply: FastifyReply,
+  ) {
     const delivery = await this.callbacks.delivery(session.clientId, id);
     if (!delivery) throw new NotFoundException();
     sendPage(reply, 200, (nonce) => deliveryPage(frame(session, 'Callback delivery', '/portal/deliveries', notice)(nonce), delivery));

@@ -34,7 +34,12 @@ const COLUMNS = [
  * generator waits for `out` to drain after every batch of rows, so memory stays flat however long the
  * statement is.
  */
-export async function writePdfStatement(header: StatementHeader, rows: StatementRows, out: Writable, options: PdfOptions = {}): Promise<void> {
+export async function writePdfStatement(
+  header: StatementHeader,
+  rows: StatementRows,
+  out: Writable,
+  options: PdfOptions = {},
+): Promise<void> {
   const doc = new PDFDocument({
     size: 'A4',
     layout: 'landscape',
@@ -64,7 +69,11 @@ export async function writePdfStatement(header: StatementHeader, rows: Statement
   const tableHead = () => {
     doc.font(BOLD).fontSize(FONT_SIZE);
     text(tableLine(COLUMNS.map((c) => c.title)));
-    doc.moveTo(MARGIN, y + ROW_HEIGHT - 2).lineTo(doc.page.width - MARGIN, y + ROW_HEIGHT - 2).lineWidth(0.5).stroke();
+    doc
+      .moveTo(MARGIN, y + ROW_HEIGHT - 2)
+      .lineTo(doc.page.width - MARGIN, y + ROW_HEIGHT - 2)
+      .lineWidth(0.5)
+      .stroke();
     doc.font(REGULAR);
     y += ROW_HEIGHT + 2;
   };
@@ -110,7 +119,17 @@ export async function writePdfStatement(header: StatementHeader, rows: Statement
     for (const row of batch) {
       if (y > pageBottom) newPage();
       const { debit, credit } = totals.add(row);
-      text(tableLine([displayTime(row.bookedAt), row.transactionId ?? '', printable(row.narration), row.source, debit ?? '', credit ?? '', row.balanceAfter]));
+      text(
+        tableLine([
+          displayTime(row.bookedAt),
+          row.transactionId ?? '',
+          printable(row.narration),
+          row.source,
+          debit ?? '',
+          credit ?? '',
+          row.balanceAfter,
+        ]),
+      );
       y += ROW_HEIGHT;
     }
     await tick(); // let pdfkit hand what it produced to `out` before judging whether `out` is full
@@ -119,7 +138,11 @@ export async function writePdfStatement(header: StatementHeader, rows: Statement
 
   // Totals and closing balance.
   if (y > pageBottom - ROW_HEIGHT * 8) newPage();
-  doc.moveTo(MARGIN, y).lineTo(doc.page.width - MARGIN, y).lineWidth(0.5).stroke();
+  doc
+    .moveTo(MARGIN, y)
+    .lineTo(doc.page.width - MARGIN, y)
+    .lineWidth(0.5)
+    .stroke();
   y += 4;
   doc.font(BOLD).fontSize(FONT_SIZE);
   text(tableLine(['Totals', '', '', '', totals.debits.toFixed(4), totals.credits.toFixed(4), '']));

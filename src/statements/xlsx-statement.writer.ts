@@ -83,7 +83,15 @@ export async function writeXlsxStatement(header: StatementHeader, rows: Statemen
     if (batch.length === 0) break;
     for (const row of batch) {
       const { debit, credit } = totals.add(row);
-      const line = sheet.addRow([row.bookedAt, row.transactionId ?? '', row.narration, row.source, amountCell(debit), amountCell(credit), amountCell(row.balanceAfter)]);
+      const line = sheet.addRow([
+        row.bookedAt,
+        row.transactionId ?? '',
+        row.narration,
+        row.source,
+        amountCell(debit),
+        amountCell(credit),
+        amountCell(row.balanceAfter),
+      ]);
       // Shared style objects: exceljs resolves a style once per object, not once per cell.
       line.eachCell({ includeEmpty: true }, (cell, column) => {
         cell.style = ROW_STYLES[column - 1];

@@ -51,7 +51,10 @@ describe('callback replay API', () => {
     await gateway(app, merchant.token).post('/v1/mobile-money/charge').send(body).expect(200);
     const reference = body.external_reference as string;
     const [first] = await waitFor('the first callback', () => (receiver.at(url).length > 0 ? receiver.at(url) : undefined));
-    await waitFor('the delivery to be recorded', async () => (await callbackLog(app, merchant, reference)).deliveries[0]?.status === 'DELIVERED');
+    await waitFor(
+      'the delivery to be recorded',
+      async () => (await callbackLog(app, merchant, reference)).deliveries[0]?.status === 'DELIVERED',
+    );
     return { url, reference, first, eventId: first.headers['x-event-id'] as string };
   }
 

@@ -40,7 +40,10 @@ describe('CSV cells', () => {
 
 describe('everyRow (exports walk the list a page at a time)', () => {
   it('asks page after page from the last row of the previous one, and stops after a short page', async () => {
-    const all = Array.from({ length: 12 }, (_, i) => ({ id: String(100 - i), position_at: `2026-11-22 10:00:${String(59 - i).padStart(2, '0')}+00` }));
+    const all = Array.from({ length: 12 }, (_, i) => ({
+      id: String(100 - i),
+      position_at: `2026-11-22 10:00:${String(59 - i).padStart(2, '0')}+00`,
+    }));
     const asked: ListQuery[] = [];
     const page = async (q: ListQuery) => {
       asked.push(q);

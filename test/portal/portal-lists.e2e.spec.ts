@@ -20,10 +20,10 @@ describe('portal lists', () => {
       references.push(body.external_reference as string);
     }
     // Several payments in one microsecond-exact instant: the id breaks the tie, so paging still neither skips nor repeats.
-    await dataSource(app).query(`UPDATE payments SET created_at = '2026-01-01T00:00:00Z' WHERE client_id = $1 AND external_reference LIKE $2`, [
-      merchant.clientId,
-      `${prefix}-05%`,
-    ]);
+    await dataSource(app).query(
+      `UPDATE payments SET created_at = '2026-01-01T00:00:00Z' WHERE client_id = $1 AND external_reference LIKE $2`,
+      [merchant.clientId, `${prefix}-05%`],
+    );
     const login = await request(app.getHttpServer())
       .post('/portal/login')
       .type('form')
@@ -62,7 +62,14 @@ describe('portal lists', () => {
     expect(lines).toHaveLength(1 + 100);
     const old = await get(`/portal/payments.csv?to=2026-01-01&reference=${prefix}`).expect(200);
     expect(old.text.trim().split('\r\n')).toHaveLength(1 + 10);
-    for (const query of ['status=999', 'from=2026-13-01', 'to=tomorrow', `reference=${'x'.repeat(65)}`, 'after=bm9wZQ', 'status=700&status=701']) {
+    for (const query of [
+      'status=999',
+      'from=2026-13-01',
+      'to=tomorrow',
+      `reference=${'x'.repeat(65)}`,
+      'after=bm9wZQ',
+      'status=700&status=701',
+    ]) {
       const res = await get(`/portal/payments?${query}`);
       expect([query, res.status]).toEqual([query, 400]);
       expect(res.text).toContain('Check your input');
@@ -75,7 +82,12 @@ describe('portal lists', () => {
     for (const path of ['/portal', '/portal/payments', '/portal/payments.csv', '/portal/api-keys']) {
       await request(app.getHttpServer()).get(path).expect(303).expect('location', '/portal/login');
     }
-    await request(app.getHttpServer()).post('/portal/api-keys').type('form').send({ _csrf: 'x' }).expect(303).expect('location', '/portal/login');
+    await request(app.getHttpServer())
+      .post('/portal/api-keys')
+      .type('form')
+      .send({ _csrf: 'x' })
+      .expect(303)
+      .expect('location', '/portal/login');
     await request(app.getHttpServer()).get('/portal').set('cookie', 'portal_session=forged-token').expect(303);
   });
 
@@ -87,10 +99,19 @@ describe('portal lists', () => {
       .send({ username: merchant.tenant.username, password: merchant.tenant.password })
       .expect(403);
     for (const origin of ['null', 'not a url']) {
-      await request(app.getHttpServer()).post('/portal/login').set('origin', origin).type('form')
-        .send({ username: merchant.tenant.username, password: merchant.tenant.password }).expect(403);
+      await request(app.getHttpServer())
+        .post('/portal/login')
+        .set('origin', origin)
+        .type('form')
+        .send({ username: merchant.tenant.username, password: merchant.tenant.password })
+        .expect(403);
     }
-    await request(app.getHttpServer()).post('/portal/login').set('origin', 'http://127.0.0.1').set('host', '127.0.0.1').type('form')
-      .send({ username: merchant.tenant.username, password: merchant.tenant.password }).expect(303);
+    await request(app.getHttpServer())
+      .post('/portal/login')
+      .set('origin', 'http://127.0.0.1')
+      .set('host', '127.0.0.1')
+      .type('form')
+      .send({ username: merchant.tenant.username, password: merchant.tenant.password })
+      .expect(303);
   });
 });

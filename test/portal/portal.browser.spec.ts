@@ -60,7 +60,10 @@ describe('merchant portal in headless Chromium', () => {
     await app.listen(port, '127.0.0.1');
     merchant = await createPayoutMerchant(app);
     other = await createGatewayMerchant(app);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    });
     ({ page } = await openContext());
   });
 
@@ -77,7 +80,8 @@ describe('merchant portal in headless Chromium', () => {
     p.on('console', (message) => {
       // A page answered with an error status on purpose (404, 400) logs its own status; anything else counts.
       if (message.text().startsWith('Failed to load resource') && message.location().url === p.url()) return;
-      if (message.type() === 'error' || message.type() === 'warning') problems.push(`console ${message.type()}: ${message.text()} @ ${message.location().url}`);
+      if (message.type() === 'error' || message.type() === 'warning')
+        problems.push(`console ${message.type()}: ${message.text()} @ ${message.location().url}`);
     });
     p.on('pageerror', (error) => problems.push(`pageerror: ${error.message} @ ${p.url()}`));
     p.on('load', () => visited.add(new URL(p.url()).pathname));
@@ -103,9 +107,10 @@ describe('merchant portal in headless Chromium', () => {
     expect(await login.getByRole('heading', { level: 1 }).textContent()).toBe('Overview');
     const [cookie] = await fresh.cookies();
     expect(cookie).toMatchObject({ name: 'portal_session', httpOnly: true, sameSite: 'Strict', path: '/portal', secure: false });
-    const [stored] = await dataSource(app).query(`SELECT id, client_id, user_id FROM portal_sessions WHERE client_id = $1 ORDER BY created_at DESC LIMIT 1`, [
-      merchant.clientId,
-    ]);
+    const [stored] = await dataSource(app).query(
+      `SELECT id, client_id, user_id FROM portal_sessions WHERE client_id = $1 ORDER BY created_at DESC LIMIT 1`,
+      [merchant.clientId],
+    );
     expect(stored.id).not.toBe(cookie.value); // only the token's hash is stored
     expect(stored.id).toMatch(/^[0-9a-f]{64}$/);
 
@@ -116,7 +121,10 @@ describe('merchant portal in headless Chromium', () => {
   });
 
   it('a wrong password and an unknown user get the same answer', async () => {
-    const wrong = await http().post('/portal/login').type('form').send({ username: merchant.tenant.username, password: 'not the password' });
+    const wrong = await http()
+      .post('/portal/login')
+      .type('form')
+      .send({ username: merchant.tenant.username, password: 'not the password' });
     const unknown = await http().post('/portal/login').type('form').send({ username: 'nobody-at-all', password: 'not the password' });
     expect(wrong.status).toBe(401);
     expect(unknown.status).toBe(401);
@@ -187,7 +195,9 @@ describe('merchant portal in headless Chromium', () => {
     // A URL the gateway refuses is not saved.
     await page.locator('#airtime-url').fill('ftp://example.com/x');
     // The browser itself would refuse it in a type=url field; the server must refuse it too.
-    await page.locator('#airtime-url').evaluate((input: { setAttribute(name: string, value: string): void }) => input.setAttribute('type', 'text'));
+    await page
+      .locator('#airtime-url')
+      .evaluate((input: { setAttribute(name: string, value: string): void }) => input.setAttribute('type', 'text'));
     await page.getByRole('button', { name: 'Save airtime callbacks' }).click();
     expect(await page.getByRole('alert').textContent()).toContain('callback URL must be');
     expect((await settings.endpointFor(dataSource(app).manager, merchant.clientId, 'airtime'))?.url).toBe(receiver.url('/portal-airtime'));
@@ -222,7 +232,12 @@ describe('merchant portal in headless Chromium', () => {
     await gateway(app, merchant.token).post(PAYOUT_PATHS.local).send(payout).expect(200);
     await waitForPayoutStatus(app, merchant, payout.payout_reference as string, 700);
     await page.goto(`${baseUrl}/portal/payouts?reference=${payout.payout_reference}`);
-    expect(await page.getByRole('row').filter({ hasText: payout.payout_reference as string }).textContent()).toContain('Successful');
+    expect(
+      await page
+        .getByRole('row')
+        .filter({ hasText: payout.payout_reference as string })
+        .textContent(),
+    ).toContain('Successful');
     await page.screenshot({ path: screenshot('payouts'), fullPage: true });
 
     await page.goto(`${baseUrl}/portal`);
@@ -245,7 +260,9 @@ describe('merchant portal in headless Chromium', () => {
     expect(await page.locator('#event-id').textContent()).toBe(eventId);
     await page.getByRole('button', { name: 'Resend' }).click();
     await page.waitForURL(/notice=resent/);
-    const [, again] = await waitFor('the resent callback', () => (receiver.at(chargeUrl).length === 2 ? receiver.at(chargeUrl) : undefined));
+    const [, again] = await waitFor('the resent callback', () =>
+      receiver.at(chargeUrl).length === 2 ? receiver.at(chargeUrl) : undefined,
+    );
     expect(again.headers['x-event-id']).toBe(eventId);
     expect(again.rawBody).toBe(first.rawBody);
     expect(verifySignature(merchant.signingSecret, again.rawBody, again.headers['x-signature'] as string)).toBe(true);
@@ -274,12 +291,17 @@ describe('merchant portal in headless Chromium', () => {
     ];
     for (const [path, form] of attempts) {
       for (const token of [undefined, 'wrong', `${csrf}x`]) {
-        const res = await page.request.post(`${baseUrl}${path}`, { form: token === undefined ? form : { ...form, _csrf: token }, maxRedirects: 0 });
+        const res = await page.request.post(`${baseUrl}${path}`, {
+          form: token === undefined ? form : { ...form, _csrf: token },
+          maxRedirects: 0,
+        });
         expect([path, res.status()]).toEqual([path, 403]);
       }
     }
     expect(await app.get(ApiKeysService).list(merchant.clientId)).toEqual(keysBefore);
-    expect(await app.get(CallbackSettingsService).endpointFor(dataSource(app).manager, merchant.clientId, 'collections')).toEqual(endpointBefore);
+    expect(await app.get(CallbackSettingsService).endpointFor(dataSource(app).manager, merchant.clientId, 'collections')).toEqual(
+      endpointBefore,
+    );
     expect(await app.get(CallbackSettingsService).signingSecretsOf(dataSource(app).manager, merchant.clientId)).toEqual(secretsBefore);
     await page.goto(`${baseUrl}/portal`); // still signed in
     expect(new URL(page.url()).pathname).toBe('/portal');
@@ -300,9 +322,15 @@ describe('merchant portal in headless Chromium', () => {
 
     await page.goto(`${baseUrl}/portal/api-keys`);
     const csrf = await csrfOf(page);
-    const resend = await page.request.post(`${baseUrl}/portal/deliveries/${foreignEvent}/resend`, { form: { _csrf: csrf }, maxRedirects: 0 });
+    const resend = await page.request.post(`${baseUrl}/portal/deliveries/${foreignEvent}/resend`, {
+      form: { _csrf: csrf },
+      maxRedirects: 0,
+    });
     expect(resend.status()).toBe(404);
-    const revoke = await page.request.post(`${baseUrl}/portal/api-keys/${other.consumerKey}/revoke`, { form: { _csrf: csrf }, maxRedirects: 0 });
+    const revoke = await page.request.post(`${baseUrl}/portal/api-keys/${other.consumerKey}/revoke`, {
+      form: { _csrf: csrf },
+      maxRedirects: 0,
+    });
     expect(revoke.status()).toBe(404);
     await http().post('/v1/auth').send({ consumer_key: other.consumerKey, consumer_secret: other.consumerSecret }).expect(200);
     await sleep(500);
@@ -339,7 +367,9 @@ describe('merchant portal in headless Chromium', () => {
     expect(csv.headers()['content-disposition']).toMatch(/^attachment; filename="payments-\d{4}-\d{2}-\d{2}\.csv"$/);
     const text = await csv.text();
     const lines = text.split('\r\n');
-    expect(lines[0]).toBe('payment_id,created_at,external_reference,payer_msisdn,currency,amount,fee,payment_status,description,settled_at');
+    expect(lines[0]).toBe(
+      'payment_id,created_at,external_reference,payer_msisdn,currency,amount,fee,payment_status,description,settled_at',
+    );
     expect(text).not.toContain(`${prefix}-failed`);
     expect(text).not.toContain(chargeReference);
     const line = (i: number) => lines.find((l) => l.includes(`,${prefix}-${i},`))!;
@@ -383,7 +413,11 @@ describe('merchant portal in headless Chromium', () => {
   it('sign-in is throttled per username: after 5 failures 429 with Retry-After, even for the right password', async () => {
     const tenant = await createTenant(app);
     for (let i = 0; i < 5; i++) {
-      await http().post('/portal/login').type('form').send({ username: tenant.username, password: `wrong-${i}` }).expect(401);
+      await http()
+        .post('/portal/login')
+        .type('form')
+        .send({ username: tenant.username, password: `wrong-${i}` })
+        .expect(401);
     }
     const throttled = await http().post('/portal/login').type('form').send({ username: tenant.username, password: tenant.password });
     expect(throttled.status).toBe(429);
@@ -391,13 +425,24 @@ describe('merchant portal in headless Chromium', () => {
     expect(Number(throttled.headers['retry-after'])).toBeLessThanOrEqual(900);
     expect(throttled.headers['set-cookie']).toBeUndefined();
     // Another user from the same address is not locked out by it.
-    const fine = await http().post('/portal/login').type('form').send({ username: merchant.tenant.username, password: merchant.tenant.password });
+    const fine = await http()
+      .post('/portal/login')
+      .type('form')
+      .send({ username: merchant.tenant.username, password: merchant.tenant.password });
     expect(fine.status).toBe(303);
   });
 
   it('no page logged a console error or warning (CSP violations included)', () => {
     expect([...visited].sort()).toEqual(
-      expect.arrayContaining(['/portal', '/portal/login', '/portal/api-keys', '/portal/callbacks', '/portal/payments', '/portal/payouts', '/portal/deliveries']),
+      expect.arrayContaining([
+        '/portal',
+        '/portal/login',
+        '/portal/api-keys',
+        '/portal/callbacks',
+        '/portal/payments',
+        '/portal/payouts',
+        '/portal/deliveries',
+      ]),
     );
     expect(problems).toEqual([]);
   });

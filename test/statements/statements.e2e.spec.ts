@@ -113,7 +113,13 @@ describe('account statements (GET /account-statements/doc)', () => {
   let periodStart: Date;
   let periodEnd: Date;
   /** Wallet A's transaction records in the period, in booking order, as the API returned them. */
-  const expected: Array<{ transaction_id: string; transaction_source: string; previous_balance: string; current_balance: string; narration: string | null }> = [];
+  const expected: Array<{
+    transaction_id: string;
+    transaction_source: string;
+    previous_balance: string;
+    current_balance: string;
+    narration: string | null;
+  }> = [];
   const http = () => request(app.getHttpServer());
 
   const statement = (query: Record<string, string>, auth = tenant.auth) =>
@@ -275,7 +281,9 @@ describe('account statements (GET /account-statements/doc)', () => {
   it('streams a PDF statement showing the account, the rows and the closing balance', async () => {
     const res = await statement({ ...period(), doc_type: 'PDF' }).expect(200);
     expect(res.headers['content-type']).toBe('application/pdf');
-    expect(res.headers['content-disposition']).toMatch(new RegExp(`^attachment; filename="statement-${walletA.account_number}-[0-9-]+\\.pdf"$`));
+    expect(res.headers['content-disposition']).toMatch(
+      new RegExp(`^attachment; filename="statement-${walletA.account_number}-[0-9-]+\\.pdf"$`),
+    );
     const pdf: Buffer = res.body;
     expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
     const text = pdfText(pdf);
@@ -297,8 +305,15 @@ describe('account statements (GET /account-statements/doc)', () => {
   it('takes a bare end date as the whole day and starts from a zero opening balance before the first posting', async () => {
     const yesterday = new Date(periodStart.getTime() - 86_400_000).toISOString().slice(0, 10);
     const today = new Date().toISOString().slice(0, 10);
-    const res = await statement({ account_number: walletA.account_number, start_date: yesterday, end_date: today, doc_type: 'EXCEL' }).expect(200);
-    expect(res.headers['content-disposition']).toBe(`attachment; filename="statement-${walletA.account_number}-${yesterday}-${today}.xlsx"`);
+    const res = await statement({
+      account_number: walletA.account_number,
+      start_date: yesterday,
+      end_date: today,
+      doc_type: 'EXCEL',
+    }).expect(200);
+    expect(res.headers['content-disposition']).toBe(
+      `attachment; filename="statement-${walletA.account_number}-${yesterday}-${today}.xlsx"`,
+    );
     const { labels, rows, money } = await readWorkbook(res.body);
     expect(money(labels.get('Opening balance'))).toBe('0.0000');
     expect(rows).toHaveLength(expected.length + 2); // the funding, the period's five, the late credit
@@ -337,7 +352,12 @@ describe('account statements (GET /account-statements/doc)', () => {
       );
       expect(body.message).toEqual(['end_date must not be before start_date']);
       expectError(
-        await statement({ account_number: walletA.account_number, start_date: '2025-02-01T10:00:00Z', end_date: '2025-02-01T09:59:59Z', doc_type: 'PDF' }),
+        await statement({
+          account_number: walletA.account_number,
+          start_date: '2025-02-01T10:00:00Z',
+          end_date: '2025-02-01T09:59:59Z',
+          doc_type: 'PDF',
+        }),
         400,
       );
     });
@@ -345,7 +365,12 @@ describe('account statements (GET /account-statements/doc)', () => {
     it('answers 400 when the period has no transactions (and gives its connection back every time)', async () => {
       for (let i = 0; i < 25; i++) {
         const body = expectError(
-          await statement({ account_number: walletA.account_number, start_date: '2000-01-01', end_date: '2000-12-31', doc_type: i % 2 ? 'PDF' : 'EXCEL' }),
+          await statement({
+            account_number: walletA.account_number,
+            start_date: '2000-01-01',
+            end_date: '2000-12-31',
+            doc_type: i % 2 ? 'PDF' : 'EXCEL',
+          }),
           400,
         );
         expect(body.message).toBe('No transactions in the period');
@@ -361,7 +386,9 @@ describe('account statements (GET /account-statements/doc)', () => {
     });
 
     it('answers 401 without a token', async () => {
-      const res = await http().get(DOC).query({ ...period(), doc_type: 'PDF' });
+      const res = await http()
+        .get(DOC)
+        .query({ ...period(), doc_type: 'PDF' });
       expect(res.status).toBe(401);
     });
   });

@@ -1,6 +1,17 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createTenant, createTestApp, dataSource, TestTenant } from '../support/test-app';
-import { createService, fund, http, moneyBody, post, reverse, transfer, transferBody, walletSet, WalletSet } from '../support/money-fixtures';
+import {
+  createService,
+  fund,
+  http,
+  moneyBody,
+  post,
+  reverse,
+  transfer,
+  transferBody,
+  walletSet,
+  WalletSet,
+} from '../support/money-fixtures';
 
 interface Rec {
   transaction_id: string;
@@ -91,20 +102,29 @@ describe('transaction history', () => {
   it('date filters select records booked inside [start_date, end_date]', async () => {
     const dated = await wallets.create();
     const early = [];
-    for (let i = 0; i < 3; i++) early.push((await post(app, tenant, 'CREDIT', moneyBody(tenant, dated, noFee, 10)).expect(201)).body.transaction_id);
+    for (let i = 0; i < 3; i++)
+      early.push((await post(app, tenant, 'CREDIT', moneyBody(tenant, dated, noFee, 10)).expect(201)).body.transaction_id);
     const middle = await dbNow();
     const late = [];
-    for (let i = 0; i < 4; i++) late.push((await post(app, tenant, 'CREDIT', moneyBody(tenant, dated, noFee, 10)).expect(201)).body.transaction_id);
+    for (let i = 0; i < 4; i++)
+      late.push((await post(app, tenant, 'CREDIT', moneyBody(tenant, dated, noFee, 10)).expect(201)).body.transaction_id);
     const end = await dbNow();
     await post(app, tenant, 'CREDIT', moneyBody(tenant, dated, noFee, 10)).expect(201);
 
     const ids = (res: { body: { records: Rec[] } }) => res.body.records.map((r) => r.transaction_id);
     expect(ids(await history(dated, `?end_date=${middle}`).expect(200))).toEqual(early);
     expect(ids(await history(dated, `?start_date=${middle}&end_date=${end}`).expect(200))).toEqual(late);
-    expect(await history(dated, `?start_date=${end}`).expect(200).then((r) => r.body.records.length)).toBe(1);
+    expect(
+      await history(dated, `?start_date=${end}`)
+        .expect(200)
+        .then((r) => r.body.records.length),
+    ).toBe(1);
     // Paging inside a date window stays inside it.
     const page1 = await history(dated, `?start_date=${middle}&end_date=${end}&limit=3`).expect(200);
-    const page2 = await history(dated, `?start_date=${middle}&end_date=${end}&limit=3&cursor=${encodeURIComponent(page1.body.next_cursor)}`).expect(200);
+    const page2 = await history(
+      dated,
+      `?start_date=${middle}&end_date=${end}&limit=3&cursor=${encodeURIComponent(page1.body.next_cursor)}`,
+    ).expect(200);
     expect([...ids(page1), ...ids(page2)]).toEqual(late);
     expect(page2.body.next_cursor).toBeNull();
   });

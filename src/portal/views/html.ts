@@ -94,7 +94,9 @@ export function layout(frame: PageFrame, body: string): string {
     ? `<nav aria-label="Portal"><ul>${NAV.map(([href, label]) => `<li><a href="${href}"${frame.active === href ? ' aria-current="page"' : ''}>${label}</a></li>`).join('')}</ul></nav>
 <div class="who"><span>${esc(user.username)} · ${esc(user.clientName)}</span>${buttonForm('/portal/logout', user.csrfToken, 'Sign out')}</div>`
     : '';
-  const notice = frame.notice ? `<p class="notice ${frame.notice.kind}" role="${frame.notice.kind === 'err' ? 'alert' : 'status'}">${esc(frame.notice.text)}</p>` : '';
+  const notice = frame.notice
+    ? `<p class="notice ${frame.notice.kind}" role="${frame.notice.kind === 'err' ? 'alert' : 'status'}">${esc(frame.notice.text)}</p>`
+    : '';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="same-origin"><link rel="icon" href="data:,"><title>${esc(frame.title)} · Merchant portal</title><style nonce="${frame.nonce}">${STYLE}</style></head>

@@ -7,7 +7,13 @@ import type { PaymentListRow } from '../../payments/payments.repository';
 import type { PayoutListRow } from '../../payouts/payouts.repository';
 import { buttonForm, csrfField, esc, layout, PageFrame, table, when } from './html';
 
-export const PAYMENT_STATUS_NAMES: Record<string, string> = { 700: 'Successful', 701: 'Failed', 702: 'Reversed', 703: 'Pending', 704: 'Jammed' };
+export const PAYMENT_STATUS_NAMES: Record<string, string> = {
+  700: 'Successful',
+  701: 'Failed',
+  702: 'Reversed',
+  703: 'Pending',
+  704: 'Jammed',
+};
 export const PAYOUT_STATUS_NAMES: Record<string, string> = { ...PAYMENT_STATUS_NAMES, 705: 'Refunded' };
 export const DELIVERY_STATUS_NAMES: Record<string, string> = { PENDING: 'Pending', DELIVERED: 'Delivered', FAILED: 'Failed' };
 
@@ -36,10 +42,15 @@ export function messagePage(nonce: string, title: string, message: string, signe
 }
 
 function totalsCard(title: string, totals: DayTotals[]): string {
-  const body = totals.length === 0
-    ? '<p class="muted">None yet today.</p>'
-    : totals.map((t) => `<p class="figure">${esc(t.currency)} ${esc(t.successful_amount)}</p>
-<p class="muted">${t.successful} successful of ${t.count}</p>`).join('');
+  const body =
+    totals.length === 0
+      ? '<p class="muted">None yet today.</p>'
+      : totals
+          .map(
+            (t) => `<p class="figure">${esc(t.currency)} ${esc(t.successful_amount)}</p>
+<p class="muted">${t.successful} successful of ${t.count}</p>`,
+          )
+          .join('');
   return `<section class="card" aria-labelledby="h-${esc(title)}"><h2 id="h-${esc(title)}">${esc(title)}</h2>${body}</section>`;
 }
 
@@ -50,7 +61,14 @@ export function overviewPage(
   const floats = table(
     'Float and settlement balances',
     ['Account', 'Currency', 'Available', 'Reserved', 'Total', 'Status'],
-    view.floats.map((f) => [`<code>${esc(f.account_number)}</code>`, esc(f.currency), esc(f.balance), esc(f.reserved_balance), esc(f.ledger_balance), esc(f.status)]),
+    view.floats.map((f) => [
+      `<code>${esc(f.account_number)}</code>`,
+      esc(f.currency),
+      esc(f.balance),
+      esc(f.reserved_balance),
+      esc(f.ledger_balance),
+      esc(f.status),
+    ]),
     'No settlement wallet is linked to a client service yet.',
   );
   return layout(
@@ -60,7 +78,11 @@ export function overviewPage(
   );
 }
 
-export function apiKeysPage(frame: PageFrame & { user: NonNullable<PageFrame['user']> }, keys: ApiKeySummary[], created?: { consumer_key: string; consumer_secret: string }): string {
+export function apiKeysPage(
+  frame: PageFrame & { user: NonNullable<PageFrame['user']> },
+  keys: ApiKeySummary[],
+  created?: { consumer_key: string; consumer_secret: string },
+): string {
   const shown = created
     ? `<section class="card" aria-labelledby="h-new"><h2 id="h-new">New key</h2>
 <p>Copy the secret now: it is shown only once and cannot be recovered.</p>
@@ -73,7 +95,14 @@ export function apiKeysPage(frame: PageFrame & { user: NonNullable<PageFrame['us
     when(k.created_at),
     when(k.last_authenticated_at),
     k.revoked_at ? `Revoked ${esc(when(k.revoked_at))}` : 'Live',
-    k.revoked_at ? '' : buttonForm(`/portal/api-keys/${encodeURIComponent(k.consumer_key)}/revoke`, frame.user.csrfToken, `Revoke ${k.consumer_key}`, 'danger'),
+    k.revoked_at
+      ? ''
+      : buttonForm(
+          `/portal/api-keys/${encodeURIComponent(k.consumer_key)}/revoke`,
+          frame.user.csrfToken,
+          `Revoke ${k.consumer_key}`,
+          'danger',
+        ),
   ]);
   return layout(
     frame,
@@ -155,31 +184,59 @@ ${o.csv ? `<a href="${o.path}.csv${query ? `?${esc(query)}` : ''}" download>Expo
 
 function pager(o: ListPageOptions): string {
   if (!o.next) return '';
-  const query = new URLSearchParams({ ...(Object.fromEntries(Object.entries(o.filter).filter(([, v]) => v)) as Record<string, string>), after: o.next });
+  const query = new URLSearchParams({
+    ...(Object.fromEntries(Object.entries(o.filter).filter(([, v]) => v)) as Record<string, string>),
+    after: o.next,
+  });
   return `<p class="pager"><a href="${o.path}?${esc(query.toString())}" rel="next">Older →</a></p>`;
 }
 
 export function paymentsPage(frame: PageFrame, rows: PaymentListRow[], o: ListPageOptions): string {
   const cells = rows.map((p) => [
-    esc(p.id), when(p.created_at), `<code>${esc(p.external_reference)}</code>`, esc(p.payer_msisdn), `${esc(p.currency)} ${esc(p.amount)}`,
-    esc(p.fee), statusCell(p.status, PAYMENT_STATUS_NAMES), `<span class="wrap">${esc(p.description)}</span>`,
+    esc(p.id),
+    when(p.created_at),
+    `<code>${esc(p.external_reference)}</code>`,
+    esc(p.payer_msisdn),
+    `${esc(p.currency)} ${esc(p.amount)}`,
+    esc(p.fee),
+    statusCell(p.status, PAYMENT_STATUS_NAMES),
+    `<span class="wrap">${esc(p.description)}</span>`,
   ]);
-  return layout(frame, `${filterForm(o)}${table('Payments', ['ID', 'Created', 'Reference', 'Payer', 'Amount', 'Fee', 'Status', 'Description'], cells, 'No payments match.')}${pager(o)}`);
+  return layout(
+    frame,
+    `${filterForm(o)}${table('Payments', ['ID', 'Created', 'Reference', 'Payer', 'Amount', 'Fee', 'Status', 'Description'], cells, 'No payments match.')}${pager(o)}`,
+  );
 }
 
 export function payoutsPage(frame: PageFrame, rows: PayoutListRow[], o: ListPageOptions): string {
   const cells = rows.map((p) => [
-    esc(p.id), when(p.created_at), `<code>${esc(p.payout_reference)}</code>`, esc(p.kind), `${esc(p.destination_type)} ${esc(p.recipient_account_number)}`,
-    `${esc(p.currency)} ${esc(p.amount)}`, esc(p.fee), statusCell(p.status, PAYOUT_STATUS_NAMES),
+    esc(p.id),
+    when(p.created_at),
+    `<code>${esc(p.payout_reference)}</code>`,
+    esc(p.kind),
+    `${esc(p.destination_type)} ${esc(p.recipient_account_number)}`,
+    `${esc(p.currency)} ${esc(p.amount)}`,
+    esc(p.fee),
+    statusCell(p.status, PAYOUT_STATUS_NAMES),
   ]);
-  return layout(frame, `${filterForm(o)}${table('Payouts', ['ID', 'Created', 'Reference', 'Kind', 'Recipient', 'Amount', 'Fee', 'Status'], cells, 'No payouts match.')}${pager(o)}`);
+  return layout(
+    frame,
+    `${filterForm(o)}${table('Payouts', ['ID', 'Created', 'Reference', 'Kind', 'Recipient', 'Amount', 'Fee', 'Status'], cells, 'No payouts match.')}${pager(o)}`,
+  );
 }
 
 function attemptsTable(d: DeliveryView): string {
   return table(
     `Attempts of ${d.id}`,
     ['#', 'Time', 'HTTP status', 'Latency', 'Error', 'Kind'],
-    d.attempt_log.map((a) => [String(a.attempt), when(a.attempted_at), esc(a.http_status ?? '—'), `${a.latency_ms} ms`, esc(a.error ?? ''), a.replay ? 'Resend' : 'Scheduled']),
+    d.attempt_log.map((a) => [
+      String(a.attempt),
+      when(a.attempted_at),
+      esc(a.http_status ?? '—'),
+      `${a.latency_ms} ms`,
+      esc(a.error ?? ''),
+      a.replay ? 'Resend' : 'Scheduled',
+    ]),
     'Not attempted yet.',
   );
 }
@@ -190,17 +247,29 @@ function resendForm(d: DeliveryView, csrfToken: string): string {
     : buttonForm(`/portal/deliveries/${d.id}/resend`, csrfToken, 'Resend');
 }
 
-export function deliveriesPage(frame: PageFrame & { user: NonNullable<PageFrame['user']> }, rows: DeliveryView[], o: ListPageOptions): string {
+export function deliveriesPage(
+  frame: PageFrame & { user: NonNullable<PageFrame['user']> },
+  rows: DeliveryView[],
+  o: ListPageOptions,
+): string {
   const cells = rows.map((d) => [
-    when(d.created_at), `${esc(d.event)}<br><span class="muted small">${esc(d.kind)}</span>`, `<code>${esc(d.reference)}</code>`,
+    when(d.created_at),
+    `${esc(d.event)}<br><span class="muted small">${esc(d.kind)}</span>`,
+    `<code>${esc(d.reference)}</code>`,
     statusCell(d.status, DELIVERY_STATUS_NAMES),
     `<details><summary>${d.attempts} attempt${d.attempts === 1 ? '' : 's'}</summary>${d.attempt_log
-      .map((a) => `<div class="small">#${a.attempt} ${esc(when(a.attempted_at))} · ${esc(a.http_status ?? 'no answer')} · ${a.latency_ms} ms${a.error ? ` · ${esc(a.error)}` : ''}${a.replay ? ' · resend' : ''}</div>`)
+      .map(
+        (a) =>
+          `<div class="small">#${a.attempt} ${esc(when(a.attempted_at))} · ${esc(a.http_status ?? 'no answer')} · ${a.latency_ms} ms${a.error ? ` · ${esc(a.error)}` : ''}${a.replay ? ' · resend' : ''}</div>`,
+      )
       .join('')}</details>`,
     resendForm(d, frame.user.csrfToken),
     `<a href="/portal/deliveries/${d.id}"><code>${esc(d.id)}</code></a>`,
   ]);
-  return layout(frame, `${filterForm(o)}${table('Callback deliveries', ['Created', 'Event', 'Reference', 'Status', 'Attempts', 'Action', 'Event ID'], cells, 'No deliveries match.')}${pager(o)}`);
+  return layout(
+    frame,
+    `${filterForm(o)}${table('Callback deliveries', ['Created', 'Event', 'Reference', 'Status', 'Attempts', 'Action', 'Event ID'], cells, 'No deliveries match.')}${pager(o)}`,
+  );
 }
 
 export function deliveryPage(frame: PageFrame & { user: NonNullable<PageFrame['user']> }, d: DeliveryView): string {
