@@ -22,6 +22,7 @@ import { MetricsModule } from './infra/metrics/metrics.module';
 import { NotificationsModule } from './notifications/notifications.module';
 import { NotificationsProcessor } from './notifications/notifications.processor';
 import { PayoutsModule } from './payouts/payouts.module';
+import { PortalModule } from './portal/portal.module';
 import { PayoutsProcessor } from './payouts/payouts.processor';
 import { OutboxRelay } from './infra/queue/outbox-relay.service';
 import { QueueModule } from './infra/queue/queue.module';
@@ -76,6 +77,7 @@ export type ProcessRole = 'api' | 'worker' | 'sandbox';
     PaymentStatementModule,
     AirtimeModule,
     DisbursementsModule,
+    PortalModule,
   ],
   controllers: [MetricsController],
 })

@@ -15,6 +15,8 @@ import { signatureHeader } from './signature';
 const TIMEOUT_MS = 10_000;
 const LEASE_SECONDS = 60;
 
+type DeliveryStatus = 'PENDING' | 'DELIVERED' | 'FAILED';
+
 interface DeliveryRow {
   id: string;
   client_id: string;
@@ -22,7 +24,9 @@ interface DeliveryRow {
   event: string;
   url: string;
   payload: Record<string, unknown>;
+  status: DeliveryStatus;
   attempts: number;
+  replays: number;
   first_attempt_at: Date | null;
 }
 
@@ -42,41 +46,62 @@ export class CallbackDeliveryProcessor extends OutboxJobProcessor<{ deliveryId: 
     super(QUEUES.callbacks, db, metrics);
   }
 
-  async process(job: Job<{ deliveryId: string }>): Promise<void> {
+  async process(job: Job<{ deliveryId: string; replay?: string }>): Promise<void> {
+    const replay = job.data.replay === 'true';
+    // A scheduled attempt needs a pending delivery that is due; a replay (CallbacksService.replay) one whose replay
+    // is still requested (until its attempt is recorded), whatever its status. The lease keeps a second worker off it.
     const [lease]: DeliveryRow[][] = await this.db.query(
       `UPDATE callback_deliveries SET lease_until = now() + interval '${LEASE_SECONDS} seconds',
          first_attempt_at = coalesce(first_attempt_at, now())
-       WHERE id = $1 AND status = 'PENDING' AND next_attempt_at <= now() + interval '1 second'
-         AND (lease_until IS NULL OR lease_until < now())
-       RETURNING id, client_id, kind, event, url, payload, attempts, first_attempt_at`,
-      [job.data.deliveryId],
+       WHERE id = $1 AND (lease_until IS NULL OR lease_until < now())
+         AND CASE WHEN $2 THEN replay_requested_at IS NOT NULL
+                  ELSE status = 'PENDING' AND next_attempt_at <= now() + interval '1 second' END
+       RETURNING id, client_id, kind, event, url, payload, status, attempts, replays, first_attempt_at`,
+      [job.data.deliveryId, replay],
     );
     const delivery = lease[0];
-    if (!delivery) return; // delivered, failed, not due yet, or another worker holds it
+    if (!delivery) {
+      // A replay that finds the delivery being sent by a scheduled attempt waits for it (the job is retried).
+      if (replay && (await this.replayStillRequested(job.data.deliveryId)))
+        throw new Error(`callback ${job.data.deliveryId} is being sent; replay retried`);
+      return; // delivered, failed, not due yet, already replayed, or another worker holds it
+    }
     const attempt = delivery.attempts + 1;
     const result = await this.post(delivery);
-    const delays = this.config.callbackRetryDelaysMs;
     const delivered = result.httpStatus !== null && result.httpStatus >= 200 && result.httpStatus < 300;
-    const nextAt =
-      !delivered && attempt <= delays.length ? new Date(new Date(delivery.first_attempt_at!).getTime() + delays[attempt - 1]) : null;
+    const outcome = replay ? replayOutcome(delivery, delivered) : this.scheduledOutcome(delivery, delivered);
 
     await this.db.transaction(async (manager) => {
       await manager.query(
-        `INSERT INTO callback_attempts (delivery_id, attempt, attempted_at, http_status, latency_ms, error) VALUES ($1, $2, $3, $4, $5, $6)`,
-        [delivery.id, attempt, result.startedAt, result.httpStatus, result.latencyMs, result.error?.slice(0, 255) ?? null],
+        `INSERT INTO callback_attempts (delivery_id, attempt, attempted_at, http_status, latency_ms, error, replay) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+        [delivery.id, attempt, result.startedAt, result.httpStatus, result.latencyMs, result.error?.slice(0, 255) ?? null, replay],
       );
-      const status = delivered ? 'DELIVERED' : nextAt ? 'PENDING' : 'FAILED';
       await manager.query(
-        `UPDATE callback_deliveries SET attempts = $2, status = $3::varchar, lease_until = NULL,
-           next_attempt_at = coalesce($4, next_attempt_at), acknowledgement = $5,
-           completed_at = CASE WHEN $3::varchar = 'PENDING' THEN NULL ELSE now() END
+        `UPDATE callback_deliveries SET attempts = $2, replays = replays + $6, status = $3::varchar, lease_until = NULL,
+           replay_requested_at = CASE WHEN $6 = 1 THEN NULL ELSE replay_requested_at END,
+           next_attempt_at = coalesce($4, next_attempt_at), acknowledgement = coalesce($5, acknowledgement),
+           completed_at = CASE WHEN $3::varchar = 'PENDING' THEN NULL WHEN status = $3::varchar THEN coalesce(completed_at, now()) ELSE now() END
          WHERE id = $1`,
-        [delivery.id, attempt, status, nextAt, delivered ? acknowledgement(result.body) : null],
+        [delivery.id, attempt, outcome.status, outcome.nextAt, delivered ? acknowledgement(result.body) : null, replay ? 1 : 0],
       );
-      if (nextAt) await this.outbox.enqueue(manager, TOPICS.deliverCallback, { deliveryId: delivery.id }, nextAt);
+      if (outcome.nextAt) await this.outbox.enqueue(manager, TOPICS.deliverCallback, { deliveryId: delivery.id }, outcome.nextAt);
     });
-    this.metrics.callbackOutcome(delivered ? 'delivered' : nextAt ? 'retry_scheduled' : 'failed');
+    this.metrics.callbackOutcome(delivered ? 'delivered' : outcome.nextAt ? 'retry_scheduled' : 'failed');
     if (!delivered) this.logger.warn(`callback ${delivery.id} attempt ${attempt} not acknowledged: ${result.error ?? result.httpStatus}`);
+  }
+
+  private async replayStillRequested(deliveryId: string): Promise<boolean> {
+    const [row] = await this.db.query(`SELECT 1 FROM callback_deliveries WHERE id = $1 AND replay_requested_at IS NOT NULL`, [deliveryId]);
+    return Boolean(row);
+  }
+
+  /** The retry schedule counts its own attempts only (replays are extra), from the first attempt. */
+  private scheduledOutcome(delivery: DeliveryRow, delivered: boolean): { status: DeliveryStatus; nextAt: Date | null } {
+    if (delivered) return { status: 'DELIVERED', nextAt: null };
+    const delays = this.config.callbackRetryDelaysMs;
+    const scheduled = delivery.attempts - delivery.replays + 1;
+    if (scheduled > delays.length) return { status: 'FAILED', nextAt: null };
+    return { status: 'PENDING', nextAt: new Date(new Date(delivery.first_attempt_at!).getTime() + delays[scheduled - 1]) };
   }
 
   private async post(delivery: DeliveryRow) {
@@ -87,7 +112,7 @@ export class CallbackDeliveryProcessor extends OutboxJobProcessor<{ deliveryId: 
       if (!this.config.isSandbox && (await resolvesToPrivateAddress(delivery.url))) {
         return { startedAt, httpStatus: null, latencyMs: latency(), error: 'callback URL resolves to a private address', body: '' };
       }
-      const signingSecret = await this.settings.signingSecretOf(this.db.manager, delivery.client_id);
+      const signingSecrets = await this.settings.signingSecretsOf(this.db.manager, delivery.client_id);
       const endpoint = await this.settings.endpointFor(this.db.manager, delivery.client_id, delivery.kind);
       const body = JSON.stringify(delivery.payload);
       const headers: Record<string, string> = {
@@ -95,7 +120,7 @@ export class CallbackDeliveryProcessor extends OutboxJobProcessor<{ deliveryId: 
         'user-agent': 'paygate-callbacks/1',
         'x-event-id': delivery.id,
         'x-event-type': delivery.event,
-        'x-signature': signatureHeader(signingSecret, body, Math.floor(Date.now() / 1000)),
+        'x-signature': signatureHeader(signingSecrets, body, Math.floor(Date.now() / 1000)),
       };
       const credentials = credentialsFor(delivery.url, endpoint);
       if (credentials) headers.authorization = `Basic ${Buffer.from(credentials).toString('base64')}`;
@@ -118,6 +143,14 @@ export class CallbackDeliveryProcessor extends OutboxJobProcessor<{ deliveryId: 
       return { startedAt, httpStatus: null, latencyMs: latency(), error: (error as Error).message, body: '' };
     }
   }
+}
+
+/**
+ * A replay is one attempt outside the schedule: acknowledged, the delivery is delivered (a pending one's retries
+ * then find nothing to do); not acknowledged, the delivery keeps its status and its schedule.
+ */
+function replayOutcome(delivery: DeliveryRow, delivered: boolean): { status: DeliveryStatus; nextAt: null } {
+  return { status: delivered ? 'DELIVERED' : delivery.status, nextAt: null };
 }
 
 /**

@@ -79,21 +79,46 @@ export class CallbackSettingsService implements OnApplicationBootstrap {
     );
   }
 
-  /** Issues a new signing secret, returned once; callbacks signed from now on use it. */
-  async rotateSigningSecret(clientId: string): Promise<string> {
+  /**
+   * Issues a new signing secret, returned once; callbacks signed from now on use it. With an overlap (the portal's
+   * rotation) the previous secret stays valid, and signs callbacks beside the new one, until the overlap ends; a
+   * rotation without one (seed) retires it at once.
+   */
+  async rotateSigningSecret(clientId: string, overlapMs = 0): Promise<string> {
     const secret = newSigningSecret();
     await this.db.query(
       `INSERT INTO client_signing_secrets (client_id, secret_encrypted) VALUES ($1, $2)
-       ON CONFLICT (client_id) DO UPDATE SET secret_encrypted = $2, rotated_at = now()`,
-      [clientId, this.box.seal(secret)],
+       ON CONFLICT (client_id) DO UPDATE SET secret_encrypted = $2, rotated_at = now(),
+         previous_secret_encrypted = CASE WHEN $3::bigint > 0 THEN client_signing_secrets.secret_encrypted END,
+         previous_valid_until = CASE WHEN $3::bigint > 0 THEN now() + $3::bigint * interval '1 millisecond' END`,
+      [clientId, this.box.seal(secret), overlapMs],
     );
     return secret;
   }
 
-  async signingSecretOf(manager: EntityManager, clientId: string): Promise<string> {
-    const [row] = await manager.query(`SELECT secret_encrypted FROM client_signing_secrets WHERE client_id = $1`, [clientId]);
+  /** The current signing secret, then the previous one while its overlap lasts. */
+  async signingSecretsOf(manager: EntityManager, clientId: string): Promise<string[]> {
+    const [row] = await manager.query(
+      `SELECT secret_encrypted, CASE WHEN previous_valid_until > now() THEN previous_secret_encrypted END AS previous
+       FROM client_signing_secrets WHERE client_id = $1`,
+      [clientId],
+    );
     if (!row) throw new Error(`client ${clientId} has no signing secret`);
-    return this.box.open(row.secret_encrypted);
+    return [this.box.open(row.secret_encrypted), ...(row.previous ? [this.box.open(row.previous)] : [])];
+  }
+
+  async signingSecretOf(manager: EntityManager, clientId: string): Promise<string> {
+    return (await this.signingSecretsOf(manager, clientId))[0];
+  }
+
+  /** When the secret was last rotated and until when the previous one stays valid (null: it is not). */
+  async signingSecretStatus(clientId: string): Promise<{ rotatedAt: Date; previousValidUntil: Date | null }> {
+    const [row] = await this.db.query(
+      `SELECT rotated_at, CASE WHEN previous_valid_until > now() THEN previous_valid_until END AS previous_valid_until
+       FROM client_signing_secrets WHERE client_id = $1`,
+      [clientId],
+    );
+    return { rotatedAt: row.rotated_at, previousValidUntil: row.previous_valid_until };
   }
 }
 

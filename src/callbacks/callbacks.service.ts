@@ -1,9 +1,42 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { ListQuery, listClauses } from '../common/listing';
 import { OutboxService } from '../infra/queue/outbox.service';
 import { TOPICS } from '../infra/queue/queues';
 import type { CallbackKind } from './callback-settings.service';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const ATTEMPT_LOG = `coalesce((SELECT json_agg(json_build_object('attempt', a.attempt, 'attempted_at', a.attempted_at, 'http_status', a.http_status,
+    'latency_ms', a.latency_ms, 'error', a.error, 'replay', a.replay) ORDER BY a.attempt)
+  FROM callback_attempts a WHERE a.delivery_id = d.id), '[]') AS attempt_log`;
+
+export interface CallbackAttempt {
+  attempt: number;
+  attempted_at: string;
+  http_status: number | null;
+  latency_ms: number;
+  error: string | null;
+  /** A re-send the merchant asked for (replay API, portal's Resend), outside the retry schedule. */
+  replay: boolean;
+}
+
+/** A delivery as the portal shows it, with every attempt. */
+export interface DeliveryView {
+  id: string;
+  position_at: string;
+  kind: CallbackKind;
+  event: string;
+  reference: string;
+  url: string;
+  status: 'PENDING' | 'DELIVERED' | 'FAILED';
+  attempts: number;
+  next_attempt_at: Date;
+  replay_requested_at: Date | null;
+  created_at: Date;
+  attempt_log: CallbackAttempt[];
+}
 
 export interface CallbackEvent {
   clientId: string;
@@ -42,9 +75,7 @@ export class CallbacksService {
   async log(clientId: string, reference: string) {
     const deliveries = await this.db.query(
       `SELECT d.id, d.event, d.reference, d.url, d.status, d.attempts, d.next_attempt_at, d.acknowledgement, d.created_at, d.completed_at,
-         coalesce((SELECT json_agg(json_build_object('attempt', a.attempt, 'attempted_at', a.attempted_at, 'http_status', a.http_status,
-                    'latency_ms', a.latency_ms, 'error', a.error) ORDER BY a.attempt)
-                   FROM callback_attempts a WHERE a.delivery_id = d.id), '[]') AS attempt_log
+         ${ATTEMPT_LOG}
        FROM callback_deliveries d WHERE d.client_id = $1 AND d.reference = $2 ORDER BY d.created_at, d.id`,
       [clientId, reference],
     );
@@ -63,5 +94,50 @@ export class CallbacksService {
         attempt_log: d.attempt_log,
       })),
     };
+  }
+
+  /** The client's deliveries, newest first, filtered and keyset-paged, each with its attempts (the portal). */
+  deliveries(clientId: string, query: ListQuery): Promise<DeliveryView[]> {
+    const c = listClauses(query, { createdAt: 'd.created_at', id: 'd.id', idType: 'uuid', status: 'd.status', reference: 'd.reference' });
+    return this.db.query(
+      `SELECT d.id, d.created_at::text AS position_at, d.kind, d.event, d.reference, d.url, d.status, d.attempts, d.next_attempt_at,
+         d.replay_requested_at, d.created_at, ${ATTEMPT_LOG}
+       FROM callback_deliveries d WHERE d.client_id = $1${c.where} ${c.tail}`,
+      [clientId, ...c.params],
+    );
+  }
+
+  /** One of the client's deliveries; null when the client has none with this id. */
+  async delivery(clientId: string, eventId: string): Promise<DeliveryView | null> {
+    if (!UUID.test(eventId)) return null;
+    const [row] = await this.db.query(
+      `SELECT d.id, d.created_at::text AS position_at, d.kind, d.event, d.reference, d.url, d.status, d.attempts, d.next_attempt_at,
+         d.replay_requested_at, d.created_at, ${ATTEMPT_LOG}
+       FROM callback_deliveries d WHERE d.client_id = $1 AND d.id = $2`,
+      [clientId, eventId],
+    );
+    return row ?? null;
+  }
+
+  /**
+   * Sends one of the client's callbacks again (replay API, portal's Resend): the same event id and frozen body, to
+   * the URL stored with the delivery (never one given now), newly signed when the worker sends it, recorded as an
+   * attempt of that delivery marked as a replay. Until that attempt is recorded, asking again queues nothing more
+   * (a double click sends one callback). Null when the client has no such delivery.
+   */
+  async replay(clientId: string, eventId: string): Promise<{ event_id: string; replay_requested_at: Date } | null> {
+    if (!UUID.test(eventId)) return null;
+    return this.db.transaction(async (manager) => {
+      const [[requested]]: [{ replay_requested_at: Date; queued_now: boolean }[], number] = await manager.query(
+        `UPDATE callback_deliveries SET replay_requested_at = coalesce(replay_requested_at, now())
+         WHERE id = $1 AND client_id = $2 RETURNING replay_requested_at, replay_requested_at = now() AS queued_now`,
+        [eventId, clientId],
+      );
+      if (!requested) return null;
+      if (requested.queued_now) {
+        await this.outbox.enqueue(manager, TOPICS.deliverCallback, { deliveryId: eventId, replay: 'true' });
+      }
+      return { event_id: eventId, replay_requested_at: requested.replay_requested_at };
+    });
   }
 }

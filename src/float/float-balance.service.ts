@@ -45,4 +45,14 @@ export class FloatBalanceService {
       };
     });
   }
+
+  /** The float balances of every settlement (float) wallet of the client's services (the portal's overview). */
+  async balancesOf(clientId: string): Promise<Array<FloatBalance & { account_number: string }>> {
+    const floats: { account_number: string }[] = await this.db.query(
+      `SELECT DISTINCT a.account_number FROM client_services s JOIN ledger_accounts a ON a.id = s.settlement_account_id
+       WHERE s.client_id = $1 AND a.client_id = $1 ORDER BY a.account_number`,
+      [clientId],
+    );
+    return Promise.all(floats.map(async ({ account_number }) => ({ account_number, ...(await this.balanceOf(clientId, account_number)) })));
+  }
 }

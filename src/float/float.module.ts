@@ -7,6 +7,6 @@ import { FloatHoldsService } from './float-holds.service';
 @Module({
   providers: [FloatHoldsService, FloatBalanceService],
   controllers: [FloatBalanceController],
-  exports: [FloatHoldsService],
+  exports: [FloatHoldsService, FloatBalanceService],
 })
 export class FloatModule {}

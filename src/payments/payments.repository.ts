@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { EntityManager } from 'typeorm';
+import { DayTotals, ListQuery, listClauses, todaysTotalsSql } from '../common/listing';
 import { PAYMENT_STATUS, PaymentRow, SplitShare } from './payment';
 
 /** A payment about to be recorded: a direct charge, or a payment of a hosted-checkout session. */
@@ -34,6 +35,22 @@ export interface NewPayment {
 }
 
 /** A payment as the acknowledgement sees it: with the settlement wallet its split settlements are paid from. */
+/** A payment as the portal lists and exports it. */
+export interface PaymentListRow {
+  id: string;
+  /** created_at as Postgres text (exact to the microsecond), where the next page starts. */
+  position_at: string;
+  created_at: Date;
+  external_reference: string;
+  payer_msisdn: string;
+  currency: string;
+  amount: string;
+  fee: string;
+  status: number;
+  description: string;
+  settled_at: Date | null;
+}
+
 export interface AcknowledgeablePayment {
   id: string;
   payment_status: number;
@@ -232,5 +249,27 @@ export class PaymentsRepository {
       `UPDATE payments SET acknowledged_at = now(), split_status = $2, split_entry_id = $3, updated_at = now() WHERE id = $1`,
       [id, split.status, split.entryId],
     );
+  }
+
+  /** The client's payments, newest first, filtered and keyset-paged (the portal's list and CSV export). */
+  list(manager: EntityManager, clientId: string, query: ListQuery): Promise<PaymentListRow[]> {
+    const c = listClauses(query, {
+      createdAt: 'created_at',
+      id: 'id',
+      idType: 'bigint',
+      status: 'payment_status',
+      reference: 'external_reference',
+    });
+    return manager.query(
+      `SELECT id::text, created_at::text AS position_at, created_at, external_reference, payer_msisdn, currency,
+         service_amount AS amount, merchant_fee AS fee, payment_status AS status, description, settled_at
+       FROM payments WHERE client_id = $1${c.where} ${c.tail}`,
+      [clientId, ...c.params],
+    );
+  }
+
+  /** Today's (UTC) payments of the client per currency: how many, how many succeeded and what they collected. */
+  todaysTotals(manager: EntityManager, clientId: string): Promise<DayTotals[]> {
+    return manager.query(todaysTotalsSql('payments', 'service_amount', 'payment_status'), [clientId]);
   }
 }

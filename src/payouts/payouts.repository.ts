@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { EntityManager } from 'typeorm';
+import { DayTotals, ListQuery, listClauses, todaysTotalsSql } from '../common/listing';
 import type { PayoutDestination } from '../rails/payout.rail';
 import { PAYOUT_STATUS, PayoutKind, PayoutRow, PayoutStatus, SELECT_PAYOUT } from './payout';
 
@@ -28,6 +29,23 @@ export interface PayoutTransition {
   railReference?: string | null;
   resultDescription?: string | null;
   floatBalanceAfter?: Decimal | null;
+}
+
+/** A payout as the portal lists and exports it. */
+export interface PayoutListRow {
+  id: string;
+  /** created_at as Postgres text (exact to the microsecond), where the next page starts. */
+  position_at: string;
+  created_at: Date;
+  payout_reference: string;
+  kind: PayoutKind;
+  destination_type: string;
+  recipient_account_number: string;
+  currency: string;
+  amount: string;
+  fee: string;
+  status: number;
+  result_description: string | null;
 }
 
 /** The only owner of the payouts table: every statement on it is here. */
@@ -121,5 +139,21 @@ export class PayoutsRepository {
       [checkedBefore, limit],
     );
     return rows.map((r) => String(r.id));
+  }
+
+  /** The client's payouts (local, IMT, B2B), newest first, filtered and keyset-paged (the portal's list and CSV export). */
+  list(manager: EntityManager, clientId: string, query: ListQuery): Promise<PayoutListRow[]> {
+    const c = listClauses(query, { createdAt: 'created_at', id: 'id', idType: 'bigint', status: 'status', reference: 'payout_reference' });
+    return manager.query(
+      `SELECT id::text, created_at::text AS position_at, created_at, payout_reference, kind, destination_type,
+         recipient_account_number, currency, amount, fee, status, result_description
+       FROM payouts WHERE client_id = $1${c.where} ${c.tail}`,
+      [clientId, ...c.params],
+    );
+  }
+
+  /** Today's (UTC) payouts of the client per currency: how many, how many succeeded and what they paid out. */
+  todaysTotals(manager: EntityManager, clientId: string): Promise<DayTotals[]> {
+    return manager.query(todaysTotalsSql('payouts', 'amount', 'status'), [clientId]);
   }
 }

@@ -78,6 +78,7 @@ describe('callback delivery retries', () => {
         http_status: 500,
         latency_ms: expect.any(Number),
         error: expect.stringContaining('500'),
+        replay: false,
       },
       {
         attempt: 2,
@@ -85,8 +86,9 @@ describe('callback delivery retries', () => {
         http_status: 500,
         latency_ms: expect.any(Number),
         error: expect.stringContaining('500'),
+        replay: false,
       },
-      { attempt: 3, attempted_at: expect.any(String), http_status: 200, latency_ms: expect.any(Number), error: null },
+      { attempt: 3, attempted_at: expect.any(String), http_status: 200, latency_ms: expect.any(Number), error: null, replay: false },
     ]);
     for (const attempt of delivery.attempt_log) expect(attempt.latency_ms).toBeGreaterThanOrEqual(0);
 
@@ -120,6 +122,7 @@ describe('callback delivery retries', () => {
         http_status: 500,
         latency_ms: expect.any(Number),
         error: expect.any(String),
+        replay: false,
       });
     }
     const calls = receiver.at(url);

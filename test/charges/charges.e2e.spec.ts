@@ -163,7 +163,14 @@ describe('mobile-money charges end to end (sandbox rails)', () => {
         },
       });
       expect(log.deliveries[0].attempt_log).toEqual([
-        { attempt: 1, attempted_at: expect.stringMatching(ISO), http_status: 200, latency_ms: expect.any(Number), error: null },
+        {
+          attempt: 1,
+          attempted_at: expect.stringMatching(ISO),
+          http_status: 200,
+          latency_ms: expect.any(Number),
+          error: null,
+          replay: false,
+        },
       ]);
     });
 

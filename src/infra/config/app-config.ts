@@ -62,6 +62,14 @@ class Environment {
   DB_POOL_SIZE?: number;
 
   @IsOptional()
+  @Matches(/^[1-9]\d{2,}$/, { message: 'PORTAL_IDLE_TIMEOUT_MS must be a whole number of milliseconds, at least 100' })
+  PORTAL_IDLE_TIMEOUT_MS?: string;
+
+  @IsOptional()
+  @Matches(/^\d+$/, { message: 'CALLBACK_SECRET_OVERLAP_MS must be a whole number of milliseconds' })
+  CALLBACK_SECRET_OVERLAP_MS?: string;
+
+  @IsOptional()
   @IsString()
   @MinLength(32, { message: 'JWT_SECRET must be at least 32 characters' })
   JWT_SECRET?: string;
@@ -109,6 +117,10 @@ export interface AppConfig {
   fxMaxRateAgeMs: number;
   /** Postgres connections of this process's pool. */
   dbPoolSize: number;
+  /** A portal session unused this long is over (the user signs in again). */
+  portalIdleTimeoutMs: number;
+  /** After a signing-secret rotation in the portal, the previous secret still signs callbacks this long. */
+  callbackSecretOverlapMs: number;
   jwtSecret: string;
   logLevel: string;
   /** Operator credentials for /admin/queues; no password, no dashboard. */
@@ -161,6 +173,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): EnvironmentCon
     payoutReconcileAfterMs: Number(raw.PAYOUT_RECONCILE_AFTER_MS ?? (appEnv === 'sandbox' ? 60000 : 900000)),
     // Sized for a 2-core machine where Postgres shares the CPU.
     dbPoolSize: raw.DB_POOL_SIZE ?? 20,
+    portalIdleTimeoutMs: Number(raw.PORTAL_IDLE_TIMEOUT_MS ?? 1_800_000),
+    callbackSecretOverlapMs: Number(raw.CALLBACK_SECRET_OVERLAP_MS ?? 86_400_000),
     jwtSecret: raw.JWT_SECRET ?? null,
     logLevel: raw.LOG_LEVEL ?? 'info',
     adminUsername: raw.ADMIN_USERNAME ?? 'admin',
@@ -184,6 +198,8 @@ function pick(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
     'PAYOUT_RECONCILE_AFTER_MS',
     'FX_MAX_RATE_AGE_MS',
     'DB_POOL_SIZE',
+    'PORTAL_IDLE_TIMEOUT_MS',
+    'CALLBACK_SECRET_OVERLAP_MS',
     'JWT_SECRET',
     'LOG_LEVEL',
     'ADMIN_USERNAME',

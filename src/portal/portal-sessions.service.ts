@@ -1,0 +1,71 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { createHash, randomBytes } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
+
+/** However active, a session ends this long after sign-in. */
+export const PORTAL_SESSION_MAX_AGE_MS = 12 * 3600 * 1000;
+
+/** A signed-in wallet user of one client. */
+export interface PortalSession {
+  userId: string;
+  clientId: string;
+  username: string;
+  clientName: string;
+  csrfToken: string;
+}
+
+function sessionId(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+/**
+ * Portal sessions in Postgres: the cookie carries a random token, the row only its hash, so the table alone signs
+ * no one in. A session ends after PORTAL_IDLE_TIMEOUT_MS without a request, after PORTAL_SESSION_MAX_AGE_MS in any
+ * case, or on sign-out.
+ */
+@Injectable()
+export class PortalSessionsService {
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /** Opens a session; the token goes into the cookie and nowhere else. */
+  async start(userId: string, clientId: string): Promise<string> {
+    const token = randomBytes(32).toString('base64url');
+    await this.db.query(
+      `INSERT INTO portal_sessions (id, user_id, client_id, csrf_token, expires_at) VALUES ($1, $2, $3, $4, now() + $5::bigint * interval '1 millisecond')`,
+      [sessionId(token), userId, clientId, randomBytes(32).toString('base64url'), PORTAL_SESSION_MAX_AGE_MS],
+    );
+    // Sessions that ended long ago are of no use to anyone; cleared here rather than by a scheduler.
+    await this.db.query(`DELETE FROM portal_sessions WHERE expires_at < now() - interval '1 day'`);
+    return token;
+  }
+
+  /** The live session of the token, its idle clock restarted; null when there is none (unknown, idle, expired). */
+  async resume(token: string): Promise<PortalSession | null> {
+    if (!/^[\w-]{43}$/.test(token)) return null;
+    const [[session]]: [Record<string, string>[], number] = await this.db.query(
+      `UPDATE portal_sessions s SET last_seen_at = now()
+       FROM users u, clients c
+       WHERE s.id = $1 AND u.id = s.user_id AND c.id = s.client_id AND u.client_id = s.client_id
+         AND s.expires_at > now() AND s.last_seen_at > now() - $2::bigint * interval '1 millisecond'
+       RETURNING s.user_id, s.client_id, s.csrf_token, u.username, c.name AS client_name`,
+      [sessionId(token), this.config.portalIdleTimeoutMs],
+    );
+    if (!session) return null;
+    return {
+      userId: session.user_id,
+      clientId: session.client_id,
+      username: session.username,
+      clientName: session.client_name,
+      csrfToken: session.csrf_token,
+    };
+  }
+
+  async end(token: string): Promise<void> {
+    await this.db.query(`DELETE FROM portal_sessions WHERE id = $1`, [sessionId(token)]);
+  }
+}
