@@ -24,3 +24,9 @@ export class AcknowledgementDto {
   @MaxLength(255, NARRATION)
   narration?: string;
 }
+
+/** Service confirmation response (collection document §2 "Split settlement"). */
+export class AcknowledgementResult {
+  @ApiProperty({ example: '1042' }) payment_id: string;
+  @ApiProperty({ example: 'Split settlements distributed to 2 partner account(s)' }) message: string;
+}

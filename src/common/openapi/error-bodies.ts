@@ -62,3 +62,10 @@ export class PaymentStatementErrorBody {
   @ApiProperty({ example: 'start_date must be an ISO 8601 date' }) response_description: string;
   @ApiProperty({ example: 'INVALID_REQUEST' }) error_code: string;
 }
+
+/** The payer's hosted checkout endpoints (/checkout/…): Nest's own body, with one message a page can show. */
+export class HostedPageErrorBody {
+  @ApiProperty({ example: 409 }) statusCode: number;
+  @ApiProperty({ example: 'This checkout can no longer be paid' }) message: string;
+  @ApiProperty({ example: 'Conflict' }) error: string;
+}
