@@ -2,8 +2,8 @@ import { ApiProperty } from '@nestjs/swagger';
 import { IsNotEmpty, IsString, MaxLength } from 'class-validator';
 
 export class LoginDto {
-  @ApiProperty() @IsString() @IsNotEmpty() @MaxLength(100) username: string;
-  @ApiProperty() @IsString() @IsNotEmpty() @MaxLength(200) password: string;
+  @ApiProperty({ example: 'jane' }) @IsString() @IsNotEmpty() @MaxLength(100) username: string;
+  @ApiProperty({ example: 'correct horse battery' }) @IsString() @IsNotEmpty() @MaxLength(200) password: string;
 }
 
 export class WalletToken {

@@ -9,7 +9,8 @@ export class ChargeAccepted {
   @ApiProperty({ example: '1.5000' }) transaction_charge: string;
   @ApiProperty({ example: 1042 }) charge_request_id: number;
   @ApiProperty({ example: 'ORDER-42' }) external_reference: string;
-  @ApiProperty({ type: String, nullable: true, description: 'for operators that authorise on a page of their own' }) payment_url: string | null;
+  @ApiProperty({ type: String, nullable: true, description: 'for operators that authorise on a page of their own' }) payment_url:
+    string | null;
   @ApiProperty({ enum: ['VERIFY_OTP', 'AUTHORIZE_TRANSACTION'], nullable: true, example: 'VERIFY_OTP' }) next_step: string | null;
 }
 

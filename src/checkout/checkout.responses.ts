@@ -25,7 +25,8 @@ export class CheckoutResult {
   @ApiProperty({ example: 'KES' }) currency: string;
   @ApiProperty({ example: '2f0a7c3e-5d1b-4b8e-9a61-0d6c2f1e9b3a' }) merchant_transaction_id: string;
   @ApiProperty({ example: 'Order 42' }) narration: string;
-  @ApiProperty({ type: [CheckoutPaymentRecord], description: 'the settled payments (pending ones are left out)' }) payments: CheckoutPaymentRecord[];
+  @ApiProperty({ type: [CheckoutPaymentRecord], description: 'the settled payments (pending ones are left out)' })
+  payments: CheckoutPaymentRecord[];
   @ApiProperty({ example: 801, description: '801 paid, 802 part paid, 803 unpaid, 820 expired, 840 reversed, 850 jammed, 851 processing' })
   status: number;
   @ApiProperty({ format: 'date-time' }) timestamp: string;

@@ -1,5 +1,5 @@
 import { Body, Get, Post, Query, Req } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiQuery } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiOkResponse } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import { CurrentPrincipal, type WalletPrincipal } from '../auth/principal';
 import { WalletController } from '../auth/wallet-controller.decorator';

@@ -10,7 +10,8 @@ class PayoutResultData {
   @ApiProperty({ example: 1042 }) payment_id: number;
   @ApiProperty({ example: '1000000009', description: 'the float wallet paid from' }) wallet_account_number: string;
   @ApiProperty({ example: '15.0000' }) transaction_cost: string;
-  @ApiProperty({ type: String, nullable: true, example: '998985.0000', description: 'float balance after the payout' }) wallet_balance: string | null;
+  @ApiProperty({ type: String, nullable: true, example: '998985.0000', description: 'float balance after the payout' }) wallet_balance:
+    string | null;
   @ApiProperty({ type: String, nullable: true, example: 'SBXPAY7Q2K9X', description: "the rail's reference" }) reference: string | null;
   @ApiProperty(PAYMENT_STATUS) payment_status: number;
   @ApiProperty({ example: '1000.0000' }) amount: string;

@@ -25,9 +25,9 @@ export class PaymentStatementDto {
   @IsStatementDate(invalidDate('end_date'))
   end_date: string;
 
-  @ApiPropertyOptional({ default: 0 }) @IsOptional() @IsInt(OFFSET) @Min(0, OFFSET) @Max(Number.MAX_SAFE_INTEGER, OFFSET) offset?: number;
+  @ApiPropertyOptional({ example: 0, default: 0 }) @IsOptional() @IsInt(OFFSET) @Min(0, OFFSET) @Max(Number.MAX_SAFE_INTEGER, OFFSET) offset?: number;
 
-  @ApiPropertyOptional({ default: STATEMENT_DEFAULT_LIMIT, maximum: STATEMENT_MAX_LIMIT })
+  @ApiPropertyOptional({ default: STATEMENT_DEFAULT_LIMIT, maximum: STATEMENT_MAX_LIMIT, example: 100 })
   @IsOptional()
   @IsInt(LIMIT)
   @Min(1, LIMIT)

@@ -6,7 +6,8 @@ export class ReversalAccepted {
   @ApiProperty({ example: 'Reversal accepted' }) status_description: string;
   @ApiProperty({ example: 'REV-2024-0001' }) reversal_reference: string;
   @ApiProperty({ example: 'pending' }) reversal_status: string;
-  @ApiProperty({ example: 'Reversal accepted for processing; the result is sent by callback and readable by status query' }) message: string;
+  @ApiProperty({ example: 'Reversal accepted for processing; the result is sent by callback and readable by status query' })
+  message: string;
 }
 
 /** Reversal status response and callback (same shape). */

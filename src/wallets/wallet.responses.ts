@@ -53,7 +53,8 @@ class WalletClient {
 }
 
 export class WalletDetails extends WalletWithBalance {
-  @ApiProperty({ type: Object, nullable: true, description: 'the owning profile, as GET client-profiles returns it' }) profile: object | null;
+  @ApiProperty({ type: Object, nullable: true, description: 'the owning profile, as GET client-profiles returns it' }) profile:
+    object | null;
   @ApiProperty({ type: WalletClient }) client: WalletClient;
 }
 

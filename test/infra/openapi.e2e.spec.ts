@@ -44,7 +44,10 @@ function guardedRoutes(app: NestFastifyApplication): { key: string; scheme: 'gat
         const path: string | undefined = typeof handler === 'function' ? Reflect.getMetadata(PATH_METADATA, handler) : undefined;
         if (path === undefined || Reflect.getMetadata(IS_PUBLIC, handler)) continue;
         const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod].toLowerCase();
-        const full = `/${[base, path].filter(Boolean).join('/')}`.replace(/\/+/g, '/').replace(/\/$/, '').replace(/:(\w+)/g, '{$1}');
+        const full = `/${[base, path].filter(Boolean).join('/')}`
+          .replace(/\/+/g, '/')
+          .replace(/\/$/, '')
+          .replace(/:(\w+)/g, '{$1}');
         routes.push({ key: `${method} ${full}`, scheme });
       }
     }
@@ -82,7 +85,9 @@ describe('OpenAPI document', () => {
   });
 
   it('gives every operation a schema for its success response', () => {
-    const missing = operations.filter(([, op]) => !Object.entries(op.responses).some(([status, r]) => /^2\d\d$/.test(status) && hasSchema(r)));
+    const missing = operations.filter(
+      ([, op]) => !Object.entries(op.responses).some(([status, r]) => /^2\d\d$/.test(status) && hasSchema(r)),
+    );
     expect(missing.map(([key]) => key)).toEqual([]);
   });
 

@@ -26,7 +26,9 @@ type ErrorStatuses = (ErrorStatus | Partial<Record<ErrorStatus, string>>)[];
 
 /** Error responses of a route, all in one interface's body shape. */
 export function ApiErrors(body: Type<unknown>, ...statuses: ErrorStatuses) {
-  const entries = statuses.flatMap((s) => (typeof s === 'number' ? [[s, MEANING[s]] as const] : Object.entries(s).map(([k, v]) => [Number(k), v] as const)));
+  const entries = statuses.flatMap((s) =>
+    typeof s === 'number' ? [[s, MEANING[s]] as const] : Object.entries(s).map(([k, v]) => [Number(k), v] as const),
+  );
   return applyDecorators(...entries.map(([status, description]) => ApiResponse({ status, description, type: body })));
 }
 
