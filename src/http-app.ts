@@ -32,8 +32,14 @@ export async function createHttpApp(role: Exclude<ProcessRole, 'worker'> = 'api'
           'authorize `gateway-token` (sent as x-access-token) or `gateway-bearer` (sent as Authorization: Bearer).',
       )
       .setVersion('1')
-      .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'access_token of POST /api/v1/auth/login' }, WALLET_SECURITY)
-      .addApiKey({ type: 'apiKey', in: 'header', name: 'x-access-token', description: 'access_token of POST /v1/auth' }, GATEWAY_SECURITY.header)
+      .addBearerAuth(
+        { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'access_token of POST /api/v1/auth/login' },
+        WALLET_SECURITY,
+      )
+      .addApiKey(
+        { type: 'apiKey', in: 'header', name: 'x-access-token', description: 'access_token of POST /v1/auth' },
+        GATEWAY_SECURITY.header,
+      )
       .addBearerAuth(
         { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'the same gateway token, as Authorization: Bearer' },
         GATEWAY_SECURITY.bearer,

@@ -13,7 +13,10 @@ export class AirtimeController {
 
   @Post('send')
   @GatewayOk()
-  @Doc('Send airtime to up to 1000 numbers', 'Accepted with 720 and the total held on the float; each recipient\'s result follows by callback and status query.')
+  @Doc(
+    'Send airtime to up to 1000 numbers',
+    "Accepted with 720 and the total held on the float; each recipient's result follows by callback and status query.",
+  )
   @ApiOkResponse({ type: AirtimeAcknowledgement, description: '720: accepted; results follow by callback and status query' })
   @ApiBadRequestResponse({ type: AirtimeErrorBody, description: '721: refused, nothing stored' })
   @ApiConflictResponse({ type: AirtimeErrorBody, description: '722: the reference was used before' })

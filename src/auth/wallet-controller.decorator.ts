@@ -17,6 +17,9 @@ export function WalletController(path: string, tag: string, access: 'token' | 'p
     UseFilters(WalletErrorFilter),
     ...(access === 'token' ? [ApiBearerAuth(WALLET_SECURITY)] : []),
     ApiTags(`wallet: ${tag}`),
-    ApiUnauthorizedResponse({ type: WalletErrorBody, description: access === 'token' ? 'missing, expired or invalid token' : 'wrong credentials' }),
+    ApiUnauthorizedResponse({
+      type: WalletErrorBody,
+      description: access === 'token' ? 'missing, expired or invalid token' : 'wrong credentials',
+    }),
   );
 }

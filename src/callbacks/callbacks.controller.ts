@@ -13,7 +13,10 @@ export class CallbacksController {
   constructor(private readonly callbacks: CallbacksService) {}
 
   @Get()
-  @Doc('Callback deliveries about a reference', 'Every callback sent about one of your references, with each attempt (time, HTTP status, latency, error).')
+  @Doc(
+    'Callback deliveries about a reference',
+    'Every callback sent about one of your references, with each attempt (time, HTTP status, latency, error).',
+  )
   @ApiOkResponse({ type: CallbackLog })
   @GatewayErrors({ 400: 'reference missing or longer than 64 characters' })
   @ApiQuery({ name: 'reference', description: 'external_reference, merchant_transaction_id or reversal_reference' })

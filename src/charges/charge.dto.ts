@@ -19,7 +19,10 @@ export class ChargeRequestDto {
   @ApiProperty({ example: 'ACC-001' }) @RequiredText(50) account_number: string;
   @ApiProperty({ example: 'INV-42', description: 'may be empty' }) @IsString() @MaxLength(50) invoice_number: string;
   @ApiProperty({ example: 'KES' }) @IsCurrencyCode({ context: GATEWAY_CONTEXT.invalidCurrency }) currency_code: string;
-  @ApiProperty({ example: 'KEN' }) @IsString() @Matches(/^[A-Z]{3}$/, { message: 'country_code must be three capital letters' }) country_code: string;
+  @ApiProperty({ example: 'KEN' })
+  @IsString()
+  @Matches(/^[A-Z]{3}$/, { message: 'country_code must be three capital letters' })
+  country_code: string;
   @ApiProperty({ example: '100.00' }) @IsMoneyAmount() amount: string | number;
   @ApiProperty({ example: false }) @IsBoolean() add_transaction_charge: boolean;
   @ApiProperty({ example: '0' }) @IsNonNegativeMoney() transaction_charge: string | number;
@@ -40,6 +43,9 @@ const OTP_REQUIRED = {
 
 /** POST /v1/mobile-money/verify-otp (collection document §3). */
 export class VerifyOtpDto {
-  @ApiProperty({ example: 'ORDER-42', description: 'the charge external_reference' }) @IsString(OTP_REQUIRED) @IsNotEmpty(OTP_REQUIRED) reference: string;
+  @ApiProperty({ example: 'ORDER-42', description: 'the charge external_reference' })
+  @IsString(OTP_REQUIRED)
+  @IsNotEmpty(OTP_REQUIRED)
+  reference: string;
   @ApiProperty({ example: '123456' }) @IsString(OTP_REQUIRED) @IsNotEmpty(OTP_REQUIRED) otp: string;
 }

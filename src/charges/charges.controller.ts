@@ -14,9 +14,15 @@ export class ChargesController {
 
   @Post('mobile-money/charge')
   @GatewayOk()
-  @Doc('Charge a mobile-money payer', 'Prompts the payer; the result follows by callback and status query. Replaying an external_reference answers the original charge.')
+  @Doc(
+    'Charge a mobile-money payer',
+    'Prompts the payer; the result follows by callback and status query. Replaying an external_reference answers the original charge.',
+  )
   @ApiOkResponse({ type: ChargeAccepted })
-  @GatewayErrors({ 400: 'invalid request (172), missing (109) or invalid (110) payer msisdn, invalid currency (115); nothing is charged', 409: 'external_reference was used for a different request' })
+  @GatewayErrors({
+    400: 'invalid request (172), missing (109) or invalid (110) payer msisdn, invalid currency (115); nothing is charged',
+    409: 'external_reference was used for a different request',
+  })
   charge(@CurrentGatewayClient() client: GatewayPrincipal, @Body() body: ChargeRequestDto) {
     return this.charges.accept(client, body);
   }

@@ -32,7 +32,10 @@ export class CheckoutPageController {
         .header('content-type', 'text/html; charset=utf-8')
         .header('cache-control', 'no-store')
         .header('x-frame-options', 'DENY')
-        .header('content-security-policy', `default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`)
+        .header(
+          'content-security-policy',
+          `default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
+        )
         .send(html);
     const view = await this.checkout.pageView(reference).catch((error) => {
       if (error instanceof HttpException && error.getStatus() === 404) return null;
@@ -58,9 +61,16 @@ export class CheckoutPageController {
 
   @Post(':reference/pay')
   @HttpCode(200)
-  @Doc('Pay a checkout from the payer\'s phone', 'What the hosted page posts; the payer confirms on the phone. No token: the checkout reference is the credential.')
+  @Doc(
+    "Pay a checkout from the payer's phone",
+    'What the hosted page posts; the payer confirms on the phone. No token: the checkout reference is the credential.',
+  )
   @ApiOkResponse({ type: CheckoutPaymentStarted })
-  @ApiErrors(HostedPageErrorBody, 400, { 404: 'no checkout has this reference', 409: 'a payment is in progress, or the checkout is closed', 410: 'the checkout has expired' })
+  @ApiErrors(HostedPageErrorBody, 400, {
+    404: 'no checkout has this reference',
+    409: 'a payment is in progress, or the checkout is closed',
+    410: 'the checkout has expired',
+  })
   pay(@Param('reference') reference: string, @Body() body: CheckoutPayDto) {
     return this.checkout.pay(reference, body);
   }

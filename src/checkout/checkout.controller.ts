@@ -13,9 +13,15 @@ export class CheckoutController {
 
   @Post('initiate')
   @GatewayOk()
-  @Doc('Start a hosted checkout', 'Send the payer to redirect_url; the result follows by callback to callback_url. Idempotent on merchant_transaction_id.')
+  @Doc(
+    'Start a hosted checkout',
+    'Send the payer to redirect_url; the result follows by callback to callback_url. Idempotent on merchant_transaction_id.',
+  )
   @ApiOkResponse({ type: CheckoutInitiated })
-  @GatewayErrors({ 400: 'invalid request or service code (172); nothing is stored', 409: 'merchant_transaction_id was used for a different request' })
+  @GatewayErrors({
+    400: 'invalid request or service code (172); nothing is stored',
+    409: 'merchant_transaction_id was used for a different request',
+  })
   initiate(@CurrentGatewayClient() client: GatewayPrincipal, @Body() body: CheckoutInitiateDto) {
     return this.checkout.initiate(client, body);
   }

@@ -18,12 +18,19 @@ export class CreateClientServiceDto {
   @ApiProperty({ example: 'Wallet top-up' }) @RequiredText(LIMITS.name) client_service_name: string;
   @ApiProperty({ example: 'CUSTOM_SERVICE', enum: SERVICE_CODES }) @IsIn(SERVICE_CODES) service_code: (typeof SERVICE_CODES)[number];
   @ApiProperty({ example: true }) @IsBoolean() has_transaction_fee: boolean;
-  @ApiPropertyOptional({ example: 'FIXED', enum: FEE_TYPES }) @IsOptional() @IsIn(FEE_TYPES) transaction_fee_type?: (typeof FEE_TYPES)[number];
+  @ApiPropertyOptional({ example: 'FIXED', enum: FEE_TYPES })
+  @IsOptional()
+  @IsIn(FEE_TYPES)
+  transaction_fee_type?: (typeof FEE_TYPES)[number];
   @ApiPropertyOptional({ example: '1.5' }) @IsOptional() @IsNonNegativeMoney() transaction_fee?: number | string;
   @ApiProperty({ example: '10' }) @IsNonNegativeMoney() minimum_transaction_amount: number | string;
   @ApiProperty({ example: '150000' }) @IsMoneyAmount() maximum_transaction_amount: number | string;
   @ApiProperty({ example: 1, enum: [0, 1] }) @IsIn([0, 1]) is_active: number;
   @ApiPropertyOptional({ type: [FeeTierDto] })
-  @IsOptional() @IsArray() @ArrayMaxSize(50) @ValidateNested({ each: true }) @Type(() => FeeTierDto)
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(50)
+  @ValidateNested({ each: true })
+  @Type(() => FeeTierDto)
   transaction_fee_tiers?: FeeTierDto[];
 }

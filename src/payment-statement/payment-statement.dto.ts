@@ -4,7 +4,10 @@ import { IsInt, IsOptional, Max, Min, registerDecorator, ValidationArguments, Va
 export const STATEMENT_DEFAULT_LIMIT = 100;
 export const STATEMENT_MAX_LIMIT = 1000;
 
-const invalidDate = (name: string) => ({ message: `${name} is required as an ISO 8601 date`, context: { statementErrorCode: 'INVALID_DATE' } });
+const invalidDate = (name: string) => ({
+  message: `${name} is required as an ISO 8601 date`,
+  context: { statementErrorCode: 'INVALID_DATE' },
+});
 const invalidPage = (name: string, min: number, max: number) => ({
   message: `${name} must be an integer from ${min} to ${max}`,
   context: { statementErrorCode: 'INVALID_PAGINATION' },
@@ -25,7 +28,12 @@ export class PaymentStatementDto {
   @IsStatementDate(invalidDate('end_date'))
   end_date: string;
 
-  @ApiPropertyOptional({ example: 0, default: 0 }) @IsOptional() @IsInt(OFFSET) @Min(0, OFFSET) @Max(Number.MAX_SAFE_INTEGER, OFFSET) offset?: number;
+  @ApiPropertyOptional({ example: 0, default: 0 })
+  @IsOptional()
+  @IsInt(OFFSET)
+  @Min(0, OFFSET)
+  @Max(Number.MAX_SAFE_INTEGER, OFFSET)
+  offset?: number;
 
   @ApiPropertyOptional({ default: STATEMENT_DEFAULT_LIMIT, maximum: STATEMENT_MAX_LIMIT, example: 100 })
   @IsOptional()

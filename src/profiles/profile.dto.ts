@@ -5,7 +5,8 @@ import { IsMsisdn, LIMITS, RequiredText } from '../common/validation/validators'
 export class CreateProfileDto {
   @ApiProperty({ example: 'ACME' }) @RequiredText(LIMITS.code) client_code: string;
   @ApiProperty({ example: 'Jane Doe' }) @RequiredText(LIMITS.name) profile_name: string;
-  @ApiProperty({ example: 'INDIVIDUAL', enum: ['BUSINESS', 'INDIVIDUAL'] }) @IsIn(['BUSINESS', 'INDIVIDUAL']) profile_type: 'BUSINESS' | 'INDIVIDUAL';
+  @ApiProperty({ example: 'INDIVIDUAL', enum: ['BUSINESS', 'INDIVIDUAL'] }) @IsIn(['BUSINESS', 'INDIVIDUAL']) profile_type:
+    'BUSINESS' | 'INDIVIDUAL';
   @ApiProperty({ example: 'CUST-0001' }) @RequiredText(LIMITS.reference) client_profile_id: string;
   @ApiProperty({ example: 'jane@example.com' }) @RequiredText(LIMITS.email) @IsEmail() profile_email: string;
   @ApiProperty({ example: '254700000000' }) @IsMsisdn() profile_msisdn: string;

@@ -15,7 +15,8 @@ export class AcknowledgementDto {
   @Matches(/^\d{1,18}$/, PAYMENT_ID)
   payment_id: string;
 
-  @ApiProperty({ example: 'SUCCESSFUL', enum: ['SUCCESSFUL', 'FAILED'] }) @IsIn(['SUCCESSFUL', 'FAILED'], STATUS) status: 'SUCCESSFUL' | 'FAILED';
+  @ApiProperty({ example: 'SUCCESSFUL', enum: ['SUCCESSFUL', 'FAILED'] }) @IsIn(['SUCCESSFUL', 'FAILED'], STATUS) status:
+    'SUCCESSFUL' | 'FAILED';
 
   /** Optional, but null is not a narration. */
   @ApiPropertyOptional({ maxLength: 255, example: 'Order delivered' })

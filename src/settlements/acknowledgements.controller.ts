@@ -12,7 +12,10 @@ export class AcknowledgementsController {
 
   @Post()
   @GatewayOk()
-  @Doc('Confirm a payment\'s service', 'SUCCESSFUL distributes the split settlements of the payment to the partner accounts; FAILED leaves them undistributed.')
+  @Doc(
+    "Confirm a payment's service",
+    'SUCCESSFUL distributes the split settlements of the payment to the partner accounts; FAILED leaves them undistributed.',
+  )
   @ApiOkResponse({ type: AcknowledgementResult })
   @GatewayErrors({
     400: 'invalid request, a payment not successful, or too little in the settlement wallet',

@@ -10,7 +10,10 @@ class MoneyRequestDto {
   @ApiProperty({ example: 100 }) @IsMoneyAmount() transaction_amount: number | string;
   @ApiProperty({ example: 'KES', enum: CURRENCIES }) @IsCurrencyCode() currency: string;
   @ApiProperty({ example: 'INV-2024-0001' }) @RequiredText(LIMITS.reference) source_transaction_id: string;
-  @ApiPropertyOptional({ example: { order: 42 } }) @IsOptional() @IsObject() @IsBoundedJson() source_transaction_data?: Record<string, unknown>;
+  @ApiPropertyOptional({ example: { order: 42 } }) @IsOptional() @IsObject() @IsBoundedJson() source_transaction_data?: Record<
+    string,
+    unknown
+  >;
   @ApiPropertyOptional({ example: 'Top-up from M-Pesa' }) @IsOptional() @IsString() @MaxLength(LIMITS.text) transaction_narration?: string;
   @ApiPropertyOptional({ example: '2024-03-01T10:15:00Z' }) @IsOptional() @IsISO8601({ strict: true }) transaction_date?: string;
 }
@@ -27,7 +30,11 @@ export class TransferDto extends MoneyRequestDto {
 
 export class ReversalDto {
   @ApiPropertyOptional({ example: 'REV-INV-2024-0001' }) @IsOptional() @RequiredText(LIMITS.reference) source_transaction_id?: string;
-  @ApiPropertyOptional({ example: 'Reversal of INV-2024-0001' }) @IsOptional() @IsString() @MaxLength(LIMITS.text) transaction_narration?: string;
+  @ApiPropertyOptional({ example: 'Reversal of INV-2024-0001' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(LIMITS.text)
+  transaction_narration?: string;
 }
 
 export const MONEY_COMMANDS = ['CREDIT', 'DEBIT'] as const;

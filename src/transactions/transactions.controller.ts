@@ -18,9 +18,15 @@ export class TransactionsController {
   ) {}
 
   @Post('transactions')
-  @Doc('Credit or debit a wallet', 'CREDIT_WALLET or DEBIT_WALLET in `command`; replaying a source_transaction_id answers the original result.')
+  @Doc(
+    'Credit or debit a wallet',
+    'CREDIT_WALLET or DEBIT_WALLET in `command`; replaying a source_transaction_id answers the original result.',
+  )
   @ApiCreatedResponse({ type: TransactionRecord })
-  @WalletErrors(400, 403, { 404: 'no wallet or client service of the caller has this number or code', 409: 'source_transaction_id was used for a different request' })
+  @WalletErrors(400, 403, {
+    404: 'no wallet or client service of the caller has this number or code',
+    409: 'source_transaction_id was used for a different request',
+  })
   creditOrDebit(@CurrentPrincipal() principal: WalletPrincipal, @Query() query: MoneyCommandQuery, @Body() body: CreditDebitDto) {
     return this.movements.creditOrDebit(principal, query.command, body);
   }
@@ -28,7 +34,10 @@ export class TransactionsController {
   @Post('account-transfers')
   @Doc('Transfer between two wallets of the caller', 'Answers both sides; idempotent on source_transaction_id.')
   @ApiCreatedResponse({ type: TransactionPair })
-  @WalletErrors(400, 403, { 404: 'no wallet or client service of the caller has this number or code', 409: 'source_transaction_id was used for a different request' })
+  @WalletErrors(400, 403, {
+    404: 'no wallet or client service of the caller has this number or code',
+    409: 'source_transaction_id was used for a different request',
+  })
   transfer(@CurrentPrincipal() principal: WalletPrincipal, @Body() body: TransferDto) {
     return this.movements.transfer(principal, body);
   }
@@ -56,7 +65,10 @@ export class TransactionsController {
   }
 
   @Get('accounts/account-number/:accountNumber/transactions')
-  @Doc("A wallet's transactions", 'Oldest first, in pages of `limit`, continued with `cursor`; `start_date` and `end_date` bound the period.')
+  @Doc(
+    "A wallet's transactions",
+    'Oldest first, in pages of `limit`, continued with `cursor`; `start_date` and `end_date` bound the period.',
+  )
   @ApiQuery({ name: 'start_date', required: false, description: 'ISO 8601; inclusive' })
   @ApiQuery({ name: 'end_date', required: false, description: 'ISO 8601; inclusive' })
   @ApiQuery({ name: 'limit', required: false, type: Number })

@@ -10,7 +10,11 @@ import type { WalletCommand } from './wallet-state-machine';
 export class CreateAccountTypeDto {
   @ApiProperty({ example: 'ACME' }) @RequiredText(LIMITS.code) client_code: string;
   @ApiProperty({ example: 'Savings' }) @RequiredText(LIMITS.name) account_type_name: string;
-  @ApiPropertyOptional({ example: 'Customer savings wallets' }) @IsOptional() @IsString() @MaxLength(LIMITS.text) account_type_description?: string;
+  @ApiPropertyOptional({ example: 'Customer savings wallets' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(LIMITS.text)
+  account_type_description?: string;
   @ApiPropertyOptional({ example: 1, enum: [0, 1], default: 1 }) @IsOptional() @IsIn([0, 1]) is_active?: number;
 }
 

@@ -31,7 +31,11 @@ export class WalletsController {
   @ApiPageQuery()
   @ApiOkResponse({ type: AccountTypeList })
   @WalletErrors(400)
-  listAccountTypes(@CurrentPrincipal() principal: WalletPrincipal, @Query() query: Record<string, unknown>, @Req() request: FastifyRequest) {
+  listAccountTypes(
+    @CurrentPrincipal() principal: WalletPrincipal,
+    @Query() query: Record<string, unknown>,
+    @Req() request: FastifyRequest,
+  ) {
     return this.accountTypes.list(principal, readPage(query, request.body));
   }
 
@@ -53,10 +57,13 @@ export class WalletsController {
 
   @Post('accounts/account-number/:accountNumber')
   @HttpCode(200)
-  @Doc('Change a wallet\'s status', 'ACTIVATE, DORMANT, SUSPEND or CLOSE, in the query string; closing needs a zero balance.')
+  @Doc("Change a wallet's status", 'ACTIVATE, DORMANT, SUSPEND or CLOSE, in the query string; closing needs a zero balance.')
   @NoRequestBody()
   @ApiOkResponse({ type: WalletStatusChange })
-  @WalletErrors(400, { 404: 'no wallet of the caller has this account number', 409: 'the status cannot change so, or the balance is not zero' })
+  @WalletErrors(400, {
+    404: 'no wallet of the caller has this account number',
+    409: 'the status cannot change so, or the balance is not zero',
+  })
   command(
     @CurrentPrincipal() principal: WalletPrincipal,
     @Param('accountNumber') accountNumber: string,

@@ -15,7 +15,10 @@ export class GatewayAuthController {
   /** Bad or missing keys are a 401 in the documented body, never a validation 400. */
   @Post()
   @HttpCode(200)
-  @Doc('Get a gateway access token', 'Exchange the consumer key and secret for a token valid one hour, sent as x-access-token on every other gateway call.')
+  @Doc(
+    'Get a gateway access token',
+    'Exchange the consumer key and secret for a token valid one hour, sent as x-access-token on every other gateway call.',
+  )
   @ApiBody({ type: GatewayCredentials })
   @ApiOkResponse({ type: GatewayToken })
   @ApiUnauthorizedResponse({ type: GatewayUnauthorizedBody, description: 'unknown, revoked or missing keys' })

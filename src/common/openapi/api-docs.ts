@@ -1,5 +1,5 @@
 import { applyDecorators, Type } from '@nestjs/common';
-import { ApiExtension, ApiOperation, ApiQuery, ApiResponse } from '@nestjs/swagger';
+import { ApiBody, ApiExtension, ApiOperation, ApiQuery, ApiResponse } from '@nestjs/swagger';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../http/pagination';
 import { GatewayErrorBody, PayoutErrorBody, WalletErrorBody } from './error-bodies';
 
@@ -48,3 +48,7 @@ export const ApiPageQuery = () =>
     ApiQuery({ name: 'page', required: false, type: Number, description: 'from 1; default 1' }),
     ApiQuery({ name: 'limit', required: false, type: Number, description: `1 to ${MAX_LIMIT}; default ${DEFAULT_LIMIT}` }),
   );
+
+/** The request body with named examples, for routes whose DTO fields carry none of their own. */
+export const BodyExamples = (type: Type<unknown>, examples: Record<string, { summary: string; value: object }>) =>
+  ApiBody({ type, examples });
