@@ -46,7 +46,11 @@ export class AirtimeAcknowledgement {
 export class AirtimeRecipientResult {
   @ApiProperty({ example: '254712345678' }) phone_number: string;
   @ApiProperty({ type: Number, example: 50 }) amount: number;
-  @ApiProperty({ enum: [600, 601, 602, 603, 604], example: 602, description: '600 unprocessed, 601 processing, 602 successful, 603 failed, 604 jammed' })
+  @ApiProperty({
+    enum: [600, 601, 602, 603, 604],
+    example: 602,
+    description: '600 unprocessed, 601 processing, 602 successful, 603 failed, 604 jammed',
+  })
   service_status: number;
   @ApiProperty({ example: '6f1c2a40-1d7e-4c55-9b1e-0a6f0f6d1c11', description: 'the request reference' }) external_reference: string;
   @ApiProperty({ type: String, nullable: true, example: 'SBXAIR7Q2K9X' }) provider_reference: string | null;
@@ -59,7 +63,15 @@ export class AirtimeErrorBody {
   @ApiProperty({ enum: [721, 722, 723], example: 721 }) response_code: number;
   @ApiProperty({ example: 'Validation Failed' }) response_description: string;
   @ApiProperty({
-    enum: ['VALIDATION_FAILED', 'INVALID_PHONE_NUMBER', 'SERVICE_NOT_ALLOWED', 'INVALID_WALLET', 'INSUFFICIENT_BALANCE', 'DUPLICATE_IGNORED', 'RESOURCE_NOT_FOUND'],
+    enum: [
+      'VALIDATION_FAILED',
+      'INVALID_PHONE_NUMBER',
+      'SERVICE_NOT_ALLOWED',
+      'INVALID_WALLET',
+      'INSUFFICIENT_BALANCE',
+      'DUPLICATE_IGNORED',
+      'RESOURCE_NOT_FOUND',
+    ],
     example: 'VALIDATION_FAILED',
   })
   error_code: string;

@@ -57,7 +57,8 @@ export class CallbackDeliveryProcessor extends OutboxJobProcessor<{ deliveryId: 
     const result = await this.post(delivery);
     const delays = this.config.callbackRetryDelaysMs;
     const delivered = result.httpStatus !== null && result.httpStatus >= 200 && result.httpStatus < 300;
-    const nextAt = !delivered && attempt <= delays.length ? new Date(new Date(delivery.first_attempt_at!).getTime() + delays[attempt - 1]) : null;
+    const nextAt =
+      !delivered && attempt <= delays.length ? new Date(new Date(delivery.first_attempt_at!).getTime() + delays[attempt - 1]) : null;
 
     await this.db.transaction(async (manager) => {
       await manager.query(
@@ -98,9 +99,21 @@ export class CallbackDeliveryProcessor extends OutboxJobProcessor<{ deliveryId: 
       };
       const credentials = credentialsFor(delivery.url, endpoint);
       if (credentials) headers.authorization = `Basic ${Buffer.from(credentials).toString('base64')}`;
-      const response = await fetch(delivery.url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(TIMEOUT_MS) });
+      const response = await fetch(delivery.url, {
+        method: 'POST',
+        headers,
+        body,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      });
       const text = (await response.text()).slice(0, 10_000);
-      return { startedAt, httpStatus: response.status, latencyMs: latency(), error: response.ok ? null : `HTTP ${response.status}`, body: text };
+      return {
+        startedAt,
+        httpStatus: response.status,
+        latencyMs: latency(),
+        error: response.ok ? null : `HTTP ${response.status}`,
+        body: text,
+      };
     } catch (error) {
       return { startedAt, httpStatus: null, latencyMs: latency(), error: (error as Error).message, body: '' };
     }

@@ -39,7 +39,12 @@ export function isPrivateAddress(address: string): boolean {
   }
   const [a, b] = address.split('.').map(Number);
   return (
-    a === 10 || a === 127 || a === 0 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) ||
+    a === 10 ||
+    a === 127 ||
+    a === 0 ||
+    (a === 169 && b === 254) ||
+    (a === 172 && b >= 16 && b <= 31) ||
+    (a === 192 && b === 168) ||
     (a === 100 && b >= 64 && b <= 127)
   );
 }

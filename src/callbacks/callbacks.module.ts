@@ -5,5 +5,9 @@ import { CallbacksService } from './callbacks.service';
 
 /** Scheduling and reading callbacks (api and worker); delivery itself runs in the worker role. */
 @Global()
-@Module({ controllers: [CallbacksController], providers: [CallbacksService, CallbackSettingsService], exports: [CallbacksService, CallbackSettingsService] })
+@Module({
+  controllers: [CallbacksController],
+  providers: [CallbacksService, CallbackSettingsService],
+  exports: [CallbacksService, CallbackSettingsService],
+})
 export class CallbacksModule {}

@@ -58,7 +58,8 @@ export class PaymentStatementErrorFilter extends InterfaceErrorFilter {
 @Catch()
 export class HostedPageErrorFilter extends InterfaceErrorFilter {
   protected body(exception: unknown, described: Rendered): unknown {
-    if (exception instanceof RequestValidationError) return { message: exception.problems[0]?.message, error: 'Bad Request', statusCode: 400 };
+    if (exception instanceof RequestValidationError)
+      return { message: exception.problems[0]?.message, error: 'Bad Request', statusCode: 400 };
     return libraryBody(exception, described);
   }
 }
@@ -141,6 +142,8 @@ function fastifyMessage(error: { code?: string; message?: string }): string {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return 'Request body is too large';
     default:
-      return error.code?.startsWith('FST_ERR_CTP') || error.message?.includes('JSON') ? 'Request body is not valid JSON' : (error.message ?? 'Bad request');
+      return error.code?.startsWith('FST_ERR_CTP') || error.message?.includes('JSON')
+        ? 'Request body is not valid JSON'
+        : (error.message ?? 'Bad request');
   }
 }
