@@ -7,6 +7,7 @@ import { mountQueueDashboard } from './admin/queue-dashboard';
 import { FallbackErrorFilter } from './common/errors/http-error.filter';
 import { APP_CONFIG, type AppConfig } from './infra/config/app-config';
 import { createValidationPipe } from './common/http/validation';
+import { GATEWAY_SECURITY, WALLET_SECURITY } from './common/openapi/api-docs';
 
 /** Builds the HTTP application for a role that serves HTTP (api, sandbox); shared by main.ts and the tests. */
 export async function createHttpApp(role: Exclude<ProcessRole, 'worker'> = 'api'): Promise<NestFastifyApplication> {
@@ -25,12 +26,27 @@ export async function createHttpApp(role: Exclude<ProcessRole, 'worker'> = 'api'
     app,
     new DocumentBuilder()
       .setTitle('Payments provider API')
-      .setDescription('Wallet service (/api/v1), collection and disbursement gateways (/v1, /v2).')
+      .setDescription(
+        'Wallet service (/api/v1): log in with POST /api/v1/auth/login and authorize `wallet-jwt` with the access_token. ' +
+          'Collection and disbursement gateways (/v1, /v2, /transactions/acknowledge): get a token from POST /v1/auth and ' +
+          'authorize `gateway-token` (sent as x-access-token) or `gateway-bearer` (sent as Authorization: Bearer).',
+      )
       .setVersion('1')
-      .addBearerAuth()
+      .addBearerAuth(
+        { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'access_token of POST /api/v1/auth/login' },
+        WALLET_SECURITY,
+      )
+      .addApiKey(
+        { type: 'apiKey', in: 'header', name: 'x-access-token', description: 'access_token of POST /v1/auth' },
+        GATEWAY_SECURITY.header,
+      )
+      .addBearerAuth(
+        { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'the same gateway token, as Authorization: Bearer' },
+        GATEWAY_SECURITY.bearer,
+      )
       .build(),
   );
-  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json' });
+  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json', swaggerOptions: { persistAuthorization: true } });
   await mountQueueDashboard(app, app.get<AppConfig>(APP_CONFIG));
   await app.init();
   await app.getHttpAdapter().getInstance().ready();

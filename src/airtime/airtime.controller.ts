@@ -5,6 +5,7 @@ import { CurrentGatewayClient, type GatewayPrincipal } from '../auth/gateway/gat
 import { AirtimeAcknowledgement, AirtimeErrorBody, AirtimeRecipientResult, AirtimeRequestDto } from './airtime.dto';
 import { AirtimeService } from './airtime.service';
 import { AirtimeErrorFilter } from './airtime-error.filter';
+import { Doc } from '../common/openapi/api-docs';
 
 @GatewayController('v1/gw/airtime', 'airtime', AirtimeErrorFilter)
 export class AirtimeController {
@@ -12,6 +13,10 @@ export class AirtimeController {
 
   @Post('send')
   @GatewayOk()
+  @Doc(
+    'Send airtime to up to 1000 numbers',
+    "Accepted with 720 and the total held on the float; each recipient's result follows by callback and status query.",
+  )
   @ApiOkResponse({ type: AirtimeAcknowledgement, description: '720: accepted; results follow by callback and status query' })
   @ApiBadRequestResponse({ type: AirtimeErrorBody, description: '721: refused, nothing stored' })
   @ApiConflictResponse({ type: AirtimeErrorBody, description: '722: the reference was used before' })
@@ -20,6 +25,7 @@ export class AirtimeController {
   }
 
   @Get(':reference/status')
+  @Doc('Results of an airtime request', 'One result per recipient, in request order.')
   @ApiOkResponse({ type: [AirtimeRecipientResult], description: 'one result per recipient, in request order' })
   @ApiNotFoundResponse({ type: AirtimeErrorBody, description: '723: no request of the caller has this reference' })
   status(@CurrentGatewayClient() client: GatewayPrincipal, @Param('reference') reference: string) {

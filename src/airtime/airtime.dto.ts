@@ -38,25 +38,29 @@ export class AirtimeRequestDto {
 }
 
 export class AirtimeAcknowledgement {
-  @ApiProperty() reference: string;
+  @ApiProperty({ example: '6f1c2a40-1d7e-4c55-9b1e-0a6f0f6d1c11' }) reference: string;
   @ApiProperty({ example: 720 }) response_code: number;
   @ApiProperty({ example: 'Accepted for processing' }) response_description: string;
 }
 
 export class AirtimeRecipientResult {
-  @ApiProperty() phone_number: string;
+  @ApiProperty({ example: '254712345678' }) phone_number: string;
   @ApiProperty({ type: Number, example: 50 }) amount: number;
-  @ApiProperty({ enum: [600, 601, 602, 603, 604], description: '600 unprocessed, 601 processing, 602 successful, 603 failed, 604 jammed' })
+  @ApiProperty({
+    enum: [600, 601, 602, 603, 604],
+    example: 602,
+    description: '600 unprocessed, 601 processing, 602 successful, 603 failed, 604 jammed',
+  })
   service_status: number;
-  @ApiProperty({ description: 'the request reference' }) external_reference: string;
-  @ApiProperty({ type: String, nullable: true }) provider_reference: string | null;
+  @ApiProperty({ example: '6f1c2a40-1d7e-4c55-9b1e-0a6f0f6d1c11', description: 'the request reference' }) external_reference: string;
+  @ApiProperty({ type: String, nullable: true, example: 'SBXAIR7Q2K9X' }) provider_reference: string | null;
   @ApiProperty({ format: 'uuid' }) correlation_id: string;
-  @ApiProperty() message: string;
+  @ApiProperty({ example: 'Airtime sent' }) message: string;
 }
 
 export class AirtimeErrorBody {
-  @ApiProperty({ type: String, nullable: true }) reference: string | null;
-  @ApiProperty({ enum: [721, 722, 723] }) response_code: number;
+  @ApiProperty({ type: String, nullable: true, example: '6f1c2a40-1d7e-4c55-9b1e-0a6f0f6d1c11' }) reference: string | null;
+  @ApiProperty({ enum: [721, 722, 723], example: 721 }) response_code: number;
   @ApiProperty({ example: 'Validation Failed' }) response_description: string;
   @ApiProperty({
     enum: [
@@ -68,7 +72,8 @@ export class AirtimeErrorBody {
       'DUPLICATE_IGNORED',
       'RESOURCE_NOT_FOUND',
     ],
+    example: 'VALIDATION_FAILED',
   })
   error_code: string;
-  @ApiProperty() message: string;
+  @ApiProperty({ example: 'recipients must contain at least 1 elements' }) message: string;
 }

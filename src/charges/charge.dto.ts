@@ -8,31 +8,31 @@ export const ORIGIN_CHANNELS = ['API', 'WEB', 'USSD', 'APP'] as const;
 
 /** POST /v1/mobile-money/charge (collection document §2). */
 export class ChargeRequestDto {
-  @ApiProperty() @RequiredText(LIMITS.reference) external_reference: string;
-  @ApiProperty() @RequiredText(LIMITS.code) client_code: string;
-  @ApiProperty({ enum: ORIGIN_CHANNELS }) @IsIn(ORIGIN_CHANNELS) origin_channel_code: (typeof ORIGIN_CHANNELS)[number];
-  @ApiProperty() @IsMsisdn() originator_msisdn: string;
+  @ApiProperty({ example: 'ORDER-42' }) @RequiredText(LIMITS.reference) external_reference: string;
+  @ApiProperty({ example: 'ACME' }) @RequiredText(LIMITS.code) client_code: string;
+  @ApiProperty({ example: 'API', enum: ORIGIN_CHANNELS }) @IsIn(ORIGIN_CHANNELS) origin_channel_code: (typeof ORIGIN_CHANNELS)[number];
+  @ApiProperty({ example: '254712345678' }) @IsMsisdn() originator_msisdn: string;
   @ApiProperty({ example: '254712345678' }) @IsMsisdn(PAYER_MSISDN) payer_msisdn: string;
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(LIMITS.name) payer_name?: string;
-  @ApiProperty() @RequiredText(LIMITS.email) @IsEmail() payer_email: string;
-  @ApiProperty() @RequiredText(LIMITS.code) service_code: string;
-  @ApiProperty() @RequiredText(50) account_number: string;
-  @ApiProperty({ description: 'may be empty' }) @IsString() @MaxLength(50) invoice_number: string;
+  @ApiPropertyOptional({ example: 'Jane Doe' }) @IsOptional() @IsString() @MaxLength(LIMITS.name) payer_name?: string;
+  @ApiProperty({ example: 'jane@example.com' }) @RequiredText(LIMITS.email) @IsEmail() payer_email: string;
+  @ApiProperty({ example: 'TOPUP' }) @RequiredText(LIMITS.code) service_code: string;
+  @ApiProperty({ example: 'ACC-001' }) @RequiredText(50) account_number: string;
+  @ApiProperty({ example: 'INV-42', description: 'may be empty' }) @IsString() @MaxLength(50) invoice_number: string;
   @ApiProperty({ example: 'KES' }) @IsCurrencyCode({ context: GATEWAY_CONTEXT.invalidCurrency }) currency_code: string;
   @ApiProperty({ example: 'KEN' })
   @IsString()
   @Matches(/^[A-Z]{3}$/, { message: 'country_code must be three capital letters' })
   country_code: string;
   @ApiProperty({ example: '100.00' }) @IsMoneyAmount() amount: string | number;
-  @ApiProperty() @IsBoolean() add_transaction_charge: boolean;
+  @ApiProperty({ example: false }) @IsBoolean() add_transaction_charge: boolean;
   @ApiProperty({ example: '0' }) @IsNonNegativeMoney() transaction_charge: string | number;
   @ApiProperty({ example: 'MMONEY_KEN' }) @RequiredText(LIMITS.code) payment_method_code: string;
-  @ApiProperty() @IsObject() @IsBoundedJson() extra_data: Record<string, unknown>;
-  @ApiProperty() @RequiredText(LIMITS.text) description: string;
-  @ApiProperty() @IsBoolean() notify_client: boolean;
-  @ApiProperty() @IsBoolean() notify_originator: boolean;
-  @ApiProperty() @RequiredText(500) callback_url: string;
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(16) otp_code?: string;
+  @ApiProperty({ example: { order: 42 } }) @IsObject() @IsBoundedJson() extra_data: Record<string, unknown>;
+  @ApiProperty({ example: 'Order 42' }) @RequiredText(LIMITS.text) description: string;
+  @ApiProperty({ example: true }) @IsBoolean() notify_client: boolean;
+  @ApiProperty({ example: false }) @IsBoolean() notify_originator: boolean;
+  @ApiProperty({ example: 'https://merchant.example.com/callbacks/payments' }) @RequiredText(500) callback_url: string;
+  @ApiPropertyOptional({ example: '123456' }) @IsOptional() @IsString() @MaxLength(16) otp_code?: string;
 }
 
 /** The document answers any missing or malformed field of the OTP check with one fixed 172 body. */
@@ -43,6 +43,9 @@ const OTP_REQUIRED = {
 
 /** POST /v1/mobile-money/verify-otp (collection document §3). */
 export class VerifyOtpDto {
-  @ApiProperty({ description: 'the charge external_reference' }) @IsString(OTP_REQUIRED) @IsNotEmpty(OTP_REQUIRED) reference: string;
-  @ApiProperty() @IsString(OTP_REQUIRED) @IsNotEmpty(OTP_REQUIRED) otp: string;
+  @ApiProperty({ example: 'ORDER-42', description: 'the charge external_reference' })
+  @IsString(OTP_REQUIRED)
+  @IsNotEmpty(OTP_REQUIRED)
+  reference: string;
+  @ApiProperty({ example: '123456' }) @IsString(OTP_REQUIRED) @IsNotEmpty(OTP_REQUIRED) otp: string;
 }

@@ -1,11 +1,14 @@
 import { Body, Controller, Get, HttpCode, HttpException, Param, Post, Res, UseFilters } from '@nestjs/common';
-import { ApiExcludeEndpoint, ApiTags } from '@nestjs/swagger';
+import { ApiExcludeEndpoint, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import { HostedPageErrorFilter } from '../common/errors/http-error.filter';
+import { ApiErrors, Doc } from '../common/openapi/api-docs';
+import { HostedPageErrorBody } from '../common/openapi/error-bodies';
 import { CHECKOUT_STATUS } from '../payments/checkout-session';
 import { checkoutPage, explanationPage } from './checkout-page';
 import { CheckoutPayDto } from './checkout.dto';
+import { CheckoutPageState, CheckoutPaymentStarted } from './checkout.responses';
 import { CheckoutService } from './checkout.service';
 
 /**
@@ -18,6 +21,7 @@ import { CheckoutService } from './checkout.service';
 export class CheckoutPageController {
   constructor(private readonly checkout: CheckoutService) {}
 
+  /** HTML for the payer's browser, not an API: left out of the OpenAPI document. */
   @Get(':reference')
   @ApiExcludeEndpoint()
   async page(@Param('reference') reference: string, @Res() reply: FastifyReply): Promise<void> {
@@ -48,12 +52,25 @@ export class CheckoutPageController {
   }
 
   @Get(':reference/state')
+  @Doc('State of a checkout, for the hosted page', 'No token: the checkout reference is the credential.')
+  @ApiOkResponse({ type: CheckoutPageState })
+  @ApiErrors(HostedPageErrorBody, { 404: 'no checkout has this reference' })
   async state(@Param('reference') reference: string) {
     return (await this.checkout.pageView(reference)).state;
   }
 
   @Post(':reference/pay')
   @HttpCode(200)
+  @Doc(
+    "Pay a checkout from the payer's phone",
+    'What the hosted page posts; the payer confirms on the phone. No token: the checkout reference is the credential.',
+  )
+  @ApiOkResponse({ type: CheckoutPaymentStarted })
+  @ApiErrors(HostedPageErrorBody, 400, {
+    404: 'no checkout has this reference',
+    409: 'a payment is in progress, or the checkout is closed',
+    410: 'the checkout has expired',
+  })
   pay(@Param('reference') reference: string, @Body() body: CheckoutPayDto) {
     return this.checkout.pay(reference, body);
   }

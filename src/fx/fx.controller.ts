@@ -3,6 +3,8 @@ import { ApiOkResponse, ApiQuery } from '@nestjs/swagger';
 import { GatewayController } from '../auth/gateway/gateway-controller.decorator';
 import { isCurrency } from '../common/currencies';
 import { GatewayError } from '../common/errors/gateway-error';
+import { Doc, GatewayErrors } from '../common/openapi/api-docs';
+import { FxRates } from './fx.responses';
 import { formatRate, FxService } from './fx.service';
 
 const DEFAULT_BASE = 'KES';
@@ -14,18 +16,9 @@ export class FxController {
 
   @Get()
   @ApiQuery({ name: 'base_currency', required: false, description: `ISO 4217 code; default ${DEFAULT_BASE}` })
-  @ApiOkResponse({
-    schema: {
-      example: { base_currency: 'KES', rates: { USD: { buying: '128.5000', selling: '130.5000' } } },
-      properties: {
-        base_currency: { type: 'string' },
-        rates: {
-          type: 'object',
-          additionalProperties: { type: 'object', properties: { buying: { type: 'string' }, selling: { type: 'string' } } },
-        },
-      },
-    },
-  })
+  @Doc('Current FX rates', 'Buying and selling price of one unit of each currency, in the base currency.')
+  @ApiOkResponse({ type: FxRates })
+  @GatewayErrors({ 400: 'base_currency is not a supported ISO 4217 code', 404: 'no current rates for the base currency' })
   async rates(@Query('base_currency') base: unknown = DEFAULT_BASE) {
     if (!isCurrency(base)) throw GatewayError.validation('base_currency must be a supported ISO 4217 currency code');
     const rates = await this.fx.ratesFor(base);

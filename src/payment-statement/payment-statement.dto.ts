@@ -28,9 +28,14 @@ export class PaymentStatementDto {
   @IsStatementDate(invalidDate('end_date'))
   end_date: string;
 
-  @ApiPropertyOptional({ default: 0 }) @IsOptional() @IsInt(OFFSET) @Min(0, OFFSET) @Max(Number.MAX_SAFE_INTEGER, OFFSET) offset?: number;
+  @ApiPropertyOptional({ example: 0, default: 0 })
+  @IsOptional()
+  @IsInt(OFFSET)
+  @Min(0, OFFSET)
+  @Max(Number.MAX_SAFE_INTEGER, OFFSET)
+  offset?: number;
 
-  @ApiPropertyOptional({ default: STATEMENT_DEFAULT_LIMIT, maximum: STATEMENT_MAX_LIMIT })
+  @ApiPropertyOptional({ default: STATEMENT_DEFAULT_LIMIT, maximum: STATEMENT_MAX_LIMIT, example: 100 })
   @IsOptional()
   @IsInt(LIMIT)
   @Min(1, LIMIT)
@@ -88,4 +93,20 @@ function IsNotBeforeStart(options: ValidationOptions) {
       },
     });
   };
+}
+
+/** A statement row (collection document §2 "Statement row"). */
+export class PaymentStatementRow {
+  @ApiProperty({ example: 1042 }) payment_id: number;
+  @ApiProperty({ example: 'SBX7Q2K9XW' }) payer_transaction_reference: string;
+  @ApiProperty({ example: 'ORDER-42' }) external_reference: string;
+  @ApiProperty({ example: 'ACC-001' }) account_number: string;
+  @ApiProperty({ example: 100 }) amount: number;
+  @ApiProperty({ example: 'KES' }) currency: string;
+  @ApiProperty({ example: 700 }) payment_status: number;
+  @ApiProperty({ example: 'Order 42' }) receiver_narration: string;
+  @ApiProperty({ example: 'MMONEY_KEN' }) payment_method: string;
+  @ApiProperty({ example: 1.5 }) service_charge: number;
+  @ApiProperty({ example: 'TOPUP' }) service_code: string;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
 }

@@ -14,19 +14,19 @@ const REVERSAL_REASON = rule('reversal_reason is required (at most 255 character
 
 /** POST /v1/reversals/initiate (collection document §2, §7). */
 export class CollectionReversalDto {
-  @ApiProperty({ maxLength: 64 })
+  @ApiProperty({ maxLength: 64, example: 'REV-2024-0001' })
   @IsString(REVERSAL_REFERENCE)
   @IsNotEmpty(REVERSAL_REFERENCE)
   @MaxLength(64, REVERSAL_REFERENCE)
   reversal_reference: string;
 
-  @ApiProperty({ maxLength: 64, description: 'the external_reference of the payment' })
+  @ApiProperty({ maxLength: 64, description: 'the external_reference of the payment', example: 'ORDER-42' })
   @IsString(PAYMENT_REFERENCE)
   @IsNotEmpty(PAYMENT_REFERENCE)
   @MaxLength(64, PAYMENT_REFERENCE)
   payment_reference: string;
 
-  @ApiProperty({ maxLength: 255 })
+  @ApiProperty({ maxLength: 255, example: 'Customer cancelled the order' })
   @IsString(REVERSAL_REASON)
   @Matches(/\S/, REVERSAL_REASON)
   @MaxLength(255, REVERSAL_REASON)

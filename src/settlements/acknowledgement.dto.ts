@@ -15,12 +15,19 @@ export class AcknowledgementDto {
   @Matches(/^\d{1,18}$/, PAYMENT_ID)
   payment_id: string;
 
-  @ApiProperty({ enum: ['SUCCESSFUL', 'FAILED'] }) @IsIn(['SUCCESSFUL', 'FAILED'], STATUS) status: 'SUCCESSFUL' | 'FAILED';
+  @ApiProperty({ example: 'SUCCESSFUL', enum: ['SUCCESSFUL', 'FAILED'] }) @IsIn(['SUCCESSFUL', 'FAILED'], STATUS) status:
+    'SUCCESSFUL' | 'FAILED';
 
   /** Optional, but null is not a narration. */
-  @ApiPropertyOptional({ maxLength: 255 })
+  @ApiPropertyOptional({ maxLength: 255, example: 'Order delivered' })
   @ValidateIf((body: AcknowledgementDto) => body.narration !== undefined)
   @IsString(NARRATION)
   @MaxLength(255, NARRATION)
   narration?: string;
+}
+
+/** Service confirmation response (collection document §2 "Split settlement"). */
+export class AcknowledgementResult {
+  @ApiProperty({ example: '1042' }) payment_id: string;
+  @ApiProperty({ example: 'Split settlements distributed to 2 partner account(s)' }) message: string;
 }

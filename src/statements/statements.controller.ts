@@ -1,9 +1,10 @@
 import { Get, Query, Res } from '@nestjs/common';
-import { ApiProduces, ApiResponse } from '@nestjs/swagger';
+import { ApiOkResponse } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { CurrentPrincipal } from '../auth/principal';
 import type { WalletPrincipal } from '../auth/principal';
 import { WalletController } from '../auth/wallet-controller.decorator';
+import { Doc, WalletErrors } from '../common/openapi/api-docs';
 import { StatementQueryDto } from './statement-query.dto';
 import { STATEMENT_CONTENT_TYPES } from './statement.types';
 import { StatementsService } from './statements.service';
@@ -17,10 +18,14 @@ export class StatementsController {
    * §4). Validation, an unknown wallet and an empty period are answered as JSON errors before the download starts.
    */
   @Get('doc')
-  @ApiProduces(STATEMENT_CONTENT_TYPES.EXCEL.contentType, STATEMENT_CONTENT_TYPES.PDF.contentType)
-  @ApiResponse({ status: 200, description: 'the statement file (Content-Disposition: attachment)' })
-  @ApiResponse({ status: 400, description: 'invalid parameters, or no transactions in the period' })
-  @ApiResponse({ status: 404, description: 'wallet not found' })
+  @Doc('Download a wallet statement', 'XLSX or PDF (doc_type) for a period, streamed as an attachment; errors are JSON.')
+  @ApiOkResponse({
+    description: 'the statement file (Content-Disposition: attachment)',
+    content: Object.fromEntries(
+      Object.values(STATEMENT_CONTENT_TYPES).map(({ contentType }) => [contentType, { schema: { type: 'string', format: 'binary' } }]),
+    ),
+  })
+  @WalletErrors({ 400: 'invalid parameters, or no transactions in the period', 404: 'no wallet of the caller has this account number' })
   async download(@CurrentPrincipal() principal: WalletPrincipal, @Query() query: StatementQueryDto, @Res() reply: FastifyReply) {
     const statement = await this.statements.open(principal, query);
     const body = this.statements.stream(statement, query.doc_type);

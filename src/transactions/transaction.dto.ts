@@ -5,29 +5,36 @@ import { IsBoundedJson } from '../common/validation/json-size';
 import { IsCurrencyCode, IsMoneyAmount, LIMITS, RequiredText } from '../common/validation/validators';
 
 class MoneyRequestDto {
-  @ApiProperty() @RequiredText(LIMITS.code) client_code: string;
-  @ApiProperty() @RequiredText(LIMITS.code) client_service_code: string;
+  @ApiProperty({ example: 'ACME' }) @RequiredText(LIMITS.code) client_code: string;
+  @ApiProperty({ example: 'TOPUP' }) @RequiredText(LIMITS.code) client_service_code: string;
   @ApiProperty({ example: 100 }) @IsMoneyAmount() transaction_amount: number | string;
-  @ApiProperty({ enum: CURRENCIES }) @IsCurrencyCode() currency: string;
-  @ApiProperty() @RequiredText(LIMITS.reference) source_transaction_id: string;
-  @ApiPropertyOptional() @IsOptional() @IsObject() @IsBoundedJson() source_transaction_data?: Record<string, unknown>;
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(LIMITS.text) transaction_narration?: string;
-  @ApiPropertyOptional() @IsOptional() @IsISO8601({ strict: true }) transaction_date?: string;
+  @ApiProperty({ example: 'KES', enum: CURRENCIES }) @IsCurrencyCode() currency: string;
+  @ApiProperty({ example: 'INV-2024-0001' }) @RequiredText(LIMITS.reference) source_transaction_id: string;
+  @ApiPropertyOptional({ example: { order: 42 } }) @IsOptional() @IsObject() @IsBoundedJson() source_transaction_data?: Record<
+    string,
+    unknown
+  >;
+  @ApiPropertyOptional({ example: 'Top-up from M-Pesa' }) @IsOptional() @IsString() @MaxLength(LIMITS.text) transaction_narration?: string;
+  @ApiPropertyOptional({ example: '2024-03-01T10:15:00Z' }) @IsOptional() @IsISO8601({ strict: true }) transaction_date?: string;
 }
 
 export class CreditDebitDto extends MoneyRequestDto {
-  @ApiProperty() @RequiredText(LIMITS.code) account_number: string;
+  @ApiProperty({ example: '1000000001' }) @RequiredText(LIMITS.code) account_number: string;
 }
 
 export class TransferDto extends MoneyRequestDto {
-  @ApiProperty() @RequiredText(LIMITS.code) source_account_number: string;
-  @ApiProperty() @RequiredText(LIMITS.code) destination_account_number: string;
+  @ApiProperty({ example: '1000000001' }) @RequiredText(LIMITS.code) source_account_number: string;
+  @ApiProperty({ example: '1000000002' }) @RequiredText(LIMITS.code) destination_account_number: string;
   @ApiProperty({ example: 'INTERNAL' }) @RequiredText(LIMITS.code) transaction_source: string;
 }
 
 export class ReversalDto {
-  @ApiPropertyOptional() @IsOptional() @RequiredText(LIMITS.reference) source_transaction_id?: string;
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(LIMITS.text) transaction_narration?: string;
+  @ApiPropertyOptional({ example: 'REV-INV-2024-0001' }) @IsOptional() @RequiredText(LIMITS.reference) source_transaction_id?: string;
+  @ApiPropertyOptional({ example: 'Reversal of INV-2024-0001' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(LIMITS.text)
+  transaction_narration?: string;
 }
 
 export const MONEY_COMMANDS = ['CREDIT', 'DEBIT'] as const;

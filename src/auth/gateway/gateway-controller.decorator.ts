@@ -1,6 +1,8 @@
 import { applyDecorators, Controller, ExceptionFilter, HttpCode, Type, UseFilters, UseGuards } from '@nestjs/common';
-import { ApiHeader, ApiTags } from '@nestjs/swagger';
+import { ApiSecurity, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import { GatewayErrorFilter } from '../../common/errors/http-error.filter';
+import { GATEWAY_SECURITY } from '../../common/openapi/api-docs';
+import { GatewayUnauthorizedBody } from '../../common/openapi/error-bodies';
 import { GatewayAuthGuard } from './gateway-auth.guard';
 
 /**
@@ -13,7 +15,10 @@ export function GatewayController(path: string, tag: string, errorFilter: Type<E
     UseGuards(GatewayAuthGuard),
     UseFilters(errorFilter),
     ApiTags(`gateway: ${tag}`),
-    ApiHeader({ name: 'x-access-token', required: true, description: 'token from POST /v1/auth' }),
+    // Either form of the token is accepted (gateway-auth.guard.ts): OpenAPI lists alternatives as separate entries.
+    ApiSecurity(GATEWAY_SECURITY.header),
+    ApiSecurity(GATEWAY_SECURITY.bearer),
+    ApiUnauthorizedResponse({ type: GatewayUnauthorizedBody, description: 'missing, expired, forged or revoked token' }),
   );
 }
 

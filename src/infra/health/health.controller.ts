@@ -2,6 +2,7 @@ import { Controller, Get, Inject } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, HealthIndicatorService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { Redis } from 'ioredis';
+import { Doc } from '../../common/openapi/api-docs';
 import { REDIS } from '../queue/queue.module';
 
 @ApiTags('health')
@@ -16,6 +17,7 @@ export class HealthController {
 
   /** The process is up and serving HTTP. */
   @Get('live')
+  @Doc('Liveness: the process serves HTTP')
   @HealthCheck()
   live() {
     return this.health.check([]);
@@ -23,6 +25,7 @@ export class HealthController {
 
   /** Postgres and Redis both answer. Without Redis we still accept requests, but report not ready. */
   @Get('ready')
+  @Doc('Readiness: Postgres and Redis answer', '503 while either is down.')
   @HealthCheck()
   ready() {
     return this.health.check([() => this.db.pingCheck('postgres', { timeout: 2000 }), () => this.redisCheck()]);
