@@ -41,8 +41,9 @@ export class AirtimeProcessingService {
    */
   async recheck(ids: string[]): Promise<number> {
     const byRequest = new Map<string, RecipientRow[]>();
-    for (const r of await this.airtime.unresolved(this.db.manager, ids))
-      byRequest.set(r.request_id, [...(byRequest.get(r.request_id) ?? []), r]);
+    for (const recipient of await this.airtime.unresolved(this.db.manager, ids)) {
+      byRequest.set(recipient.request_id, [...(byRequest.get(recipient.request_id) ?? []), recipient]);
+    }
     let finished = 0;
     for (const [requestId, recipients] of byRequest) {
       finished += await this.apply(recipients, (topUp) => this.rail.outcomeOf(topUp)).catch((error: Error) => {
