@@ -1,21 +1,23 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { CallbackSettingsService } from '../callbacks/callback-settings.service';
 import { CallbacksService } from '../callbacks/callbacks.service';
 import { FloatHoldsService } from '../float/float-holds.service';
 import { LedgerService } from '../ledger/ledger.service';
-import { AIRTIME_RAIL, type AirtimeOutcome, type AirtimeRail } from '../rails/airtime.rail';
+import { AIRTIME_RAIL, type AirtimeOutcome, type AirtimeRail, type AirtimeTopUp } from '../rails/airtime.rail';
 import { AIRTIME_RESULT_EVENT, FINAL_STATUSES, RecipientRow, recipientResult, SERVICE_STATUS, STATUS_MESSAGES } from './airtime';
 import { AirtimeRepository } from './airtime.repository';
 
 /**
- * Tops up a slice of a request's recipients and books each result. Safe to run any number of times: the provider
- * is asked only about recipients still awaiting it, and only those move, under their row locks, each from an
+ * Tops up a slice of a request's recipients, re-asks about stuck ones (reconciliation) and books each result. Safe
+ * to run any number of times, concurrently: only recipients not final yet move, under their row locks, each from an
  * unresolved status to one outcome: settled hold (602), released hold (603), or still held (601, 604).
  */
 @Injectable()
 export class AirtimeProcessingService {
+  private readonly logger = new Logger(AirtimeProcessingService.name);
+
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     @Inject(AIRTIME_RAIL) private readonly rail: AirtimeRail,
@@ -26,38 +28,64 @@ export class AirtimeProcessingService {
     private readonly callbackSettings: CallbackSettingsService,
   ) {}
 
+  /** The job queued at acceptance: tops up the slice's recipients still awaiting the provider and books the answers. */
   async process(requestId: string, first: number, last: number): Promise<void> {
     const awaiting = await this.airtime.awaitingProvider(this.db.manager, requestId, first, last);
-    if (awaiting.length === 0) return;
+    await this.apply(awaiting, (topUp) => this.rail.topUp(topUp));
+  }
+
+  /**
+   * Re-queries the provider about recipients not final yet (reconciliation of 601 and 604) and books what it says
+   * now, request by request; answers how many reached a final status. A request whose provider call fails is left
+   * for the next pass.
+   */
+  async recheck(ids: string[]): Promise<number> {
+    const byRequest = new Map<string, RecipientRow[]>();
+    for (const recipient of await this.airtime.unresolved(this.db.manager, ids)) {
+      byRequest.set(recipient.request_id, [...(byRequest.get(recipient.request_id) ?? []), recipient]);
+    }
+    let finished = 0;
+    for (const [requestId, recipients] of byRequest) {
+      finished += await this.apply(recipients, (topUp) => this.rail.outcomeOf(topUp)).catch((error: Error) => {
+        this.logger.warn(`airtime request ${requestId}: recipients could not be re-checked: ${error.message}`);
+        return 0;
+      });
+    }
+    return finished;
+  }
+
+  /**
+   * Asks the provider about recipients of one request and books each answer under the row locks, in one
+   * transaction; answers how many reached a final status. Only recipients still not final move.
+   */
+  private async apply(recipients: RecipientRow[], ask: (topUp: AirtimeTopUp) => Promise<AirtimeOutcome>): Promise<number> {
     // Asked outside the transaction: provider calls must not hold row locks. Asking again is safe (correlation id).
     const outcomes = new Map<string, AirtimeOutcome>();
     await Promise.all(
-      awaiting.map(async (r) => {
+      recipients.map(async (r) => {
         outcomes.set(
           r.id,
-          await this.rail.topUp({ correlationId: r.correlation_id, phoneNumber: r.phone_number, amount: r.amount, currency: r.currency }),
+          await ask({ correlationId: r.correlation_id, phoneNumber: r.phone_number, amount: r.amount, currency: r.currency }),
         );
       }),
     );
-    if (awaiting.every((r) => outcomes.get(r.id)!.status === 'PROCESSING' && r.service_status === SERVICE_STATUS.PROCESSING)) return;
+    if (recipients.every((r) => nextState(r, outcomes.get(r.id)!) === null)) return 0;
 
-    await this.db.transaction(async (manager) => {
-      const recipients = await this.airtime.lockAwaitingProvider(manager, [...outcomes.keys()]);
-      if (recipients.length === 0) return;
-      await this.lockAccountsOf(manager, recipients[0]);
+    return this.db.transaction(async (manager) => {
+      const locked = await this.airtime.lockUnresolved(manager, [...outcomes.keys()]);
+      if (locked.length === 0) return 0;
+      await this.lockAccountsOf(manager, locked[0]);
       const changed: RecipientRow[] = [];
-      for (const recipient of recipients) {
+      for (const recipient of locked) {
         const next = nextState(recipient, outcomes.get(recipient.id)!);
         if (!next) continue;
         await this.moveMoney(manager, next);
         changed.push(next);
       }
       await this.airtime.setStatuses(manager, changed);
-      await this.announce(
-        manager,
-        recipients[0].client_id,
-        changed.filter((r) => FINAL_STATUSES.includes(r.service_status)),
-      );
+      const finals = changed.filter((r) => FINAL_STATUSES.includes(r.service_status));
+      await this.announce(manager, locked[0].client_id, finals);
+      return finals.length;
     });
   }
 
@@ -100,7 +128,7 @@ export class AirtimeProcessingService {
   }
 }
 
-/** Where the provider's answer takes a recipient still awaiting it; null when nothing changes (still processing). */
+/** Where the provider's answer takes a recipient not final yet; null when nothing changes (still processing or jammed). */
 function nextState(recipient: RecipientRow, outcome: AirtimeOutcome): RecipientRow | null {
   switch (outcome.status) {
     case 'SUCCESSFUL':
@@ -117,7 +145,9 @@ function nextState(recipient: RecipientRow, outcome: AirtimeOutcome): RecipientR
         ? null
         : { ...recipient, service_status: SERVICE_STATUS.PROCESSING, message: STATUS_MESSAGES[601] };
     case 'JAMMED':
-      return { ...recipient, service_status: SERVICE_STATUS.JAMMED, message: STATUS_MESSAGES[604] };
+      return recipient.service_status === SERVICE_STATUS.JAMMED
+        ? null
+        : { ...recipient, service_status: SERVICE_STATUS.JAMMED, message: STATUS_MESSAGES[604] };
   }
 }
 

@@ -79,23 +79,31 @@ export class AirtimeRepository {
     );
   }
 
+  /** The given recipients that are not final yet (read without locks, to ask the provider). */
+  async unresolved(manager: EntityManager, ids: string[]): Promise<RecipientRow[]> {
+    return manager.query(`${SELECT_RECIPIENT} WHERE r.id = ANY($1) AND r.service_status <> ALL($2) ORDER BY r.id`, [ids, FINAL_STATUSES]);
+  }
+
   /**
-   * The given recipients that still await the provider, with their holds, under row locks taken in id order (the
-   * business row before its hold, as FloatHoldsService expects).
+   * The given recipients that are not final yet, with their holds, under row locks taken in id order (the business
+   * row before its hold, as FloatHoldsService expects).
    */
-  async lockAwaitingProvider(manager: EntityManager, ids: string[]): Promise<RecipientRow[]> {
-    return manager.query(`${SELECT_RECIPIENT} WHERE r.id = ANY($1) AND r.service_status = ANY($2) ORDER BY r.id FOR UPDATE OF r, h`, [
+  async lockUnresolved(manager: EntityManager, ids: string[]): Promise<RecipientRow[]> {
+    return manager.query(`${SELECT_RECIPIENT} WHERE r.id = ANY($1) AND r.service_status <> ALL($2) ORDER BY r.id FOR UPDATE OF r, h`, [
       ids,
-      AWAITING_PROVIDER,
+      FINAL_STATUSES,
     ]);
   }
 
-  /** Records where recipients now stand, in one statement; final statuses are dated (resolved_at). */
+  /**
+   * Records where recipients now stand after the provider was asked, in one statement; final statuses are dated
+   * (resolved_at).
+   */
   async setStatuses(manager: EntityManager, recipients: RecipientRow[]): Promise<void> {
     if (recipients.length === 0) return;
     await manager.query(
       `UPDATE airtime_recipients r SET service_status = c.status, message = c.message, provider_reference = c.provider_reference,
-         resolved_at = CASE WHEN c.status = ANY($5) THEN now() END, updated_at = now()
+         resolved_at = CASE WHEN c.status = ANY($5) THEN now() END, checked_at = now(), updated_at = now()
        FROM unnest($1::bigint[], $2::smallint[], $3::text[], $4::text[]) AS c(id, status, message, provider_reference)
        WHERE r.id = c.id`,
       [
@@ -106,6 +114,21 @@ export class AirtimeRepository {
         FINAL_STATUSES,
       ],
     );
+  }
+
+  /**
+   * Claims up to `limit` recipients left processing (601) or jammed (604) whose provider was last asked before
+   * `checkedBefore`, oldest first, by stamping them as asked now: concurrent workers claim disjoint batches (SKIP LOCKED).
+   */
+  async claimForRecheck(manager: EntityManager, checkedBefore: Date, limit: number): Promise<string[]> {
+    // An UPDATE answers [rows, count] through TypeORM. The statuses are written out so that the partial index serves.
+    const [rows]: [Array<{ id: string }>, number] = await manager.query(
+      `UPDATE airtime_recipients SET checked_at = now() WHERE id IN (
+         SELECT id FROM airtime_recipients WHERE service_status IN (601, 604) AND checked_at < $1 ORDER BY checked_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+       RETURNING id`,
+      [checkedBefore, limit],
+    );
+    return rows.map((r) => String(r.id));
   }
 
   async defaultServiceCode(manager: EntityManager, clientId: string): Promise<string | null> {

@@ -11,7 +11,7 @@ export const SERVICE_STATUS = {
 } as const;
 export type ServiceStatus = (typeof SERVICE_STATUS)[keyof typeof SERVICE_STATUS];
 
-/** Statuses the provider is (still) asked about; a jammed top-up waits for an operator instead. */
+/** Statuses a processing job asks the provider about. */
 export const AWAITING_PROVIDER: readonly number[] = [SERVICE_STATUS.UNPROCESSED, SERVICE_STATUS.PROCESSING];
 
 /** Final statuses: the hold has its outcome and the merchant is called back. */

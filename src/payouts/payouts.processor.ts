@@ -7,6 +7,7 @@ import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
 import { EngineMetrics } from '../infra/metrics/engine-metrics';
 import { OutboxJobProcessor } from '../infra/queue/outbox-job.processor';
 import { QUEUES } from '../infra/queue/queues';
+import { scheduleReconciliation } from '../infra/queue/reconciliation';
 import { PayoutReconciliationService } from './payout-reconciliation.service';
 import { PayoutSettlementService } from './payout-settlement.service';
 
@@ -18,8 +19,7 @@ type PayoutsJob = { payoutId?: string; outboxId?: string };
  */
 @Processor(QUEUES.payouts, { concurrency: 20 })
 export class PayoutsProcessor extends OutboxJobProcessor<PayoutsJob> implements OnApplicationBootstrap, OnApplicationShutdown {
-  private reconcileTimer: NodeJS.Timeout | null = null;
-  private reconciling = false;
+  private stopReconciling: (() => void) | null = null;
 
   constructor(
     @InjectDataSource() db: DataSource,
@@ -36,27 +36,13 @@ export class PayoutsProcessor extends OutboxJobProcessor<PayoutsJob> implements 
     return this.settlement.process(job.data.payoutId!);
   }
 
-  /** Workers share the pass safely (each claims its own batch); a quarter of the threshold keeps the delay small. */
   onApplicationBootstrap(): void {
-    const everyMs = Math.max(100, Math.floor(this.config.payoutReconcileAfterMs / 4));
-    this.reconcileTimer = setInterval(() => void this.reconcileOnce(), everyMs);
-    this.reconcileTimer.unref();
+    this.stopReconciling = scheduleReconciliation(this.logger, 'payout(s)', this.config.payoutReconcileAfterMs, () =>
+      this.reconciliation.reconcile(),
+    );
   }
 
   onApplicationShutdown(): void {
-    if (this.reconcileTimer) clearInterval(this.reconcileTimer);
-  }
-
-  private async reconcileOnce(): Promise<void> {
-    if (this.reconciling) return;
-    this.reconciling = true;
-    try {
-      const { checked, finished } = await this.reconciliation.reconcile();
-      if (checked > 0) this.logger.log(`reconciliation: ${checked} stuck payout(s) re-checked, ${finished} resolved`);
-    } catch (error) {
-      this.logger.warn(`reconciliation pass failed: ${(error as Error).message}`);
-    } finally {
-      this.reconciling = false;
-    }
+    this.stopReconciling?.();
   }
 }

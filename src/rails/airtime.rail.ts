@@ -23,6 +23,8 @@ export interface AirtimeRail {
   /** How long after acceptance the provider is asked, so the result is ready then. */
   settleDelayMs(): number;
   topUp(topUp: AirtimeTopUp): Promise<AirtimeOutcome>;
+  /** Re-queries a top-up by its correlation id (reconciliation of recipients left processing or jammed). */
+  outcomeOf(topUp: AirtimeTopUp): Promise<AirtimeOutcome>;
 }
 
 export const AIRTIME_RAIL = Symbol('AIRTIME_RAIL');

@@ -6,7 +6,7 @@ import { sandboxBehaviour } from './sandbox-outcomes';
 
 /**
  * The sandbox airtime provider: the outcome is decided by the recipient's number (provider contract §7, airtime
- * column). OTP and authorise numbers have no meaning for airtime and succeed.
+ * column), the same on every top-up and re-query. OTP and authorise numbers have no meaning for airtime and succeed.
  */
 @Injectable()
 export class SandboxAirtimeRail implements AirtimeRail {
@@ -17,6 +17,10 @@ export class SandboxAirtimeRail implements AirtimeRail {
   }
 
   async topUp(topUp: AirtimeTopUp): Promise<AirtimeOutcome> {
+    return this.outcomeOf(topUp);
+  }
+
+  async outcomeOf(topUp: AirtimeTopUp): Promise<AirtimeOutcome> {
     switch (sandboxBehaviour(topUp.phoneNumber)) {
       case 'FAIL':
         return { status: 'FAILED', reason: 'The recipient number cannot receive airtime (sandbox)' };

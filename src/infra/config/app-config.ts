@@ -111,7 +111,10 @@ export interface AppConfig {
   sandboxMinuteMs: number;
   /** A job relayed to BullMQ and not finished after this long is presumed lost with Redis and relayed again. */
   outboxLostJobAfterMs: number;
-  /** A payout pending or jammed this long since the rail was last asked is asked again (reconciliation). */
+  /**
+   * A payout pending or jammed, or an airtime recipient processing or jammed, this long since the rail (provider) was
+   * last asked is asked again (reconciliation).
+   */
   payoutReconcileAfterMs: number;
   /** Conversions refuse, and GET /v1/fx leaves out, rates last updated longer ago than this. */
   fxMaxRateAgeMs: number;
