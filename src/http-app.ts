@@ -1,3 +1,4 @@
+import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
@@ -5,33 +6,52 @@ import { Logger } from 'nestjs-pino';
 import { rootModule, ProcessRole } from './app.module';
 import { mountQueueDashboard } from './admin/queue-dashboard';
 import { HttpErrorFilter } from './common/errors/http-error.filter';
-import { APP_CONFIG, type AppConfig } from './infra/config/app-config';
+import { APP_CONFIG, loadConfig, type AppConfig } from './infra/config/app-config';
 import { createValidationPipe } from './common/http/validation';
 
-/** Builds the HTTP application for a role that serves HTTP (api, sandbox); shared by main.ts and the tests. */
-export async function createHttpApp(role: Exclude<ProcessRole, 'worker'> = 'api'): Promise<NestFastifyApplication> {
-  // Long path parameters reach the handlers (and get their 404 in the route's error shape), not Fastify's 414.
-  const adapter = new FastifyAdapter({ bodyLimit: 1_048_576, trustProxy: true, routerOptions: { maxParamLength: 1000 } });
+/** The Fastify adapter every HTTP process uses (tests that override providers build their app on it too). */
+export function createHttpAdapter(config: AppConfig = loadConfig()): FastifyAdapter {
+  const adapter = new FastifyAdapter({
+    bodyLimit: 1_048_576,
+    // X-Forwarded-For is believed only from the proxies the operator names (TRUSTED_PROXIES); otherwise the
+    // client address is the socket's, so a caller cannot pick the address rate limits count against.
+    trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
+    // Long path parameters reach the handlers (and get their 404 in the route's error shape), not Fastify's 414.
+    routerOptions: { maxParamLength: 1000 },
+  });
   // Merchant APIs speak JSON only: any other body type is a 415, not a string handed to validation.
   adapter.getInstance().removeContentTypeParser('text/plain');
-  const app = await NestFactory.create<NestFastifyApplication>(rootModule(role), adapter, { bufferLogs: true });
+  return adapter;
+}
+
+/** Filters, pipes, API docs and the queue dashboard on a created application; then initialises it. */
+export async function configureHttpApp<T extends INestApplication>(app: T): Promise<T> {
+  const config = app.get<AppConfig>(APP_CONFIG);
   app.useLogger(app.get(Logger));
   app.useGlobalFilters(new HttpErrorFilter());
   app.useGlobalPipes(createValidationPipe());
   app.enableShutdownHooks();
 
-  const document = SwaggerModule.createDocument(
-    app,
-    new DocumentBuilder()
-      .setTitle('Payments provider API')
-      .setDescription('Wallet service (/api/v1), collection and disbursement gateways (/v1, /v2).')
-      .setVersion('1')
-      .addBearerAuth()
-      .build(),
-  );
-  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json' });
-  await mountQueueDashboard(app, app.get<AppConfig>(APP_CONFIG));
+  if (config.docsEnabled) {
+    const document = SwaggerModule.createDocument(
+      app,
+      new DocumentBuilder()
+        .setTitle('Payments provider API')
+        .setDescription('Wallet service (/api/v1), collection and disbursement gateways (/v1, /v2).')
+        .setVersion('1')
+        .addBearerAuth()
+        .build(),
+    );
+    SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json' });
+  }
+  await mountQueueDashboard(app as unknown as NestFastifyApplication, config);
   await app.init();
-  await app.getHttpAdapter().getInstance().ready();
+  await (app as unknown as NestFastifyApplication).getHttpAdapter().getInstance().ready();
   return app;
+}
+
+/** Builds the HTTP application for a role that serves HTTP (api, sandbox); shared by main.ts and the tests. */
+export async function createHttpApp(role: Exclude<ProcessRole, 'worker'> = 'api'): Promise<NestFastifyApplication> {
+  const app = await NestFactory.create<NestFastifyApplication>(rootModule(role), createHttpAdapter(), { bufferLogs: true });
+  return configureHttpApp(app);
 }

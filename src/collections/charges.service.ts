@@ -2,7 +2,8 @@ import { ForbiddenException, Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
-import { callbackUrlProblem, resolvesToPrivateAddress } from '../callbacks/callback-url';
+import { callbackUrlProblem, resolvedCallbackUrlProblem } from '../callbacks/callback-url';
+import { CallbackResolver } from '../callbacks/pinned-post';
 import { CallbacksService } from '../callbacks/callbacks.service';
 import { CallbackSettingsService } from '../callbacks/callback-settings.service';
 import { ClientServicesService } from '../client-services/client-services.service';
@@ -35,6 +36,7 @@ export class ChargesService {
     private readonly services: ClientServicesService,
     private readonly splits: SplitSettlementsService,
     private readonly payments: PaymentsRepository,
+    private readonly resolver: CallbackResolver,
   ) {}
 
   /**
@@ -189,9 +191,9 @@ export class ChargesService {
   private async assertCallbackUrl(url: string): Promise<void> {
     const problem = callbackUrlProblem(url, this.config.isSandbox);
     if (problem) throw GatewayError.validation(`callback_url ${problem}`);
-    if (!this.config.isSandbox && (await resolvesToPrivateAddress(url))) {
-      throw GatewayError.validation('callback_url must not resolve to a private, loopback or link-local address');
-    }
+    // Host names are checked here in production (sandbox receivers may not resolve yet); every mode checks at delivery.
+    const unsafe = this.config.isSandbox ? null : await resolvedCallbackUrlProblem(url, false, this.resolver.lookup);
+    if (unsafe) throw GatewayError.validation(`callback_url ${unsafe}`);
   }
 }
 

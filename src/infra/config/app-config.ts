@@ -33,8 +33,29 @@ class Environment {
   @IsOptional() @Matches(/^[1-9]\d{3,}$/, { message: 'OUTBOX_LOST_JOB_AFTER_MS must be a whole number of milliseconds, at least 1000' })
   OUTBOX_LOST_JOB_AFTER_MS?: string;
 
+  @IsOptional() @Matches(/^[1-9]\d{3,}$/, { message: 'CALLBACK_LEASE_MS must be a whole number of milliseconds, at least 1000' })
+  CALLBACK_LEASE_MS?: string;
+
+  @IsOptional() @Matches(/^[1-9]\d{3,}$/, { message: 'CALLBACK_SWEEP_AFTER_MS must be a whole number of milliseconds, at least 1000' })
+  CALLBACK_SWEEP_AFTER_MS?: string;
+
   @IsOptional() @IsString() @MinLength(32, { message: 'JWT_SECRET must be at least 32 characters' })
   JWT_SECRET?: string;
+
+  @IsOptional() @Matches(/^[\w.:/]+(\s*,\s*[\w.:/]+)*$/, { message: 'TRUSTED_PROXIES must be a comma list of addresses or CIDRs' })
+  TRUSTED_PROXIES?: string;
+
+  @IsOptional() @IsIn(['true', 'false'], { message: 'DOCS_ENABLED must be true or false' })
+  DOCS_ENABLED?: string;
+
+  @IsOptional() @IsString() @MinLength(16, { message: 'METRICS_TOKEN must be at least 16 characters' })
+  METRICS_TOKEN?: string;
+
+  @IsOptional() @Matches(/^[1-9]\d*$/, { message: 'GATEWAY_RATE_LIMIT_PER_MINUTE must be a positive whole number' })
+  GATEWAY_RATE_LIMIT_PER_MINUTE?: string;
+
+  @IsOptional() @Matches(/^[1-9]\d*$/, { message: 'LOGIN_RATE_LIMIT_PER_MINUTE must be a positive whole number' })
+  LOGIN_RATE_LIMIT_PER_MINUTE?: string;
 
   @IsOptional() @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL?: string;
@@ -58,6 +79,20 @@ export interface AppConfig {
   sandboxMinuteMs: number;
   /** A job relayed to BullMQ and not finished after this long is presumed lost with Redis and relayed again. */
   outboxLostJobAfterMs: number;
+  /** How long a worker holds a callback delivery while posting it; a crashed worker's lease expires after this. */
+  callbackLeaseMs: number;
+  /** A PENDING delivery whose due time (and lease) passed this long ago is re-queued by the worker's sweeper. */
+  callbackSweepAfterMs: number;
+  /** Addresses/CIDRs of reverse proxies whose X-Forwarded-For is believed; empty: none. */
+  trustedProxies: string[];
+  /** Swagger UI at /docs (default: on in sandbox, off in production). */
+  docsEnabled: boolean;
+  /** Bearer token /metrics requires; null: open in sandbox, not served in production. */
+  metricsToken: string | null;
+  /** Requests per minute one gateway API key (or, before authentication, one client address) may make. */
+  gatewayRateLimitPerMinute: number;
+  /** Sign-in attempts per minute per credential (username, consumer key) and, ×5, per client address. */
+  loginRateLimitPerMinute: number;
   jwtSecret: string;
   logLevel: string;
   /** Operator credentials for /admin/queues; no password, no dashboard. */
@@ -96,6 +131,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     sandboxSettleDelayMs: Number(raw.SANDBOX_SETTLE_DELAY_MS ?? 2000),
     sandboxMinuteMs: Number(raw.SANDBOX_MINUTE_MS ?? 60000),
     outboxLostJobAfterMs: Number(raw.OUTBOX_LOST_JOB_AFTER_MS ?? 120000),
+    callbackLeaseMs: Number(raw.CALLBACK_LEASE_MS ?? 60000),
+    callbackSweepAfterMs: Number(raw.CALLBACK_SWEEP_AFTER_MS ?? 300000),
+    trustedProxies: (raw.TRUSTED_PROXIES ?? '').split(',').map((p) => p.trim()).filter(Boolean),
+    docsEnabled: raw.DOCS_ENABLED ? raw.DOCS_ENABLED === 'true' : appEnv === 'sandbox',
+    metricsToken: raw.METRICS_TOKEN ?? null,
+    gatewayRateLimitPerMinute: Number(raw.GATEWAY_RATE_LIMIT_PER_MINUTE ?? 60000),
+    loginRateLimitPerMinute: Number(raw.LOGIN_RATE_LIMIT_PER_MINUTE ?? 10),
     // Sandbox tokens are signed with a fixed development secret so a restarted sandbox keeps its sessions.
     jwtSecret: raw.JWT_SECRET ?? 'sandbox-only-secret-do-not-use-in-production-0000',
     logLevel: raw.LOG_LEVEL ?? 'info',
@@ -107,7 +149,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
 function pick(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
   const keys = [
     'PORT', 'DATABASE_URL', 'REDIS_URL', 'APP_ENV', 'PUBLIC_BASE_URL', 'CALLBACK_RETRY_DELAYS_MS',
-    'SANDBOX_SETTLE_DELAY_MS', 'SANDBOX_MINUTE_MS', 'OUTBOX_LOST_JOB_AFTER_MS', 'JWT_SECRET', 'LOG_LEVEL', 'ADMIN_USERNAME', 'ADMIN_PASSWORD',
+    'SANDBOX_SETTLE_DELAY_MS', 'SANDBOX_MINUTE_MS', 'OUTBOX_LOST_JOB_AFTER_MS', 'CALLBACK_LEASE_MS', 'CALLBACK_SWEEP_AFTER_MS',
+    'TRUSTED_PROXIES', 'DOCS_ENABLED', 'METRICS_TOKEN', 'GATEWAY_RATE_LIMIT_PER_MINUTE', 'LOGIN_RATE_LIMIT_PER_MINUTE', 'JWT_SECRET', 'LOG_LEVEL', 'ADMIN_USERNAME', 'ADMIN_PASSWORD',
   ];
   return Object.fromEntries(keys.filter((k) => env[k] !== undefined && env[k] !== '').map((k) => [k, env[k]]));
 }
