@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { AuthModule } from './auth/auth.module';
 import { GatewayAuthModule } from './auth/gateway/gateway-auth.module';
 import { CallbackDeliveryProcessor } from './callbacks/callback-delivery.processor';
+import { CallbackSweeper } from './callbacks/callback-sweeper.service';
 import { CallbacksModule } from './callbacks/callbacks.module';
 import { ClientServicesModule } from './client-services/client-services.module';
 import { ClientsModule } from './clients/clients.module';
@@ -63,7 +64,7 @@ export class ApiModule {}
 /** Queue processors, schedulers and the outbox relay. */
 @Module({
   imports: [CoreModule, CollectionsModule],
-  providers: [OutboxRelay, PaymentsProcessor, CallbackDeliveryProcessor],
+  providers: [OutboxRelay, PaymentsProcessor, CallbackDeliveryProcessor, CallbackSweeper],
 })
 export class WorkerModule {}
 
