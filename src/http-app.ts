@@ -1,3 +1,4 @@
+import helmet from '@fastify/helmet';
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -24,9 +25,30 @@ export function createHttpAdapter(config: AppConfig = loadConfig()): FastifyAdap
   return adapter;
 }
 
+/** Routes whose answers carry tokens or money: never stored by a browser or a shared cache. */
+const NO_STORE = /^\/(api\/|v1\/|v2\/|transactions\/)/;
+
+/**
+ * Security headers: nosniff and the other helmet defaults everywhere, HSTS in production; each page sets its own
+ * Content-Security-Policy (the checkout page's carries a nonce), so helmet's is off.
+ */
+async function registerSecurityHeaders(app: NestFastifyApplication, config: AppConfig): Promise<void> {
+  await app.register(helmet as never, {
+    contentSecurityPolicy: false,
+    hsts: config.isSandbox ? false : { maxAge: 31_536_000, includeSubDomains: true },
+  });
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .addHook('onSend', async (request, reply) => {
+      if (NO_STORE.test(request.url)) void reply.header('cache-control', 'no-store');
+    });
+}
+
 /** Filters, pipes, API docs and the queue dashboard on a created application; then initialises it. */
 export async function configureHttpApp<T extends INestApplication>(app: T): Promise<T> {
   const config = app.get<AppConfig>(APP_CONFIG);
+  await registerSecurityHeaders(app as unknown as NestFastifyApplication, config);
   app.useLogger(app.get(Logger));
   app.useGlobalFilters(new HttpErrorFilter());
   app.useGlobalPipes(createValidationPipe());

@@ -19,7 +19,7 @@ export class HttpErrorFilter implements ExceptionFilter {
     const request = host.switchToHttp().getRequest<FastifyRequest>();
     const { status, message } = describe(exception);
     if (status >= 500) {
-      this.logger.error({ err: exception, url: request.url }, 'unhandled error');
+      this.logger.error({ err: loggable(exception), url: request.url.split('?')[0] }, 'unhandled error');
     }
     if (isGatewayRoute(request.url)) {
       void reply.status(status).send(gatewayBody(exception, status, message));
@@ -77,4 +77,13 @@ function fastifyMessage(error: { code?: string; message?: string }): string {
     default:
       return error.code?.startsWith('FST_ERR_CTP') || error.message?.includes('JSON') ? 'Request body is not valid JSON' : (error.message ?? 'Bad request');
   }
+}
+
+/**
+ * What of an unexpected error goes to the log: its kind, message, code and stack. Not its other fields: a
+ * TypeORM QueryFailedError carries the query's parameters (payer data, secrets).
+ */
+function loggable(exception: unknown): Record<string, unknown> {
+  if (!(exception instanceof Error)) return { message: String(exception) };
+  return { type: exception.name, message: exception.message, code: (exception as { code?: unknown }).code, stack: exception.stack };
 }

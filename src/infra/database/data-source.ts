@@ -7,6 +7,8 @@ export function dataSourceOptions(databaseUrl: string): DataSourceOptions {
     type: 'postgres',
     url: databaseUrl,
     synchronize: false,
+    // Never log queries: their parameters carry payer data and credentials (errors are logged without them).
+    logging: false,
     migrationsRun: false,
     migrations: [join(__dirname, '..', '..', '..', 'migrations', '*.js')],
     migrationsTableName: 'schema_migrations',
