@@ -1,12 +1,14 @@
 import helmet from '@fastify/helmet';
-import { INestApplication } from '@nestjs/common';
+import { HttpException, HttpStatus, INestApplication } from '@nestjs/common';
+import type { ConnectionError, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { Socket } from 'node:net';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { rootModule, ProcessRole } from './app.module';
 import { mountQueueDashboard } from './admin/queue-dashboard';
-import { HttpErrorFilter } from './common/errors/http-error.filter';
+import { errorResponse, HttpErrorFilter } from './common/errors/http-error.filter';
 import { APP_CONFIG, loadConfig, type AppConfig } from './infra/config/app-config';
 import { createValidationPipe } from './common/http/validation';
 
@@ -19,10 +21,45 @@ export function createHttpAdapter(config: AppConfig = loadConfig()): FastifyAdap
     trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
     // Long path parameters reach the handlers (and get their 404 in the route's error shape), not Fastify's 414.
     routerOptions: { maxParamLength: 1000 },
+    // Errors Fastify raises before any route runs answer in the route's interface shape too.
+    frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => sendError(reply, error, request.url),
+    clientErrorHandler: answerClientError,
   });
+  const fastify = adapter.getInstance();
   // Merchant APIs speak JSON only: any other body type is a 415, not a string handed to validation.
-  adapter.getInstance().removeContentTypeParser('text/plain');
+  fastify.removeContentTypeParser('text/plain');
+  fastify.addHook('onRequest', async (request, reply) => {
+    if (request.url.length > MAX_URL_LENGTH) sendError(reply, new HttpException('URI is too long', HttpStatus.URI_TOO_LONG), request.url);
+  });
   return adapter;
+}
+
+/** Longer request targets are refused with 414; Node itself refuses a request head over 16 KiB. */
+const MAX_URL_LENGTH = 8192;
+
+function sendError(reply: FastifyReply, error: unknown, url: string): void {
+  const { status, body } = errorResponse(error, url);
+  void reply.status(status).header('content-type', 'application/json; charset=utf-8').send(body);
+}
+
+/**
+ * Requests Node's HTTP parser refuses never reach Fastify's routing (a head over 16 KiB, malformed syntax): they
+ * are answered here, on the socket, in the shape of the interface the request line names.
+ */
+function answerClientError(error: ConnectionError, socket: Socket): void {
+  if (!socket.writable) return;
+  // Typed as a JSON'd Buffer; at run time it is the Buffer itself.
+  const head = Buffer.isBuffer(error.rawPacket) ? error.rawPacket.toString('latin1') : '';
+  const requestLine = head.split('\r\n')[0];
+  const url = requestLine.split(' ')[1] ?? '/';
+  const overflow = error.code === 'HPE_HEADER_OVERFLOW';
+  const status = overflow ? (head.includes('\r\n') ? 431 : HttpStatus.URI_TOO_LONG) : HttpStatus.BAD_REQUEST;
+  const message = { 400: 'The request is malformed', 414: 'URI is too long', 431: 'Request headers are too large' }[status as 400 | 414 | 431];
+  const body = JSON.stringify(errorResponse(new HttpException(message, status), url).body);
+  socket.end(
+    `HTTP/1.1 ${status} ${message}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+      `x-content-type-options: nosniff\r\nconnection: close\r\n\r\n${body}`,
+  );
 }
 
 /** Routes whose answers carry tokens or money: never stored by a browser or a shared cache. */

@@ -17,20 +17,23 @@ export class HttpErrorFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const request = host.switchToHttp().getRequest<FastifyRequest>();
-    const { status, message } = describe(exception);
+    const { status, body } = errorResponse(exception, request.url);
     if (status >= 500) {
       this.logger.error({ err: loggable(exception), url: request.url.split('?')[0] }, 'unhandled error');
     }
-    if (isGatewayRoute(request.url)) {
-      void reply.status(status).send(gatewayBody(exception, status, message));
-      return;
-    }
-    if (!request.url.startsWith('/api/') && exception instanceof HttpException && typeof exception.getResponse() === 'object') {
-      void reply.status(status).send(exception.getResponse());
-      return;
-    }
-    void reply.status(status).send({ status, message, code: 'HttpException' });
+    // JSON even on routes that answer HTML or text when they succeed.
+    void reply.status(status).header('content-type', 'application/json; charset=utf-8').send(body);
   }
+}
+
+/** The status and body of an error on this URL, in its interface's shape; also used for errors Fastify raises itself. */
+export function errorResponse(exception: unknown, url: string): { status: number; body: unknown } {
+  const { status, message } = describe(exception);
+  if (isGatewayRoute(url)) return { status, body: gatewayBody(exception, status, message) };
+  if (!url.startsWith('/api/') && exception instanceof HttpException && typeof exception.getResponse() === 'object') {
+    return { status, body: exception.getResponse() };
+  }
+  return { status, body: { status, message, code: 'HttpException' } };
 }
 
 export function isGatewayRoute(url: string): boolean {
@@ -74,6 +77,8 @@ function fastifyMessage(error: { code?: string; message?: string }): string {
       return 'Request body is empty';
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return 'Request body is too large';
+    case 'FST_ERR_BAD_URL':
+      return 'The request path is not validly %-encoded';
     default:
       return error.code?.startsWith('FST_ERR_CTP') || error.message?.includes('JSON') ? 'Request body is not valid JSON' : (error.message ?? 'Bad request');
   }

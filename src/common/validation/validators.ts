@@ -15,6 +15,9 @@ export const LIMITS = {
   country: 64,
 } as const;
 
+/** A UUID in its canonical text form (what Postgres' uuid type accepts without error, and all our ids look like). */
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** A required, non-blank string of at most `max` characters. */
 export function RequiredText(max: number) {
   return applyDecorators(IsString(), IsNotEmpty(), MaxLength(max), Matches(/\S/, { message: '$property must not be blank' }));
