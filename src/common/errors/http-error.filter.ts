@@ -1,6 +1,10 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable } from '../../infra/database/pg-errors';
 import { GATEWAY_CODES, GatewayError, gatewayValidationCode, VerbatimHttpError } from './gateway-error';
+
+/** How long a client is asked to wait while the database is away. */
+const RETRY_AFTER_SECONDS = 5;
 
 /**
  * Renders every error in the shape of the interface the route belongs to:
@@ -21,6 +25,7 @@ export class HttpErrorFilter implements ExceptionFilter {
     if (status >= 500) {
       this.logger.error({ err: loggable(exception), url: request.url.split('?')[0] }, 'unhandled error');
     }
+    if (status === HttpStatus.SERVICE_UNAVAILABLE) void reply.header('retry-after', String(RETRY_AFTER_SECONDS));
     // JSON even on routes that answer HTML or text when they succeed.
     void reply.status(status).header('content-type', 'application/json; charset=utf-8').send(body);
   }
@@ -48,6 +53,9 @@ function gatewayBody(exception: unknown, status: number, message: string | strin
   }
   const text = Array.isArray(message) ? message.join('; ') : message;
   if (status === 404) return { status_code: GATEWAY_CODES.NOT_FOUND, status_description: 'Transaction not found', message: text };
+  if (status === HttpStatus.SERVICE_UNAVAILABLE) {
+    return { status_code: GATEWAY_CODES.FAILURE, status_description: 'Service unavailable', message: text };
+  }
   if (status >= 500) return { status_code: GATEWAY_CODES.FAILURE, status_description: 'Generic failure', message: 'Internal server error' };
   const first = Array.isArray(message) ? (message[0] ?? '') : message;
   const { code, description } = gatewayValidationCode(first);
@@ -60,6 +68,9 @@ export function describe(exception: unknown): { status: number; message: string 
     const body = exception.getResponse();
     const message = typeof body === 'string' ? body : ((body as { message?: string | string[] }).message ?? exception.message);
     return { status, message };
+  }
+  if (isDatabaseUnavailable(exception)) {
+    return { status: HttpStatus.SERVICE_UNAVAILABLE, message: 'The service is temporarily unavailable; retry later' };
   }
   // Errors raised by Fastify itself before a route runs: invalid JSON, wrong content type, body too large.
   const fastifyError = exception as { statusCode?: number; code?: string; message?: string };

@@ -13,7 +13,8 @@ export function dataSourceOptions(databaseUrl: string): DataSourceOptions {
     migrations: [join(__dirname, '..', '..', '..', 'migrations', '*.js')],
     migrationsTableName: 'schema_migrations',
     // One pool per process; sized for a 2-core machine where Postgres shares the CPU.
-    extra: { max: Number(process.env.DB_POOL_SIZE ?? 20) },
+    // A request waits at most 10 s for a connection; then it is answered 503 instead of hanging while Postgres is away.
+    extra: { max: Number(process.env.DB_POOL_SIZE ?? 20), connectionTimeoutMillis: 10_000 },
   };
 }
 
