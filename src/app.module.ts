@@ -17,6 +17,7 @@ import { MetricsController } from './infra/metrics/metrics.controller';
 import { MetricsModule } from './infra/metrics/metrics.module';
 import { OutboxRelay } from './infra/queue/outbox-relay.service';
 import { QueueModule } from './infra/queue/queue.module';
+import { ThrottlingModule } from './infra/throttling/throttling.module';
 import { LedgerModule } from './ledger/ledger.module';
 import { ProfilesModule } from './profiles/profiles.module';
 import { RailsModule } from './rails/rails.module';
@@ -49,6 +50,7 @@ export type ProcessRole = 'api' | 'worker' | 'sandbox';
 @Module({
   imports: [
     CoreModule,
+    ThrottlingModule,
     HealthModule,
     ProfilesModule,
     WalletsModule,

@@ -57,6 +57,9 @@ class Environment {
   @IsOptional() @Matches(/^[1-9]\d*$/, { message: 'LOGIN_RATE_LIMIT_PER_MINUTE must be a positive whole number' })
   LOGIN_RATE_LIMIT_PER_MINUTE?: string;
 
+  @IsOptional() @Matches(/^[1-9]\d*$/, { message: 'LOGIN_IP_RATE_LIMIT_PER_MINUTE must be a positive whole number' })
+  LOGIN_IP_RATE_LIMIT_PER_MINUTE?: string;
+
   @IsOptional() @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL?: string;
 
@@ -91,8 +94,10 @@ export interface AppConfig {
   metricsToken: string | null;
   /** Requests per minute one gateway API key (or, before authentication, one client address) may make. */
   gatewayRateLimitPerMinute: number;
-  /** Sign-in attempts per minute per credential (username, consumer key) and, ×5, per client address. */
+  /** Sign-in attempts per minute per credential (username, consumer key). */
   loginRateLimitPerMinute: number;
+  /** Sign-in attempts per minute from one client address, whatever the credential. */
+  loginIpRateLimitPerMinute: number;
   jwtSecret: string;
   logLevel: string;
   /** Operator credentials for /admin/queues; no password, no dashboard. */
@@ -138,6 +143,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     metricsToken: raw.METRICS_TOKEN ?? null,
     gatewayRateLimitPerMinute: Number(raw.GATEWAY_RATE_LIMIT_PER_MINUTE ?? 60000),
     loginRateLimitPerMinute: Number(raw.LOGIN_RATE_LIMIT_PER_MINUTE ?? 10),
+    loginIpRateLimitPerMinute: Number(raw.LOGIN_IP_RATE_LIMIT_PER_MINUTE ?? 60),
     // Sandbox tokens are signed with a fixed development secret so a restarted sandbox keeps its sessions.
     jwtSecret: raw.JWT_SECRET ?? 'sandbox-only-secret-do-not-use-in-production-0000',
     logLevel: raw.LOG_LEVEL ?? 'info',
@@ -150,7 +156,8 @@ function pick(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
   const keys = [
     'PORT', 'DATABASE_URL', 'REDIS_URL', 'APP_ENV', 'PUBLIC_BASE_URL', 'CALLBACK_RETRY_DELAYS_MS',
     'SANDBOX_SETTLE_DELAY_MS', 'SANDBOX_MINUTE_MS', 'OUTBOX_LOST_JOB_AFTER_MS', 'CALLBACK_LEASE_MS', 'CALLBACK_SWEEP_AFTER_MS',
-    'TRUSTED_PROXIES', 'DOCS_ENABLED', 'METRICS_TOKEN', 'GATEWAY_RATE_LIMIT_PER_MINUTE', 'LOGIN_RATE_LIMIT_PER_MINUTE', 'JWT_SECRET', 'LOG_LEVEL', 'ADMIN_USERNAME', 'ADMIN_PASSWORD',
+    'TRUSTED_PROXIES', 'DOCS_ENABLED', 'METRICS_TOKEN', 'GATEWAY_RATE_LIMIT_PER_MINUTE', 'LOGIN_RATE_LIMIT_PER_MINUTE',
+    'LOGIN_IP_RATE_LIMIT_PER_MINUTE', 'JWT_SECRET', 'LOG_LEVEL', 'ADMIN_USERNAME', 'ADMIN_PASSWORD',
   ];
   return Object.fromEntries(keys.filter((k) => env[k] !== undefined && env[k] !== '').map((k) => [k, env[k]]));
 }
