@@ -2,12 +2,20 @@ import { Injectable } from '@nestjs/common';
 import { request as httpRequest, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { CallbackTarget, Lookup, systemLookup } from './callback-url';
+import { callbackUrlProblem, CallbackTarget, Lookup, resolvedCallbackUrlProblem, systemLookup } from './callback-url';
 
 /** Resolves callback hosts; a class of its own so tests can make a host resolve where they need it to. */
 @Injectable()
 export class CallbackResolver {
   lookup: Lookup = systemLookup;
+
+  /**
+   * Why a callback URL given with a request is refused, or null. Host names are resolved here in production only
+   * (sandbox receivers may not resolve yet); every mode checks them again at delivery.
+   */
+  async entryProblem(url: string, isSandbox: boolean): Promise<string | null> {
+    return callbackUrlProblem(url, isSandbox) ?? (isSandbox ? null : resolvedCallbackUrlProblem(url, false, this.lookup));
+  }
 }
 
 export interface PostResult {

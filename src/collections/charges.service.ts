@@ -2,7 +2,6 @@ import { ForbiddenException, Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
-import { callbackUrlProblem, resolvedCallbackUrlProblem } from '../callbacks/callback-url';
 import { CallbackResolver } from '../callbacks/pinned-post';
 import { CallbacksService } from '../callbacks/callbacks.service';
 import { CallbackSettingsService } from '../callbacks/callback-settings.service';
@@ -189,11 +188,8 @@ export class ChargesService {
   }
 
   private async assertCallbackUrl(url: string): Promise<void> {
-    const problem = callbackUrlProblem(url, this.config.isSandbox);
+    const problem = await this.resolver.entryProblem(url, this.config.isSandbox);
     if (problem) throw GatewayError.validation(`callback_url ${problem}`);
-    // Host names are checked here in production (sandbox receivers may not resolve yet); every mode checks at delivery.
-    const unsafe = this.config.isSandbox ? null : await resolvedCallbackUrlProblem(url, false, this.resolver.lookup);
-    if (unsafe) throw GatewayError.validation(`callback_url ${unsafe}`);
   }
 }
 

@@ -87,13 +87,18 @@ describe('callback URLs in production', () => {
     }
   });
 
-  it('a host name resolving to a private address is refused when the charge comes in', async () => {
+  it('a host name resolving to a private address is refused when the charge or checkout comes in', async () => {
     resolved.set('intranet.test', ['10.0.0.7']);
     const res = await gateway(app, merchant.token)
       .post('/v1/mobile-money/charge')
       .send(chargeBody(merchant, { callback_url: 'https://intranet.test/cb' }));
     expect(res.status).toBe(400);
     expect(res.body.message).toContain('10.0.0.7');
+    const checkout = await gateway(app, merchant.token)
+      .post('/v2/checkout/initiate')
+      .send(checkoutBody(merchant, receiver, { callback_url: 'https://intranet.test/cb', redirect_url: 'https://shop.example.com/done' }));
+    expect(checkout.status).toBe(400);
+    expect(checkout.body.message).toMatch(/^callback_url .*10\.0\.0\.7/);
   });
 
   it('DNS rebinding: public when the charge came in, loopback at delivery — refused at delivery, nothing sent', async () => {
