@@ -93,7 +93,8 @@ describe('callbacks survive a worker killed mid-delivery', () => {
       REDIS_URL: redis.url,
       APP_ENV: 'sandbox',
       SANDBOX_SETTLE_DELAY_MS: '50',
-      CALLBACK_RETRY_DELAYS_MS: '500,1000,1500',
+      // Many retries: on a loaded machine worker-1's posts may time out (and retry) before it is killed.
+      CALLBACK_RETRY_DELAYS_MS: '3000,6000,9000,12000,15000,18000,21000,24000',
       // A lease long enough to outlast the killed worker's posts (the post timeout is half of it), short enough for a test.
       CALLBACK_LEASE_MS: '20000',
       CALLBACK_SWEEP_AFTER_MS: '1000',

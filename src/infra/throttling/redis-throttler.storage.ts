@@ -1,9 +1,12 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ThrottlerStorage } from '@nestjs/throttler';
 import { Redis } from 'ioredis';
+import { withTimeout } from '../../common/with-timeout';
 import { REDIS } from '../queue/queue.module';
 
 /** One round trip: count the hit, start the window on the first, block the key once past the limit. */
+const REDIS_TIMEOUT_MS = 500;
+
 type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
 
 const INCREMENT = `
@@ -36,7 +39,10 @@ export class RedisThrottlerStorage implements ThrottlerStorage {
   async increment(key: string, ttl: number, limit: number, blockDuration: number, throttlerName: string): Promise<ThrottlerStorageRecord> {
     const base = `${this.prefix}:${throttlerName}:${key}`;
     try {
-      const [hits, ttlMs, blocked, blockMs] = (await this.redis.eval(INCREMENT, 2, base, `${base}:blocked`, ttl, limit, blockDuration)) as number[];
+      // The shared connection queues commands while Redis is away; a request must not wait for it to come back.
+      if (this.redis.status !== 'ready') throw new Error(`Redis connection is ${this.redis.status}`);
+      const counted = this.redis.eval(INCREMENT, 2, base, `${base}:blocked`, ttl, limit, blockDuration) as Promise<number[]>;
+      const [hits, ttlMs, blocked, blockMs] = await withTimeout(counted, REDIS_TIMEOUT_MS, `Redis did not answer within ${REDIS_TIMEOUT_MS} ms`);
       return { totalHits: hits, timeToExpire: Math.ceil(ttlMs / 1000), isBlocked: blocked === 1, timeToBlockExpire: Math.ceil(blockMs / 1000) };
     } catch (error) {
       if (Date.now() - this.lastErrorLog > 30_000) {

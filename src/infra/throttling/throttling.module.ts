@@ -56,7 +56,11 @@ class PaygateThrottlerGuard extends ThrottlerGuard {
             ttl: MINUTE_MS,
             blockDuration: MINUTE_MS,
             limit: config.loginRateLimitPerMinute,
-            skipIf: (context) => !signInField(reflector, context),
+            // A body without the credential signs nobody in (it gets its 4xx); only the per-address limit counts it.
+            skipIf: (context) => {
+              const field = signInField(reflector, context);
+              return !field || credential(context.switchToHttp().getRequest<FastifyRequest>(), field) === '';
+            },
             getTracker: (request, context) => `${signInField(reflector, context)}:${credential(request as FastifyRequest, signInField(reflector, context)!)}`,
           },
           {
