@@ -4,6 +4,7 @@ import { AirtimeProcessor } from './airtime/airtime.processor';
 import { AuthModule } from './auth/auth.module';
 import { GatewayAuthModule } from './auth/gateway/gateway-auth.module';
 import { CallbackDeliveryProcessor } from './callbacks/callback-delivery.processor';
+import { CallbackSweeper } from './callbacks/callback-sweeper.service';
 import { CallbacksModule } from './callbacks/callbacks.module';
 import { ClientServicesModule } from './client-services/client-services.module';
 import { ChargesModule } from './charges/charges.module';
@@ -25,6 +26,7 @@ import { PayoutsModule } from './payouts/payouts.module';
 import { PayoutsProcessor } from './payouts/payouts.processor';
 import { OutboxRelay } from './infra/queue/outbox-relay.service';
 import { QueueModule } from './infra/queue/queue.module';
+import { ThrottlingModule } from './infra/throttling/throttling.module';
 import { LedgerModule } from './ledger/ledger.module';
 import { PaymentStatementModule } from './payment-statement/payment-statement.module';
 import { PaymentsModule } from './payments/payments.module';
@@ -63,6 +65,7 @@ export type ProcessRole = 'api' | 'worker' | 'sandbox';
 @Module({
   imports: [
     CoreModule,
+    ThrottlingModule,
     HealthModule,
     ProfilesModule,
     WalletsModule,
@@ -88,6 +91,7 @@ export class ApiModule {}
     OutboxRelay,
     PaymentsProcessor,
     CallbackDeliveryProcessor,
+    CallbackSweeper,
     AirtimeProcessor,
     PayoutsProcessor,
     NotificationsProcessor,

@@ -1,5 +1,6 @@
 import { Body, HttpCode, Post } from '@nestjs/common';
 import { AuthService } from './auth.service';
+import { SignInThrottle } from '../infra/throttling/sign-in-throttle';
 import { LoginDto } from './login.dto';
 import { Public } from './principal';
 import { WalletController } from './wallet-controller.decorator';
@@ -10,6 +11,7 @@ export class AuthController {
 
   @Public()
   @Post('login')
+  @SignInThrottle('username')
   @HttpCode(200)
   login(@Body() body: LoginDto) {
     return this.auth.login(body.username, body.password);

@@ -9,11 +9,11 @@ import { OutboxJobProcessor } from '../infra/queue/outbox-job.processor';
 import { OutboxService } from '../infra/queue/outbox.service';
 import { QUEUES, TOPICS } from '../infra/queue/queues';
 import { CallbackEndpoint, CallbackKind, CallbackSettingsService } from './callback-settings.service';
-import { resolvesToPrivateAddress } from './callback-url';
+import { resolveCallbackTarget } from './callback-url';
+import { CallbackResolver, pinnedPost } from './pinned-post';
 import { signatureHeader } from './signature';
 
 const TIMEOUT_MS = 10_000;
-const LEASE_SECONDS = 60;
 
 interface DeliveryRow {
   id: string;
@@ -28,7 +28,9 @@ interface DeliveryRow {
 
 /**
  * Delivers one callback attempt. The delivery row is leased first, so two workers never post the same attempt;
- * the outcome and the next attempt (from the outbox, so a lost Redis loses no retry) are written together.
+ * the outcome and the next attempt (from the outbox, so a lost Redis loses no retry) are written together. A job
+ * that finds the lease held by another worker (which may have died mid-post) does not just end: it books itself
+ * again for when the lease runs out, so the delivery is never left PENDING without a job.
  */
 @Processor(QUEUES.callbacks, { concurrency: 50 })
 export class CallbackDeliveryProcessor extends OutboxJobProcessor<{ deliveryId: string; outboxId?: string }> {
@@ -38,21 +40,22 @@ export class CallbackDeliveryProcessor extends OutboxJobProcessor<{ deliveryId: 
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly settings: CallbackSettingsService,
     private readonly outbox: OutboxService,
+    private readonly resolver: CallbackResolver,
   ) {
     super(QUEUES.callbacks, db, metrics);
   }
 
   async process(job: Job<{ deliveryId: string }>): Promise<void> {
     const [lease]: DeliveryRow[][] = await this.db.query(
-      `UPDATE callback_deliveries SET lease_until = now() + interval '${LEASE_SECONDS} seconds',
+      `UPDATE callback_deliveries SET lease_until = now() + make_interval(secs => $2),
          first_attempt_at = coalesce(first_attempt_at, now())
        WHERE id = $1 AND status = 'PENDING' AND next_attempt_at <= now() + interval '1 second'
          AND (lease_until IS NULL OR lease_until < now())
        RETURNING id, client_id, kind, event, url, payload, attempts, first_attempt_at`,
-      [job.data.deliveryId],
+      [job.data.deliveryId, this.config.callbackLeaseMs / 1000],
     );
     const delivery = lease[0];
-    if (!delivery) return; // delivered, failed, not due yet, or another worker holds it
+    if (!delivery) return this.retryWhenLeaseExpires(job.data.deliveryId);
     const attempt = delivery.attempts + 1;
     const result = await this.post(delivery);
     const delays = this.config.callbackRetryDelaysMs;
@@ -78,13 +81,30 @@ export class CallbackDeliveryProcessor extends OutboxJobProcessor<{ deliveryId: 
     if (!delivered) this.logger.warn(`callback ${delivery.id} attempt ${attempt} not acknowledged: ${result.error ?? result.httpStatus}`);
   }
 
+  /**
+   * Delivered, failed, or not due yet: another job exists for its next attempt, nothing to do. Held by another
+   * worker: this job books itself again for just after the lease ends (if that worker finishes first, the booked
+   * job finds the delivery done).
+   */
+  private async retryWhenLeaseExpires(deliveryId: string): Promise<void> {
+    await this.db.transaction(async (manager) => {
+      const [held]: Array<{ lease_until: Date }> = await manager.query(
+        `SELECT lease_until FROM callback_deliveries
+         WHERE id = $1 AND status = 'PENDING' AND next_attempt_at <= now() + interval '1 second' AND lease_until >= now()`,
+        [deliveryId],
+      );
+      if (held) await this.outbox.enqueue(manager, TOPICS.deliverCallback, { deliveryId }, new Date(new Date(held.lease_until).getTime() + 100));
+    });
+  }
+
   private async post(delivery: DeliveryRow) {
     const startedAt = new Date();
     const started = performance.now();
     const latency = () => Math.round(performance.now() - started);
     try {
-      if (!this.config.isSandbox && (await resolvesToPrivateAddress(delivery.url))) {
-        return { startedAt, httpStatus: null, latencyMs: latency(), error: 'callback URL resolves to a private address', body: '' };
+      const resolved = await resolveCallbackTarget(delivery.url, this.config.isSandbox, this.resolver.lookup);
+      if ('problem' in resolved) {
+        return { startedAt, httpStatus: null, latencyMs: latency(), error: `callback URL ${resolved.problem}`, body: '' };
       }
       const signingSecret = await this.settings.signingSecretOf(this.db.manager, delivery.client_id);
       const endpoint = await this.settings.endpointFor(this.db.manager, delivery.client_id, delivery.kind);
@@ -98,9 +118,11 @@ export class CallbackDeliveryProcessor extends OutboxJobProcessor<{ deliveryId: 
       };
       const credentials = credentialsFor(delivery.url, endpoint);
       if (credentials) headers.authorization = `Basic ${Buffer.from(credentials).toString('base64')}`;
-      const response = await fetch(delivery.url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(TIMEOUT_MS) });
-      const text = (await response.text()).slice(0, 10_000);
-      return { startedAt, httpStatus: response.status, latencyMs: latency(), error: response.ok ? null : `HTTP ${response.status}`, body: text };
+      // Well inside the lease, so no other worker can take the delivery over while this post may still land.
+      const timeoutMs = Math.min(TIMEOUT_MS, this.config.callbackLeaseMs / 2);
+      const response = await pinnedPost(resolved.target, headers, body, timeoutMs);
+      const ok = response.status >= 200 && response.status < 300;
+      return { startedAt, httpStatus: response.status, latencyMs: latency(), error: ok ? null : `HTTP ${response.status}`, body: response.body };
     } catch (error) {
       return { startedAt, httpStatus: null, latencyMs: latency(), error: (error as Error).message, body: '' };
     }

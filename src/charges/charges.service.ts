@@ -2,7 +2,7 @@ import { ForbiddenException, Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
-import { callbackUrlProblem, resolvesToPrivateAddress } from '../callbacks/callback-url';
+import { CallbackResolver } from '../callbacks/pinned-post';
 import { ClientServicesService } from '../client-services/client-services.service';
 import { feeFor } from '../client-services/fees';
 import { GATEWAY_CODES, GatewayError } from '../common/errors/gateway-error';
@@ -30,6 +30,7 @@ export class ChargesService {
     private readonly splits: SplitSettlementsService,
     private readonly payments: PaymentsRepository,
     private readonly outcomes: PaymentsService,
+    private readonly resolver: CallbackResolver,
   ) {}
 
   /**
@@ -140,11 +141,8 @@ export class ChargesService {
   }
 
   private async assertCallbackUrl(url: string): Promise<void> {
-    const problem = callbackUrlProblem(url, this.config.isSandbox);
+    const problem = await this.resolver.entryProblem(url, this.config.isSandbox);
     if (problem) throw GatewayError.validation(`callback_url ${problem}`);
-    if (!this.config.isSandbox && (await resolvesToPrivateAddress(url))) {
-      throw GatewayError.validation('callback_url must not resolve to a private, loopback or link-local address');
-    }
   }
 }
 

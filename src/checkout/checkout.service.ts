@@ -4,6 +4,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
 import { callbackUrlProblem } from '../callbacks/callback-url';
+import { CallbackResolver } from '../callbacks/pinned-post';
 import { ClientServicesService } from '../client-services/client-services.service';
 import { feeFor } from '../client-services/fees';
 import { GatewayError } from '../common/errors/gateway-error';
@@ -41,6 +42,7 @@ export class CheckoutService {
     private readonly outcomes: PaymentsService,
     private readonly sessions: CheckoutSessionsService,
     private readonly outbox: OutboxService,
+    private readonly resolver: CallbackResolver,
   ) {}
 
   async initiate(principal: GatewayPrincipal, dto: CheckoutInitiateDto) {
@@ -48,10 +50,11 @@ export class CheckoutService {
     const existing = await this.byMerchantId(this.db.manager, principal.clientId, dto.merchant_transaction_id);
     if (existing) return this.replay(existing, fingerprint);
 
-    for (const field of ['callback_url', 'redirect_url'] as const) {
-      const problem = callbackUrlProblem(dto[field], this.config.isSandbox);
-      if (problem) throw GatewayError.validation(`${field} ${problem}`);
-    }
+    // redirect_url is only followed by the payer's browser; callback_url is posted to by our workers.
+    const redirectProblem = callbackUrlProblem(dto.redirect_url, this.config.isSandbox);
+    if (redirectProblem) throw GatewayError.validation(`redirect_url ${redirectProblem}`);
+    const callbackProblem = await this.resolver.entryProblem(dto.callback_url, this.config.isSandbox);
+    if (callbackProblem) throw GatewayError.validation(`callback_url ${callbackProblem}`);
     const amount = new Money(dto.amount);
     const service = await collectingService(this.services, this.db.manager, { clientId: principal.clientId, serviceCode: dto.service_code, amount });
     const splits = await this.splits.validate(this.db.manager, {

@@ -1,6 +1,6 @@
 import { ArgumentsHost, BadRequestException, Catch, ExceptionFilter } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { GatewayErrorFilter } from '../common/errors/http-error.filter';
+import { GatewayErrorFilter, sendError } from '../common/errors/http-error.filter';
 import { RequestValidationError, ValidationProblem } from '../common/errors/request-validation.error';
 import { PayoutError, PayoutErrorCode, ReferenceField } from './payout-error';
 
@@ -21,7 +21,7 @@ export class PayoutErrorFilter implements ExceptionFilter {
     const request = host.switchToHttp().getRequest<FastifyRequest>();
     const error = this.asPayoutError(exception);
     if (!error) return this.fallback.catch(exception, host);
-    void reply.status(error.getStatus()).send(error.body(this.referenceField, this.referenceOf(request.body)));
+    sendError(reply, request.url, error, error.getStatus(), error.body(this.referenceField, this.referenceOf(request.body)));
   }
 
   /** A bad body: the payout answers name the first broken rule in the description. */

@@ -1,9 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import Decimal from 'decimal.js';
 import { DataSource } from 'typeorm';
 import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
-import { callbackUrlRefusal } from '../callbacks/callback-url';
+import { CallbackResolver } from '../callbacks/pinned-post';
 import { ClientServicesService, ServiceTerms } from '../client-services/client-services.service';
 import { feeFor } from '../client-services/fees';
 import { formatAmount, Money } from '../common/money';
@@ -11,7 +10,7 @@ import { FloatHoldsService, InFlightRail, InsufficientFloatError } from '../floa
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
 import { OutboxService } from '../infra/queue/outbox.service';
 import { TOPICS } from '../infra/queue/queues';
-import { b2bResult, PayoutKind, payoutResult } from '../payouts/payout';
+import { b2bResult, payoutResult } from '../payouts/payout';
 import { NewPayout, PayoutsRepository } from '../payouts/payouts.repository';
 import { PAYOUT_RAIL, type PayoutDestination, type PayoutRail } from '../rails/payout.rail';
 import { PAYOUT_CODES, PayoutError } from './payout-error';
@@ -42,6 +41,7 @@ export class PayoutRequestsService {
     private readonly holds: FloatHoldsService,
     private readonly payouts: PayoutsRepository,
     private readonly outbox: OutboxService,
+    private readonly resolver: CallbackResolver,
   ) {}
 
   acceptLocal(principal: GatewayPrincipal, dto: LocalPayoutDto): Promise<PayoutAcknowledgement> {
@@ -98,7 +98,7 @@ export class PayoutRequestsService {
   }
 
   private async accept(principal: GatewayPrincipal, request: PayoutRequest): Promise<PayoutAcknowledgement> {
-    const refusal = await callbackUrlRefusal(request.callbackUrl, this.config.isSandbox);
+    const refusal = await this.resolver.entryProblem(request.callbackUrl, this.config.isSandbox);
     if (refusal) throw PayoutError.rejected('VALIDATION_FAILED', `Validation Failed: callback_url ${refusal}`, request.payoutReference);
     const service = await this.payingService(principal.clientId, request);
     const fee = feeFor(service.fees, request.amount);

@@ -1,3 +1,4 @@
+import { UUID } from '../common/validation/validators';
 import { BadRequestException, Injectable, NotFoundException } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
@@ -77,7 +78,7 @@ function encodeCursor(createdAt: string, id: string): string {
 function decodeCursor(cursor: string): { createdAt: string; id: string } {
   const [createdAt, id] = Buffer.from(cursor, 'base64url').toString().split('|');
   const timestamp = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
-  if (!createdAt || !id || !timestamp.test(createdAt) || Number.isNaN(Date.parse(createdAt)) || !/^[0-9a-f-]{36}$/.test(id)) {
+  if (!createdAt || !id || !timestamp.test(createdAt) || Number.isNaN(Date.parse(createdAt)) || !UUID.test(id)) {
     throw new BadRequestException(['cursor is invalid']);
   }
   return { createdAt, id };

@@ -1,3 +1,4 @@
+import { UUID } from '../common/validation/validators';
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { EntityManager } from 'typeorm';
@@ -142,7 +143,7 @@ export class TransactionRecords {
   }
 
   async byId(manager: EntityManager, clientId: string, transactionId: string): Promise<TransactionRow | null> {
-    if (!/^[0-9a-f-]{36}$/i.test(transactionId)) return null;
+    if (!UUID.test(transactionId)) return null;
     const [row] = await manager.query(`${SELECT_TRANSACTIONS} WHERE t.client_id = $1 AND t.id = $2`, [clientId, transactionId]);
     return row ?? null;
   }

@@ -1,6 +1,5 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import Decimal from 'decimal.js';
-import { ChildProcess, spawn } from 'node:child_process';
 import { createHttpApp } from '../../src/http-app';
 import { verifySignature } from '../../src/callbacks/signature';
 import {
@@ -8,10 +7,8 @@ import {
   freePort,
   GatewayMerchant,
   IsolatedDatabase,
-  MAIN_JS,
   MerchantReceiver,
   OwnRedis,
-  ROOT,
   sleep,
   startOwnRedis,
   waitFor,
@@ -30,34 +27,8 @@ import {
   SANDBOX_STATUS,
   SandboxRow,
 } from '../support/disbursement-fixtures';
+import { Child, diagnostics, killChild, startChild, stopChild } from '../support/child-processes';
 import { dataSource } from '../support/test-app';
-
-interface Child {
-  name: string;
-  process: ChildProcess;
-  output: string[];
-}
-
-function startChild(name: string, args: string[], env: NodeJS.ProcessEnv): Child {
-  const child = spawn(process.execPath, [MAIN_JS, ...args], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  const output: string[] = [];
-  const keep = (chunk: Buffer) => {
-    output.push(chunk.toString());
-    if (output.length > 400) output.shift();
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  return { name, process: child, output };
-}
-
-async function stopChild(child: Child, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-  if (child.process.exitCode !== null || child.process.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.process.once('exit', resolve));
-  child.process.kill(signal);
-  const timer = setTimeout(() => child.process.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
 
 /** The mix of payouts: row → how many. Amounts vary per payout so a wrong sum cannot hide. */
 const MIX: Array<[SandboxRow, number]> = [
@@ -128,10 +99,6 @@ describe('payouts survive a worker killed mid-settlement', () => {
     await db?.drop();
   }, 60_000);
 
-  function diagnostics(): string {
-    return [api, ...workers].map((c) => `--- ${c.name} (exit ${c.process.exitCode}, signal ${c.process.signalCode})\n${c.output.join('').slice(-3000)}`).join('\n');
-  }
-
   const query = (sql: string, params: unknown[] = []) => dataSource(setup).query(sql, params);
 
   it('every hold ends with exactly one outcome, matching its payout; the float and the ledger are exact', async () => {
@@ -171,7 +138,7 @@ describe('payouts survive a worker killed mid-settlement', () => {
     const finals = MIX.filter(([row]) => SANDBOX_STATUS[row] === 700 || SANDBOX_STATUS[row] === 701).reduce((n, [, c]) => n + c, 0);
     const finalCount = async () => (await query(`SELECT count(*)::int AS n FROM payouts WHERE client_id = $1 AND status IN (700, 701)`, [merchant.clientId]))[0].n as number;
     await waitFor('some payouts to be final', async () => (await finalCount()) >= 3, 60_000, 20);
-    await stopChild(workers[0], 'SIGKILL');
+    await killChild(workers[0]);
     const finalAtKill = await finalCount();
     expect(finalAtKill).toBeLessThan(finals);
     workers.push(startChild('worker-2', ['worker'], env));
@@ -179,7 +146,7 @@ describe('payouts survive a worker killed mid-settlement', () => {
     try {
       await waitFor('every payout to reach its final status', async () => (await finalCount()) === finals, 120_000, 250);
     } catch (error) {
-      throw new Error(`${(error as Error).message} (final at kill: ${finalAtKill})\n${diagnostics()}`);
+      throw new Error(`${(error as Error).message} (final at kill: ${finalAtKill})\n${diagnostics([api, ...workers])}`, { cause: error });
     }
     await sleep(1500);
 

@@ -235,6 +235,20 @@ describe('local payouts and international transfers (sandbox rails)', () => {
       expectPayoutAnswer(await gw().get(statusPath(body.payout_reference as string)), 723);
     });
 
+    it('a callback_url at the metadata address → 721 VALIDATION_FAILED naming callback_url, nothing stored or reserved', async () => {
+      const before = await floatBalance(app, merchant);
+      for (const [path, body] of [
+        [PAYOUT_PATHS.local, mobilePayoutBody(merchant, 'ok', { callback_url: 'https://169.254.169.254/' })],
+        [PAYOUT_PATHS.b2b, b2bBody(merchant, { callback_url: 'https://169.254.169.254/latest/meta-data/' })],
+      ] as const) {
+        const res = await gw().post(path).send(body);
+        expectPayoutAnswer(res, 721, body.payout_reference as string, 'VALIDATION_FAILED');
+        expect(res.body.response_description).toMatch(/callback_url must not point to a link-local or metadata address/);
+        expect(await payoutRow(app, merchant.clientId, body.payout_reference as string)).toBeUndefined();
+      }
+      expect(await floatBalance(app, merchant)).toEqual(before);
+    });
+
     it('x-access-token works on the IMT route too, and local payouts accept Authorization: Bearer', async () => {
       const imt = imtBody(merchant);
       expectPayoutAnswer(await gw().post(PAYOUT_PATHS.imt).send(imt), 720, imt.payout_reference as string);

@@ -1,6 +1,6 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import Decimal from 'decimal.js';
-import { ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { createHttpApp } from '../../src/http-app';
 import {
   chargeBody,
@@ -11,46 +11,18 @@ import {
   GatewayMerchant,
   IsolatedDatabase,
   ledgerBalance,
-  MAIN_JS,
   MerchantReceiver,
   OwnRedis,
-  ROOT,
   startOwnRedis,
   systemBalance,
   waitFor,
   withEnv,
 } from '../support/gateway-fixtures';
+import { Child, startChild, stopChild } from '../support/child-processes';
 import { dataSource } from '../support/test-app';
 
 const CHARGES = 200;
 const CONCURRENCY = 20;
-
-interface Child {
-  name: string;
-  process: ChildProcess;
-  output: string[];
-}
-
-function startChild(name: string, args: string[], env: NodeJS.ProcessEnv): Child {
-  const child = spawn(process.execPath, [MAIN_JS, ...args], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  const output: string[] = [];
-  const keep = (chunk: Buffer) => {
-    output.push(chunk.toString());
-    if (output.length > 400) output.shift();
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  return { name, process: child, output };
-}
-
-async function stopChild(child: Child): Promise<void> {
-  if (child.process.exitCode !== null || child.process.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.process.once('exit', resolve));
-  child.process.kill('SIGTERM');
-  const timer = setTimeout(() => child.process.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
 
 /**
  * Several processes on one Postgres and one Redis (provider contract §1): an `api` process and two `worker`

@@ -1,11 +1,12 @@
 import { ChildProcess, spawn, SpawnOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { ROOT } from './gateway-fixtures';
+import { MAIN_JS, ROOT } from './gateway-fixtures';
 
 /**
- * Helpers for tests of the npm scripts (sandbox, admin, build): child processes in process groups of their own,
- * and empty scratch databases (the scripts migrate, or must refuse to use, them).
+ * Child processes for tests: the npm scripts (sandbox, admin, build) in process groups of their own with empty
+ * scratch databases (the scripts migrate, or must refuse to use, them), and compiled server processes
+ * (`startChild`) that multi-process tests stop or crash.
  */
 
 /** GET url answers 2xx (false while nothing listens). */
@@ -98,4 +99,44 @@ export function killGroup(background: Background | undefined): void {
   } catch {
     // already gone
   }
+}
+
+/** A compiled process of the server (`node dist/src/main.js <role>`) with the tail of its output kept. */
+export interface Child {
+  name: string;
+  process: ChildProcess;
+  output: string[];
+}
+
+export function startChild(name: string, args: string[], env: NodeJS.ProcessEnv): Child {
+  const child = spawn(process.execPath, [MAIN_JS, ...args], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const output: string[] = [];
+  const keep = (chunk: Buffer) => {
+    output.push(chunk.toString());
+    if (output.length > 400) output.shift();
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  return { name, process: child, output };
+}
+
+export async function stopChild(child: Child): Promise<void> {
+  if (child.process.exitCode !== null || child.process.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.process.once('exit', resolve));
+  child.process.kill('SIGTERM');
+  const timer = setTimeout(() => child.process.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Kills the process as a crash would (SIGKILL) and waits for it to be gone. */
+export async function killChild(child: Child): Promise<void> {
+  if (child.process.exitCode !== null || child.process.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.process.once('exit', resolve));
+  child.process.kill('SIGKILL');
+  await exited;
+}
+
+export function diagnostics(children: Child[]): string {
+  return children.map((c) => `--- ${c.name} (exit ${c.process.exitCode}, signal ${c.process.signalCode})\n${c.output.join('').slice(-3000)}`).join('\n');
 }

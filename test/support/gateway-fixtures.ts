@@ -456,14 +456,18 @@ export interface IsolatedSandbox {
   close(): Promise<void>;
 }
 
-export async function startIsolatedSandbox(env: Record<string, string> = {}, role: 'sandbox' | 'api' = 'sandbox'): Promise<IsolatedSandbox> {
+export async function startIsolatedSandbox(
+  env: Record<string, string> = {},
+  role: 'sandbox' | 'api' = 'sandbox',
+  create: (role: 'sandbox' | 'api') => Promise<NestFastifyApplication> = createHttpApp,
+): Promise<IsolatedSandbox> {
   const redis = await startOwnRedis();
   const db = await createIsolatedDatabase();
   const restoreEnv = withEnv({ DATABASE_URL: db.url, REDIS_URL: redis.url, ...env });
   const receiver = await new MerchantReceiver().start();
   let app: NestFastifyApplication;
   try {
-    app = await createHttpApp(role);
+    app = await create(role);
   } catch (error) {
     await receiver.close();
     await redis.stop();

@@ -21,6 +21,10 @@ export default async function globalSetup(): Promise<void> {
   process.env.DATABASE_URL = url.toString();
   process.env.APP_ENV = process.env.APP_ENV ?? 'sandbox';
   process.env.LOG_LEVEL = process.env.LOG_LEVEL ?? 'silent';
+  // Every test signs in from 127.0.0.1, many with wrong credentials on purpose: sign-in limits are lifted for the
+  // suite; test/auth/throttling.e2e.spec.ts sets its own and tests them.
+  process.env.LOGIN_IP_RATE_LIMIT_PER_MINUTE = process.env.LOGIN_IP_RATE_LIMIT_PER_MINUTE ?? '1000000';
+  process.env.LOGIN_RATE_LIMIT_PER_MINUTE = process.env.LOGIN_RATE_LIMIT_PER_MINUTE ?? '1000000';
 
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { migrate } = require('../../scripts/migrate.js');

@@ -22,9 +22,12 @@ export function createValidationPipe(): ValidationPipe {
 /** Deeper than any request of the interface (free-form `source_transaction_data` included) ever needs. */
 const MAX_INPUT_DEPTH = 64;
 
+/** Half of a UTF-16 surrogate pair without the other half (JSON lets `\ud800` through): not text any system can store. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 /**
- * Two kinds of input would get past validation and fail later as a 500: a string holding a NUL character, which
- * Postgres cannot store in text, and a value nested so deeply that class-transformer's recursion overflows the
+ * Three kinds of input would get past validation and fail later as a 500: a string holding a NUL character, which
+ * Postgres cannot store in text, a lone UTF-16 surrogate, which validators choke on, and a value nested so deeply that class-transformer's recursion overflows the
  * stack. Both are refused up front with a 400 naming where they were found.
  */
 class SafeInputValidationPipe extends ValidationPipe {
@@ -44,6 +47,7 @@ function inputProblem(root: unknown, rootPath: string): string | null {
     const [value, path, depth] = stack.pop()!;
     if (typeof value === 'string') {
       if (value.includes('\u0000')) return `${path || 'body'} must not contain NUL characters`;
+      if (LONE_SURROGATE.test(value)) return `${path || 'body'} must be valid Unicode text`;
       continue;
     }
     if (value === null || typeof value !== 'object') continue;
@@ -54,6 +58,7 @@ function inputProblem(root: unknown, rootPath: string): string | null {
     }
     for (const [key, item] of Object.entries(value)) {
       if (key.includes('\u0000')) return `${path || 'body'} must not contain NUL characters`;
+      if (LONE_SURROGATE.test(key)) return `${path || 'body'} must be valid Unicode text`;
       stack.push([item, path ? `${path}.${key}` : key, depth + 1]);
     }
   }

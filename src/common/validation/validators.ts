@@ -16,6 +16,9 @@ export const LIMITS = {
   country: 64,
 } as const;
 
+/** A UUID in its canonical text form (what Postgres' uuid type accepts without error, and all our ids look like). */
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** A required, non-blank string of at most `max` characters; `options` (e.g. a `context`) go to every rule. */
 export function RequiredText(max: number, options: ValidationOptions = {}) {
   return applyDecorators(

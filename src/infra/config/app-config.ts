@@ -47,8 +47,32 @@ class Environment {
   @Max(MAX_DB_POOL_SIZE, { message: `DB_POOL_SIZE must be a whole number from 1 to ${MAX_DB_POOL_SIZE}` })
   DB_POOL_SIZE?: number;
 
+  @IsOptional() @Matches(/^[1-9]\d{3,}$/, { message: 'CALLBACK_LEASE_MS must be a whole number of milliseconds, at least 1000' })
+  CALLBACK_LEASE_MS?: string;
+
+  @IsOptional() @Matches(/^[1-9]\d{3,}$/, { message: 'CALLBACK_SWEEP_AFTER_MS must be a whole number of milliseconds, at least 1000' })
+  CALLBACK_SWEEP_AFTER_MS?: string;
+
   @IsOptional() @IsString() @MinLength(32, { message: 'JWT_SECRET must be at least 32 characters' })
   JWT_SECRET?: string;
+
+  @IsOptional() @Matches(/^[\w.:/]+(\s*,\s*[\w.:/]+)*$/, { message: 'TRUSTED_PROXIES must be a comma list of addresses or CIDRs' })
+  TRUSTED_PROXIES?: string;
+
+  @IsOptional() @IsIn(['true', 'false'], { message: 'DOCS_ENABLED must be true or false' })
+  DOCS_ENABLED?: string;
+
+  @IsOptional() @IsString() @MinLength(16, { message: 'METRICS_TOKEN must be at least 16 characters' })
+  METRICS_TOKEN?: string;
+
+  @IsOptional() @Matches(/^[1-9]\d*$/, { message: 'GATEWAY_RATE_LIMIT_PER_MINUTE must be a positive whole number' })
+  GATEWAY_RATE_LIMIT_PER_MINUTE?: string;
+
+  @IsOptional() @Matches(/^[1-9]\d*$/, { message: 'LOGIN_RATE_LIMIT_PER_MINUTE must be a positive whole number' })
+  LOGIN_RATE_LIMIT_PER_MINUTE?: string;
+
+  @IsOptional() @Matches(/^[1-9]\d*$/, { message: 'LOGIN_IP_RATE_LIMIT_PER_MINUTE must be a positive whole number' })
+  LOGIN_IP_RATE_LIMIT_PER_MINUTE?: string;
 
   @IsOptional() @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL?: string;
@@ -84,6 +108,22 @@ export interface AppConfig {
   fxMaxRateAgeMs: number;
   /** Postgres connections of this process's pool. */
   dbPoolSize: number;
+  /** How long a worker holds a callback delivery while posting it; a crashed worker's lease expires after this. */
+  callbackLeaseMs: number;
+  /** A PENDING delivery whose due time (and lease) passed this long ago is re-queued by the worker's sweeper. */
+  callbackSweepAfterMs: number;
+  /** Addresses/CIDRs of reverse proxies whose X-Forwarded-For is believed; empty: none. */
+  trustedProxies: string[];
+  /** Swagger UI at /docs (default: on in sandbox, off in production). */
+  docsEnabled: boolean;
+  /** Bearer token /metrics requires; null: open in sandbox, not served in production. */
+  metricsToken: string | null;
+  /** Requests per minute one gateway API key (or, before authentication, one client address) may make. */
+  gatewayRateLimitPerMinute: number;
+  /** Sign-in attempts per minute per credential (username, consumer key). */
+  loginRateLimitPerMinute: number;
+  /** Sign-in attempts per minute from one client address, whatever the credential. */
+  loginIpRateLimitPerMinute: number;
   jwtSecret: string;
   logLevel: string;
   /** Operator credentials for /admin/queues; no password, no dashboard. */
@@ -136,6 +176,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): EnvironmentCon
     payoutReconcileAfterMs: Number(raw.PAYOUT_RECONCILE_AFTER_MS ?? (appEnv === 'sandbox' ? 60000 : 900000)),
     // Sized for a 2-core machine where Postgres shares the CPU.
     dbPoolSize: raw.DB_POOL_SIZE ?? 20,
+    callbackLeaseMs: Number(raw.CALLBACK_LEASE_MS ?? 60000),
+    callbackSweepAfterMs: Number(raw.CALLBACK_SWEEP_AFTER_MS ?? 300000),
+    trustedProxies: (raw.TRUSTED_PROXIES ?? '').split(',').map((p) => p.trim()).filter(Boolean),
+    docsEnabled: raw.DOCS_ENABLED ? raw.DOCS_ENABLED === 'true' : appEnv === 'sandbox',
+    metricsToken: raw.METRICS_TOKEN ?? null,
+    gatewayRateLimitPerMinute: Number(raw.GATEWAY_RATE_LIMIT_PER_MINUTE ?? 60000),
+    loginRateLimitPerMinute: Number(raw.LOGIN_RATE_LIMIT_PER_MINUTE ?? 10),
+    loginIpRateLimitPerMinute: Number(raw.LOGIN_IP_RATE_LIMIT_PER_MINUTE ?? 60),
     jwtSecret: raw.JWT_SECRET ?? null,
     logLevel: raw.LOG_LEVEL ?? 'info',
     adminUsername: raw.ADMIN_USERNAME ?? 'admin',
@@ -149,7 +197,8 @@ function pick(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
   const keys = [
     'PORT', 'DATABASE_URL', 'REDIS_URL', 'APP_ENV', 'PUBLIC_BASE_URL', 'CALLBACK_RETRY_DELAYS_MS',
     'SANDBOX_SETTLE_DELAY_MS', 'SANDBOX_MINUTE_MS', 'OUTBOX_LOST_JOB_AFTER_MS', 'PAYOUT_RECONCILE_AFTER_MS', 'FX_MAX_RATE_AGE_MS', 'DB_POOL_SIZE',
-    'JWT_SECRET', 'LOG_LEVEL', 'ADMIN_USERNAME', 'ADMIN_PASSWORD',
+    'CALLBACK_LEASE_MS', 'CALLBACK_SWEEP_AFTER_MS', 'TRUSTED_PROXIES', 'DOCS_ENABLED', 'METRICS_TOKEN', 'GATEWAY_RATE_LIMIT_PER_MINUTE',
+    'LOGIN_RATE_LIMIT_PER_MINUTE', 'LOGIN_IP_RATE_LIMIT_PER_MINUTE', 'JWT_SECRET', 'LOG_LEVEL', 'ADMIN_USERNAME', 'ADMIN_PASSWORD',
     'SHUTDOWN_GRACE_MS', 'ISSUER_NAME',
   ];
   return Object.fromEntries(keys.filter((k) => env[k] !== undefined && env[k] !== '').map((k) => [k, env[k]]));

@@ -13,10 +13,14 @@ export function dataSourceOptions(databaseUrl: string, poolSize: number): DataSo
     type: 'postgres',
     url: databaseUrl,
     synchronize: false,
+    // Never log queries: their parameters carry payer data and credentials (errors are logged without them).
+    logging: false,
     migrationsRun: false,
     migrations: [join(__dirname, '..', '..', '..', 'migrations', '*.js')],
     migrationsTableName: 'schema_migrations',
-    extra: { max: poolSize },
+    // One pool per process, sized by DB_POOL_SIZE. A request waits at most 10 s for a connection; then it is answered
+    // 503 instead of hanging while Postgres is away.
+    extra: { max: poolSize, connectionTimeoutMillis: 10_000 },
   };
 }
 

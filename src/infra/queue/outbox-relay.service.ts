@@ -4,6 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { Queue } from 'bullmq';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
+import { withTimeout } from '../../common/with-timeout';
 import { QUEUES, QueueName, queueOf } from './queues';
 
 const BATCH = 200;
@@ -73,6 +74,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
       await withTimeout(
         Promise.all([...byQueue].map(([queue, jobs]) => this.queues[queue].addBulk(jobs))),
         ENQUEUE_TIMEOUT_MS,
+        'Redis did not accept the jobs in time',
       );
       await manager.query(`UPDATE outbox SET relayed_at = now() WHERE id = ANY($1)`, [rows.map((r) => r.id)]);
       return rows.length;
@@ -113,14 +115,4 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([
-    promise.finally(() => clearTimeout(timer)),
-    new Promise<T>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('Redis did not accept the jobs in time')), ms);
-    }),
-  ]);
 }
