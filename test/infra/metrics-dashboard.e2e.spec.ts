@@ -126,7 +126,7 @@ describe('engine metrics and the queue dashboard', () => {
       expect((await http().get('/admin/queues/api/queues')).status).toBe(401);
     });
 
-    it('answers 200 with ADMIN_USERNAME / ADMIN_PASSWORD, and shows both queues', async () => {
+    it('answers 200 with ADMIN_USERNAME / ADMIN_PASSWORD, and shows every queue', async () => {
       const auth = basic(ADMIN_USERNAME, ADMIN_PASSWORD);
       const page = await http().get('/admin/queues').set('authorization', auth);
       expect(page.status).toBe(200);
@@ -134,7 +134,7 @@ describe('engine metrics and the queue dashboard', () => {
       const api = await http().get('/admin/queues/api/queues').set('authorization', auth);
       expect(api.status).toBe(200);
       const names = (api.body.queues as Array<{ name: string }>).map((q) => q.name).sort();
-      expect(names).toEqual(['callbacks', 'payments']);
+      expect(names).toEqual(['airtime', 'callbacks', 'notifications', 'payments', 'payouts']);
     });
   });
 });
