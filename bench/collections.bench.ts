@@ -149,11 +149,14 @@ async function main(): Promise<void> {
     receiver = await new Receiver().start();
     log(`callback receiver on ${receiver.base}`);
     const t0 = Date.now();
-    const seeded = await cliJson(['seed', '--json', '--callback-url', `${receiver.base}/cb`, '--callback-username', 'u', '--callback-password', 'p'], {
-      DATABASE_URL: database.url,
-      REDIS_URL: redisUrl,
-      APP_ENV: 'sandbox',
-    });
+    const seeded = await cliJson(
+      ['seed', '--json', '--callback-url', `${receiver.base}/cb`, '--callback-username', 'u', '--callback-password', 'p'],
+      {
+        DATABASE_URL: database.url,
+        REDIS_URL: redisUrl,
+        APP_ENV: 'sandbox',
+      },
+    );
     log(`seeded merchant ${seeded.client_code} (service ${seeded.service_code}) in ${Date.now() - t0} ms`);
 
     const childEnv = {
@@ -177,10 +180,10 @@ async function main(): Promise<void> {
 
     const auth = await postJson(base, '/v1/auth', { consumer_key: seeded.consumer_key, consumer_secret: seeded.consumer_secret });
     const [row] = (
-      await db.query(`SELECT c.id AS client_id, s.id AS service_id FROM clients c JOIN client_services s ON s.client_id = c.id WHERE c.code = $1 AND s.code = $2`, [
-        seeded.client_code,
-        seeded.service_code,
-      ])
+      await db.query(
+        `SELECT c.id AS client_id, s.id AS service_id FROM clients c JOIN client_services s ON s.client_id = c.id WHERE c.code = $1 AND s.code = $2`,
+        [seeded.client_code, seeded.service_code],
+      )
     ).rows;
     const merchant: Merchant = {
       clientId: row.client_id,
@@ -197,7 +200,9 @@ async function main(): Promise<void> {
     await driveCharges(base, merchant, receiver, db, database.name, api.pid!, 'warm-up', 3);
 
     // (a) charges accepted/s, API only.
-    report.a_charges = await measured(meter, 'charge', () => driveCharges(base, merchant, receiver!, db!, database.name, api.pid!, 'a_charges', DURATION));
+    report.a_charges = await measured(meter, 'charge', () =>
+      driveCharges(base, merchant, receiver!, db!, database.name, api.pid!, 'a_charges', DURATION),
+    );
     console.log(JSON.stringify(report.a_charges));
 
     // (d) checkout initiations/s, API only.
@@ -273,7 +278,16 @@ function chargeBody(m: Merchant, receiver: Receiver, reference: string): string 
   });
 }
 
-function driveCharges(base: string, m: Merchant, receiver: Receiver, db: Client, dbName: string, apiPid: number, name: string, duration: number) {
+function driveCharges(
+  base: string,
+  m: Merchant,
+  receiver: Receiver,
+  db: Client,
+  dbName: string,
+  apiPid: number,
+  name: string,
+  duration: number,
+) {
   return driveLoad({
     name,
     base,
@@ -394,7 +408,14 @@ async function watchDrain(meter: Meter, receiver: Receiver, redis: Redis, name: 
 /** (c) The charges accepted so far are settled and called back by the workers just started. */
 async function drainCharges(meter: Meter, receiver: Receiver, redis: Redis) {
   const [{ n: charges }] = (await meter.db.query(`SELECT count(*)::int AS n FROM payments WHERE checkout_session_id IS NULL`)).rows;
-  const { times, result } = await watchDrain(meter, receiver, redis, 'c_charge_backlog', charges - receiver.uniqueCharges, 'charge settled and called back');
+  const { times, result } = await watchDrain(
+    meter,
+    receiver,
+    redis,
+    'c_charge_backlog',
+    charges - receiver.uniqueCharges,
+    'charge settled and called back',
+  );
   // Settlement times from the database: how fast the payments queue moved, and the delivery-only tail after it.
   const [st] = (
     await meter.db.query(
@@ -479,9 +500,12 @@ async function endToEnd(meter: Meter, base: string, m: Merchant, receiver: Recei
     console.log(JSON.stringify(result));
     const anyFailed = attempts.some((a) => !a.sustained);
     const anySustained = attempts.some((a) => a.sustained);
-    const next = result.sustained && canGoUp && !anyFailed ? step(Math.min(E2E_RATE, rate * 1.25)) // try higher
-      : !result.sustained && !anySustained ? step(rate * 0.8) // try lower
-      : rate;
+    const next =
+      result.sustained && canGoUp && !anyFailed
+        ? step(Math.min(E2E_RATE, rate * 1.25)) // try higher
+        : !result.sustained && !anySustained
+          ? step(rate * 0.8) // try lower
+          : rate;
     if (next === rate) break;
     rate = next;
   }
@@ -696,7 +720,10 @@ class Meter {
     const pg = await pgCounters(this.db, this.dbName);
     const info = await this.redis.info('stats');
     const commandStats = await this.redis.info('commandstats');
-    const scripts = [...commandStats.matchAll(/cmdstat_(?:evalsha|eval|evalsha_ro|eval_ro|fcall):calls=(\d+)/g)].reduce((sum, x) => sum + Number(x[1]), 0);
+    const scripts = [...commandStats.matchAll(/cmdstat_(?:evalsha|eval|evalsha_ro|eval_ro|fcall):calls=(\d+)/g)].reduce(
+      (sum, x) => sum + Number(x[1]),
+      0,
+    );
     const self = process.cpuUsage();
     return {
       at: performance.now(),
@@ -758,7 +785,9 @@ async function countRoundTrips(database: { url: string }, env: Record<string, st
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   // No settlement delay here: the API schedules the settlement, so it is the API that must not wait.
-  const api = startRole('api', { env: { ...env, DATABASE_URL: apiProxy.url(database.url), PORT: String(port), SANDBOX_SETTLE_DELAY_MS: '0' } });
+  const api = startRole('api', {
+    env: { ...env, DATABASE_URL: apiProxy.url(database.url), PORT: String(port), SANDBOX_SETTLE_DELAY_MS: '0' },
+  });
   const worker = startRole('worker', { env: { ...env, DATABASE_URL: workerProxy.url(database.url), SANDBOX_SETTLE_DELAY_MS: '0' } });
   const N = 200;
   const checkoutBody = (id: string) =>
@@ -776,7 +805,11 @@ async function countRoundTrips(database: { url: string }, env: Record<string, st
       redirect_url: `${receiver.base}/thanks`,
     });
   const post = async (path: string, body: string) => {
-    const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-access-token': m.token }, body });
+    const res = await fetch(`${base}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-access-token': m.token },
+      body,
+    });
     if (res.status !== 200) throw new Error(`${path} → ${res.status} ${await res.text()}`);
   };
   const charge = (ref: string) => post('/v1/mobile-money/charge', chargeBody(m, receiver, ref));
@@ -911,9 +944,13 @@ interface OwnRedis {
 /** `redis-server --port N --save "" --appendonly no`, a child of this process. */
 async function startOwnRedis(): Promise<OwnRedis> {
   const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', tmpdir()], {
-    stdio: 'ignore',
-  });
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', tmpdir()],
+    {
+      stdio: 'ignore',
+    },
+  );
   const url = `redis://127.0.0.1:${port}`;
   const deadline = Date.now() + 10_000;
   for (;;) {
@@ -936,9 +973,14 @@ async function startOwnRedis(): Promise<OwnRedis> {
 
 function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI_JS, ...args], { cwd: ROOT, env: { ...process.env, ...env, LOG_LEVEL: 'warn' } }, (error, stdout, stderr) => {
-      resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [CLI_JS, ...args],
+      { cwd: ROOT, env: { ...process.env, ...env, LOG_LEVEL: 'warn' } },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -950,13 +992,21 @@ async function cliJson(args: string[], env: Record<string, string>): Promise<Rec
 
 async function ledgerVerify(databaseUrl: string, redisUrl: string) {
   const t0 = Date.now();
-  const { code, stdout, stderr } = await cli(['ledger:verify', '--json'], { DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, APP_ENV: 'sandbox' });
+  const { code, stdout, stderr } = await cli(['ledger:verify', '--json'], {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+    APP_ENV: 'sandbox',
+  });
   const output = stdout.trim() ? JSON.parse(stdout) : null;
   return { exit_code: code, seconds: (Date.now() - t0) / 1000, ...(output ?? {}), ...(stderr.trim() ? { stderr: stderr.trim() } : {}) };
 }
 
 async function postJson(base: string, path: string, body: unknown) {
-  const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${base}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const text = await res.text();
   if (!res.ok) throw new Error(`POST ${path} → ${res.status} ${text}`);
   return JSON.parse(text);
@@ -980,11 +1030,17 @@ function printSummary(report: Record<string, any>): void {
       `b_end_to_end at ${b.target_rate}/s (${b.sustained ? 'sustained' : 'NOT sustained'}): e2e p50 ${b.end_to_end_ms.p50} ms p99 ${b.end_to_end_ms.p99} ms max ${b.end_to_end_ms.max} ms; charge response p50 ${b.charge_response_ms.p50} ms p99 ${b.charge_response_ms.p99} ms; ${b.callbacks_received}/${b.accepted} callbacks`,
     );
     for (const t of report.b_end_to_end.attempts) {
-      if (t !== b) console.log(`  tried ${t.target_rate}/s: ${t.sustained ? 'sustained' : 'not sustained'}, e2e p50 ${t.end_to_end_ms.p50} ms p99 ${t.end_to_end_ms.p99} ms`);
+      if (t !== b)
+        console.log(
+          `  tried ${t.target_rate}/s: ${t.sustained ? 'sustained' : 'not sustained'}, e2e p50 ${t.end_to_end_ms.p50} ms p99 ${t.end_to_end_ms.p99} ms`,
+        );
     }
     console.log(`  started at ${report.b_end_to_end.attempts[0].target_rate}/s: ${report.b_end_to_end.start_reason}`);
     const f = report.b_end_to_end.light_load;
-    if (f) console.log(`  light load ${f.target_rate}/s: e2e p50 ${f.end_to_end_ms.p50} ms p99 ${f.end_to_end_ms.p99} ms max ${f.end_to_end_ms.max} ms`);
+    if (f)
+      console.log(
+        `  light load ${f.target_rate}/s: e2e p50 ${f.end_to_end_ms.p50} ms p99 ${f.end_to_end_ms.p99} ms max ${f.end_to_end_ms.max} ms`,
+      );
     console.log(
       `  (b) target 1,000/s with p99 ≤ ${TARGETS.e2e_p99_ms} ms: ${mark(b.sustained && b.target_rate >= TARGETS.e2e_rate && b.end_to_end_ms.p99 <= TARGETS.e2e_p99_ms)}`,
     );
@@ -1025,7 +1081,11 @@ function printSummary(report: Record<string, any>): void {
     );
   }
   if (report.ledger_verify) console.log(`ledger:verify ok=${report.ledger_verify.ok} (exit ${report.ledger_verify.exit_code})`);
-  console.log(`loadavg now ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `loadavg now ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   console.log(`total ${report.total_seconds} s`);
 }
 

@@ -136,7 +136,8 @@ async function main(): Promise<void> {
 async function createTenant(db: Client, clientCode: string, password: string): Promise<void> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const argon2 = require('argon2');
-  const [{ id }] = (await db.query('INSERT INTO clients (code, name) VALUES ($1, $2) RETURNING id', [clientCode, 'Benchmark merchant'])).rows;
+  const [{ id }] = (await db.query('INSERT INTO clients (code, name) VALUES ($1, $2) RETURNING id', [clientCode, 'Benchmark merchant']))
+    .rows;
   await db.query('INSERT INTO users (client_id, username, password_hash) VALUES ($1, $2, $3)', [
     id,
     `bench-${clientCode.toLowerCase()}`,
@@ -214,7 +215,9 @@ async function seedTenant(db: Client, base: string, clientCode: string, password
   const [{ id: profileId }] = (await db.query(`SELECT id FROM profiles WHERE client_id = $1`, [clientId])).rows;
   const [{ id: typeId }] = (await db.query(`SELECT id FROM account_types WHERE client_id = $1`, [clientId])).rows;
   const [settlement] = (
-    await db.query(`SELECT id, account_number FROM ledger_accounts WHERE client_id = $1 AND kind = 'SETTLEMENT' AND currency = 'KES'`, [clientId])
+    await db.query(`SELECT id, account_number FROM ledger_accounts WHERE client_id = $1 AND kind = 'SETTLEMENT' AND currency = 'KES'`, [
+      clientId,
+    ])
   ).rows;
 
   // The other wallets in bulk, funded the way MoneyMovementsService.fund does it: per wallet one FUNDING
@@ -228,8 +231,13 @@ async function seedTenant(db: Client, base: string, clientCode: string, password
      SELECT id, $1, $3, $4, 'Bench wallet ' || account_number, 'ACTIVE' FROM acc`,
     [clientId, WALLETS, profileId, typeId],
   );
-  await fundInBulk(db, clientId, settlement, `SELECT a.id FROM ledger_accounts a JOIN wallets w ON w.id = a.id
-     WHERE a.client_id = '${clientId}' AND a.balance = 0 ORDER BY a.account_number`);
+  await fundInBulk(
+    db,
+    clientId,
+    settlement,
+    `SELECT a.id FROM ledger_accounts a JOIN wallets w ON w.id = a.id
+     WHERE a.client_id = '${clientId}' AND a.balance = 0 ORDER BY a.account_number`,
+  );
   await db.query('COMMIT');
 
   // A wallet for the statement benchmark, filled later.
@@ -245,8 +253,11 @@ async function seedTenant(db: Client, base: string, clientCode: string, password
   });
   await db.query('ANALYZE');
   const accounts = (
-    await db.query(`SELECT a.account_number FROM ledger_accounts a JOIN wallets w ON w.id = a.id
-                    WHERE a.client_id = $1 AND w.account_name LIKE 'Bench wallet %' ORDER BY a.account_number`, [clientId])
+    await db.query(
+      `SELECT a.account_number FROM ledger_accounts a JOIN wallets w ON w.id = a.id
+                    WHERE a.client_id = $1 AND w.account_name LIKE 'Bench wallet %' ORDER BY a.account_number`,
+      [clientId],
+    )
   ).rows.map((r: { account_number: string }) => r.account_number);
   return {
     clientId,
@@ -261,11 +272,14 @@ async function seedTenant(db: Client, base: string, clientCode: string, password
 
 /** Funds every wallet the query selects with FUNDING, inside the caller's transaction. */
 async function fundInBulk(db: Client, clientId: string, settlement: { id: string; account_number: string }, walletsSql: string) {
-  const [{ balance: settlementBefore }] = (await db.query('SELECT balance FROM ledger_accounts WHERE id = $1 FOR UPDATE', [settlement.id])).rows;
+  const [{ balance: settlementBefore }] = (await db.query('SELECT balance FROM ledger_accounts WHERE id = $1 FOR UPDATE', [settlement.id]))
+    .rows;
   await db.query(`CREATE TEMP TABLE bench_fund ON COMMIT DROP AS
     SELECT w.id AS wallet_id, row_number() OVER () AS i, nextval('journal_entries_id_seq') AS entry_id, gen_random_uuid() AS op_id
     FROM (${walletsSql}) w`);
-  await db.query(`INSERT INTO journal_entries (id, client_id, kind) SELECT entry_id, $1, 'WALLET_FUNDING' FROM bench_fund ORDER BY i`, [clientId]);
+  await db.query(`INSERT INTO journal_entries (id, client_id, kind) SELECT entry_id, $1, 'WALLET_FUNDING' FROM bench_fund ORDER BY i`, [
+    clientId,
+  ]);
   await db.query(
     `INSERT INTO postings (entry_id, account_id, currency, amount, balance_after)
      SELECT entry_id, $1, 'KES', -$2::numeric, $3::numeric - $2::numeric * i FROM bench_fund ORDER BY i`,
@@ -276,7 +290,10 @@ async function fundInBulk(db: Client, clientId: string, settlement: { id: string
      SELECT entry_id, wallet_id, 'KES', $1::numeric, $1::numeric FROM bench_fund ORDER BY i`,
     [FUNDING],
   );
-  await db.query(`INSERT INTO wallet_operations (id, client_id, kind, entry_id) SELECT op_id, $1, 'FUNDING', entry_id FROM bench_fund ORDER BY i`, [clientId]);
+  await db.query(
+    `INSERT INTO wallet_operations (id, client_id, kind, entry_id) SELECT op_id, $1, 'FUNDING', entry_id FROM bench_fund ORDER BY i`,
+    [clientId],
+  );
   await db.query(
     `INSERT INTO wallet_transactions (operation_id, client_id, account_id, transaction_type, transaction_source, currency,
        transaction_amount, previous_balance, current_balance, other_party_account, transaction_narration, transaction_date)
@@ -284,7 +301,10 @@ async function fundInBulk(db: Client, clientId: string, settlement: { id: string
     [clientId, FUNDING, settlement.account_number],
   );
   await db.query(`UPDATE ledger_accounts SET balance = balance + $1::numeric WHERE id IN (SELECT wallet_id FROM bench_fund)`, [FUNDING]);
-  await db.query(`UPDATE ledger_accounts SET balance = balance - $1::numeric * (SELECT count(*) FROM bench_fund) WHERE id = $2`, [FUNDING, settlement.id]);
+  await db.query(`UPDATE ledger_accounts SET balance = balance - $1::numeric * (SELECT count(*) FROM bench_fund) WHERE id = $2`, [
+    FUNDING,
+    settlement.id,
+  ]);
 }
 
 // ------------------------------------------------------------------------------------------------ load scenarios
@@ -446,7 +466,10 @@ async function statements(db: Client, base: string, t: Tenant, serverPid: number
 async function fillStatementWallet(db: Client, t: Tenant): Promise<Date> {
   const [wallet] = (await db.query('SELECT id FROM ledger_accounts WHERE account_number = $1', [t.statementAccount])).rows;
   const [settlement] = (
-    await db.query(`SELECT id, account_number, balance FROM ledger_accounts WHERE client_id = $1 AND kind = 'SETTLEMENT' AND currency = 'KES'`, [t.clientId])
+    await db.query(
+      `SELECT id, account_number, balance FROM ledger_accounts WHERE client_id = $1 AND kind = 'SETTLEMENT' AND currency = 'KES'`,
+      [t.clientId],
+    )
   ).rows;
   const from = new Date(Date.now() - 1000);
   await db.query('BEGIN');
@@ -612,7 +635,12 @@ async function verify(db: Client) {
   return {
     ok: results.every((r) => r.violations.length === 0),
     seconds: (Date.now() - t0) / 1000,
-    invariants: results.map((r) => ({ name: r.name, description: r.description, violations: r.violations.length, examples: r.violations.slice(0, 5) })),
+    invariants: results.map((r) => ({
+      name: r.name,
+      description: r.description,
+      violations: r.violations.length,
+      examples: r.violations.slice(0, 5),
+    })),
   };
 }
 

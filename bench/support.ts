@@ -131,9 +131,11 @@ export async function stopChild(child: ChildProcess, graceMs = 10_000): Promise<
 
 export async function machineFacts(admin: Client, extra: Record<string, unknown> = {}) {
   const [{ version }] = (await admin.query('SELECT version()')).rows;
-  const settings = (await admin.query(
-    `SELECT name, setting, unit FROM pg_settings WHERE name IN ('max_connections','shared_buffers','synchronous_commit','fsync','work_mem')`,
-  )).rows;
+  const settings = (
+    await admin.query(
+      `SELECT name, setting, unit FROM pg_settings WHERE name IN ('max_connections','shared_buffers','synchronous_commit','fsync','work_mem')`,
+    )
+  ).rows;
   return {
     nproc: cpus().length,
     cpu: cpus()[0]?.model,
@@ -141,7 +143,9 @@ export async function machineFacts(admin: Client, extra: Record<string, unknown>
     loadavg_at_start: loadavg().map((l) => +l.toFixed(2)),
     node: process.version,
     postgres: version,
-    postgres_settings: Object.fromEntries(settings.map((s: { name: string; setting: string; unit: string | null }) => [s.name, `${s.setting}${s.unit ?? ''}`])),
+    postgres_settings: Object.fromEntries(
+      settings.map((s: { name: string; setting: string; unit: string | null }) => [s.name, `${s.setting}${s.unit ?? ''}`]),
+    ),
     db_pool_size: Number(process.env.DB_POOL_SIZE ?? 20),
     ...extra,
   };
@@ -234,7 +238,14 @@ export async function pgCounters(db: Client, dbName: string) {
       [dbName],
     )
   ).rows;
-  return { commits: Number(r.c), rollbacks: Number(r.r), walRecords: Number(r.wr), walBytes: Number(r.wb), walFlushes: Number(r.ws), walWrites: Number(r.ww) };
+  return {
+    commits: Number(r.c),
+    rollbacks: Number(r.r),
+    walRecords: Number(r.wr),
+    walBytes: Number(r.wb),
+    walFlushes: Number(r.ws),
+    walWrites: Number(r.ww),
+  };
 }
 
 export async function tableScans(db: Client): Promise<Map<string, { seqRows: number }>> {
@@ -323,7 +334,9 @@ export async function driveLoad(run: LoadRun): Promise<Record<string, unknown>> 
   const backendSeconds = backendSecondsBetween(backends0, backends1);
   const seconds = result.duration;
   const ok = result['2xx'];
-  const statusCodes = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, v]) => [code, (v as { count: number }).count]));
+  const statusCodes = Object.fromEntries(
+    Object.entries(result.statusCodeStats ?? {}).map(([code, v]) => [code, (v as { count: number }).count]),
+  );
   return {
     scenario: run.name,
     connections: run.connections,
@@ -362,7 +375,8 @@ export function loadLine(r: Record<string, any>, width = 40): string {
 /** Nearest-rank percentiles of a list of numbers (milliseconds, usually). */
 export function percentiles(values: number[], points = [50, 90, 99]): Record<string, number> {
   const sorted = [...values].sort((a, b) => a - b);
-  const at = (p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] : NaN);
+  const at = (p: number) =>
+    sorted.length ? sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] : NaN;
   const out: Record<string, number> = {};
   for (const p of points) out[`p${p}`] = Math.round(at(p));
   out.max = Math.round(sorted[sorted.length - 1] ?? NaN);
@@ -389,7 +403,12 @@ export function summariseProfile(dir: string, label = 'server_profile') {
     const frame = byId.get(id)!.callFrame;
     const url = frame.url;
     const pkg = url.includes('node_modules/')
-      ? url.split('node_modules/').pop()!.split('/').slice(0, url.split('node_modules/').pop()!.startsWith('@') ? 2 : 1).join('/')
+      ? url
+          .split('node_modules/')
+          .pop()!
+          .split('/')
+          .slice(0, url.split('node_modules/').pop()!.startsWith('@') ? 2 : 1)
+          .join('/')
       : url.includes('/dist/src/')
         ? `app: ${url.split('/dist/src/')[1].split('/')[0]}`
         : url.startsWith('node:')
@@ -404,7 +423,10 @@ export function summariseProfile(dir: string, label = 'server_profile') {
     byFunction.set(fn, (byFunction.get(fn) ?? 0) + us);
   });
   const top = (m: Map<string, number>, n: number) =>
-    [...m.entries()].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => ({ name: k, percent: +((v / total) * 100).toFixed(1) }));
+    [...m.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([k, v]) => ({ name: k, percent: +((v / total) * 100).toFixed(1) }));
   const summary = { busy_seconds: +(total / 1e6).toFixed(1), by_package: top(byPackage, 20), by_function: top(byFunction, 20) };
   console.log(JSON.stringify({ [label]: summary }, null, 2));
   return summary;
@@ -450,7 +472,10 @@ export class PgRoundTripCounter {
       const sqlOf = (body: Buffer, skipName: boolean) => {
         let text = body.toString('utf8');
         if (skipName) text = text.slice(text.indexOf('\0') + 1);
-        return text.slice(0, Math.max(0, text.indexOf('\0'))).replace(/\s+/g, ' ').trim();
+        return text
+          .slice(0, Math.max(0, text.indexOf('\0')))
+          .replace(/\s+/g, ' ')
+          .trim();
       };
       const parse = frontendParser((type, body) => {
         if (type === 0x50 /* P */) pendingSql = sqlOf(body!, true);

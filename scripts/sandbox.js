@@ -14,8 +14,15 @@ const { readSandboxState, removeSandboxState, stateFile, writeSandboxState } = r
 const MAIN = path.join(ROOT, 'dist', 'src', 'main.js');
 const CLI = path.join(ROOT, 'dist', 'src', 'admin', 'cli.js');
 const SEED_KEYS = [
-  'client_code', 'username', 'password', 'consumer_key', 'consumer_secret', 'service_code',
-  'settlement_account_number', 'currency', 'signing_secret',
+  'client_code',
+  'username',
+  'password',
+  'consumer_key',
+  'consumer_secret',
+  'service_code',
+  'settlement_account_number',
+  'currency',
+  'signing_secret',
 ];
 /**
  * Ctrl+C must stop everything within 2 s. The server gives itself SHUTDOWN_GRACE_MS (1 s in the sandbox) and exits;
@@ -164,12 +171,15 @@ function jsonWord(body) {
 
 /** Ready-to-paste commands, outside the box so that copying them picks up no border characters. */
 function tryIt({ base, seed }) {
-  const post = (url, body) => wrapCommand(['curl', '-s', '-X', 'POST', url, '-H', `'content-type: application/json'`, '-d', jsonWord(body)]);
+  const post = (url, body) =>
+    wrapCommand(['curl', '-s', '-X', 'POST', url, '-H', `'content-type: application/json'`, '-d', jsonWord(body)]);
   const lines = ['Log in to the wallet service:'];
   lines.push(...post(`${base}/api/v1/auth/login`, { username: seed.username ?? '<username>', password: seed.password ?? '<password>' }));
   if (seed.consumer_key) {
     lines.push('Get a gateway token:');
-    lines.push(...post(`${base}/v1/auth`, { consumer_key: seed.consumer_key, consumer_secret: seed.consumer_secret ?? '<consumer_secret>' }));
+    lines.push(
+      ...post(`${base}/v1/auth`, { consumer_key: seed.consumer_key, consumer_secret: seed.consumer_secret ?? '<consumer_secret>' }),
+    );
   }
   return lines.join('\n');
 }
@@ -239,7 +249,9 @@ async function main() {
   });
   const redisAddress = new URL(services.redisUrl);
   const redisReachable = await canConnect(redisAddress.hostname, Number(redisAddress.port || 6379), 1000);
-  process.stdout.write(`${banner({ base, seed, databaseUrl: services.databaseUrl, redisUrl: services.redisUrl, redisReachable })}\n${tryIt({ base, seed })}\n\n`);
+  process.stdout.write(
+    `${banner({ base, seed, databaseUrl: services.databaseUrl, redisUrl: services.redisUrl, redisReachable })}\n${tryIt({ base, seed })}\n\n`,
+  );
 }
 
 main().catch((error) => fail(error instanceof Error ? error.message : String(error)));

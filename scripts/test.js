@@ -20,7 +20,8 @@ async function finish(code) {
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.on(signal, () => {
     const code = 128 + { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 }[signal];
-    if (jest && jest.exitCode === null && jest.signalCode === null) jest.kill(signal); // finish() runs on its exit
+    if (jest && jest.exitCode === null && jest.signalCode === null)
+      jest.kill(signal); // finish() runs on its exit
     else finish(code);
   });
 }

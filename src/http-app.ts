@@ -29,7 +29,8 @@ export function createHttpAdapter(config: Pick<EnvironmentConfig, 'trustedProxie
   // Merchant APIs speak JSON only: any other body type is a 415, not a string handed to validation.
   fastify.removeContentTypeParser('text/plain');
   fastify.addHook('onRequest', async (request, reply) => {
-    if (request.url.length > MAX_URL_LENGTH) sendFallbackError(reply, new HttpException('URI is too long', HttpStatus.URI_TOO_LONG), request.url);
+    if (request.url.length > MAX_URL_LENGTH)
+      sendFallbackError(reply, new HttpException('URI is too long', HttpStatus.URI_TOO_LONG), request.url);
   });
   return adapter;
 }
@@ -49,7 +50,9 @@ function answerClientError(error: ConnectionError, socket: Socket): void {
   const url = requestLine.split(' ')[1] ?? '/';
   const overflow = error.code === 'HPE_HEADER_OVERFLOW';
   const status = overflow ? (head.includes('\r\n') ? 431 : HttpStatus.URI_TOO_LONG) : HttpStatus.BAD_REQUEST;
-  const message = { 400: 'The request is malformed', 414: 'URI is too long', 431: 'Request headers are too large' }[status as 400 | 414 | 431];
+  const message = { 400: 'The request is malformed', 414: 'URI is too long', 431: 'Request headers are too large' }[
+    status as 400 | 414 | 431
+  ];
   const body = JSON.stringify(errorResponse(new HttpException(message, status), url).body);
   socket.end(
     `HTTP/1.1 ${status} ${message}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +

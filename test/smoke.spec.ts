@@ -11,7 +11,10 @@ describe('smoke', () => {
   it('creates and fetches a wallet', async () => {
     const tenant = await createTenant(app);
     const wallet = await createWallet(app, tenant);
-    const res = await request(app.getHttpServer()).get(`/api/v1/accounts/account-number/${wallet.account_number}`).set('authorization', tenant.auth).expect(200);
+    const res = await request(app.getHttpServer())
+      .get(`/api/v1/accounts/account-number/${wallet.account_number}`)
+      .set('authorization', tenant.auth)
+      .expect(200);
     expect(res.body.current_balance).toBe('0.0000');
   });
 });

@@ -8,5 +8,8 @@ import { WalletsModule } from '../wallets/wallets.module';
 import { SeedService } from './seed.service';
 
 /** Everything the operator CLI needs: the domain services, no HTTP and no queue processors. */
-@Module({ imports: [CoreModule, ProfilesModule, WalletsModule, ClientServicesModule, TransactionsModule, PayoutsModule], providers: [SeedService] })
+@Module({
+  imports: [CoreModule, ProfilesModule, WalletsModule, ClientServicesModule, TransactionsModule, PayoutsModule],
+  providers: [SeedService],
+})
 export class AdminModule {}

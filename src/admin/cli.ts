@@ -64,7 +64,9 @@ export function buildProgram(run: (action: (app: INestApplicationContext) => Pro
         // A reset invalidates the user's wallet tokens; without --password an existing username is an error.
         const users = app.get(UsersService);
         const user =
-          opts.password === undefined ? await users.create(client.id, opts.username, password) : await users.upsert(client.id, opts.username, password);
+          opts.password === undefined
+            ? await users.create(client.id, opts.username, password)
+            : await users.upsert(client.id, opts.username, password);
         return { user_id: user.id, client_code: client.code, username: user.username, password };
       }, json(cmd)),
     );
@@ -76,7 +78,15 @@ export function buildProgram(run: (action: (app: INestApplicationContext) => Pro
       run(async (app) => {
         const results = await verifyLedger(app.get<DataSource>(getDataSourceToken()).manager);
         const ok = results.every((r) => r.violations.length === 0);
-        const output = { ok, invariants: results.map((r) => ({ name: r.name, description: r.description, violations: r.violations.length, examples: r.violations.slice(0, 5) })) };
+        const output = {
+          ok,
+          invariants: results.map((r) => ({
+            name: r.name,
+            description: r.description,
+            violations: r.violations.length,
+            examples: r.violations.slice(0, 5),
+          })),
+        };
         if (!ok) throw Object.assign(new CliError('ledger invariants violated'), { output });
         return output;
       }, json(cmd)),
@@ -90,10 +100,9 @@ export function buildProgram(run: (action: (app: INestApplicationContext) => Pro
     .action((opts, cmd) =>
       run(async (app) => {
         const amount = requireAmount('amount', opts.amount);
-        const [wallet] = await app.get<DataSource>(getDataSourceToken()).query(
-          `SELECT client_id FROM ledger_accounts WHERE account_number = $1 AND kind = 'WALLET'`,
-          [opts.account],
-        );
+        const [wallet] = await app
+          .get<DataSource>(getDataSourceToken())
+          .query(`SELECT client_id FROM ledger_accounts WHERE account_number = $1 AND kind = 'WALLET'`, [opts.account]);
         if (!wallet) throw new CliError(`wallet ${opts.account} not found`);
         return app.get(MoneyMovementsService).fund(wallet.client_id, opts.account, amount);
       }, json(cmd)),
@@ -126,10 +135,10 @@ export function buildProgram(run: (action: (app: INestApplicationContext) => Pro
         const db = app.get<DataSource>(getDataSourceToken());
         const [service] = await db.query(`SELECT client_id FROM client_services WHERE code = $1`, [opts.service]);
         if (!service) throw new CliError(`client service ${opts.service} not found`);
-        const [wallet] = await db.query(
-          `SELECT id FROM ledger_accounts WHERE account_number = $1 AND client_id = $2 AND kind = 'WALLET'`,
-          [opts.account, service.client_id],
-        );
+        const [wallet] = await db.query(`SELECT id FROM ledger_accounts WHERE account_number = $1 AND client_id = $2 AND kind = 'WALLET'`, [
+          opts.account,
+          service.client_id,
+        ]);
         if (!wallet) throw new CliError(`wallet ${opts.account} not found for the service's client`);
         await app.get(ClientServicesService).setSettlementWallet(db.manager, service.client_id, opts.service, wallet.id);
         return { service_code: opts.service, settlement_account_number: opts.account };
@@ -146,21 +155,24 @@ export function buildProgram(run: (action: (app: INestApplicationContext) => Pro
         const db = app.get<DataSource>(getDataSourceToken());
         const [service] = await db.query(`SELECT id, client_id FROM client_services WHERE code = $1`, [opts.service]);
         if (!service) throw new CliError(`client service ${opts.service} not found`);
-        const [wallet] = await db.query(
-          `SELECT id FROM ledger_accounts WHERE account_number = $1 AND client_id = $2 AND kind = 'WALLET'`,
-          [opts.account, service.client_id],
-        );
+        const [wallet] = await db.query(`SELECT id FROM ledger_accounts WHERE account_number = $1 AND client_id = $2 AND kind = 'WALLET'`, [
+          opts.account,
+          service.client_id,
+        ]);
         if (!wallet) throw new CliError(`wallet ${opts.account} not found for the service's client`);
-        await db.query(
-          `INSERT INTO client_service_partners (client_service_id, account_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
-          [service.id, wallet.id],
-        );
+        await db.query(`INSERT INTO client_service_partners (client_service_id, account_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [
+          service.id,
+          wallet.id,
+        ]);
         const partners = await db.query(
           `SELECT a.account_number FROM client_service_partners p JOIN ledger_accounts a ON a.id = p.account_id
            WHERE p.client_service_id = $1 ORDER BY a.account_number`,
           [service.id],
         );
-        return { service_code: opts.service, mandatory_partner_accounts: partners.map((p: { account_number: string }) => p.account_number) };
+        return {
+          service_code: opts.service,
+          mandatory_partner_accounts: partners.map((p: { account_number: string }) => p.account_number),
+        };
       }, json(cmd)),
     );
 
@@ -213,7 +225,9 @@ export function buildProgram(run: (action: (app: INestApplicationContext) => Pro
         if (!isCallbackKind(opts.kind)) throw new CliError(`--kind must be one of ${CALLBACK_KINDS.join(', ')}`);
         const client = await requireClient(app, opts.client);
         requireText('username', opts.username, 100);
-        await app.get(CallbackSettingsService).setEndpoint(client.id, opts.kind, { url: opts.url, username: opts.username, password: opts.password });
+        await app
+          .get(CallbackSettingsService)
+          .setEndpoint(client.id, opts.kind, { url: opts.url, username: opts.username, password: opts.password });
         return { client_code: client.code, callback_url: opts.url, callback_username: opts.username };
       }, json(cmd)),
     );
@@ -229,7 +243,9 @@ export function buildProgram(run: (action: (app: INestApplicationContext) => Pro
         if (opts.status !== 'SUCCESSFUL' && opts.status !== 'FAILED') throw new CliError('--status must be SUCCESSFUL or FAILED');
         const client = await requireClient(app, opts.client);
         const payout = await app.get(PayoutSettlementService).resolveByOperator(client.id, opts.reference, opts.status);
-        const [hold] = await app.get<DataSource>(getDataSourceToken()).query(`SELECT status, outcome_entry_id FROM float_holds WHERE id = $1`, [payout.hold_id]);
+        const [hold] = await app
+          .get<DataSource>(getDataSourceToken())
+          .query(`SELECT status, outcome_entry_id FROM float_holds WHERE id = $1`, [payout.hold_id]);
         return {
           client_code: client.code,
           payout_reference: payout.payout_reference,
@@ -254,7 +270,8 @@ export function buildProgram(run: (action: (app: INestApplicationContext) => Pro
         if (callbackFlags !== 0 && callbackFlags !== 3) {
           throw new CliError('--callback-url, --callback-username and --callback-password go together');
         }
-        const callback = callbackFlags === 3 ? { url: opts.callbackUrl, username: opts.callbackUsername, password: opts.callbackPassword } : undefined;
+        const callback =
+          callbackFlags === 3 ? { url: opts.callbackUrl, username: opts.callbackUsername, password: opts.callbackPassword } : undefined;
         return app.get(SeedService).seed({ clientCode: opts.clientCode, callback });
       }, json(cmd)),
     );
@@ -269,7 +286,8 @@ function requireAmount(name: string, value: string): Decimal {
 }
 
 function requireRate(name: string, value: string): Decimal {
-  if (!/^\d+(\.\d{1,8})?$/.test(value) || new Money(value).lte(0)) throw new CliError(`--${name} must be a positive rate with at most 8 decimals`);
+  if (!/^\d+(\.\d{1,8})?$/.test(value) || new Money(value).lte(0))
+    throw new CliError(`--${name} must be a positive rate with at most 8 decimals`);
   return new Money(value);
 }
 

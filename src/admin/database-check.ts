@@ -32,7 +32,9 @@ export async function databaseProblem(databaseUrl: string): Promise<string | nul
   }
   try {
     const { rows: table } = await client.query<{ exists: boolean }>(`SELECT to_regclass('schema_migrations') IS NOT NULL AS exists`);
-    const { rows } = table[0].exists ? await client.query<{ timestamp: string }>('SELECT timestamp::text FROM schema_migrations') : { rows: [] };
+    const { rows } = table[0].exists
+      ? await client.query<{ timestamp: string }>('SELECT timestamp::text FROM schema_migrations')
+      : { rows: [] };
     const applied = new Set(rows.map((row) => row.timestamp));
     const pending = known.filter((timestamp) => !applied.has(timestamp));
     if (pending.length === 0) return null;

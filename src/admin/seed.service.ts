@@ -47,7 +47,9 @@ export class SeedService {
   ) {}
 
   async seed(options: SeedOptions): Promise<Record<string, unknown>> {
-    const client = (await this.clients.findByCode(options.clientCode)) ?? (await this.clients.create(options.clientCode, `${options.clientCode} merchant`));
+    const client =
+      (await this.clients.findByCode(options.clientCode)) ??
+      (await this.clients.create(options.clientCode, `${options.clientCode} merchant`));
     const username = `${client.code.toLowerCase()}-admin`;
     const password = generatePassword();
     const user = await this.users.upsert(client.id, username, password);
@@ -76,7 +78,10 @@ export class SeedService {
   }
 
   private async ensureProfile(principal: WalletPrincipal): Promise<void> {
-    const [existing] = await this.db.query(`SELECT 1 FROM profiles WHERE client_id = $1 AND client_profile_id = $2`, [principal.clientId, SEED_PROFILE_ID]);
+    const [existing] = await this.db.query(`SELECT 1 FROM profiles WHERE client_id = $1 AND client_profile_id = $2`, [
+      principal.clientId,
+      SEED_PROFILE_ID,
+    ]);
     if (existing) return;
     await this.profiles.create(principal, {
       client_code: principal.clientCode,

@@ -33,7 +33,10 @@ export class AirtimeProcessingService {
     const outcomes = new Map<string, AirtimeOutcome>();
     await Promise.all(
       awaiting.map(async (r) => {
-        outcomes.set(r.id, await this.rail.topUp({ correlationId: r.correlation_id, phoneNumber: r.phone_number, amount: r.amount, currency: r.currency }));
+        outcomes.set(
+          r.id,
+          await this.rail.topUp({ correlationId: r.correlation_id, phoneNumber: r.phone_number, amount: r.amount, currency: r.currency }),
+        );
       }),
     );
     if (awaiting.every((r) => outcomes.get(r.id)!.status === 'PROCESSING' && r.service_status === SERVICE_STATUS.PROCESSING)) return;
@@ -50,7 +53,11 @@ export class AirtimeProcessingService {
         changed.push(next);
       }
       await this.airtime.setStatuses(manager, changed);
-      await this.announce(manager, recipients[0].client_id, changed.filter((r) => FINAL_STATUSES.includes(r.service_status)));
+      await this.announce(
+        manager,
+        recipients[0].client_id,
+        changed.filter((r) => FINAL_STATUSES.includes(r.service_status)),
+      );
     });
   }
 
@@ -97,11 +104,18 @@ export class AirtimeProcessingService {
 function nextState(recipient: RecipientRow, outcome: AirtimeOutcome): RecipientRow | null {
   switch (outcome.status) {
     case 'SUCCESSFUL':
-      return { ...recipient, service_status: SERVICE_STATUS.SUCCESSFUL, message: STATUS_MESSAGES[602], provider_reference: outcome.providerReference };
+      return {
+        ...recipient,
+        service_status: SERVICE_STATUS.SUCCESSFUL,
+        message: STATUS_MESSAGES[602],
+        provider_reference: outcome.providerReference,
+      };
     case 'FAILED':
       return { ...recipient, service_status: SERVICE_STATUS.FAILED, message: `${STATUS_MESSAGES[603]}: ${outcome.reason}` };
     case 'PROCESSING':
-      return recipient.service_status === SERVICE_STATUS.PROCESSING ? null : { ...recipient, service_status: SERVICE_STATUS.PROCESSING, message: STATUS_MESSAGES[601] };
+      return recipient.service_status === SERVICE_STATUS.PROCESSING
+        ? null
+        : { ...recipient, service_status: SERVICE_STATUS.PROCESSING, message: STATUS_MESSAGES[601] };
     case 'JAMMED':
       return { ...recipient, service_status: SERVICE_STATUS.JAMMED, message: STATUS_MESSAGES[604] };
   }

@@ -59,7 +59,15 @@ export class AirtimeErrorBody {
   @ApiProperty({ enum: [721, 722, 723] }) response_code: number;
   @ApiProperty({ example: 'Validation Failed' }) response_description: string;
   @ApiProperty({
-    enum: ['VALIDATION_FAILED', 'INVALID_PHONE_NUMBER', 'SERVICE_NOT_ALLOWED', 'INVALID_WALLET', 'INSUFFICIENT_BALANCE', 'DUPLICATE_IGNORED', 'RESOURCE_NOT_FOUND'],
+    enum: [
+      'VALIDATION_FAILED',
+      'INVALID_PHONE_NUMBER',
+      'SERVICE_NOT_ALLOWED',
+      'INVALID_WALLET',
+      'INSUFFICIENT_BALANCE',
+      'DUPLICATE_IGNORED',
+      'RESOURCE_NOT_FOUND',
+    ],
   })
   error_code: string;
   @ApiProperty() message: string;

@@ -64,10 +64,10 @@ export class AirtimeRepository {
 
   /** The recipients of the caller's request in request order, or null when the caller has no such request. */
   async results(manager: EntityManager, clientId: string, reference: string): Promise<RecipientRow[] | null> {
-    const rows: RecipientRow[] = await manager.query(`${SELECT_RECIPIENT} WHERE q.client_id = $1 AND q.reference = $2 ORDER BY r.position`, [
-      clientId,
-      reference,
-    ]);
+    const rows: RecipientRow[] = await manager.query(
+      `${SELECT_RECIPIENT} WHERE q.client_id = $1 AND q.reference = $2 ORDER BY r.position`,
+      [clientId, reference],
+    );
     return rows.length > 0 ? rows : null;
   }
 

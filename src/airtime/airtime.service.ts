@@ -72,7 +72,11 @@ export class AirtimeService {
           rail: 'IN_FLIGHT_AIRTIME',
           lines: recipients,
         });
-        const rows: NewRecipient[] = recipients.map((r, i) => ({ ...r, holdId: reservation.holdIds[i], message: STATUS_MESSAGES[SERVICE_STATUS.UNPROCESSED] }));
+        const rows: NewRecipient[] = recipients.map((r, i) => ({
+          ...r,
+          holdId: reservation.holdIds[i],
+          message: STATUS_MESSAGES[SERVICE_STATUS.UNPROCESSED],
+        }));
         await this.airtime.addRecipients(manager, requestId, reservation.reservationId, rows);
         await this.scheduleProcessing(manager, requestId, rows.length);
         return true;
@@ -97,7 +101,8 @@ export class AirtimeService {
   /** The service named by service_code, else the client's default airtime service: the caller's, active, with a float. */
   private async payingService(clientId: string, dto: AirtimeRequestDto): Promise<PayingService> {
     const code = dto.service_code ?? (await this.airtime.defaultServiceCode(this.db.manager, clientId));
-    if (!code) throw airtimeRejection(dto.reference, 'SERVICE_NOT_ALLOWED', 'No service_code given and no default airtime service configured');
+    if (!code)
+      throw airtimeRejection(dto.reference, 'SERVICE_NOT_ALLOWED', 'No service_code given and no default airtime service configured');
     const terms = await this.services.findTerms(this.db.manager, clientId, code);
     if (!terms || !terms.isActive) throw airtimeRejection(dto.reference, 'SERVICE_NOT_ALLOWED', `Invalid service code ${code}`);
     if (!terms.settlementAccountId || !terms.settlementCurrency) {
@@ -129,7 +134,11 @@ function assertDistinctNumbers(dto: AirtimeRequestDto): void {
     const digits = r.phone_number.replace(/^\+/, '');
     const earlier = seen.get(digits);
     if (earlier !== undefined) {
-      throw airtimeRejection(dto.reference, 'INVALID_PHONE_NUMBER', `recipients.${i}.phone_number repeats recipients.${earlier}.phone_number`);
+      throw airtimeRejection(
+        dto.reference,
+        'INVALID_PHONE_NUMBER',
+        `recipients.${i}.phone_number repeats recipients.${earlier}.phone_number`,
+      );
     }
     seen.set(digits, i);
   });

@@ -60,7 +60,8 @@ export class CallbackDeliveryProcessor extends OutboxJobProcessor<{ deliveryId: 
     const result = await this.post(delivery);
     const delays = this.config.callbackRetryDelaysMs;
     const delivered = result.httpStatus !== null && result.httpStatus >= 200 && result.httpStatus < 300;
-    const nextAt = !delivered && attempt <= delays.length ? new Date(new Date(delivery.first_attempt_at!).getTime() + delays[attempt - 1]) : null;
+    const nextAt =
+      !delivered && attempt <= delays.length ? new Date(new Date(delivery.first_attempt_at!).getTime() + delays[attempt - 1]) : null;
 
     await this.db.transaction(async (manager) => {
       await manager.query(
@@ -93,7 +94,8 @@ export class CallbackDeliveryProcessor extends OutboxJobProcessor<{ deliveryId: 
          WHERE id = $1 AND status = 'PENDING' AND next_attempt_at <= now() + interval '1 second' AND lease_until >= now()`,
         [deliveryId],
       );
-      if (held) await this.outbox.enqueue(manager, TOPICS.deliverCallback, { deliveryId }, new Date(new Date(held.lease_until).getTime() + 100));
+      if (held)
+        await this.outbox.enqueue(manager, TOPICS.deliverCallback, { deliveryId }, new Date(new Date(held.lease_until).getTime() + 100));
     });
   }
 
@@ -122,7 +124,13 @@ export class CallbackDeliveryProcessor extends OutboxJobProcessor<{ deliveryId: 
       const timeoutMs = Math.min(TIMEOUT_MS, this.config.callbackLeaseMs / 2);
       const response = await pinnedPost(resolved.target, headers, body, timeoutMs);
       const ok = response.status >= 200 && response.status < 300;
-      return { startedAt, httpStatus: response.status, latencyMs: latency(), error: ok ? null : `HTTP ${response.status}`, body: response.body };
+      return {
+        startedAt,
+        httpStatus: response.status,
+        latencyMs: latency(),
+        error: ok ? null : `HTTP ${response.status}`,
+        body: response.body,
+      };
     } catch (error) {
       return { startedAt, httpStatus: null, latencyMs: latency(), error: (error as Error).message, body: '' };
     }

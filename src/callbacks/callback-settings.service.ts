@@ -53,7 +53,8 @@ export class CallbackSettingsService implements OnApplicationBootstrap {
   async setEndpoint(clientId: string, kind: CallbackKind, endpoint: CallbackEndpoint): Promise<void> {
     const problem = callbackUrlProblem(endpoint.url, this.config.isSandbox);
     if (problem) throw new BadRequestException(`callback URL ${problem}`);
-    if ((endpoint.username === null) !== (endpoint.password === null)) throw new BadRequestException('callback username and password go together');
+    if ((endpoint.username === null) !== (endpoint.password === null))
+      throw new BadRequestException('callback username and password go together');
     await this.db.query(
       `INSERT INTO client_callback_settings (client_id, kind, url, username, password_encrypted) VALUES ($1, $2, $3, $4, $5)
        ON CONFLICT (client_id, kind) DO UPDATE SET url = $3, username = $4, password_encrypted = $5, updated_at = now()`,
@@ -72,10 +73,10 @@ export class CallbackSettingsService implements OnApplicationBootstrap {
 
   /** Called by ClientsService.create in the transaction that creates the client. */
   async createSigningSecret(manager: EntityManager, clientId: string): Promise<void> {
-    await manager.query(`INSERT INTO client_signing_secrets (client_id, secret_encrypted) VALUES ($1, $2) ON CONFLICT (client_id) DO NOTHING`, [
-      clientId,
-      this.box.seal(newSigningSecret()),
-    ]);
+    await manager.query(
+      `INSERT INTO client_signing_secrets (client_id, secret_encrypted) VALUES ($1, $2) ON CONFLICT (client_id) DO NOTHING`,
+      [clientId, this.box.seal(newSigningSecret())],
+    );
   }
 
   /** Issues a new signing secret, returned once; callbacks signed from now on use it. */

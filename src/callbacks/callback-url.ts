@@ -17,12 +17,16 @@ export type CallbackMode = 'sandbox' | 'production';
 
 const REFUSED_V4 = [
   '0.0.0.0/8', // "this network"
-  '10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', // private
+  '10.0.0.0/8',
+  '172.16.0.0/12',
+  '192.168.0.0/16', // private
   '100.64.0.0/10', // carrier-grade NAT
   '127.0.0.0/8', // loopback (sandbox accepts it, see below)
   '169.254.0.0/16', // link-local, incl. the metadata address 169.254.169.254
   '192.0.0.0/24', // IETF protocol assignments
-  '192.0.2.0/24', '198.51.100.0/24', '203.0.113.0/24', // documentation
+  '192.0.2.0/24',
+  '198.51.100.0/24',
+  '203.0.113.0/24', // documentation
   '192.88.99.0/24', // 6to4 relay anycast
   '198.18.0.0/15', // benchmarking
   '224.0.0.0/4', // multicast
@@ -30,10 +34,12 @@ const REFUSED_V4 = [
 ].map((cidr) => ipaddr.parseCIDR(cidr));
 
 const REFUSED_V6 = [
-  '::/128', '::1/128', // unspecified, loopback
+  '::/128',
+  '::1/128', // unspecified, loopback
   '100::/64', // discard-only
   '2001::/23', // IETF protocol assignments (Teredo, ORCHID, …)
-  '2001:db8::/32', '3fff::/20', // documentation
+  '2001:db8::/32',
+  '3fff::/20', // documentation
   'fc00::/7', // unique-local
   'fe80::/10', // link-local
   'fec0::/10', // deprecated site-local

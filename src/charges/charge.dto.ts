@@ -19,7 +19,10 @@ export class ChargeRequestDto {
   @ApiProperty() @RequiredText(50) account_number: string;
   @ApiProperty({ description: 'may be empty' }) @IsString() @MaxLength(50) invoice_number: string;
   @ApiProperty({ example: 'KES' }) @IsCurrencyCode({ context: GATEWAY_CONTEXT.invalidCurrency }) currency_code: string;
-  @ApiProperty({ example: 'KEN' }) @IsString() @Matches(/^[A-Z]{3}$/, { message: 'country_code must be three capital letters' }) country_code: string;
+  @ApiProperty({ example: 'KEN' })
+  @IsString()
+  @Matches(/^[A-Z]{3}$/, { message: 'country_code must be three capital letters' })
+  country_code: string;
   @ApiProperty({ example: '100.00' }) @IsMoneyAmount() amount: string | number;
   @ApiProperty() @IsBoolean() add_transaction_charge: boolean;
   @ApiProperty({ example: '0' }) @IsNonNegativeMoney() transaction_charge: string | number;

@@ -39,19 +39,33 @@ export class ChargesService {
    */
   async accept(principal: GatewayPrincipal, dto: ChargeRequestDto) {
     if (dto.client_code !== principal.clientCode) throw new ForbiddenException('client_code does not belong to the authenticated client');
-    const fingerprint = requestFingerprint('CHARGE', { ...dto, amount: new Money(dto.amount).toFixed(), transaction_charge: new Money(dto.transaction_charge).toFixed() });
+    const fingerprint = requestFingerprint('CHARGE', {
+      ...dto,
+      amount: new Money(dto.amount).toFixed(),
+      transaction_charge: new Money(dto.transaction_charge).toFixed(),
+    });
     const existing = await this.payments.byChargeReference(this.db.manager, principal.clientId, dto.external_reference);
     if (existing) return this.replay(existing, fingerprint);
 
     await this.assertCallbackUrl(dto.callback_url);
     const amount = new Money(dto.amount);
-    const service = await collectingService(this.services, this.db.manager, { clientId: principal.clientId, serviceCode: dto.service_code, amount });
+    const service = await collectingService(this.services, this.db.manager, {
+      clientId: principal.clientId,
+      serviceCode: dto.service_code,
+      amount,
+    });
     if (service.settlementCurrency !== dto.currency_code) {
-      throw new GatewayError(400, GATEWAY_CODES.INVALID_CURRENCY, 'Invalid currency code', `Service ${dto.service_code} collects in ${service.settlementCurrency}`);
+      throw new GatewayError(
+        400,
+        GATEWAY_CODES.INVALID_CURRENCY,
+        'Invalid currency code',
+        `Service ${dto.service_code} collects in ${service.settlementCurrency}`,
+      );
     }
     const transactionCharge = dto.add_transaction_charge ? new Money(dto.transaction_charge) : new Money(0);
     const merchantFee = dto.add_transaction_charge ? new Money(0) : feeFor(service.fees, amount);
-    if (merchantFee.gte(amount)) throw GatewayError.validation(`amount must be greater than the service fee of ${formatAmount(merchantFee)}`);
+    if (merchantFee.gte(amount))
+      throw GatewayError.validation(`amount must be greater than the service fee of ${formatAmount(merchantFee)}`);
     const splits = await this.splits.validate(this.db.manager, {
       clientId: principal.clientId,
       clientServiceId: service.id,
@@ -59,7 +73,12 @@ export class ChargesService {
       amount,
       extraData: dto.extra_data,
     });
-    const challenge = this.rail.challengeFor({ paymentId: '', payerMsisdn: dto.payer_msisdn, amount: amount.plus(transactionCharge).toFixed(), currency: dto.currency_code });
+    const challenge = this.rail.challengeFor({
+      paymentId: '',
+      payerMsisdn: dto.payer_msisdn,
+      amount: amount.plus(transactionCharge).toFixed(),
+      currency: dto.currency_code,
+    });
 
     const inserted = await this.db.transaction(async (manager) => {
       const id = await this.payments.insert(manager, {
@@ -130,7 +149,9 @@ export class ChargesService {
   }
 
   async status(principal: GatewayPrincipal, chargeRequestId: string) {
-    const payment = /^\d{1,18}$/.test(chargeRequestId) ? await this.payments.byId(this.db.manager, principal.clientId, chargeRequestId) : null;
+    const payment = /^\d{1,18}$/.test(chargeRequestId)
+      ? await this.payments.byId(this.db.manager, principal.clientId, chargeRequestId)
+      : null;
     if (!payment) throw GatewayError.notFound();
     return paymentResult(payment);
   }

@@ -28,7 +28,10 @@ export class CheckoutPageController {
         .header('content-type', 'text/html; charset=utf-8')
         .header('cache-control', 'no-store')
         .header('x-frame-options', 'DENY')
-        .header('content-security-policy', `default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`)
+        .header(
+          'content-security-policy',
+          `default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
+        )
         .send(html);
     const view = await this.checkout.pageView(reference).catch((error) => {
       if (error instanceof HttpException && error.getStatus() === 404) return null;

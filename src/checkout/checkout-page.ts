@@ -31,8 +31,12 @@ function layout(title: string, nonce: string, body: string, script = ''): string
 
 /** A page that explains why there is nothing to pay (unknown, expired or closed session); never a stack trace. */
 export function explanationPage(nonce: string, title: string, message: string): string {
-  return layout(title, nonce, `<div class="card" role="alert"><h1>${esc(title)}</h1><p>${esc(message)}</p>
-<p class="hint">If you were paying a merchant, go back to their site and start again.</p></div>`);
+  return layout(
+    title,
+    nonce,
+    `<div class="card" role="alert"><h1>${esc(title)}</h1><p>${esc(message)}</p>
+<p class="hint">If you were paying a merchant, go back to their site and start again.</p></div>`,
+  );
 }
 
 /**

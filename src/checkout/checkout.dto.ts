@@ -21,7 +21,10 @@ export class CheckoutInitiateDto {
   @ApiProperty({ maxLength: 500 }) @RequiredText(500) callback_url: string;
   @ApiProperty({ maxLength: 500 }) @RequiredText(500) redirect_url: string;
   @ApiPropertyOptional({ description: 'free JSON echoed in payment records; may carry split_settlements' })
-  @IsOptional() @IsObject() @IsBoundedJson() extra_data?: Record<string, unknown>;
+  @IsOptional()
+  @IsObject()
+  @IsBoundedJson()
+  extra_data?: Record<string, unknown>;
 }
 
 const PHONE = { message: 'Enter a phone number with its country code, digits only' };

@@ -15,7 +15,15 @@ import { OutboxService } from '../infra/queue/outbox.service';
 import { TOPICS } from '../infra/queue/queues';
 import { MOBILE_MONEY_RAIL, type MobileMoneyRail } from '../rails/mobile-money.rail';
 import { CheckoutInitiateDto, CheckoutPayDto } from './checkout.dto';
-import { CHECKOUT_STATUS, checkoutResult, CheckoutSessionRow, isOpen, paidAmount, SELECT_CHECKOUT, wholeAmount } from '../payments/checkout-session';
+import {
+  CHECKOUT_STATUS,
+  checkoutResult,
+  CheckoutSessionRow,
+  isOpen,
+  paidAmount,
+  SELECT_CHECKOUT,
+  wholeAmount,
+} from '../payments/checkout-session';
 import { CheckoutSessionsService } from '../payments/checkout-sessions.service';
 import { PAYMENT_STATUS } from '../payments/payment';
 import { PaymentsService } from '../payments/payments.service';
@@ -56,7 +64,11 @@ export class CheckoutService {
     const callbackProblem = await this.resolver.entryProblem(dto.callback_url, this.config.isSandbox);
     if (callbackProblem) throw GatewayError.validation(`callback_url ${callbackProblem}`);
     const amount = new Money(dto.amount);
-    const service = await collectingService(this.services, this.db.manager, { clientId: principal.clientId, serviceCode: dto.service_code, amount });
+    const service = await collectingService(this.services, this.db.manager, {
+      clientId: principal.clientId,
+      serviceCode: dto.service_code,
+      amount,
+    });
     const splits = await this.splits.validate(this.db.manager, {
       clientId: principal.clientId,
       clientServiceId: service.id,
@@ -75,9 +87,23 @@ export class CheckoutService {
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
          ON CONFLICT (client_id, merchant_transaction_id) DO NOTHING RETURNING id`,
         [
-          newCheckoutReference(), principal.clientId, service.id, dto.merchant_transaction_id, fingerprint, amount.toFixed(),
-          service.settlementCurrency, dto.payer_name, dto.payer_email, dto.payer_msisdn, dto.account_number, dto.narration,
-          dto.callback_url, dto.redirect_url, dto.extra_data ?? {}, splits === null ? null : JSON.stringify(splits), expiresAt,
+          newCheckoutReference(),
+          principal.clientId,
+          service.id,
+          dto.merchant_transaction_id,
+          fingerprint,
+          amount.toFixed(),
+          service.settlementCurrency,
+          dto.payer_name,
+          dto.payer_email,
+          dto.payer_msisdn,
+          dto.account_number,
+          dto.narration,
+          dto.callback_url,
+          dto.redirect_url,
+          dto.extra_data ?? {},
+          splits === null ? null : JSON.stringify(splits),
+          expiresAt,
         ],
       );
       if (row) await this.outbox.enqueue(manager, TOPICS.expireCheckout, { sessionId: row.id }, expiresAt);
@@ -122,7 +148,9 @@ export class CheckoutService {
    */
   async pay(reference: string, { msisdn, amount: requested }: CheckoutPayDto) {
     return this.db.transaction(async (manager) => {
-      const [session]: CheckoutSessionRow[] = await manager.query(`${SELECT_CHECKOUT} WHERE cs.checkout_reference = $1 FOR UPDATE OF cs`, [reference]);
+      const [session]: CheckoutSessionRow[] = await manager.query(`${SELECT_CHECKOUT} WHERE cs.checkout_reference = $1 FOR UPDATE OF cs`, [
+        reference,
+      ]);
       if (!session) throw new NotFoundException('This checkout does not exist');
       if (session.status === CHECKOUT_STATUS.EXPIRED || (isOpen(session) && new Date(session.expires_at) <= new Date())) {
         throw new GoneException('This checkout has expired');
@@ -194,7 +222,10 @@ export class CheckoutService {
   }
 
   private async byMerchantId(manager: EntityManager, clientId: string, merchantTransactionId: string): Promise<CheckoutSessionRow | null> {
-    const [row] = await manager.query(`${SELECT_CHECKOUT} WHERE cs.client_id = $1 AND cs.merchant_transaction_id = $2`, [clientId, merchantTransactionId]);
+    const [row] = await manager.query(`${SELECT_CHECKOUT} WHERE cs.client_id = $1 AND cs.merchant_transaction_id = $2`, [
+      clientId,
+      merchantTransactionId,
+    ]);
     return row ?? null;
   }
 

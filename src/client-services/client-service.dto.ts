@@ -24,6 +24,10 @@ export class CreateClientServiceDto {
   @ApiProperty() @IsMoneyAmount() maximum_transaction_amount: number | string;
   @ApiProperty({ enum: [0, 1] }) @IsIn([0, 1]) is_active: number;
   @ApiPropertyOptional({ type: [FeeTierDto] })
-  @IsOptional() @IsArray() @ArrayMaxSize(50) @ValidateNested({ each: true }) @Type(() => FeeTierDto)
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(50)
+  @ValidateNested({ each: true })
+  @Type(() => FeeTierDto)
   transaction_fee_tiers?: FeeTierDto[];
 }

@@ -5,7 +5,9 @@ import { createHash } from 'node:crypto';
  * body). Keys are sorted, so field order does not matter; callers normalise amounts first.
  */
 export function requestFingerprint(kind: string, body: Record<string, unknown>): string {
-  return createHash('sha256').update(`${kind}:${canonicalJson(body)}`).digest('hex');
+  return createHash('sha256')
+    .update(`${kind}:${canonicalJson(body)}`)
+    .digest('hex');
 }
 
 function canonicalJson(value: unknown): string {

@@ -51,7 +51,11 @@ export class PayoutError extends HttpException {
     return new PayoutError(PAYOUT_CODES.REJECTED, errorCode, description, reference, detail);
   }
 
-  static duplicate(reference: string, description = 'Duplicate ignored: a payout with this payout_reference exists', detail?: string): PayoutError {
+  static duplicate(
+    reference: string,
+    description = 'Duplicate ignored: a payout with this payout_reference exists',
+    detail?: string,
+  ): PayoutError {
     return new PayoutError(PAYOUT_CODES.DUPLICATE, 'DUPLICATE_IGNORED', description, reference, detail);
   }
 

@@ -136,7 +136,11 @@ export class PayoutRequestsService {
         throw error;
       });
     if (!accepted) throw PayoutError.duplicate(request.payoutReference);
-    return { payout_reference: request.payoutReference, response_code: PAYOUT_CODES.ACCEPTED, response_description: 'Accepted for processing' };
+    return {
+      payout_reference: request.payoutReference,
+      response_code: PAYOUT_CODES.ACCEPTED,
+      response_description: 'Accepted for processing',
+    };
   }
 
   /**
@@ -147,7 +151,11 @@ export class PayoutRequestsService {
     const terms = await this.services.findTerms(this.db.manager, clientId, request.serviceCode);
     if (!terms || !terms.isActive) throw PayoutError.rejected('SERVICE_NOT_ALLOWED', 'Invalid Service', request.payoutReference);
     if (!terms.settlementAccountId || !terms.settlementCurrency) {
-      throw PayoutError.rejected('INVALID_WALLET', `Service ${request.serviceCode} has no float (settlement wallet) configured`, request.payoutReference);
+      throw PayoutError.rejected(
+        'INVALID_WALLET',
+        `Service ${request.serviceCode} has no float (settlement wallet) configured`,
+        request.payoutReference,
+      );
     }
     if (terms.settlementCurrency !== request.currency) {
       throw PayoutError.rejected(
@@ -157,7 +165,8 @@ export class PayoutRequestsService {
       );
     }
     const [wallet] = await this.db.query(`SELECT status FROM wallets WHERE id = $1`, [terms.settlementAccountId]);
-    if (wallet?.status !== 'ACTIVE') throw PayoutError.rejected('INVALID_WALLET', `The float of service ${request.serviceCode} is not active`, request.payoutReference);
+    if (wallet?.status !== 'ACTIVE')
+      throw PayoutError.rejected('INVALID_WALLET', `The float of service ${request.serviceCode} is not active`, request.payoutReference);
     if (request.amount.lt(terms.minimumAmount) || request.amount.gt(terms.maximumAmount)) {
       throw PayoutError.rejected(
         'VALIDATION_FAILED',

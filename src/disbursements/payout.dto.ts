@@ -16,7 +16,10 @@ export const B2B_PAYMENT_METHODS = ['MMONEY_B2B', 'BANK'] as const;
 
 /** E.164 digits (8 to 15, no leading zero) with an optional leading + (provider contract §10). */
 export function IsPhoneNumber() {
-  return Matches(/^\+?[1-9]\d{7,14}$/, { ...code('INVALID_PHONE_NUMBER'), message: '$property must be an E.164 phone number: 8 to 15 digits, optional leading +' });
+  return Matches(/^\+?[1-9]\d{7,14}$/, {
+    ...code('INVALID_PHONE_NUMBER'),
+    message: '$property must be an E.164 phone number: 8 to 15 digits, optional leading +',
+  });
 }
 
 /** An upper-case provider code such as MMONEY_KEN or BANK_KEN. */
@@ -75,7 +78,10 @@ export class LocalPayoutDto {
   @IsIn(LOCAL_DESTINATIONS, { ...code('INVALID_DESTINATION_TYPE'), message: 'destination_type must be MOBILE or BANK' })
   destination_type: (typeof LOCAL_DESTINATIONS)[number];
   @ApiProperty({ example: 'MMONEY_KEN' }) @RequiredText(LIMITS.code) @IsProviderCode() destination_name: string;
-  @ApiProperty({ example: '254712345678' }) @RequiredText(LIMITS.msisdn, code('INVALID_PHONE_NUMBER')) @IsPhoneNumber() recipient_phone_number: string;
+  @ApiProperty({ example: '254712345678' })
+  @RequiredText(LIMITS.msisdn, code('INVALID_PHONE_NUMBER'))
+  @IsPhoneNumber()
+  recipient_phone_number: string;
   @ApiProperty({ maxLength: ACCOUNT_NUMBER_MAX }) @RequiredText(ACCOUNT_NUMBER_MAX) recipient_account_number: string;
   @ApiPropertyOptional({ description: 'required for BANK (2 to 11 letters or digits); may be empty or absent for MOBILE' })
   @IsBankCodeFor('destination_type')
@@ -84,8 +90,11 @@ export class LocalPayoutDto {
   @ApiProperty({ example: 'KES', description: "the float's currency" }) @IsCurrencyCode() source_currency: string;
   @ApiProperty({ example: 'KES' }) @IsCurrencyCode() destination_currency: string;
   @ApiProperty({ example: '1' }) @IsExchangeRate() exchange_rate: string | number;
-  @ApiProperty({ example: '100.00', description: 'paid from the float (plus the service fee)' }) @IsMoneyAmount() sender_amount: string | number;
-  @ApiProperty({ example: 'KEN' }) @Matches(ALPHA3, { message: 'sender_country_code must be three capital letters' }) sender_country_code: string;
+  @ApiProperty({ example: '100.00', description: 'paid from the float (plus the service fee)' }) @IsMoneyAmount() sender_amount:
+    string | number;
+  @ApiProperty({ example: 'KEN' })
+  @Matches(ALPHA3, { message: 'sender_country_code must be three capital letters' })
+  sender_country_code: string;
   @ApiProperty({ example: '100.00' }) @IsMoneyAmount() recipient_amount: string | number;
   @ApiProperty({ maxLength: LIMITS.text }) @RequiredText(LIMITS.text) payment_description: string;
   @ApiProperty({ maxLength: URL_MAX }) @RequiredText(URL_MAX) callback_url: string;
@@ -103,8 +112,11 @@ export class ImtPayoutDto extends LocalPayoutDto {
   @IsString(code('INVALID_PHONE_NUMBER'))
   @IsPhoneNumber()
   sender_phone_number?: string;
-  @ApiProperty({ enum: PARTY_TYPES }) @IsIn(PARTY_TYPES, { message: 'sender_type must be INDIVIDUAL or COMPANY' }) sender_type: (typeof PARTY_TYPES)[number];
-  @ApiProperty({ enum: PARTY_TYPES }) @IsIn(PARTY_TYPES, { message: 'recipient_type must be INDIVIDUAL or COMPANY' })
+  @ApiProperty({ enum: PARTY_TYPES })
+  @IsIn(PARTY_TYPES, { message: 'sender_type must be INDIVIDUAL or COMPANY' })
+  sender_type: (typeof PARTY_TYPES)[number];
+  @ApiProperty({ enum: PARTY_TYPES })
+  @IsIn(PARTY_TYPES, { message: 'recipient_type must be INDIVIDUAL or COMPANY' })
   recipient_type: (typeof PARTY_TYPES)[number];
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(LIMITS.name) recipient_middle_name?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(LIMITS.identificationNumber) recipient_document_type?: string;
@@ -121,7 +133,10 @@ export class B2bPayoutDto {
   @ApiProperty({ maxLength: LIMITS.reference }) @RequiredText(LIMITS.reference) payment_account_reference: string;
   @ApiProperty({ maxLength: LIMITS.name }) @RequiredText(LIMITS.name) recipient_name: string;
   @ApiProperty({ enum: B2B_RECIPIENT_TYPES })
-  @IsIn(B2B_RECIPIENT_TYPES, { ...code('INVALID_DESTINATION_TYPE'), message: 'recipient_type must be PAYBILL, TILL or BANK_ACCOUNT_NUMBER' })
+  @IsIn(B2B_RECIPIENT_TYPES, {
+    ...code('INVALID_DESTINATION_TYPE'),
+    message: 'recipient_type must be PAYBILL, TILL or BANK_ACCOUNT_NUMBER',
+  })
   recipient_type: (typeof B2B_RECIPIENT_TYPES)[number];
   @ApiProperty({ maxLength: ACCOUNT_NUMBER_MAX }) @RequiredText(ACCOUNT_NUMBER_MAX) recipient_account_number: string;
   @ApiProperty({ example: '250.00' }) @IsMoneyAmount() amount: string | number;
@@ -130,7 +145,9 @@ export class B2bPayoutDto {
   @IsIn(B2B_PAYMENT_METHODS, { ...code('INVALID_PAYMENT_METHOD'), message: 'payment_method must be MMONEY_B2B or BANK' })
   payment_method: (typeof B2B_PAYMENT_METHODS)[number];
   @ApiProperty({ example: 'KES' }) @IsCurrencyCode() currency_code: string;
-  @ApiProperty({ example: 'KEN' }) @Matches(ALPHA3, { message: 'country_code must be an ISO 3166-1 alpha-3 code (three capital letters)' }) country_code: string;
+  @ApiProperty({ example: 'KEN' })
+  @Matches(ALPHA3, { message: 'country_code must be an ISO 3166-1 alpha-3 code (three capital letters)' })
+  country_code: string;
   @ApiProperty({ maxLength: URL_MAX }) @RequiredText(URL_MAX) callback_url: string;
 }
 

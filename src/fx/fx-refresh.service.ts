@@ -41,7 +41,11 @@ export class FxRefreshService {
           `SELECT base_currency || '/' || currency AS pair FROM fx_rates WHERE source = 'admin' ORDER BY 1`,
         );
         for (const q of quotes) await this.fx.setRate(q.base, q.currency, q.buying, q.selling, this.source!.name, manager);
-        await manager.query(`UPDATE fx_refreshes SET completed_at = now(), source = $2, rates = $3 WHERE hour = $1`, [hour, this.source!.name, quotes.length]);
+        await manager.query(`UPDATE fx_refreshes SET completed_at = now(), source = $2, rates = $3 WHERE hour = $1`, [
+          hour,
+          this.source!.name,
+          quotes.length,
+        ]);
         const refreshed = new Set(quotes.map((q) => `${q.base}/${q.currency}`));
         return overrides.map((o) => o.pair).filter((pair) => refreshed.has(pair));
       });

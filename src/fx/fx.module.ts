@@ -15,7 +15,11 @@ import { FxService } from './fx.service';
   providers: [
     FxService,
     FxRefreshService,
-    { provide: FX_RATE_SOURCE, inject: [APP_CONFIG], useFactory: (config: AppConfig) => (config.isSandbox ? new SandboxFxRateSource() : null) },
+    {
+      provide: FX_RATE_SOURCE,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => (config.isSandbox ? new SandboxFxRateSource() : null),
+    },
   ],
   exports: [FxService, FxRefreshService],
 })

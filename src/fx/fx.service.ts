@@ -39,7 +39,14 @@ export class FxService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  async setRate(base: string, currency: string, buying: Decimal, selling: Decimal, source: string, manager: EntityManager = this.db.manager): Promise<void> {
+  async setRate(
+    base: string,
+    currency: string,
+    buying: Decimal,
+    selling: Decimal,
+    source: string,
+    manager: EntityManager = this.db.manager,
+  ): Promise<void> {
     if (base === currency) throw new BadRequestException('A currency has no rate against itself');
     if (buying.gt(selling)) throw new BadRequestException('The buying rate must not be above the selling rate');
     await manager.query(
@@ -70,7 +77,9 @@ export class FxService {
     const direct = fresh.filter((r) => r.baseCurrency === base);
     if (direct.length > 0) return direct;
 
-    const pivots = fresh.filter((r) => r.currency === base).map((r) => ({ quote: r, rates: fresh.filter((p) => p.baseCurrency === r.baseCurrency) }));
+    const pivots = fresh
+      .filter((r) => r.currency === base)
+      .map((r) => ({ quote: r, rates: fresh.filter((p) => p.baseCurrency === r.baseCurrency) }));
     pivots.sort((a, b) => b.rates.length - a.rates.length || a.quote.baseCurrency.localeCompare(b.quote.baseCurrency));
     if (pivots.length === 0) return null;
     const { quote, rates } = pivots[0];

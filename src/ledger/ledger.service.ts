@@ -80,7 +80,11 @@ export class LedgerService {
       [entryId, clientId],
     );
     if (postings.length === 0) throw new UnknownLedgerEntryError(`no entry ${entryId} of this client`);
-    return this.postEntry(manager, { clientId, kind, lines: postings.map((p) => ({ accountId: p.account_id, amount: new Money(p.amount).neg() })) });
+    return this.postEntry(manager, {
+      clientId,
+      kind,
+      lines: postings.map((p) => ({ accountId: p.account_id, amount: new Money(p.amount).neg() })),
+    });
   }
 
   async openWalletAccount(

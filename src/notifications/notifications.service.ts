@@ -39,13 +39,15 @@ export class NotificationsService {
 
   /** The sending job: a queued message goes to the gateway once (keyed by its id) and is marked sent. */
   async send(notificationId: string): Promise<void> {
-    const [n] = await this.db.query(`SELECT id, recipient, message FROM notifications WHERE id = $1 AND status = 'QUEUED'`, [notificationId]);
+    const [n] = await this.db.query(`SELECT id, recipient, message FROM notifications WHERE id = $1 AND status = 'QUEUED'`, [
+      notificationId,
+    ]);
     if (!n) return;
     const sent = await this.sms.send({ notificationId: String(n.id), to: n.recipient, message: n.message });
-    await this.db.query(`UPDATE notifications SET status = 'SENT', provider_reference = $2, sent_at = now() WHERE id = $1 AND status = 'QUEUED'`, [
-      notificationId,
-      sent.providerReference,
-    ]);
+    await this.db.query(
+      `UPDATE notifications SET status = 'SENT', provider_reference = $2, sent_at = now() WHERE id = $1 AND status = 'QUEUED'`,
+      [notificationId, sent.providerReference],
+    );
   }
 
   /** The caller's notifications about one of its references (another client's read as none). */

@@ -4,7 +4,10 @@ import { IsInt, IsOptional, Max, Min, registerDecorator, ValidationArguments, Va
 export const STATEMENT_DEFAULT_LIMIT = 100;
 export const STATEMENT_MAX_LIMIT = 1000;
 
-const invalidDate = (name: string) => ({ message: `${name} is required as an ISO 8601 date`, context: { statementErrorCode: 'INVALID_DATE' } });
+const invalidDate = (name: string) => ({
+  message: `${name} is required as an ISO 8601 date`,
+  context: { statementErrorCode: 'INVALID_DATE' },
+});
 const invalidPage = (name: string, min: number, max: number) => ({
   message: `${name} must be an integer from ${min} to ${max}`,
   context: { statementErrorCode: 'INVALID_PAGINATION' },

@@ -67,7 +67,9 @@ function checkoutPaymentRecord(payment: PaymentRow) {
 
 /** What the session's successful payments add up to. */
 export function paidAmount(payments: PaymentRow[]): Money {
-  return payments.filter((p) => p.payment_status === PAYMENT_STATUS.SUCCESSFUL).reduce((sum, p) => sum.plus(p.service_amount), new Money(0));
+  return payments
+    .filter((p) => p.payment_status === PAYMENT_STATUS.SUCCESSFUL)
+    .reduce((sum, p) => sum.plus(p.service_amount), new Money(0));
 }
 
 /** A session the payer may still pay: unpaid or part paid. */

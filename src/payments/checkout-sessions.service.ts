@@ -21,7 +21,10 @@ export class CheckoutSessionsService {
 
   /** The payer started a payment: one at a time per session. */
   async startPayment(manager: EntityManager, sessionId: string): Promise<void> {
-    await manager.query(`UPDATE checkout_sessions SET status = $2, updated_at = now() WHERE id = $1`, [sessionId, CHECKOUT_STATUS.PROCESSING]);
+    await manager.query(`UPDATE checkout_sessions SET status = $2, updated_at = now() WHERE id = $1`, [
+      sessionId,
+      CHECKOUT_STATUS.PROCESSING,
+    ]);
   }
 
   /** A payment of the session reached a final state (or jammed): the session follows, and the merchant is told. */
@@ -30,11 +33,15 @@ export class CheckoutSessionsService {
     const payments = await this.payments.ofSession(manager, sessionId);
     const paid = paidAmount(payments);
     const jammed = payments.some((p) => p.payment_status === PAYMENT_STATUS.JAMMED);
-    const status = paid.gte(session.amount) ? CHECKOUT_STATUS.PAID
-      : jammed ? CHECKOUT_STATUS.JAMMED
-      : paid.gt(0) ? CHECKOUT_STATUS.PART_PAID
-      : new Date(session.expires_at) <= new Date() ? CHECKOUT_STATUS.EXPIRED
-      : CHECKOUT_STATUS.UNPAID;
+    const status = paid.gte(session.amount)
+      ? CHECKOUT_STATUS.PAID
+      : jammed
+        ? CHECKOUT_STATUS.JAMMED
+        : paid.gt(0)
+          ? CHECKOUT_STATUS.PART_PAID
+          : new Date(session.expires_at) <= new Date()
+            ? CHECKOUT_STATUS.EXPIRED
+            : CHECKOUT_STATUS.UNPAID;
     await this.moveTo(manager, { ...session, status }, payments, !jammed);
   }
 

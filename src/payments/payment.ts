@@ -62,10 +62,13 @@ export const PAYMENT_STATUS = {
  */
 export function paymentResult(payment: PaymentRow) {
   const event =
-    payment.payment_status === PAYMENT_STATUS.SUCCESSFUL ? 'successful_payment'
-    : payment.payment_status === PAYMENT_STATUS.FAILED ? 'failed_payment'
-    : payment.payment_status === PAYMENT_STATUS.REVERSED ? 'reversed_payment'
-    : 'pending_payment';
+    payment.payment_status === PAYMENT_STATUS.SUCCESSFUL
+      ? 'successful_payment'
+      : payment.payment_status === PAYMENT_STATUS.FAILED
+        ? 'failed_payment'
+        : payment.payment_status === PAYMENT_STATUS.REVERSED
+          ? 'reversed_payment'
+          : 'pending_payment';
   return {
     event,
     amount: formatAmount(payment.service_amount),

@@ -86,11 +86,33 @@ export class PaymentsRepository {
        ON CONFLICT (client_id, external_reference) WHERE checkout_session_id IS NULL DO NOTHING
        RETURNING id`,
       [
-        p.clientId, p.clientServiceId, p.checkoutSessionId, p.externalReference, p.requestFingerprint, p.originChannelCode,
-        p.originatorMsisdn, p.payerMsisdn, p.payerName, p.payerEmail, p.accountNumber, p.invoiceNumber, p.currency,
-        p.countryCode, p.serviceAmount.toFixed(), p.transactionCharge.toFixed(), p.serviceAmount.plus(p.transactionCharge).toFixed(),
-        p.merchantFee.toFixed(), p.addTransactionCharge, p.paymentMethodCode, p.extraData, p.description, p.notifyClient,
-        p.notifyOriginator, p.callbackUrl, p.nextStep, p.splitSettlements === null ? null : JSON.stringify(p.splitSettlements),
+        p.clientId,
+        p.clientServiceId,
+        p.checkoutSessionId,
+        p.externalReference,
+        p.requestFingerprint,
+        p.originChannelCode,
+        p.originatorMsisdn,
+        p.payerMsisdn,
+        p.payerName,
+        p.payerEmail,
+        p.accountNumber,
+        p.invoiceNumber,
+        p.currency,
+        p.countryCode,
+        p.serviceAmount.toFixed(),
+        p.transactionCharge.toFixed(),
+        p.serviceAmount.plus(p.transactionCharge).toFixed(),
+        p.merchantFee.toFixed(),
+        p.addTransactionCharge,
+        p.paymentMethodCode,
+        p.extraData,
+        p.description,
+        p.notifyClient,
+        p.notifyOriginator,
+        p.callbackUrl,
+        p.nextStep,
+        p.splitSettlements === null ? null : JSON.stringify(p.splitSettlements),
       ],
     );
     return row?.id ?? null;
@@ -151,7 +173,11 @@ export class PaymentsRepository {
   }
 
   /** The client's payments created in [start, end], oldest first. */
-  statement(manager: EntityManager, clientId: string, period: { start: Date; end: Date; offset: number; limit: number }): Promise<StatementPaymentRow[]> {
+  statement(
+    manager: EntityManager,
+    clientId: string,
+    period: { start: Date; end: Date; offset: number; limit: number },
+  ): Promise<StatementPaymentRow[]> {
     return manager.query(
       `SELECT p.id, p.payer_transaction_id, p.external_reference, p.account_number, p.service_amount, p.currency,
          p.payment_status, p.description, p.payment_method_code, p.merchant_fee + p.transaction_charge AS service_charge, s.code AS service_code, p.created_at
@@ -180,14 +206,15 @@ export class PaymentsRepository {
   async settle(
     manager: EntityManager,
     id: string,
-    result: { status: typeof PAYMENT_STATUS.FAILED } | { status: typeof PAYMENT_STATUS.SUCCESSFUL; entryId: string; payerTransactionId: string },
+    result:
+      { status: typeof PAYMENT_STATUS.FAILED } | { status: typeof PAYMENT_STATUS.SUCCESSFUL; entryId: string; payerTransactionId: string },
   ): Promise<Date> {
     const [[row]] =
       result.status === PAYMENT_STATUS.FAILED
-        ? await manager.query(`UPDATE payments SET payment_status = $2, settled_at = now(), updated_at = now() WHERE id = $1 RETURNING settled_at`, [
-            id,
-            result.status,
-          ])
+        ? await manager.query(
+            `UPDATE payments SET payment_status = $2, settled_at = now(), updated_at = now() WHERE id = $1 RETURNING settled_at`,
+            [id, result.status],
+          )
         : await manager.query(
             `UPDATE payments SET payment_status = $2, entry_id = $3, payer_transaction_id = $4, settled_at = now(), updated_at = now()
              WHERE id = $1 RETURNING settled_at`,
@@ -196,11 +223,14 @@ export class PaymentsRepository {
     return row.settled_at;
   }
 
-  async recordAcknowledgement(manager: EntityManager, id: string, split: { status: 'DISTRIBUTED' | 'DECLINED' | null; entryId: string | null }): Promise<void> {
-    await manager.query(`UPDATE payments SET acknowledged_at = now(), split_status = $2, split_entry_id = $3, updated_at = now() WHERE id = $1`, [
-      id,
-      split.status,
-      split.entryId,
-    ]);
+  async recordAcknowledgement(
+    manager: EntityManager,
+    id: string,
+    split: { status: 'DISTRIBUTED' | 'DECLINED' | null; entryId: string | null },
+  ): Promise<void> {
+    await manager.query(
+      `UPDATE payments SET acknowledged_at = now(), split_status = $2, split_entry_id = $3, updated_at = now() WHERE id = $1`,
+      [id, split.status, split.entryId],
+    );
   }
 }

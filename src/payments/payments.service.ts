@@ -69,7 +69,11 @@ export class PaymentsService {
   }
 
   /** The merchant confirmed a successful payment, with or without distributing its split settlements. */
-  async acknowledge(manager: EntityManager, paymentId: string, split: { status: 'DISTRIBUTED' | 'DECLINED' | null; entryId: string | null }): Promise<void> {
+  async acknowledge(
+    manager: EntityManager,
+    paymentId: string,
+    split: { status: 'DISTRIBUTED' | 'DECLINED' | null; entryId: string | null },
+  ): Promise<void> {
     await this.payments.recordAcknowledgement(manager, paymentId, split);
   }
 
@@ -88,6 +92,10 @@ export class PaymentsService {
     await this.callbacks.schedule(manager, {
       clientId: payment.client_id,
       kind: 'collections',
-      event: result.event, reference: payment.external_reference, urls, payload: result });
+      event: result.event,
+      reference: payment.external_reference,
+      urls,
+      payload: result,
+    });
   }
 }

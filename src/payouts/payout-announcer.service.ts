@@ -26,7 +26,14 @@ export class PayoutAnnouncer {
       if (endpoint) urls.push(endpoint.url);
     }
     const { event, payload } = resultOf(payout);
-    await this.callbacks.schedule(manager, { clientId: payout.client_id, kind: 'payouts', event, reference: payout.payout_reference, urls, payload });
+    await this.callbacks.schedule(manager, {
+      clientId: payout.client_id,
+      kind: 'payouts',
+      event,
+      reference: payout.payout_reference,
+      urls,
+      payload,
+    });
 
     if (payout.kind === 'LOCAL' && payout.status === PAYOUT_STATUS.SUCCESSFUL && payout.recipient_phone_number) {
       const [client] = await manager.query(`SELECT name FROM clients WHERE id = $1`, [payout.client_id]);

@@ -145,5 +145,7 @@ export function b2bResult(payout: PayoutRow) {
 
 /** The result in the shape of the payout's kind, with the callback event name. */
 export function resultOf(payout: PayoutRow): { event: string; payload: Record<string, unknown> } {
-  return payout.kind === 'B2B' ? { event: 'b2b_result', payload: b2bResult(payout) } : { event: 'payout_result', payload: payoutResult(payout) };
+  return payout.kind === 'B2B'
+    ? { event: 'b2b_result', payload: b2bResult(payout) }
+    : { event: 'payout_result', payload: payoutResult(payout) };
 }

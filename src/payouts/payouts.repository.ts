@@ -65,7 +65,11 @@ export class PayoutsRepository {
   }
 
   async attachHold(manager: EntityManager, payoutId: string, holdId: string, floatBalanceAfter: Decimal): Promise<void> {
-    await manager.query(`UPDATE payouts SET hold_id = $2, float_balance_after = $3 WHERE id = $1`, [payoutId, holdId, floatBalanceAfter.toFixed()]);
+    await manager.query(`UPDATE payouts SET hold_id = $2, float_balance_after = $3 WHERE id = $1`, [
+      payoutId,
+      holdId,
+      floatBalanceAfter.toFixed(),
+    ]);
   }
 
   async byId(manager: EntityManager, id: string, lock = false): Promise<PayoutRow | null> {
@@ -74,7 +78,13 @@ export class PayoutsRepository {
   }
 
   /** The client's payout with this reference, among the given kinds (B2B and the others have status routes of their own). */
-  async byReference(manager: EntityManager, clientId: string, reference: string, kinds: PayoutKind[], lock = false): Promise<PayoutRow | null> {
+  async byReference(
+    manager: EntityManager,
+    clientId: string,
+    reference: string,
+    kinds: PayoutKind[],
+    lock = false,
+  ): Promise<PayoutRow | null> {
     const [row] = await manager.query(
       `${SELECT_PAYOUT} WHERE p.client_id = $1 AND p.payout_reference = $2 AND p.kind = ANY ($3) ${lock ? 'FOR UPDATE OF p' : ''}`,
       [clientId, reference, kinds],

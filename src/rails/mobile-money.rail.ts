@@ -3,10 +3,7 @@ export type ChargeChallenge = 'NONE' | 'VERIFY_OTP' | 'AUTHORIZE_TRANSACTION';
 
 /** Where a submitted charge stands at the operator. */
 export type ChargeOutcome =
-  | { status: 'SUCCEEDED'; operatorReference: string }
-  | { status: 'FAILED'; reason: string }
-  | { status: 'PENDING' }
-  | { status: 'JAMMED' };
+  { status: 'SUCCEEDED'; operatorReference: string } | { status: 'FAILED'; reason: string } | { status: 'PENDING' } | { status: 'JAMMED' };
 
 export interface ChargeAtRail {
   paymentId: string;

@@ -63,10 +63,10 @@ export class CollectionReversalsService {
     const reject = (message: string) => GatewayError.validation(message, { reference });
     try {
       return await this.db.transaction(async (manager) => {
-        const [duplicate] = await manager.query(
-          `SELECT 1 FROM collection_reversals WHERE client_id = $1 AND reversal_reference = $2`,
-          [principal.clientId, reference],
-        );
+        const [duplicate] = await manager.query(`SELECT 1 FROM collection_reversals WHERE client_id = $1 AND reversal_reference = $2`, [
+          principal.clientId,
+          reference,
+        ]);
         if (duplicate) throw reject(REVERSAL_REJECTIONS.duplicateReference);
         const payment = await this.payments.forReversal(manager, principal.clientId, dto.payment_reference);
         if (!payment) throw reject(REVERSAL_REJECTIONS.invalidPayment);
@@ -90,7 +90,8 @@ export class CollectionReversalsService {
       });
     } catch (error) {
       // Two initiations racing: the loser meets the winner on one of the unique indexes.
-      if (isUniqueViolation(error, 'collection_reversals_client_id_reversal_reference_key')) throw reject(REVERSAL_REJECTIONS.duplicateReference);
+      if (isUniqueViolation(error, 'collection_reversals_client_id_reversal_reference_key'))
+        throw reject(REVERSAL_REJECTIONS.duplicateReference);
       if (isUniqueViolation(error, 'collection_reversals_payment_uq')) throw reject(REVERSAL_REJECTIONS.alreadyReversed);
       throw error;
     }
@@ -114,20 +115,34 @@ export class CollectionReversalsService {
     if (!row) return;
     if (row.status === 'pending') {
       await this.db.transaction(async (manager) => {
-        const [, moved] = await manager.query(`UPDATE collection_reversals SET status = 'processing' WHERE id = $1 AND status = 'pending'`, [reversalId]);
-        if (moved) await this.outbox.enqueue(manager, TOPICS.processReversal, { reversalId }, new Date(Date.now() + this.rail.settleDelayMs()));
+        const [, moved] = await manager.query(
+          `UPDATE collection_reversals SET status = 'processing' WHERE id = $1 AND status = 'pending'`,
+          [reversalId],
+        );
+        if (moved)
+          await this.outbox.enqueue(manager, TOPICS.processReversal, { reversalId }, new Date(Date.now() + this.rail.settleDelayMs()));
       });
       return;
     }
     if (row.status !== 'processing') return;
     if (!row.entry_id && !(await this.book(reversalId))) return;
     const { payment } = row;
-    const refund = await this.rail.refund({ paymentId: payment.id, payerMsisdn: payment.payer_msisdn, amount: payment.total_amount, currency: payment.currency });
+    const refund = await this.rail.refund({
+      paymentId: payment.id,
+      payerMsisdn: payment.payer_msisdn,
+      amount: payment.total_amount,
+      currency: payment.currency,
+    });
     await this.db.transaction(async (manager) => {
       const locked = (await this.load(manager, `id = $1`, [reversalId], true))!;
       if (locked.status !== 'processing') return;
       if (refund.status === 'FAILED') {
-        const compensation = await this.ledger.reverseEntry(manager, locked.client_id, locked.entry_id!, 'COLLECTION_REVERSAL_COMPENSATION');
+        const compensation = await this.ledger.reverseEntry(
+          manager,
+          locked.client_id,
+          locked.entry_id!,
+          'COLLECTION_REVERSAL_COMPENSATION',
+        );
         await this.finish(manager, locked, 'failed', { failure_reason: refund.reason, compensation_entry_id: compensation.entryId });
         return;
       }

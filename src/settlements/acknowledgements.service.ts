@@ -29,11 +29,14 @@ export class AcknowledgementsService {
         const payment = await this.payments.forAcknowledgement(manager, principal.clientId, paymentId);
         if (!payment) throw GatewayError.notFound();
         if (payment.acknowledged_at) throw new GatewayError(409, 172, 'Validation Failed', 'Payment already acknowledged');
-        if (payment.payment_status !== PAYMENT_STATUS.SUCCESSFUL) throw GatewayError.validation('Only a successful payment can be acknowledged');
+        if (payment.payment_status !== PAYMENT_STATUS.SUCCESSFUL)
+          throw GatewayError.validation('Only a successful payment can be acknowledged');
         const shares = payment.split_settlements;
         if (status === 'FAILED' || !shares) {
           await this.outcomes.acknowledge(manager, paymentId, { status: shares ? 'DECLINED' : null, entryId: null });
-          const message = !shares ? 'Payment acknowledged; it has no split settlements' : 'Payment acknowledged; split settlements were not distributed';
+          const message = !shares
+            ? 'Payment acknowledged; it has no split settlements'
+            : 'Payment acknowledged; split settlements were not distributed';
           return { payment_id: paymentId, message };
         }
         const entryId = await this.splits.distribute(manager, principal.clientId, payment.settlement_account_id, shares);
@@ -41,7 +44,8 @@ export class AcknowledgementsService {
         return { payment_id: paymentId, message: `Split settlements distributed to ${shares.length} partner account(s)` };
       });
     } catch (error) {
-      if (error instanceof FloorBreachError) throw GatewayError.validation('Insufficient balance in the settlement wallet to distribute the split settlements');
+      if (error instanceof FloorBreachError)
+        throw GatewayError.validation('Insufficient balance in the settlement wallet to distribute the split settlements');
       throw error;
     }
   }

@@ -27,7 +27,13 @@ export class SplitSettlementsService {
    */
   async validate(
     manager: EntityManager,
-    payment: { clientId: string; clientServiceId: string; currency: string; amount: Decimal; extraData: Record<string, unknown> | undefined },
+    payment: {
+      clientId: string;
+      clientServiceId: string;
+      currency: string;
+      amount: Decimal;
+      extraData: Record<string, unknown> | undefined;
+    },
   ): Promise<SplitShare[] | null> {
     const raw = payment.extraData?.split_settlements;
     const mandatory: Array<{ account_number: string }> = await manager.query(
@@ -45,12 +51,13 @@ export class SplitSettlementsService {
     const items = raw.map((item, index) => parseItem(item, index));
     const accounts = [...new Set(items.map((i) => i.account))];
     if (accounts.length !== items.length) throw GatewayError.validation('split_settlements names a partner account more than once');
-    const wallets: Array<{ id: string; account_number: string; currency: string; status: string; profile_active: boolean }> = await manager.query(
-      `SELECT a.id, a.account_number, a.currency, w.status, (p.is_active = 1) AS profile_active
+    const wallets: Array<{ id: string; account_number: string; currency: string; status: string; profile_active: boolean }> =
+      await manager.query(
+        `SELECT a.id, a.account_number, a.currency, w.status, (p.is_active = 1) AS profile_active
        FROM ledger_accounts a JOIN wallets w ON w.id = a.id JOIN profiles p ON p.id = w.profile_id
        WHERE a.client_id = $1 AND a.account_number = ANY($2)`,
-      [payment.clientId, accounts],
-    );
+        [payment.clientId, accounts],
+      );
     for (const item of items) {
       const wallet = wallets.find((w) => w.account_number === item.account);
       if (!wallet) throw GatewayError.validation(`split_settlements partner account ${item.account} does not exist`);
@@ -90,7 +97,9 @@ export class SplitSettlementsService {
     for (const wallet of wallets) {
       const paying = wallet.id === settlementAccountId;
       if (!wallet.profile_active) {
-        throw GatewayError.validation(`${paying ? 'Settlement wallet' : 'split_settlements partner account'} ${wallet.account_number} belongs to a deactivated profile`);
+        throw GatewayError.validation(
+          `${paying ? 'Settlement wallet' : 'split_settlements partner account'} ${wallet.account_number} belongs to a deactivated profile`,
+        );
       }
       if (paying ? !mayPay(wallet.status) : !mayReceive(wallet.status)) {
         throw GatewayError.validation(
@@ -106,7 +115,8 @@ function parseItem(item: unknown, index: number): { account: string; amount: Dec
   const where = `split_settlements[${index}]`;
   if (!item || typeof item !== 'object' || Array.isArray(item)) throw GatewayError.validation(`${where} must be an object`);
   const { account, amount, reason } = item as Record<string, unknown>;
-  if (typeof account !== 'string' || !account || account.length > 32) throw GatewayError.validation(`${where}.account must be a wallet account number`);
+  if (typeof account !== 'string' || !account || account.length > 32)
+    throw GatewayError.validation(`${where}.account must be a wallet account number`);
   const problem = amountProblem(amount);
   if (problem) throw GatewayError.validation(`${where}.amount ${problem}`);
   if (reason !== undefined && (typeof reason !== 'string' || reason.length > 255)) {

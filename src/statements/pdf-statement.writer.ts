@@ -67,7 +67,12 @@ export function pdfPageCount(rowCount: number): number {
  * generator waits for `out` to drain after every batch of rows, so memory stays flat however long the
  * statement is. Every page shows the issuer and "Page X of N", N computed up front from header.rowCount.
  */
-export async function writePdfStatement(header: StatementHeader, rows: StatementRows, out: Writable, options: PdfOptions = {}): Promise<void> {
+export async function writePdfStatement(
+  header: StatementHeader,
+  rows: StatementRows,
+  out: Writable,
+  options: PdfOptions = {},
+): Promise<void> {
   const doc = new PDFDocument({
     size: 'A4',
     layout: 'landscape',
@@ -101,7 +106,11 @@ export async function writePdfStatement(header: StatementHeader, rows: Statement
   const tableHead = () => {
     doc.font(BOLD).fontSize(FONT_SIZE);
     text(tableLine(COLUMNS.map((c) => c.title)));
-    doc.moveTo(MARGIN, y + ROW_HEIGHT - 2).lineTo(PAGE.width - MARGIN, y + ROW_HEIGHT - 2).lineWidth(0.5).stroke();
+    doc
+      .moveTo(MARGIN, y + ROW_HEIGHT - 2)
+      .lineTo(PAGE.width - MARGIN, y + ROW_HEIGHT - 2)
+      .lineWidth(0.5)
+      .stroke();
     doc.font(REGULAR);
     y += HEAD_HEIGHT;
   };
@@ -176,7 +185,11 @@ export async function writePdfStatement(header: StatementHeader, rows: Statement
 
   // Totals and closing balance.
   if (rowsOnPage + PDF_LAYOUT.summarySlots > capacity) newPage();
-  doc.moveTo(MARGIN, y).lineTo(PAGE.width - MARGIN, y).lineWidth(0.5).stroke();
+  doc
+    .moveTo(MARGIN, y)
+    .lineTo(PAGE.width - MARGIN, y)
+    .lineWidth(0.5)
+    .stroke();
   y += 4;
   doc.font(BOLD).fontSize(FONT_SIZE);
   text(tableLine(['Totals', '', '', '', '', money(totals.debits), money(totals.credits), '']));

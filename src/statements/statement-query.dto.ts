@@ -19,5 +19,7 @@ export class StatementQueryDto {
   @IsISO8601({ strict: true }, { message: 'end_date must be an ISO 8601 date or date-time' })
   end_date: string;
 
-  @ApiProperty({ enum: DOC_TYPES }) @IsIn(DOC_TYPES, { message: 'doc_type must be one of the following values: EXCEL, PDF' }) doc_type: DocType;
+  @ApiProperty({ enum: DOC_TYPES })
+  @IsIn(DOC_TYPES, { message: 'doc_type must be one of the following values: EXCEL, PDF' })
+  doc_type: DocType;
 }

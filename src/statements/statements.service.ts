@@ -210,7 +210,9 @@ export class StatementsService {
         if (error instanceof StatementAborted) {
           this.logger.debug?.(`statement ${statement.fileName} aborted by the reader`);
         } else {
-          this.logger.error(`statement ${statement.fileName} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+          this.logger.error(
+            `statement ${statement.fileName} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+          );
         }
         out.destroy(error instanceof StatementAborted ? undefined : error);
       });

@@ -65,7 +65,14 @@ export class IdempotentExecutor {
     return async (entryId, legs, reversesOperationId) => {
       const rows = await this.records.recordOperation(
         manager,
-        { clientId: request.clientId, kind: request.kind, sourceTransactionId: request.reference, fingerprint: request.fingerprint, entryId, reversesOperationId },
+        {
+          clientId: request.clientId,
+          kind: request.kind,
+          sourceTransactionId: request.reference,
+          fingerprint: request.fingerprint,
+          entryId,
+          reversesOperationId,
+        },
         legs,
       );
       if (!rows) throw new DuplicateReference();

@@ -64,9 +64,20 @@ export class MoneyMovementsService {
           entry.debit(wallet.id, priced.amount.plus(priced.fee)).credit(settlement.id, outside);
         }
         await this.addFee(manager, entry, principal.clientId, wallet.currency, priced.fee);
-        await this.addConversion(manager, entry, principal.clientId, wallet.currency, priced, command === 'CREDIT' ? 'INTO_WALLET' : 'OUT_OF_WALLET');
+        await this.addConversion(
+          manager,
+          entry,
+          principal.clientId,
+          wallet.currency,
+          priced,
+          command === 'CREDIT' ? 'INTO_WALLET' : 'OUT_OF_WALLET',
+        );
 
-        const posted = await this.ledger.postEntry(manager, { clientId: principal.clientId, kind: `WALLET_${command}`, lines: entry.lines() });
+        const posted = await this.ledger.postEntry(manager, {
+          clientId: principal.clientId,
+          kind: `WALLET_${command}`,
+          lines: entry.lines(),
+        });
         return recordOperation(posted.entryId, [
           {
             ...this.legDefaults(dto, service),
@@ -118,7 +129,11 @@ export class MoneyMovementsService {
         const entry = new EntryBuilder().debit(source.id, priced.amount.plus(priced.fee)).credit(destination.id, priced.amount);
         await this.addFee(manager, entry, principal.clientId, source.currency, priced.fee);
 
-        const posted = await this.ledger.postEntry(manager, { clientId: principal.clientId, kind: 'WALLET_TRANSFER', lines: entry.lines() });
+        const posted = await this.ledger.postEntry(manager, {
+          clientId: principal.clientId,
+          kind: 'WALLET_TRANSFER',
+          lines: entry.lines(),
+        });
         const debitId = randomUUID();
         const creditId = randomUUID();
         const common = { ...this.legDefaults(dto, service), currency: source.currency, amount: priced.amount, original: priced.original };
@@ -161,7 +176,12 @@ export class MoneyMovementsService {
    */
   async fund(clientId: string, accountNumber: string, amount: Decimal, narration = 'Wallet funding') {
     return this.executor.run(
-      { clientId, reference: null, kind: 'FUNDING', fingerprint: requestFingerprint('FUNDING', { accountNumber, amount: amount.toFixed() }) },
+      {
+        clientId,
+        reference: null,
+        kind: 'FUNDING',
+        fingerprint: requestFingerprint('FUNDING', { accountNumber, amount: amount.toFixed() }),
+      },
       async (manager, recordOperation) => {
         const [wallet] = await this.accounts.walletsForMoney(manager, clientId, [accountNumber]);
         this.accounts.assertMay(wallet, 'RECEIVE');
@@ -258,7 +278,10 @@ export class MoneyMovementsService {
   private legDefaults(
     dto: { source_transaction_id: string; source_transaction_data?: unknown; transaction_narration?: string; transaction_date?: string },
     service: ServiceTerms,
-  ): Pick<Leg, 'clientServiceId' | 'clientServiceCode' | 'sourceTransactionId' | 'sourceTransactionData' | 'narration' | 'transactionDate'> {
+  ): Pick<
+    Leg,
+    'clientServiceId' | 'clientServiceCode' | 'sourceTransactionId' | 'sourceTransactionData' | 'narration' | 'transactionDate'
+  > {
     return {
       clientServiceId: service.id,
       clientServiceCode: service.code,

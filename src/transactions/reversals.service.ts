@@ -32,7 +32,11 @@ export class ReversalsService {
       fingerprint: requestFingerprint('REVERSAL', { transaction_id: transactionId, ...dto }),
     };
     try {
-      return await this.executor.run(request, (manager, record) => this.reverseIn(manager, principal, transactionId, dto, record), pairRecord);
+      return await this.executor.run(
+        request,
+        (manager, record) => this.reverseIn(manager, principal, transactionId, dto, record),
+        pairRecord,
+      );
     } catch (error) {
       // Two reversals of one transaction racing: the second meets the first on the unique reverses_operation_id.
       if (isUniqueViolation(error, 'wallet_operations_reverses_operation_id_key')) throw alreadyReversed();

@@ -12,7 +12,9 @@ class MoneyRequestDto {
   @ApiProperty() @RequiredText(LIMITS.reference) source_transaction_id: string;
   @ApiPropertyOptional() @IsOptional() @IsObject() @IsBoundedJson() source_transaction_data?: Record<string, unknown>;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(LIMITS.text) transaction_narration?: string;
-  @ApiPropertyOptional() @IsOptional() @IsISO8601({ strict: true })
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsISO8601({ strict: true })
   // ISO 8601 also has week (2009-W01-1) and ordinal (2009-123) dates, which JavaScript cannot read: calendar dates only.
   @Matches(/^\d{4}-\d{2}-\d{2}(T|$)/, { message: 'transaction_date must be a calendar date or date-time (YYYY-MM-DD…)' })
   transaction_date?: string;

@@ -12,7 +12,15 @@ import { WalletOperations } from './wallet-operations';
 @Module({
   imports: [ClientServicesModule],
   controllers: [TransactionsController],
-  providers: [MoneyMovementsService, ReversalsService, HistoryService, IdempotentExecutor, MoneyAccounts, TransactionRecords, WalletOperations],
+  providers: [
+    MoneyMovementsService,
+    ReversalsService,
+    HistoryService,
+    IdempotentExecutor,
+    MoneyAccounts,
+    TransactionRecords,
+    WalletOperations,
+  ],
   exports: [MoneyMovementsService],
 })
 export class TransactionsModule {}

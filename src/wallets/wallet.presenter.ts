@@ -24,7 +24,10 @@ export function accountTypeListRecord(type: AccountType, clientCode: string) {
   };
 }
 
-export function walletRecord(wallet: Wallet, account: Pick<LedgerAccount, 'accountNumber' | 'currency' | 'minimumBalance' | 'canOverdraw'>) {
+export function walletRecord(
+  wallet: Wallet,
+  account: Pick<LedgerAccount, 'accountNumber' | 'currency' | 'minimumBalance' | 'canOverdraw'>,
+) {
   return {
     account_id: wallet.id,
     account_number: account.accountNumber,

@@ -21,7 +21,11 @@ export class WalletsController {
   }
 
   @Get('account-types')
-  listAccountTypes(@CurrentPrincipal() principal: WalletPrincipal, @Query() query: Record<string, unknown>, @Req() request: FastifyRequest) {
+  listAccountTypes(
+    @CurrentPrincipal() principal: WalletPrincipal,
+    @Query() query: Record<string, unknown>,
+    @Req() request: FastifyRequest,
+  ) {
     return this.accountTypes.list(principal, readPage(query, request.body));
   }
 

@@ -89,10 +89,9 @@ export class WalletsService {
   async summariesOfProfile(profileId: string) {
     const wallets = await this.db.manager.find(Wallet, { where: { profileId }, order: { createdAt: 'ASC' } });
     if (wallets.length === 0) return [];
-    const accounts: LedgerAccount[] = await this.db.query(
-      `SELECT ${LEDGER_COLUMNS} FROM ledger_accounts a WHERE a.id = ANY($1)`,
-      [wallets.map((w) => w.id)],
-    );
+    const accounts: LedgerAccount[] = await this.db.query(`SELECT ${LEDGER_COLUMNS} FROM ledger_accounts a WHERE a.id = ANY($1)`, [
+      wallets.map((w) => w.id),
+    ]);
     const byId = new Map(accounts.map((a) => [a.id, a]));
     return wallets.map((w) => walletSummary(w, byId.get(w.id)!));
   }

@@ -95,7 +95,9 @@ describe('admin CLI: gateway credentials, callback settings and seed', () => {
       const output = json(await cli('api-key:create', '--client', merchant.clientCode, '--json'));
       expect(Object.keys(output).sort()).toEqual(['client_code', 'consumer_key', 'consumer_secret']);
       expect(output.client_code).toBe(merchant.clientCode);
-      const [stored] = await dataSource(app).query(`SELECT client_id, secret_hash FROM api_keys WHERE consumer_key = $1`, [output.consumer_key]);
+      const [stored] = await dataSource(app).query(`SELECT client_id, secret_hash FROM api_keys WHERE consumer_key = $1`, [
+        output.consumer_key,
+      ]);
       expect(stored.client_id).toBe(merchant.clientId);
       expect(stored.secret_hash).not.toContain(output.consumer_secret);
 
@@ -104,7 +106,9 @@ describe('admin CLI: gateway credentials, callback settings and seed', () => {
       expect(charge.status).toBe(200);
       expect(charge.body.status_code).toBe(176);
       // The wrong secret for the new key is refused.
-      expect((await http().post('/v1/auth').send({ consumer_key: output.consumer_key, consumer_secret: merchant.consumerSecret })).status).toBe(401);
+      expect(
+        (await http().post('/v1/auth').send({ consumer_key: output.consumer_key, consumer_secret: merchant.consumerSecret })).status,
+      ).toBe(401);
     });
 
     it('each run issues a new key; the earlier ones keep working', async () => {
@@ -125,15 +129,32 @@ describe('admin CLI: gateway credentials, callback settings and seed', () => {
     it('sets the URL and Basic credentials that notify_client callbacks use; the password is stored encrypted', async () => {
       const url = receiver.url(`/configured/${randomUUID()}`);
       const password = `secret-${randomUUID()}`;
-      const output = json(await cli('callback:set', '--client', merchant.clientCode, '--url', url, '--username', 'acme-hooks', '--password', password, '--json'));
+      const output = json(
+        await cli(
+          'callback:set',
+          '--client',
+          merchant.clientCode,
+          '--url',
+          url,
+          '--username',
+          'acme-hooks',
+          '--password',
+          password,
+          '--json',
+        ),
+      );
       expect(output).toEqual({ client_code: merchant.clientCode, callback_url: url, callback_username: 'acme-hooks' });
-      const [stored] = await dataSource(app).query(`SELECT * FROM client_callback_settings WHERE client_id = $1 AND kind = 'collections'`, [merchant.clientId]);
+      const [stored] = await dataSource(app).query(`SELECT * FROM client_callback_settings WHERE client_id = $1 AND kind = 'collections'`, [
+        merchant.clientId,
+      ]);
       expect(stored.url).toBe(url);
       expect(JSON.stringify(stored)).not.toContain(password);
 
       const body = chargeBody(merchant, { callback_url: receiver.url(), notify_client: true });
       await gateway(app, merchant.token).post('/v1/mobile-money/charge').send(body).expect(200);
-      const [callback] = await waitFor('the callback at the configured URL', () => (receiver.at(url).length > 0 ? receiver.at(url) : undefined));
+      const [callback] = await waitFor('the callback at the configured URL', () =>
+        receiver.at(url).length > 0 ? receiver.at(url) : undefined,
+      );
       expect(callback.body.external_reference).toBe(body.external_reference);
       expect(callback.headers.authorization).toBe(`Basic ${Buffer.from(`acme-hooks:${password}`).toString('base64')}`);
       // Changing the endpoint keeps the signing secret.
@@ -142,7 +163,20 @@ describe('admin CLI: gateway credentials, callback settings and seed', () => {
 
     it('a second run replaces the endpoint and credentials', async () => {
       const url = receiver.url(`/configured/${randomUUID()}`);
-      json(await cli('callback:set', '--client', merchant.clientCode, '--url', url, '--username', 'rotated', '--password', 'rotated-password-1', '--json'));
+      json(
+        await cli(
+          'callback:set',
+          '--client',
+          merchant.clientCode,
+          '--url',
+          url,
+          '--username',
+          'rotated',
+          '--password',
+          'rotated-password-1',
+          '--json',
+        ),
+      );
       const body = chargeBody(merchant, { callback_url: receiver.url(), notify_originator: true });
       await gateway(app, merchant.token).post('/v1/mobile-money/charge').send(body).expect(200);
       const [callback] = await waitFor('the callback at the new URL', () => (receiver.at(url).length > 0 ? receiver.at(url) : undefined));
@@ -154,12 +188,32 @@ describe('admin CLI: gateway credentials, callback settings and seed', () => {
         `SELECT url, username, password_encrypted FROM client_callback_settings WHERE client_id = $1 AND kind = 'collections'`,
         [merchant.clientId],
       );
-      const [secretBefore] = await dataSource(app).query(`SELECT secret_encrypted FROM client_signing_secrets WHERE client_id = $1`, [merchant.clientId]);
+      const [secretBefore] = await dataSource(app).query(`SELECT secret_encrypted FROM client_signing_secrets WHERE client_id = $1`, [
+        merchant.clientId,
+      ]);
       for (const kind of ['payouts', 'airtime']) {
         const url = receiver.url(`/${kind}/${randomUUID()}`);
-        const output = json(await cli('callback:set', '--client', merchant.clientCode, '--kind', kind, '--url', url, '--username', `${kind}-hooks`, '--password', `${kind}-pw-1`, '--json'));
+        const output = json(
+          await cli(
+            'callback:set',
+            '--client',
+            merchant.clientCode,
+            '--kind',
+            kind,
+            '--url',
+            url,
+            '--username',
+            `${kind}-hooks`,
+            '--password',
+            `${kind}-pw-1`,
+            '--json',
+          ),
+        );
         expect(output).toEqual({ client_code: merchant.clientCode, callback_url: url, callback_username: `${kind}-hooks` });
-        const [stored] = await dataSource(app).query(`SELECT url, username FROM client_callback_settings WHERE client_id = $1 AND kind = $2`, [merchant.clientId, kind]);
+        const [stored] = await dataSource(app).query(
+          `SELECT url, username FROM client_callback_settings WHERE client_id = $1 AND kind = $2`,
+          [merchant.clientId, kind],
+        );
         expect(stored).toEqual({ url, username: `${kind}-hooks` });
       }
       const [collectionsAfter] = await dataSource(app).query(
@@ -167,7 +221,9 @@ describe('admin CLI: gateway credentials, callback settings and seed', () => {
         [merchant.clientId],
       );
       expect(collectionsAfter).toEqual(collectionsBefore);
-      const [secretAfter] = await dataSource(app).query(`SELECT secret_encrypted FROM client_signing_secrets WHERE client_id = $1`, [merchant.clientId]);
+      const [secretAfter] = await dataSource(app).query(`SELECT secret_encrypted FROM client_signing_secrets WHERE client_id = $1`, [
+        merchant.clientId,
+      ]);
       expect(secretAfter).toEqual(secretBefore);
     });
 
@@ -178,7 +234,9 @@ describe('admin CLI: gateway credentials, callback settings and seed', () => {
       ['a missing --password', ['--url', 'https://merchant.example.com/cb', '--username', 'u']],
     ])('%s exits non-zero with one line on stderr and changes nothing', async (_name, args) => {
       const settingsNow = () =>
-        dataSource(app).query(`SELECT kind, url, username, updated_at FROM client_callback_settings WHERE client_id = $1 ORDER BY kind`, [merchant.clientId]);
+        dataSource(app).query(`SELECT kind, url, username, updated_at FROM client_callback_settings WHERE client_id = $1 ORDER BY kind`, [
+          merchant.clientId,
+        ]);
       const before = await settingsNow();
       expectOneLineError(await cli('callback:set', '--client', merchant.clientCode, ...args, '--json'));
       const after = await settingsNow();
@@ -220,7 +278,18 @@ describe('admin CLI: gateway credentials, callback settings and seed', () => {
       // A second run reuses the client, service and wallet, issues new secrets, and funds nothing again.
       const hookUrl = receiver.url(`/seeded/${randomUUID()}`);
       const second = json(
-        await cli('seed', '--client-code', code, '--callback-url', hookUrl, '--callback-username', 'seed-hooks', '--callback-password', 'seed-hooks-password', '--json'),
+        await cli(
+          'seed',
+          '--client-code',
+          code,
+          '--callback-url',
+          hookUrl,
+          '--callback-username',
+          'seed-hooks',
+          '--callback-password',
+          'seed-hooks-password',
+          '--json',
+        ),
       );
       expect(Object.keys(second).sort()).toEqual(SEED_KEYS);
       expect(second).toMatchObject({
@@ -267,7 +336,9 @@ describe('admin CLI: gateway credentials, callback settings and seed', () => {
     });
 
     it('--callback-url without its username and password exits non-zero with one line on stderr', async () => {
-      expectOneLineError(await cli('seed', '--client-code', uniqueCode('SEED'), '--callback-url', 'https://merchant.example.com/cb', '--json'));
+      expectOneLineError(
+        await cli('seed', '--client-code', uniqueCode('SEED'), '--callback-url', 'https://merchant.example.com/cb', '--json'),
+      );
     });
   });
 });

@@ -1,7 +1,15 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import Decimal from 'decimal.js';
 import request from 'supertest';
-import { AirtimeMerchant, airtimeBody, airtimeMoney, airtimeStatus, airtimeStored, createAirtimeMerchant, sendAirtime } from '../support/airtime-fixtures';
+import {
+  AirtimeMerchant,
+  airtimeBody,
+  airtimeMoney,
+  airtimeStatus,
+  airtimeStored,
+  createAirtimeMerchant,
+  sendAirtime,
+} from '../support/airtime-fixtures';
 import { fundFloat } from '../support/disbursement-fixtures';
 import { createTestApp } from '../support/test-app';
 
@@ -43,7 +51,11 @@ describe('bulk airtime acceptance', () => {
       ['a number with two +', { recipients: [{ phone_number: '++254712345678', amount: '5' }] }, 'INVALID_PHONE_NUMBER'],
       ['a number sent as a JSON number', { recipients: [{ phone_number: 254712345678, amount: '5' }] }, 'INVALID_PHONE_NUMBER'],
       ['a missing number', { recipients: [{ amount: '5' }] }, 'INVALID_PHONE_NUMBER'],
-      ['the same number twice (with and without +)', { recipients: [OK, { ...OK, phone_number: `+${OK.phone_number}` }] }, 'INVALID_PHONE_NUMBER'],
+      [
+        'the same number twice (with and without +)',
+        { recipients: [OK, { ...OK, phone_number: `+${OK.phone_number}` }] },
+        'INVALID_PHONE_NUMBER',
+      ],
       ['a zero amount', { recipients: [{ ...OK, amount: 0 }] }, 'VALIDATION_FAILED'],
       ['a zero amount string', { recipients: [{ ...OK, amount: '0.0000' }] }, 'VALIDATION_FAILED'],
       ['a negative amount', { recipients: [{ ...OK, amount: -5 }] }, 'VALIDATION_FAILED'],
@@ -82,11 +94,16 @@ describe('bulk airtime acceptance', () => {
       });
       expect(await airtimeStored(app, merchant.clientId)).toEqual(stored);
       expect(await airtimeMoney(app, merchant)).toEqual(money);
-      if (typeof body.reference === 'string' && body.reference.trim()) expect((await airtimeStatus(app, merchant, body.reference)).status).toBe(404);
+      if (typeof body.reference === 'string' && body.reference.trim())
+        expect((await airtimeStatus(app, merchant, body.reference)).status).toBe(404);
     });
 
     it('names the offending recipient in the message', async () => {
-      const res = await sendAirtime(app, merchant, airtimeBody([OK, { phone_number: '254712345679', amount: '1.00001' }], { service_code: merchant.serviceCode }));
+      const res = await sendAirtime(
+        app,
+        merchant,
+        airtimeBody([OK, { phone_number: '254712345679', amount: '1.00001' }], { service_code: merchant.serviceCode }),
+      );
       expect(res.body.message).toContain('recipients.1.amount');
     });
   });
@@ -206,7 +223,9 @@ describe('bulk airtime acceptance', () => {
   });
 
   it('needs a gateway token', async () => {
-    const res = await request(app.getHttpServer()).post('/v1/gw/airtime/send').send(airtimeBody([OK]));
+    const res = await request(app.getHttpServer())
+      .post('/v1/gw/airtime/send')
+      .send(airtimeBody([OK]));
     expect(res.status).toBe(401);
     expect(res.body).toEqual({ statusCode: 401, message: 'Invalid Authentication Credentials', error: 'Unauthorized' });
     expect((await request(app.getHttpServer()).get('/v1/gw/airtime/x/status')).status).toBe(401);

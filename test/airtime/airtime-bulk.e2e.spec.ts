@@ -1,6 +1,15 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import Decimal from 'decimal.js';
-import { AirtimeMerchant, airtimeBody, airtimeMoney, createAirtimeMerchant, FINAL, sendAirtime, sum, waitForProcessed } from '../support/airtime-fixtures';
+import {
+  AirtimeMerchant,
+  airtimeBody,
+  airtimeMoney,
+  createAirtimeMerchant,
+  FINAL,
+  sendAirtime,
+  sum,
+  waitForProcessed,
+} from '../support/airtime-fixtures';
 import { IsolatedSandbox, MerchantReceiver, sleep, startIsolatedSandbox, waitFor } from '../support/gateway-fixtures';
 import { dataSource } from '../support/test-app';
 
@@ -31,7 +40,9 @@ describe('bulk airtime: 1,000 recipients with mixed outcomes', () => {
   beforeAll(async () => {
     sandbox = await startIsolatedSandbox({ SANDBOX_SETTLE_DELAY_MS: '100' });
     ({ app, receiver } = sandbox);
-    merchant = await createAirtimeMerchant(app, receiver, { serviceOverrides: { transaction_fee_type: 'PERCENTAGE', transaction_fee: 1.5 } });
+    merchant = await createAirtimeMerchant(app, receiver, {
+      serviceOverrides: { transaction_fee_type: 'PERCENTAGE', transaction_fee: 1.5 },
+    });
   });
   afterAll(async () => sandbox?.close());
 

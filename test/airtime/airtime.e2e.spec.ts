@@ -132,7 +132,9 @@ describe('bulk airtime end to end (sandbox provider)', () => {
         [String(requestId)],
       );
       await waitFor('the relayed jobs to run again', async () => {
-        const rows = await db.query(`SELECT done_at FROM outbox WHERE topic = 'airtime.process' AND payload->>'requestId' = $1`, [String(requestId)]);
+        const rows = await db.query(`SELECT done_at FROM outbox WHERE topic = 'airtime.process' AND payload->>'requestId' = $1`, [
+          String(requestId),
+        ]);
         return rows.every((r: { done_at: Date | null }) => r.done_at !== null);
       });
       await sleep(300);
@@ -163,7 +165,9 @@ describe('bulk airtime end to end (sandbox provider)', () => {
   });
 
   it('charges a PERCENTAGE fee per recipient, rounded half-up to 4 decimals, and refunds a failure to the 4th decimal', async () => {
-    const merchant = await createAirtimeMerchant(app, receiver, { serviceOverrides: { transaction_fee_type: 'PERCENTAGE', transaction_fee: 2.5, minimum_transaction_amount: 0.0001 } });
+    const merchant = await createAirtimeMerchant(app, receiver, {
+      serviceOverrides: { transaction_fee_type: 'PERCENTAGE', transaction_fee: 2.5, minimum_transaction_amount: 0.0001 },
+    });
     const before = await airtimeMoney(app, merchant);
     // 33.3333 × 2.5 % = 0.8333325 → 0.8333; 10.0002 × 2.5 % = 0.250005 → 0.2500 (half-up at the 4th decimal: 0.2500|05)
     const recipients = [
@@ -227,7 +231,9 @@ describe('bulk airtime end to end (sandbox provider)', () => {
     const [result] = await waitForProcessed(app, merchant, body.reference);
     expect(result.service_status).toBe(602);
     await sleep(300);
-    const [deliveries] = await dataSource(app).query(`SELECT count(*)::int AS n FROM callback_deliveries WHERE client_id = $1`, [merchant.clientId]);
+    const [deliveries] = await dataSource(app).query(`SELECT count(*)::int AS n FROM callback_deliveries WHERE client_id = $1`, [
+      merchant.clientId,
+    ]);
     expect(deliveries.n).toBe(0);
   });
 });

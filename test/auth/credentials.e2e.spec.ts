@@ -11,7 +11,15 @@ import { CallbackSettingsService } from '../../src/callbacks/callback-settings.s
 import { APP_CONFIG, AppConfig } from '../../src/infra/config/app-config';
 import { resolveConfig } from '../../src/infra/config/server-secret';
 import { cliJson, runCli } from '../support/disbursement-fixtures';
-import { createGatewayMerchant, gateway, GatewayMerchant, IsolatedSandbox, sleep, startIsolatedSandbox, waitFor } from '../support/gateway-fixtures';
+import {
+  createGatewayMerchant,
+  gateway,
+  GatewayMerchant,
+  IsolatedSandbox,
+  sleep,
+  startIsolatedSandbox,
+  waitFor,
+} from '../support/gateway-fixtures';
 import { createTenant, dataSource } from '../support/test-app';
 
 const UNAUTHORIZED = { statusCode: 401, message: 'Invalid Authentication Credentials', error: 'Unauthorized' };
@@ -68,8 +76,14 @@ describe('API keys, token revocation and the server secret', () => {
   async function gatewayStatuses(accessToken: string): Promise<Array<{ route: string; status: number; body: unknown }>> {
     const results = [];
     for (const route of gatewayRoutes(app)) {
-      const res = await gateway(app, accessToken)[route.method](route.path).send(route.method === 'post' ? {} : undefined);
-      results.push({ route: `${route.method.toUpperCase()} ${route.path}`, status: res.status, body: res.status === 401 ? res.body : null });
+      const res = await gateway(app, accessToken)
+        [route.method](route.path)
+        .send(route.method === 'post' ? {} : undefined);
+      results.push({
+        route: `${route.method.toUpperCase()} ${route.path}`,
+        status: res.status,
+        body: res.status === 401 ? res.body : null,
+      });
     }
     return results;
   }
@@ -82,8 +96,18 @@ describe('API keys, token revocation and the server secret', () => {
       expect(listed).toEqual({
         client_code: merchant.clientCode,
         api_keys: [
-          { consumer_key: second.consumer_key, created_at: expect.any(String), revoked_at: null, last_authenticated_at: expect.any(String) },
-          { consumer_key: merchant.consumerKey, created_at: expect.any(String), revoked_at: null, last_authenticated_at: expect.any(String) },
+          {
+            consumer_key: second.consumer_key,
+            created_at: expect.any(String),
+            revoked_at: null,
+            last_authenticated_at: expect.any(String),
+          },
+          {
+            consumer_key: merchant.consumerKey,
+            created_at: expect.any(String),
+            revoked_at: null,
+            last_authenticated_at: expect.any(String),
+          },
         ],
       });
       const printed = JSON.stringify(listed);
@@ -91,7 +115,9 @@ describe('API keys, token revocation and the server secret', () => {
       expect(printed).not.toContain(merchant.consumerSecret);
       expect(printed).not.toContain('argon2');
       // Both keys work at once (rotation): the merchant's first token still opens the gateway.
-      await gateway(app, merchant.token).get('/v1/fx').expect((res) => expect(res.status).not.toBe(401));
+      await gateway(app, merchant.token)
+        .get('/v1/fx')
+        .expect((res) => expect(res.status).not.toBe(401));
     });
 
     it('a revoked key and every token issued for it get 401 on every gateway route within the bound; other keys go on', async () => {
@@ -102,7 +128,9 @@ describe('API keys, token revocation and the server secret', () => {
       // Before: no route refuses the token (404, 400 and 200 answers all mean it passed authentication).
       expect((await gatewayStatuses(doomedToken)).filter((r) => r.status === 401)).toEqual([]);
 
-      const revoked = cliJson(await cli('api-key:revoke', '--client', merchant.clientCode, '--key', doomed.consumer_key as string, '--json'));
+      const revoked = cliJson(
+        await cli('api-key:revoke', '--client', merchant.clientCode, '--key', doomed.consumer_key as string, '--json'),
+      );
       const revokedAt = Date.now();
       expect(revoked).toEqual({ client_code: merchant.clientCode, consumer_key: doomed.consumer_key, revoked_at: expect.any(String) });
       // No new token, at once.
@@ -116,7 +144,9 @@ describe('API keys, token revocation and the server secret', () => {
 
       // The merchant's other key is untouched.
       expect((await gateway(app, merchant.token).get('/v1/fx')).status).not.toBe(401);
-      const listed = cliJson(await cli('api-key:list', '--client', merchant.clientCode, '--json')) as { api_keys: Array<Record<string, unknown>> };
+      const listed = cliJson(await cli('api-key:list', '--client', merchant.clientCode, '--json')) as {
+        api_keys: Array<Record<string, unknown>>;
+      };
       expect(listed.api_keys.find((k) => k.consumer_key === doomed.consumer_key)!.revoked_at).toBe(revoked.revoked_at);
 
       // Revoking again changes nothing.
@@ -136,7 +166,9 @@ describe('API keys, token revocation and the server secret', () => {
         expect(result.stdout).toBe('');
         expect(result.stderr.trim().split('\n')).toHaveLength(1);
       }
-      const [{ revoked }] = await dataSource(app).query(`SELECT count(revoked_at)::int AS revoked FROM api_keys WHERE client_id = $1`, [other.clientId]);
+      const [{ revoked }] = await dataSource(app).query(`SELECT count(revoked_at)::int AS revoked FROM api_keys WHERE client_id = $1`, [
+        other.clientId,
+      ]);
       expect(revoked).toBe(0);
       await sleep(CREDENTIAL_STATUS_TTL_MS);
       expect((await gateway(app, other.token).get('/v1/fx')).status).not.toBe(401);
@@ -151,12 +183,35 @@ describe('API keys, token revocation and the server secret', () => {
     it('user:create --password on an existing user resets it, and tokens issued before get 401', async () => {
       const tenant = await createTenant(app);
       await accountTypes(tenant.token).expect(200);
-      const reset = cliJson(await cli('user:create', '--client', tenant.clientCode, '--username', tenant.username, '--password', 'a brand new passphrase', '--json'));
-      expect(reset).toEqual({ user_id: expect.any(String), client_code: tenant.clientCode, username: tenant.username, password: 'a brand new passphrase' });
-      await waitFor('the old token to be refused', async () => (await accountTypes(tenant.token)).status === 401, CREDENTIAL_STATUS_TTL_MS + 3000);
+      const reset = cliJson(
+        await cli(
+          'user:create',
+          '--client',
+          tenant.clientCode,
+          '--username',
+          tenant.username,
+          '--password',
+          'a brand new passphrase',
+          '--json',
+        ),
+      );
+      expect(reset).toEqual({
+        user_id: expect.any(String),
+        client_code: tenant.clientCode,
+        username: tenant.username,
+        password: 'a brand new passphrase',
+      });
+      await waitFor(
+        'the old token to be refused',
+        async () => (await accountTypes(tenant.token)).status === 401,
+        CREDENTIAL_STATUS_TTL_MS + 3000,
+      );
       expect((await accountTypes(tenant.token)).body).toEqual({ status: 401, message: 'Unauthorized', code: 'HttpException' });
       expect((await http().post('/api/v1/auth/login').send({ username: tenant.username, password: tenant.password })).status).toBe(401);
-      const login = await http().post('/api/v1/auth/login').send({ username: tenant.username, password: 'a brand new passphrase' }).expect(200);
+      const login = await http()
+        .post('/api/v1/auth/login')
+        .send({ username: tenant.username, password: 'a brand new passphrase' })
+        .expect(200);
       await accountTypes(login.body.access_token).expect(200);
     });
 
@@ -166,8 +221,15 @@ describe('API keys, token revocation and the server secret', () => {
       const firstLogin = await http().post('/api/v1/auth/login').send({ username: first.username, password: first.password }).expect(200);
       await accountTypes(firstLogin.body.access_token).expect(200);
       const second = cliJson(await cli('seed', '--client-code', code, '--json'));
-      await waitFor('the first token to be refused', async () => (await accountTypes(firstLogin.body.access_token)).status === 401, CREDENTIAL_STATUS_TTL_MS + 3000);
-      const secondLogin = await http().post('/api/v1/auth/login').send({ username: second.username, password: second.password }).expect(200);
+      await waitFor(
+        'the first token to be refused',
+        async () => (await accountTypes(firstLogin.body.access_token)).status === 401,
+        CREDENTIAL_STATUS_TTL_MS + 3000,
+      );
+      const secondLogin = await http()
+        .post('/api/v1/auth/login')
+        .send({ username: second.username, password: second.password })
+        .expect(200);
       await accountTypes(secondLogin.body.access_token).expect(200);
     });
 
@@ -210,7 +272,22 @@ describe('API keys, token revocation and the server secret', () => {
 
       // Callback credentials sealed by the CLI process are opened by the api process: the same key.
       const url = sandbox.receiver.url(`/sealed/${randomUUID()}`);
-      cliJson(await cli('callback:set', '--client', merchant.clientCode, '--kind', 'airtime', '--url', url, '--username', 'sealed', '--password', 'sealed-by-cli', '--json'));
+      cliJson(
+        await cli(
+          'callback:set',
+          '--client',
+          merchant.clientCode,
+          '--kind',
+          'airtime',
+          '--url',
+          url,
+          '--username',
+          'sealed',
+          '--password',
+          'sealed-by-cli',
+          '--json',
+        ),
+      );
       expect(await app.get(CallbackSettingsService).endpointFor(dataSource(app).manager, merchant.clientId, 'airtime')).toEqual({
         url,
         username: 'sealed',

@@ -39,7 +39,13 @@ describe('gateway authentication: POST /v1/auth and the gateway token', () => {
     it.each<[string, () => unknown]>([
       ['a wrong secret', () => ({ consumer_key: merchant.consumerKey, consumer_secret: `${merchant.consumerSecret}x` })],
       ['an unknown key', () => ({ consumer_key: 'ck_00000000000000000000000000000000', consumer_secret: merchant.consumerSecret })],
-      ['another key with this key’s secret', () => ({ consumer_key: merchant.consumerKey.replace(/.$/, (c) => (c === 'a' ? 'b' : 'a')), consumer_secret: merchant.consumerSecret })],
+      [
+        'another key with this key’s secret',
+        () => ({
+          consumer_key: merchant.consumerKey.replace(/.$/, (c) => (c === 'a' ? 'b' : 'a')),
+          consumer_secret: merchant.consumerSecret,
+        }),
+      ],
       ['a missing secret', () => ({ consumer_key: merchant.consumerKey })],
       ['a missing key', () => ({ consumer_secret: merchant.consumerSecret })],
       ['an empty body object', () => ({})],
@@ -48,7 +54,9 @@ describe('gateway authentication: POST /v1/auth and the gateway token', () => {
       ['an array body', () => [merchant.consumerKey, merchant.consumerSecret]],
       ['an over-long key', () => ({ consumer_key: 'k'.repeat(5000), consumer_secret: merchant.consumerSecret })],
     ])('%s → 401 with the documented body', async (_name, body) => {
-      const res = await http().post('/v1/auth').send(body() as object);
+      const res = await http()
+        .post('/v1/auth')
+        .send(body() as object);
       expect(res.status).toBe(401);
       expect(res.body).toEqual(UNAUTHORIZED);
     });
@@ -88,7 +96,10 @@ describe('gateway authentication: POST /v1/auth and the gateway token', () => {
       const viaHeader = await http().post('/v1/mobile-money/charge').set('x-access-token', merchant.token).send(chargeBody(merchant));
       expect(viaHeader.status).toBe(200);
       expect(viaHeader.body.status_code).toBe(176);
-      const viaBearer = await http().post('/v1/mobile-money/charge').set('authorization', `Bearer ${merchant.token}`).send(chargeBody(merchant));
+      const viaBearer = await http()
+        .post('/v1/mobile-money/charge')
+        .set('authorization', `Bearer ${merchant.token}`)
+        .send(chargeBody(merchant));
       expect(viaBearer.status).toBe(200);
       expect(viaBearer.body.status_code).toBe(176);
 
@@ -142,7 +153,10 @@ describe('gateway authentication: POST /v1/auth and the gateway token', () => {
     it('a token signed with another secret → 401', async () => {
       const forged = await app
         .get(JwtService)
-        .signAsync({ sub: 'k', cid: merchant.clientId, ccode: merchant.clientCode }, { audience: 'gateway', secret: 'another-secret-another-secret-another-secret', expiresIn: 600 });
+        .signAsync(
+          { sub: 'k', cid: merchant.clientId, ccode: merchant.clientCode },
+          { audience: 'gateway', secret: 'another-secret-another-secret-another-secret', expiresIn: 600 },
+        );
       const res = await probe().set('x-access-token', forged);
       expect(res.status).toBe(401);
       expect(res.body).toEqual(UNAUTHORIZED);

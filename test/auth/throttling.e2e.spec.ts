@@ -19,7 +19,12 @@ describe('sign-in throttling behind a trusted proxy', () => {
 
   beforeAll(async () => {
     sandbox = await startIsolatedSandbox(
-      { TRUSTED_PROXIES: '127.0.0.1/8', LOGIN_RATE_LIMIT_PER_MINUTE: '10', LOGIN_IP_RATE_LIMIT_PER_MINUTE: '20', GATEWAY_RATE_LIMIT_PER_MINUTE: '30' },
+      {
+        TRUSTED_PROXIES: '127.0.0.1/8',
+        LOGIN_RATE_LIMIT_PER_MINUTE: '10',
+        LOGIN_IP_RATE_LIMIT_PER_MINUTE: '20',
+        GATEWAY_RATE_LIMIT_PER_MINUTE: '30',
+      },
       'api',
     );
     app = sandbox.app;
@@ -32,7 +37,8 @@ describe('sign-in throttling behind a trusted proxy', () => {
     await app.get(UsersService).create(client.id, username, PASSWORD);
     return { clientId: client.id, username };
   }
-  const login = (body: object, from: string) => request(app.getHttpServer()).post('/api/v1/auth/login').set('x-forwarded-for', from).send(body);
+  const login = (body: object, from: string) =>
+    request(app.getHttpServer()).post('/api/v1/auth/login').set('x-forwarded-for', from).send(body);
   const gatewayAuth = (body: object, from: string) => request(app.getHttpServer()).post('/v1/auth').set('x-forwarded-for', from).send(body);
 
   it('200 wrong passwords for one user: 429 with Retry-After after the limit; another user signs in from elsewhere', async () => {
@@ -40,7 +46,11 @@ describe('sign-in throttling behind a trusted proxy', () => {
     const other = await user();
     const answers = [];
     for (let i = 0; i < 200; i += 20) {
-      answers.push(...(await Promise.all(Array.from({ length: 20 }, (_, j) => login({ username: victim.username, password: `guess-${i + j}` }, `198.51.100.${j}`)))));
+      answers.push(
+        ...(await Promise.all(
+          Array.from({ length: 20 }, (_, j) => login({ username: victim.username, password: `guess-${i + j}` }, `198.51.100.${j}`)),
+        )),
+      );
     }
     expect(answers.filter((r) => r.status === 401)).toHaveLength(10);
     const limited = answers.filter((r) => r.status === 429);
@@ -58,7 +68,9 @@ describe('sign-in throttling behind a trusted proxy', () => {
   it('one address spraying many usernames is limited per address; others are not', async () => {
     const statuses: number[] = [];
     for (let i = 0; i < 30; i += 10) {
-      const batch = await Promise.all(Array.from({ length: 10 }, (_, j) => login({ username: `nobody-${i + j}`, password: 'x' }, '203.0.113.5')));
+      const batch = await Promise.all(
+        Array.from({ length: 10 }, (_, j) => login({ username: `nobody-${i + j}`, password: 'x' }, '203.0.113.5')),
+      );
       statuses.push(...batch.map((r) => r.status));
     }
     expect(statuses.filter((s) => s === 401)).toHaveLength(20);
@@ -74,7 +86,9 @@ describe('sign-in throttling behind a trusted proxy', () => {
     for (let i = 0; i < 200; i += 20) {
       answers.push(
         ...(await Promise.all(
-          Array.from({ length: 20 }, (_, j) => gatewayAuth({ consumer_key: attacked.consumer_key, consumer_secret: `wrong-${i + j}` }, `198.51.100.${100 + j}`)),
+          Array.from({ length: 20 }, (_, j) =>
+            gatewayAuth({ consumer_key: attacked.consumer_key, consumer_secret: `wrong-${i + j}` }, `198.51.100.${100 + j}`),
+          ),
         )),
       );
     }
@@ -83,7 +97,11 @@ describe('sign-in throttling behind a trusted proxy', () => {
     expect(limited).toHaveLength(190);
     for (const r of limited) {
       expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
-      expect(r.body).toEqual({ status_code: expect.anything(), status_description: expect.any(String), message: expect.stringMatching(/Too many requests/) });
+      expect(r.body).toEqual({
+        status_code: expect.anything(),
+        status_description: expect.any(String),
+        message: expect.stringMatching(/Too many requests/),
+      });
     }
     expect((await gatewayAuth(other, '192.0.2.90')).status).toBe(200);
   });
@@ -92,7 +110,8 @@ describe('sign-in throttling behind a trusted proxy', () => {
     const keys = await app.get(ApiKeysService).issue((await user()).clientId);
     const token = (await gatewayAuth(keys, '192.0.2.91')).body.access_token as string;
     const statuses = [];
-    for (let i = 0; i < 35; i++) statuses.push((await request(app.getHttpServer()).get('/v1/transaction/1/status').set('x-access-token', token)).status);
+    for (let i = 0; i < 35; i++)
+      statuses.push((await request(app.getHttpServer()).get('/v1/transaction/1/status').set('x-access-token', token)).status);
     expect(statuses.slice(0, 30).every((s) => s === 404)).toBe(true);
     expect(statuses.slice(30).every((s) => s === 429)).toBe(true);
   });

@@ -30,8 +30,14 @@ describe('wallet authentication (POST /api/v1/auth/login and the bearer token)',
     return [
       { name: 'POST /profiles', call: () => http().post('/api/v1/profiles').send(profileBody(tenant)) },
       { name: 'GET profile', call: () => http().get(`/api/v1/client-profiles/client-profile-id/${wallet.client_profile_id}`) },
-      { name: 'POST profile command', call: () => http().post(`/api/v1/profiles/client-profile-id/${wallet.client_profile_id}?command=DEACTIVATE`) },
-      { name: 'POST /account-types', call: () => http().post('/api/v1/account-types').send({ client_code: tenant.clientCode, account_type_name: 'X' }) },
+      {
+        name: 'POST profile command',
+        call: () => http().post(`/api/v1/profiles/client-profile-id/${wallet.client_profile_id}?command=DEACTIVATE`),
+      },
+      {
+        name: 'POST /account-types',
+        call: () => http().post('/api/v1/account-types').send({ client_code: tenant.clientCode, account_type_name: 'X' }),
+      },
       { name: 'GET /account-types', call: () => http().get('/api/v1/account-types') },
       {
         name: 'POST /accounts',
@@ -112,10 +118,12 @@ describe('wallet authentication (POST /api/v1/auth/login and the bearer token)',
       [
         'an expired token',
         (a, t) =>
-          `Bearer ${a.get(JwtService).sign(
-            { ...liveClaims(a, t), iat: Math.floor(Date.now() / 1000) - 7200, exp: Math.floor(Date.now() / 1000) - 60 },
-            { audience: 'wallet' },
-          )}`,
+          `Bearer ${a
+            .get(JwtService)
+            .sign(
+              { ...liveClaims(a, t), iat: Math.floor(Date.now() / 1000) - 7200, exp: Math.floor(Date.now() / 1000) - 60 },
+              { audience: 'wallet' },
+            )}`,
       ],
       [
         'a token signed with another secret',
@@ -127,7 +135,8 @@ describe('wallet authentication (POST /api/v1/auth/login and the bearer token)',
       ],
       [
         'a token for another audience',
-        (a, t) => `Bearer ${a.get(JwtService).sign({ sub: 'u', cid: t.clientId, ccode: t.clientCode }, { audience: 'gateway', expiresIn: 3600 })}`,
+        (a, t) =>
+          `Bearer ${a.get(JwtService).sign({ sub: 'u', cid: t.clientId, ccode: t.clientCode }, { audience: 'gateway', expiresIn: 3600 })}`,
       ],
       ['a tampered token', (_a, t) => `Bearer ${t.token.slice(0, -2)}${t.token.endsWith('AA') ? 'BB' : 'AA'}`],
     ];
@@ -146,15 +155,23 @@ describe('wallet authentication (POST /api/v1/auth/login and the bearer token)',
           });
         }
         expect(await tenantRowCounts(tenant.clientId)).toEqual(before);
-        const fetched = await http().get(`/api/v1/accounts/account-number/${wallet.account_number}`).set('authorization', tenant.auth).expect(200);
+        const fetched = await http()
+          .get(`/api/v1/accounts/account-number/${wallet.account_number}`)
+          .set('authorization', tenant.auth)
+          .expect(200);
         expect(fetched.body.status).toBe('ACTIVE');
-        const profile = await http().get(`/api/v1/client-profiles/client-profile-id/${wallet.client_profile_id}`).set('authorization', tenant.auth).expect(200);
+        const profile = await http()
+          .get(`/api/v1/client-profiles/client-profile-id/${wallet.client_profile_id}`)
+          .set('authorization', tenant.auth)
+          .expect(200);
         expect(profile.body.is_active).toBe(1);
       });
     }
 
     it('a token that has not expired yet still works (the expiry check is not simply "reject everything signed by hand")', async () => {
-      const token = app.get(JwtService).sign({ ...liveClaims(app, tenant), exp: Math.floor(Date.now() / 1000) + 60 }, { audience: 'wallet' });
+      const token = app
+        .get(JwtService)
+        .sign({ ...liveClaims(app, tenant), exp: Math.floor(Date.now() / 1000) + 60 }, { audience: 'wallet' });
       await http().get('/api/v1/account-types').set('authorization', `Bearer ${token}`).expect(200);
     });
   });
@@ -165,7 +182,11 @@ describe('wallet authentication (POST /api/v1/auth/login and the bearer token)',
 
     it.each([
       ['POST /profiles', '/api/v1/profiles', (t: TestTenant, o: TestTenant) => profileBody(t, { client_code: o.clientCode })],
-      ['POST /account-types', '/api/v1/account-types', (_t: TestTenant, o: TestTenant) => ({ client_code: o.clientCode, account_type_name: 'Stolen' })],
+      [
+        'POST /account-types',
+        '/api/v1/account-types',
+        (_t: TestTenant, o: TestTenant) => ({ client_code: o.clientCode, account_type_name: 'Stolen' }),
+      ],
       [
         'POST /accounts',
         '/api/v1/accounts',

@@ -65,14 +65,27 @@ describe('callback delivery retries', () => {
     expect(calls).toHaveLength(3);
     expect(new Set(calls.map((c) => c.headers['x-event-id']))).toEqual(new Set([delivery.event_id]));
     expect(new Set(calls.map((c) => c.rawBody)).size).toBe(1);
-    for (const call of calls) expect(verifySignature(merchant.signingSecret, call.rawBody, call.headers['x-signature'] as string)).toBe(true);
+    for (const call of calls)
+      expect(verifySignature(merchant.signingSecret, call.rawBody, call.headers['x-signature'] as string)).toBe(true);
     // Retries follow the schedule, counted from the first attempt.
     expect(calls[1].at - calls[0].at).toBeGreaterThanOrEqual(DELAYS[0] - SLACK_MS);
     expect(calls[2].at - calls[0].at).toBeGreaterThanOrEqual(DELAYS[1] - SLACK_MS);
 
     expect(delivery.attempt_log).toEqual([
-      { attempt: 1, attempted_at: expect.any(String), http_status: 500, latency_ms: expect.any(Number), error: expect.stringContaining('500') },
-      { attempt: 2, attempted_at: expect.any(String), http_status: 500, latency_ms: expect.any(Number), error: expect.stringContaining('500') },
+      {
+        attempt: 1,
+        attempted_at: expect.any(String),
+        http_status: 500,
+        latency_ms: expect.any(Number),
+        error: expect.stringContaining('500'),
+      },
+      {
+        attempt: 2,
+        attempted_at: expect.any(String),
+        http_status: 500,
+        latency_ms: expect.any(Number),
+        error: expect.stringContaining('500'),
+      },
       { attempt: 3, attempted_at: expect.any(String), http_status: 200, latency_ms: expect.any(Number), error: null },
     ]);
     for (const attempt of delivery.attempt_log) expect(attempt.latency_ms).toBeGreaterThanOrEqual(0);
@@ -87,7 +100,13 @@ describe('callback delivery retries', () => {
     receiver.failFor(url, Infinity);
     const { reference } = await chargeTo(url);
     const delivery = await finalDelivery(reference);
-    expect(delivery).toMatchObject({ status: 'FAILED', attempts: 4, next_attempt_at: null, acknowledgement: null, completed_at: expect.any(String) });
+    expect(delivery).toMatchObject({
+      status: 'FAILED',
+      attempts: 4,
+      next_attempt_at: null,
+      acknowledgement: null,
+      completed_at: expect.any(String),
+    });
     expect(delivery.attempt_log.map((a: { attempt: number; http_status: number }) => [a.attempt, a.http_status])).toEqual([
       [1, 500],
       [2, 500],
@@ -95,7 +114,13 @@ describe('callback delivery retries', () => {
       [4, 500],
     ]);
     for (const attempt of delivery.attempt_log) {
-      expect(attempt).toEqual({ attempt: expect.any(Number), attempted_at: expect.any(String), http_status: 500, latency_ms: expect.any(Number), error: expect.any(String) });
+      expect(attempt).toEqual({
+        attempt: expect.any(Number),
+        attempted_at: expect.any(String),
+        http_status: 500,
+        latency_ms: expect.any(Number),
+        error: expect.any(String),
+      });
     }
     const calls = receiver.at(url);
     expect(calls).toHaveLength(4);

@@ -96,7 +96,9 @@ describe('callback settings per kind', () => {
       const foreign = other.url();
       const body = chargeBody(merchant, { callback_url: foreign, notify_client: true });
       await gateway(app, merchant.token).post('/v1/mobile-money/charge').send(body).expect(200);
-      const [atForeign] = await waitFor('the callback at the foreign URL', () => (other.at(foreign).length > 0 ? other.at(foreign) : undefined));
+      const [atForeign] = await waitFor('the callback at the foreign URL', () =>
+        other.at(foreign).length > 0 ? other.at(foreign) : undefined,
+      );
       expect(atForeign.headers.authorization).toBeUndefined();
       expect(verifySignature(merchant.signingSecret, atForeign.rawBody, atForeign.headers['x-signature'] as string)).toBe(true);
       // The registered endpoint itself still gets the credentials.
@@ -106,7 +108,10 @@ describe('callback settings per kind', () => {
 
       // Same host and port as the registered URL, another path: same origin, credentials go.
       const samePlace = receiver.url(`/per-request/${randomUUID()}`);
-      await gateway(app, merchant.token).post('/v1/mobile-money/charge').send(chargeBody(merchant, { callback_url: samePlace })).expect(200);
+      await gateway(app, merchant.token)
+        .post('/v1/mobile-money/charge')
+        .send(chargeBody(merchant, { callback_url: samePlace }))
+        .expect(200);
       expect((await received(samePlace)).headers.authorization).toBe(basic(merchant.callbackUsername, merchant.callbackPassword));
     } finally {
       await other.close();
@@ -115,11 +120,15 @@ describe('callback settings per kind', () => {
 
   it('setting endpoints does not change the signing secret; clients get theirs when they are created', async () => {
     const merchant = await createGatewayMerchant(app);
-    const [before] = await dataSource(app).query(`SELECT secret_encrypted, rotated_at FROM client_signing_secrets WHERE client_id = $1`, [merchant.clientId]);
+    const [before] = await dataSource(app).query(`SELECT secret_encrypted, rotated_at FROM client_signing_secrets WHERE client_id = $1`, [
+      merchant.clientId,
+    ]);
     for (const kind of ['collections', 'payouts', 'airtime'] as const) {
       await settings.setEndpoint(merchant.clientId, kind, { url: receiver.url(`/${kind}/${randomUUID()}`), username: 'u', password: 'p' });
     }
-    const [after] = await dataSource(app).query(`SELECT secret_encrypted, rotated_at FROM client_signing_secrets WHERE client_id = $1`, [merchant.clientId]);
+    const [after] = await dataSource(app).query(`SELECT secret_encrypted, rotated_at FROM client_signing_secrets WHERE client_id = $1`, [
+      merchant.clientId,
+    ]);
     expect(after).toEqual(before);
     expect(await settings.signingSecretOf(dataSource(app).manager, merchant.clientId)).toBe(merchant.signingSecret);
 

@@ -65,7 +65,9 @@ describe('callback URLs in production', () => {
 
   it.each(FORBIDDEN)('a charge with callback_url %s is refused with a 400 and no payment', async (url) => {
     const before = await paymentCount(app, merchant.clientId);
-    const res = await gateway(app, merchant.token).post('/v1/mobile-money/charge').send(chargeBody(merchant, { callback_url: url }));
+    const res = await gateway(app, merchant.token)
+      .post('/v1/mobile-money/charge')
+      .send(chargeBody(merchant, { callback_url: url }));
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ status_code: 172, message: expect.stringMatching(/^callback_url /) });
     expect(await paymentCount(app, merchant.clientId)).toBe(before);
@@ -83,7 +85,9 @@ describe('callback URLs in production', () => {
   it('callback settings (callback:set, seed --callback-url) refuse them too', async () => {
     const settings = app.get(CallbackSettingsService);
     for (const url of ['https://169.254.169.254/', 'https://192.168.1.1/', 'https://[::ffff:7f00:1]/', 'http://example.com/']) {
-      await expect(settings.setEndpoint(merchant.clientId, 'collections', { url, username: 'u', password: 'p' })).rejects.toThrow(/callback URL must/);
+      await expect(settings.setEndpoint(merchant.clientId, 'collections', { url, username: 'u', password: 'p' })).rejects.toThrow(
+        /callback URL must/,
+      );
     }
   });
 

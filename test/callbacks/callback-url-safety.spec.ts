@@ -64,7 +64,13 @@ describe('callback URL safety', () => {
   });
 
   it('sandbox accepts http:// and https:// to loopback only', () => {
-    for (const url of ['http://127.0.0.1:8080/cb', 'http://localhost:3000/x', 'http://[::1]:9/x', 'http://[::ffff:127.0.0.1]:4779/', 'https://127.0.0.1/']) {
+    for (const url of [
+      'http://127.0.0.1:8080/cb',
+      'http://localhost:3000/x',
+      'http://[::1]:9/x',
+      'http://[::ffff:127.0.0.1]:4779/',
+      'https://127.0.0.1/',
+    ]) {
       expect(callbackUrlProblem(url, true)).toBeNull();
     }
     expect(callbackUrlProblem('http://example.com/cb', true)).toMatch(/HTTPS/);
@@ -89,12 +95,20 @@ describe('callback URL safety', () => {
       { address: '93.184.216.34', family: 4 },
       { address: '10.1.2.3', family: 4 },
     ];
-    await expect(resolveCallbackTarget('https://mixed.test/cb', false, lookup)).resolves.toEqual({ problem: expect.stringContaining('10.1.2.3') });
+    await expect(resolveCallbackTarget('https://mixed.test/cb', false, lookup)).resolves.toEqual({
+      problem: expect.stringContaining('10.1.2.3'),
+    });
     const metadata = async () => [{ address: '169.254.169.254', family: 4 }];
-    await expect(resolveCallbackTarget('https://meta.test/cb', true, metadata)).resolves.toEqual({ problem: expect.stringContaining('link-local') });
+    await expect(resolveCallbackTarget('https://meta.test/cb', true, metadata)).resolves.toEqual({
+      problem: expect.stringContaining('link-local'),
+    });
     const pub = async () => [{ address: '2606:4700::1111', family: 6 }];
-    await expect(resolveCallbackTarget('https://ok.test/cb', false, pub)).resolves.toMatchObject({ target: { address: '2606:4700::1111', family: 6 } });
+    await expect(resolveCallbackTarget('https://ok.test/cb', false, pub)).resolves.toMatchObject({
+      target: { address: '2606:4700::1111', family: 6 },
+    });
     const none = async () => [];
-    await expect(resolveCallbackTarget('https://nowhere.test/cb', false, none)).resolves.toEqual({ problem: expect.stringContaining('does not resolve') });
+    await expect(resolveCallbackTarget('https://nowhere.test/cb', false, none)).resolves.toEqual({
+      problem: expect.stringContaining('does not resolve'),
+    });
   });
 });

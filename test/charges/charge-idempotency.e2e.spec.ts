@@ -61,7 +61,9 @@ describe('charge idempotency and tenancy', () => {
     await sleep(600);
     expect(await ledgerBalance(app, merchant.settlementAccountNumber)).toBe(new Decimal(before).plus(90).toFixed(4));
     expect(receiver.at(body.callback_url as string)).toHaveLength(1);
-    const [entries] = await dataSource(app).query(`SELECT count(*)::int AS n FROM payments WHERE id = $1 AND entry_id IS NOT NULL`, [rows[0].id]);
+    const [entries] = await dataSource(app).query(`SELECT count(*)::int AS n FROM payments WHERE id = $1 AND entry_id IS NOT NULL`, [
+      rows[0].id,
+    ]);
     expect(entries.n).toBe(1);
 
     // A replay after settlement still answers the original acceptance, and moves nothing.
@@ -139,10 +141,14 @@ describe('charge idempotency and tenancy', () => {
     expect(theirsView.body.status_code).toBe(120);
     // The other client cannot complete (or burn attempts of) this OTP charge.
     for (let i = 0; i < 5; i++) {
-      const otp = await gateway(app, other.token).post('/v1/mobile-money/verify-otp').send({ reference: body.external_reference, otp: '000000' });
+      const otp = await gateway(app, other.token)
+        .post('/v1/mobile-money/verify-otp')
+        .send({ reference: body.external_reference, otp: '000000' });
       expect(otp.status).toBe(404);
     }
-    const ok = await gateway(app, merchant.token).post('/v1/mobile-money/verify-otp').send({ reference: body.external_reference, otp: '123456' });
+    const ok = await gateway(app, merchant.token)
+      .post('/v1/mobile-money/verify-otp')
+      .send({ reference: body.external_reference, otp: '123456' });
     expect(ok.body.status).toBe('SUCCESSFUL');
     await waitForPaymentStatus(app, merchant, mine.body.charge_request_id, 700);
     await waitFor('the callback', () => receiver.at(body.callback_url as string).length > 0);

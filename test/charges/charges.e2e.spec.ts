@@ -53,7 +53,13 @@ describe('mobile-money charges end to end (sandbox rails)', () => {
     const body = chargeBody(merchant, { callback_url: receiver.url(), ...overrides });
     const res = await gw().post('/v1/mobile-money/charge').send(body);
     expect(res.status).toBe(200);
-    return { body, res, id: res.body.charge_request_id as number, reference: body.external_reference as string, url: body.callback_url as string };
+    return {
+      body,
+      res,
+      id: res.body.charge_request_id as number,
+      reference: body.external_reference as string,
+      url: body.callback_url as string,
+    };
   }
 
   async function money() {
@@ -166,7 +172,12 @@ describe('mobile-money charges end to end (sandbox rails)', () => {
       const { res, id, url } = await charge({ amount: '250.50', add_transaction_charge: true, transaction_charge: '7.25' });
       expect(res.body).toMatchObject({ total_amount: '257.7500', service_amount: '250.5000', transaction_charge: '7.2500' });
       const [callback] = await receivedAt(url);
-      expect(callback.body).toMatchObject({ event: 'successful_payment', payment_status: '700', amount: '250.5000', payment_id: String(id) });
+      expect(callback.body).toMatchObject({
+        event: 'successful_payment',
+        payment_status: '700',
+        amount: '250.5000',
+        payment_id: String(id),
+      });
       expect(await money()).toEqual({ settlement: plus(before.settlement, '250.5'), feeIncome: plus(before.feeIncome, '7.25') });
     });
 
@@ -184,7 +195,12 @@ describe('mobile-money charges end to end (sandbox rails)', () => {
     const { id, url, reference } = await charge({ payer_msisdn: '254700000001' });
     const [callback] = await receivedAt(url);
     expectAuthenticCallback(callback);
-    expect(callback.body).toMatchObject({ event: 'failed_payment', payment_status: '701', payment_id: String(id), external_reference: reference });
+    expect(callback.body).toMatchObject({
+      event: 'failed_payment',
+      payment_status: '701',
+      payment_id: String(id),
+      external_reference: reference,
+    });
     const status = await gw().get(`/v1/transaction/${id}/status`).expect(200);
     expect(status.body).toEqual(callback.body);
     expect(await money()).toEqual(before);
@@ -216,7 +232,10 @@ describe('mobile-money charges end to end (sandbox rails)', () => {
   });
 
   describe('254700000004 needs an OTP (VERIFY_OTP)', () => {
-    const verify = (body: unknown) => gw().post('/v1/mobile-money/verify-otp').send(body as object);
+    const verify = (body: unknown) =>
+      gw()
+        .post('/v1/mobile-money/verify-otp')
+        .send(body as object);
 
     it('answers next_step VERIFY_OTP and does not settle until the OTP is proven', async () => {
       const { res, id, url } = await charge({ payer_msisdn: '254700000004' });
@@ -232,7 +251,11 @@ describe('mobile-money charges end to end (sandbox rails)', () => {
       for (const remaining of [3, 2, 1]) {
         const res = await verify({ reference, otp: '111111' });
         expect(res.status).toBe(200);
-        expect(res.body).toMatchObject({ reference, status: 'OTP_INVALID', description: expect.stringMatching(new RegExp(`\\b${remaining}\\b.*attempt`, 'i')) });
+        expect(res.body).toMatchObject({
+          reference,
+          status: 'OTP_INVALID',
+          description: expect.stringMatching(new RegExp(`\\b${remaining}\\b.*attempt`, 'i')),
+        });
       }
       const fourth = await verify({ reference, otp: '222222' });
       expect(fourth.status).toBe(200);
@@ -280,7 +303,11 @@ describe('mobile-money charges end to end (sandbox rails)', () => {
     ])('%s → 400 with status_code 172 saying both are required', async (_name, body) => {
       const res = await verify(body);
       expect(res.status).toBe(400);
-      expect(res.body).toMatchObject({ status_code: 172, status_description: expect.stringMatching(/required/i), message: expect.any(String) });
+      expect(res.body).toMatchObject({
+        status_code: 172,
+        status_description: expect.stringMatching(/required/i),
+        message: expect.any(String),
+      });
     });
 
     it('an unknown reference → 404 with status_code 120', async () => {
@@ -303,7 +330,11 @@ describe('mobile-money charges end to end (sandbox rails)', () => {
   it('254700000005 answers AUTHORIZE_TRANSACTION with a payment_url, and settles (700) by itself', async () => {
     const before = await money();
     const { res, id, url } = await charge({ payer_msisdn: '254700000005', amount: 75 });
-    expect(res.body).toMatchObject({ status_code: 176, next_step: 'AUTHORIZE_TRANSACTION', payment_url: expect.stringMatching(/^https?:\/\/\S+$/) });
+    expect(res.body).toMatchObject({
+      status_code: 176,
+      next_step: 'AUTHORIZE_TRANSACTION',
+      payment_url: expect.stringMatching(/^https?:\/\/\S+$/),
+    });
     const page = await request(app.getHttpServer()).get(new URL(res.body.payment_url).pathname);
     expect(page.status).toBe(200);
     const [callback] = await receivedAt(url);
@@ -357,7 +388,9 @@ describe('mobile-money charges end to end (sandbox rails)', () => {
     it('notify_originator also sends it to the configured URL', async () => {
       const { url, reference } = await charge({ notify_originator: true });
       await receivedAt(url);
-      await waitFor('the callback at the configured URL', () => receiver.at(clientUrl).some((c) => c.body.external_reference === reference));
+      await waitFor('the callback at the configured URL', () =>
+        receiver.at(clientUrl).some((c) => c.body.external_reference === reference),
+      );
     });
 
     it('when the configured URL is the charge’s own callback_url, the result is sent once', async () => {

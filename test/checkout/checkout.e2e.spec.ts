@@ -3,14 +3,7 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { verifySignature } from '../../src/callbacks/signature';
 import { ClientServicesService } from '../../src/client-services/client-services.service';
-import {
-  checkoutBody,
-  checkoutStatus,
-  initiateCheckout,
-  ISO_UTC,
-  plus,
-  waitForCheckout,
-} from '../support/collections-fixtures';
+import { checkoutBody, checkoutStatus, initiateCheckout, ISO_UTC, plus, waitForCheckout } from '../support/collections-fixtures';
 import {
   createGatewayMerchant,
   gateway,
@@ -58,7 +51,8 @@ describe('hosted checkout (gateway + pay endpoint)', () => {
   afterAll(async () => sandbox?.close());
 
   const gw = (m: GatewayMerchant = merchant) => gateway(app, m.token);
-  const pay = (reference: string, body: Record<string, unknown>) => request(app.getHttpServer()).post(`/checkout/${reference}/pay`).send(body);
+  const pay = (reference: string, body: Record<string, unknown>) =>
+    request(app.getHttpServer()).post(`/checkout/${reference}/pay`).send(body);
 
   async function callbacksAt(url: string, count: number): Promise<ReceivedCallback[]> {
     return waitFor(`${count} callback(s) at ${url}`, () => (receiver.at(url).length >= count ? receiver.at(url) : undefined));
@@ -114,15 +108,18 @@ describe('hosted checkout (gateway + pay endpoint)', () => {
       expect(again.body.checkout_reference).toBe(first.body.checkout_reference);
       expect(again.body).toEqual(first.body);
 
-      const changed = await gw().post('/v2/checkout/initiate').send({ ...body, amount: body.amount + 1 });
+      const changed = await gw()
+        .post('/v2/checkout/initiate')
+        .send({ ...body, amount: body.amount + 1 });
       expectGatewayError(changed, 409);
-      const [{ n }] = await dataSource(app).query(
-        `SELECT count(*)::int AS n FROM checkout_sessions WHERE merchant_transaction_id = $1`,
-        [body.merchant_transaction_id],
-      );
+      const [{ n }] = await dataSource(app).query(`SELECT count(*)::int AS n FROM checkout_sessions WHERE merchant_transaction_id = $1`, [
+        body.merchant_transaction_id,
+      ]);
       expect(n).toBe(1);
       // Another merchant may use the same merchant_transaction_id: uniqueness is per client.
-      const foreign = await gw(other).post('/v2/checkout/initiate').send({ ...body, service_code: other.serviceCode });
+      const foreign = await gw(other)
+        .post('/v2/checkout/initiate')
+        .send({ ...body, service_code: other.serviceCode });
       expect(foreign.status).toBe(200);
       expect(foreign.body.checkout_reference).not.toBe(first.body.checkout_reference);
     });
@@ -153,7 +150,9 @@ describe('hosted checkout (gateway + pay endpoint)', () => {
         expect(atLimit).toHaveLength(limit);
         expect(over).toHaveLength(limit + 1);
 
-        const accepted = await gw().post('/v2/checkout/initiate').send(checkoutBody(merchant, receiver, { [field]: atLimit }));
+        const accepted = await gw()
+          .post('/v2/checkout/initiate')
+          .send(checkoutBody(merchant, receiver, { [field]: atLimit }));
         if (validAtLimit) {
           expect(accepted.status).toBe(200);
           if (field === 'merchant_transaction_id') expect(accepted.body.merchant_transaction_id).toBe(atLimit);
@@ -164,7 +163,9 @@ describe('hosted checkout (gateway + pay endpoint)', () => {
           expect(accepted.body.message).toMatch(/service code/i);
         }
 
-        const rejected = await gw().post('/v2/checkout/initiate').send(checkoutBody(merchant, receiver, { [field]: over }));
+        const rejected = await gw()
+          .post('/v2/checkout/initiate')
+          .send(checkoutBody(merchant, receiver, { [field]: over }));
         expect(rejected.status).toBeGreaterThanOrEqual(400);
         expect(rejected.status).toBeLessThan(500);
         expectGatewayError(rejected, rejected.status);
@@ -184,11 +185,15 @@ describe('hosted checkout (gateway + pay endpoint)', () => {
 
     it('refuses plain-http callback and redirect URLs to a host that is not loopback (sandbox accepts http only for loopback)', async () => {
       for (const field of ['callback_url', 'redirect_url']) {
-        const res = await gw().post('/v2/checkout/initiate').send(checkoutBody(merchant, receiver, { [field]: 'http://merchant.example.com/hook' }));
+        const res = await gw()
+          .post('/v2/checkout/initiate')
+          .send(checkoutBody(merchant, receiver, { [field]: 'http://merchant.example.com/hook' }));
         expectGatewayError(res, 400, 172);
         expect(res.body.message).toContain(field);
       }
-      const https = await gw().post('/v2/checkout/initiate').send(checkoutBody(merchant, receiver, { callback_url: 'https://merchant.example.com/hook' }));
+      const https = await gw()
+        .post('/v2/checkout/initiate')
+        .send(checkoutBody(merchant, receiver, { callback_url: 'https://merchant.example.com/hook' }));
       expect(https.status).toBe(200);
     });
 
@@ -287,7 +292,9 @@ describe('hosted checkout (gateway + pay endpoint)', () => {
         narration: body.narration,
         status: 801,
       });
-      expect(callback.body.payments).toEqual([expect.objectContaining({ event: 'successful_payment', payment_status: 700, transaction_id: payment.transaction_id })]);
+      expect(callback.body.payments).toEqual([
+        expect.objectContaining({ event: 'successful_payment', payment_status: 700, transaction_id: payment.transaction_id }),
+      ]);
 
       // The settlement wallet receives the amount less the merchant-borne fee (FIXED 10); the fee goes to fee income.
       expect(await ledgerBalance(app, merchant.settlementAccountNumber)).toBe(plus(settlementBefore, 1490));

@@ -12,7 +12,8 @@ describe('client services (POST and GET /api/v1/client-services)', () => {
   });
   afterAll(async () => app.close());
 
-  const create = (t: TestTenant, body: Record<string, unknown>) => http(app).post('/api/v1/client-services').set('authorization', t.auth).send(body);
+  const create = (t: TestTenant, body: Record<string, unknown>) =>
+    http(app).post('/api/v1/client-services').set('authorization', t.auth).send(body);
   const list = (t: TestTenant, query = '') => http(app).get(`/api/v1/client-services${query}`).set('authorization', t.auth);
 
   describe('create', () => {
@@ -51,12 +52,19 @@ describe('client services (POST and GET /api/v1/client-services)', () => {
 
     it('accepts a service without a fee and stores fee 0 with no fee type', async () => {
       const res = await create(tenant, serviceBody(tenant, { has_transaction_fee: false })).expect(201);
-      expect(res.body).toEqual(expect.objectContaining({ has_transaction_fee: false, transaction_fee_type: null, transaction_fee: '0.0000' }));
+      expect(res.body).toEqual(
+        expect.objectContaining({ has_transaction_fee: false, transaction_fee_type: null, transaction_fee: '0.0000' }),
+      );
     });
 
     it('stores a PERCENTAGE fee and tiers, tiers shown as decimal strings', async () => {
-      const pct = await create(tenant, serviceBody(tenant, { has_transaction_fee: true, transaction_fee_type: 'PERCENTAGE', transaction_fee: 2.5 })).expect(201);
-      expect(pct.body).toEqual(expect.objectContaining({ transaction_fee_type: 'PERCENTAGE', transaction_fee: '2.5000', transaction_fee_tiers: [] }));
+      const pct = await create(
+        tenant,
+        serviceBody(tenant, { has_transaction_fee: true, transaction_fee_type: 'PERCENTAGE', transaction_fee: 2.5 }),
+      ).expect(201);
+      expect(pct.body).toEqual(
+        expect.objectContaining({ transaction_fee_type: 'PERCENTAGE', transaction_fee: '2.5000', transaction_fee_tiers: [] }),
+      );
 
       const tiers = [
         { minimum_amount: 1, maximum_amount: 1000, fee_type: 'FIXED', fee: 5 },
@@ -71,7 +79,9 @@ describe('client services (POST and GET /api/v1/client-services)', () => {
 
     it('refuses minimum_transaction_amount above maximum_transaction_amount with 400 and stores nothing', async () => {
       const before = await countServices(tenant.clientId);
-      const res = await create(tenant, serviceBody(tenant, { minimum_transaction_amount: 500, maximum_transaction_amount: 100 })).expect(400);
+      const res = await create(tenant, serviceBody(tenant, { minimum_transaction_amount: 500, maximum_transaction_amount: 100 })).expect(
+        400,
+      );
       expect(res.body).toEqual({ status: 400, message: expect.anything(), code: 'HttpException' });
       expect(JSON.stringify(res.body.message)).toMatch(/minimum_transaction_amount/);
       expect(await countServices(tenant.clientId)).toBe(before);
@@ -80,12 +90,20 @@ describe('client services (POST and GET /api/v1/client-services)', () => {
     it('refuses a fee service with neither a fee type nor tiers, a percentage above 100, and a tier with min > max', async () => {
       const before = await countServices(tenant.clientId);
       await create(tenant, serviceBody(tenant, { has_transaction_fee: true })).expect(400);
-      await create(tenant, serviceBody(tenant, { has_transaction_fee: true, transaction_fee_type: 'PERCENTAGE', transaction_fee: 100.5 })).expect(400);
       await create(
         tenant,
-        serviceBody(tenant, { has_transaction_fee: true, transaction_fee_tiers: [{ minimum_amount: 50, maximum_amount: 10, fee_type: 'FIXED', fee: 1 }] }),
+        serviceBody(tenant, { has_transaction_fee: true, transaction_fee_type: 'PERCENTAGE', transaction_fee: 100.5 }),
       ).expect(400);
-      await create(tenant, serviceBody(tenant, { has_transaction_fee: true, transaction_fee_type: 'FLAT', transaction_fee: 1 })).expect(400);
+      await create(
+        tenant,
+        serviceBody(tenant, {
+          has_transaction_fee: true,
+          transaction_fee_tiers: [{ minimum_amount: 50, maximum_amount: 10, fee_type: 'FIXED', fee: 1 }],
+        }),
+      ).expect(400);
+      await create(tenant, serviceBody(tenant, { has_transaction_fee: true, transaction_fee_type: 'FLAT', transaction_fee: 1 })).expect(
+        400,
+      );
       await create(tenant, serviceBody(tenant, { service_code: 'OTHER_SERVICE' })).expect(400);
       expect(await countServices(tenant.clientId)).toBe(before);
     });
@@ -108,8 +126,19 @@ describe('client services (POST and GET /api/v1/client-services)', () => {
     beforeAll(async () => {
       listTenant = await createTenant(app);
       const bodies = [
-        serviceBody(listTenant, { client_service_name: 'S1', has_transaction_fee: true, transaction_fee_type: 'FIXED', transaction_fee: 10 }),
-        serviceBody(listTenant, { client_service_name: 'S2', has_transaction_fee: true, transaction_fee_type: 'PERCENTAGE', transaction_fee: 1.5, is_active: 0 }),
+        serviceBody(listTenant, {
+          client_service_name: 'S1',
+          has_transaction_fee: true,
+          transaction_fee_type: 'FIXED',
+          transaction_fee: 10,
+        }),
+        serviceBody(listTenant, {
+          client_service_name: 'S2',
+          has_transaction_fee: true,
+          transaction_fee_type: 'PERCENTAGE',
+          transaction_fee: 1.5,
+          is_active: 0,
+        }),
         serviceBody(listTenant, {
           client_service_name: 'S3',
           has_transaction_fee: true,
@@ -159,10 +188,16 @@ describe('client services (POST and GET /api/v1/client-services)', () => {
         );
       }
       const [s1, s2, s3] = res.body.records;
-      expect(s1).toEqual(expect.objectContaining({ transaction_fee_type: 'FIXED', transaction_fee: '10.0000', is_active: 1, transaction_fee_tiers: [] }));
+      expect(s1).toEqual(
+        expect.objectContaining({ transaction_fee_type: 'FIXED', transaction_fee: '10.0000', is_active: 1, transaction_fee_tiers: [] }),
+      );
       expect(s2).toEqual(expect.objectContaining({ transaction_fee_type: 'PERCENTAGE', transaction_fee: '1.5000', is_active: 0 }));
-      expect(s3.transaction_fee_tiers).toEqual([{ minimum_amount: '0.0000', maximum_amount: '500.0000', fee_type: 'FIXED', fee: '3.0000' }]);
-      expect(res.body.records[3]).toEqual(expect.objectContaining({ has_transaction_fee: false, transaction_fee_type: null, minimum_transaction_amount: '1.0000' }));
+      expect(s3.transaction_fee_tiers).toEqual([
+        { minimum_amount: '0.0000', maximum_amount: '500.0000', fee_type: 'FIXED', fee: '3.0000' },
+      ]);
+      expect(res.body.records[3]).toEqual(
+        expect.objectContaining({ has_transaction_fee: false, transaction_fee_type: null, minimum_transaction_amount: '1.0000' }),
+      );
     });
 
     it('pages with page/limit from the query string', async () => {
@@ -174,7 +209,10 @@ describe('client services (POST and GET /api/v1/client-services)', () => {
     });
 
     it('pages with page/limit from a JSON body on the GET, as the document sends them', async () => {
-      const res = await list(listTenant).set('content-type', 'application/json').send(JSON.stringify({ page: 2, limit: 3 })).expect(200);
+      const res = await list(listTenant)
+        .set('content-type', 'application/json')
+        .send(JSON.stringify({ page: 2, limit: 3 }))
+        .expect(200);
       expect(res.body.metadata).toEqual({ page: 2, per_page: 3, total_count: 5 });
       expect(res.body.records.map((r: { client_service_code: string }) => r.client_service_code)).toEqual(codes.slice(3));
     });
@@ -190,7 +228,12 @@ describe('client services (POST and GET /api/v1/client-services)', () => {
       const empty = await list(stranger).expect(200);
       expect(empty.body.metadata.total_count).toBe(0);
       expect(empty.body.records).toEqual([]);
-      expect(empty.body.statistics).toEqual(expect.arrayContaining([{ name: 'active', count: 0 }, { name: 'inactive', count: 0 }]));
+      expect(empty.body.statistics).toEqual(
+        expect.arrayContaining([
+          { name: 'active', count: 0 },
+          { name: 'inactive', count: 0 },
+        ]),
+      );
 
       const mine = await list(tenant, '?limit=100').expect(200);
       const theirs = await list(listTenant, '?limit=100').expect(200);

@@ -91,7 +91,7 @@ describe('bad input never answers 5xx', () => {
     expect(JSON.stringify(res.body)).not.toMatch(/invalid|null byte|Internal|Error:/i);
   });
 
-  it('bad %-encoding is a 400 in each interface\'s shape', async () => {
+  it("bad %-encoding is a 400 in each interface's shape", async () => {
     const wallet = await raw(app, 'GET', '/api/v1/transactions/%E0%A4%A', { authorization: tenant.auth });
     expect(wallet.status).toBe(400);
     expect(wallet.body).toMatchObject(WALLET_SHAPE);
@@ -100,16 +100,28 @@ describe('bad input never answers 5xx', () => {
     expect(gw.body).toMatchObject(GATEWAY_SHAPE);
   });
 
-  it('a body that is not JSON is a 400 in each interface\'s shape', async () => {
-    const wallet = await raw(app, 'POST', '/api/v1/transactions?command=CREDIT', { authorization: tenant.auth, 'content-type': 'application/json' }, '{"a":');
+  it("a body that is not JSON is a 400 in each interface's shape", async () => {
+    const wallet = await raw(
+      app,
+      'POST',
+      '/api/v1/transactions?command=CREDIT',
+      { authorization: tenant.auth, 'content-type': 'application/json' },
+      '{"a":',
+    );
     expect(wallet.status).toBe(400);
     expect(wallet.body).toMatchObject(WALLET_SHAPE);
-    const gw = await raw(app, 'POST', '/v1/mobile-money/charge', { 'x-access-token': merchant.token, 'content-type': 'application/json' }, '{"a":');
+    const gw = await raw(
+      app,
+      'POST',
+      '/v1/mobile-money/charge',
+      { 'x-access-token': merchant.token, 'content-type': 'application/json' },
+      '{"a":',
+    );
     expect(gw.status).toBe(400);
     expect(gw.body).toMatchObject(GATEWAY_SHAPE);
   });
 
-  it('a URI too long is a 414 and headers too large a 431, in the interface\'s shape', async () => {
+  it("a URI too long is a 414 and headers too large a 431, in the interface's shape", async () => {
     const long = await raw(app, 'GET', `/v1/transaction/${'9'.repeat(10_000)}/status`, { 'x-access-token': merchant.token });
     expect(long.status).toBe(414);
     expect(long.body).toMatchObject({ status_code: expect.anything(), message: expect.any(String) });

@@ -46,15 +46,38 @@ function tooLong(field: Field): unknown {
 function wrongTypes(field: Field): Array<[string, unknown]> {
   switch (field.kind) {
     case 'flag01':
-      return [['a string', '1'], ['a boolean', true], ['2', 2], ['a fraction', 0.5]];
+      return [
+        ['a string', '1'],
+        ['a boolean', true],
+        ['2', 2],
+        ['a fraction', 0.5],
+      ];
     case 'boolean':
-      return [['a string', 'true'], ['a number', 1]];
+      return [
+        ['a string', 'true'],
+        ['a number', 1],
+      ];
     case 'money':
-      return [['a non-numeric string', 'ten'], ['a boolean', true], ['an object', { amount: 1 }], ['a padded numeric string', ' 5 ']];
+      return [
+        ['a non-numeric string', 'ten'],
+        ['a boolean', true],
+        ['an object', { amount: 1 }],
+        ['a padded numeric string', ' 5 '],
+      ];
     case 'client_code':
-      return [['a number', 12345], ['a boolean', true], ['an object', { code: 'x' }]];
+      return [
+        ['a number', 12345],
+        ['a boolean', true],
+        ['an object', { code: 'x' }],
+      ];
     default:
-      return [['a number', 12345], ['a boolean', true], ['an object', { value: 'x' }], ['an array', ['x']], ['a NUL byte', 'ab\u0000cd']];
+      return [
+        ['a number', 12345],
+        ['a boolean', true],
+        ['an object', { value: 'x' }],
+        ['an array', ['x']],
+        ['a NUL byte', 'ab\u0000cd'],
+      ];
   }
 }
 
@@ -75,20 +98,49 @@ function fieldCases(valid: Body, fields: Field[]): Case[] {
       cases.push({ name: `${field.name} empty`, body: { ...valid, [field.name]: '' }, status: statusFor(field, ''), mentions: field.name });
     }
     for (const [label, value] of wrongTypes(field)) {
-      cases.push({ name: `${field.name} as ${label}`, body: { ...valid, [field.name]: value }, status: statusFor(field, value), mentions: field.name });
+      cases.push({
+        name: `${field.name} as ${label}`,
+        body: { ...valid, [field.name]: value },
+        status: statusFor(field, value),
+        mentions: field.name,
+      });
     }
     if (field.max !== undefined) {
       const value = tooLong(field);
-      cases.push({ name: `${field.name} over ${field.max} characters`, body: { ...valid, [field.name]: value }, status: statusFor(field, value), mentions: field.name });
+      cases.push({
+        name: `${field.name} over ${field.max} characters`,
+        body: { ...valid, [field.name]: value },
+        status: statusFor(field, value),
+        mentions: field.name,
+      });
     }
-    if (field.kind === 'email') cases.push({ name: `${field.name} not an email`, body: { ...valid, [field.name]: 'not-an-email' }, status: 400, mentions: field.name });
+    if (field.kind === 'email')
+      cases.push({
+        name: `${field.name} not an email`,
+        body: { ...valid, [field.name]: 'not-an-email' },
+        status: 400,
+        mentions: field.name,
+      });
     if (field.kind === 'msisdn') {
-      cases.push({ name: `${field.name} with letters`, body: { ...valid, [field.name]: '2547ABC12345' }, status: 400, mentions: field.name });
-      cases.push({ name: `${field.name} as a JSON number`, body: { ...valid, [field.name]: 254712345678 }, status: 400, mentions: field.name });
+      cases.push({
+        name: `${field.name} with letters`,
+        body: { ...valid, [field.name]: '2547ABC12345' },
+        status: 400,
+        mentions: field.name,
+      });
+      cases.push({
+        name: `${field.name} as a JSON number`,
+        body: { ...valid, [field.name]: 254712345678 },
+        status: 400,
+        mentions: field.name,
+      });
     }
-    if (field.kind === 'enum') cases.push({ name: `${field.name} unknown value`, body: { ...valid, [field.name]: 'SOMETHING' }, status: 400, mentions: field.name });
-    if (field.kind === 'currency') cases.push({ name: `${field.name} unknown code`, body: { ...valid, [field.name]: 'ABC' }, status: 400, mentions: field.name });
-    if (field.kind === 'money') cases.push({ name: `${field.name} negative`, body: { ...valid, [field.name]: -5 }, status: 400, mentions: field.name });
+    if (field.kind === 'enum')
+      cases.push({ name: `${field.name} unknown value`, body: { ...valid, [field.name]: 'SOMETHING' }, status: 400, mentions: field.name });
+    if (field.kind === 'currency')
+      cases.push({ name: `${field.name} unknown code`, body: { ...valid, [field.name]: 'ABC' }, status: 400, mentions: field.name });
+    if (field.kind === 'money')
+      cases.push({ name: `${field.name} negative`, body: { ...valid, [field.name]: -5 }, status: 400, mentions: field.name });
   }
   return cases;
 }
@@ -225,7 +277,11 @@ describe('malformed input on the create endpoints', () => {
     it('a deeply nested value where a string belongs → 400, not a crash', async () => {
       const depth = 50_000;
       const payload = `{"client_code":"${tenant.clientCode}","account_type_name":${'['.repeat(depth)}${']'.repeat(depth)}}`;
-      const res = await http().post('/api/v1/account-types').set('authorization', tenant.auth).set('content-type', 'application/json').send(payload);
+      const res = await http()
+        .post('/api/v1/account-types')
+        .set('authorization', tenant.auth)
+        .set('content-type', 'application/json')
+        .send(payload);
       expectErrorShape(res, 400, 'deep nesting');
       expect(res.body.message.join(' ')).toContain('account_type_name');
       expect((await http().get('/api/v1/account-types').set('authorization', tenant.auth).expect(200)).body.metadata.total_count).toBe(0);
@@ -245,7 +301,9 @@ describe('malformed input on the create endpoints', () => {
     // Fastify's router answers this one (414) before Nest sees the request, so the body is Fastify's own shape
     // (status in statusCode, code FST_ERR_MAX_PARAM_LENGTH); only the status class is asserted here.
     it('a very long path parameter is a 4xx, not a 5xx', async () => {
-      const res = await http().get(`/api/v1/client-profiles/client-profile-id/${'p'.repeat(5000)}`).set('authorization', tenant.auth);
+      const res = await http()
+        .get(`/api/v1/client-profiles/client-profile-id/${'p'.repeat(5000)}`)
+        .set('authorization', tenant.auth);
       expect(res.status).toBeGreaterThanOrEqual(400);
       expect(res.status).toBeLessThan(500);
     });
@@ -280,7 +338,12 @@ describe('malformed input on the create endpoints', () => {
     path: '/api/v1/account-types',
     auth: true,
     okStatus: 201,
-    setup: async (tenant) => ({ client_code: tenant.clientCode, account_type_name: 'Savings', account_type_description: 'for savings', is_active: 1 }),
+    setup: async (tenant) => ({
+      client_code: tenant.clientCode,
+      account_type_name: 'Savings',
+      account_type_description: 'for savings',
+      is_active: 1,
+    }),
     fields: [
       { name: 'client_code', kind: 'client_code', required: true, max: 32 },
       { name: 'account_type_name', kind: 'text', required: true, max: 100 },

@@ -72,8 +72,14 @@ describe('error shapes per interface', () => {
       reference: 'rev-1',
     });
     const unnamed = await initiate({ reversal_reference: 7, payment_reference: 'p', reversal_reason: 'r' });
-    expect(unnamed.body).toMatchObject({ status_code: 172, message: 'reversal_reference is required (at most 64 characters)', reference: '' });
-    const [{ n }] = await dataSource(app).query(`SELECT count(*)::int AS n FROM collection_reversals WHERE client_id = $1`, [merchant.clientId]);
+    expect(unnamed.body).toMatchObject({
+      status_code: 172,
+      message: 'reversal_reference is required (at most 64 characters)',
+      reference: '',
+    });
+    const [{ n }] = await dataSource(app).query(`SELECT count(*)::int AS n FROM collection_reversals WHERE client_id = $1`, [
+      merchant.clientId,
+    ]);
     expect(n).toBe(0);
   });
 

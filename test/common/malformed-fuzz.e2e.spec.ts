@@ -30,7 +30,18 @@ const notAString = fc.oneof(
 );
 
 /** Strings that have broken things before: NUL, lone surrogates, huge, SQL and path noise, odd dates. */
-const nasty = fc.constantFrom('\u0000', '\ud800', 'a'.repeat(5000), "' OR 1=1 --", '../../etc/passwd', '2009-W01-1', '-'.repeat(36), '1e309', '-0', 'NaN');
+const nasty = fc.constantFrom(
+  '\u0000',
+  '\ud800',
+  'a'.repeat(5000),
+  "' OR 1=1 --",
+  '../../etc/passwd',
+  '2009-W01-1',
+  '-'.repeat(36),
+  '1e309',
+  '-0',
+  'NaN',
+);
 
 function bodies(route: Route): fc.Arbitrary<unknown> {
   const garbage = fc.oneof(fc.jsonValue(), fc.dictionary(fc.string({ maxLength: 12 }), fc.oneof(fc.jsonValue(), nasty), { maxKeys: 6 }));
@@ -68,19 +79,70 @@ describe('fuzz: malformed bodies on every POST route', () => {
     await fund(app, tenant, a, 1000);
     merchant = await createGatewayMerchant(app);
     routes = [
-      { path: '/api/v1/transactions?command=CREDIT', auth: 'wallet', template: moneyBody(tenant, a, service, 10), required: ['account_number', 'client_code', 'client_service_code', 'currency', 'source_transaction_id'] },
-      { path: '/api/v1/transactions?command=DEBIT', auth: 'wallet', template: moneyBody(tenant, a, service, 10), required: ['account_number', 'client_code', 'client_service_code', 'currency', 'source_transaction_id'] },
-      { path: '/api/v1/account-transfers', auth: 'wallet', template: transferBody(tenant, a, b, service, 10), required: ['source_account_number', 'destination_account_number', 'client_code', 'currency', 'source_transaction_id'] },
+      {
+        path: '/api/v1/transactions?command=CREDIT',
+        auth: 'wallet',
+        template: moneyBody(tenant, a, service, 10),
+        required: ['account_number', 'client_code', 'client_service_code', 'currency', 'source_transaction_id'],
+      },
+      {
+        path: '/api/v1/transactions?command=DEBIT',
+        auth: 'wallet',
+        template: moneyBody(tenant, a, service, 10),
+        required: ['account_number', 'client_code', 'client_service_code', 'currency', 'source_transaction_id'],
+      },
+      {
+        path: '/api/v1/account-transfers',
+        auth: 'wallet',
+        template: transferBody(tenant, a, b, service, 10),
+        required: ['source_account_number', 'destination_account_number', 'client_code', 'currency', 'source_transaction_id'],
+      },
       { path: `/api/v1/transactions/${randomUUID()}?command=REVERSE`, auth: 'wallet', template: null, required: [] },
       { path: '/api/v1/profiles', auth: 'wallet', template: profileBody(tenant), required: ['profile_email', 'client_code'] },
-      { path: '/api/v1/account-types', auth: 'wallet', template: { client_code: tenant.clientCode, account_type_name: 'Fuzz' }, required: ['client_code', 'account_type_name'] },
-      { path: '/api/v1/accounts', auth: 'wallet', template: { client_code: tenant.clientCode, client_profile_id: set.clientProfileId, account_type_code: set.accountTypeCode, account_name: 'Fuzz', currency: 'KES' }, required: ['client_code', 'client_profile_id', 'account_type_code'] },
+      {
+        path: '/api/v1/account-types',
+        auth: 'wallet',
+        template: { client_code: tenant.clientCode, account_type_name: 'Fuzz' },
+        required: ['client_code', 'account_type_name'],
+      },
+      {
+        path: '/api/v1/accounts',
+        auth: 'wallet',
+        template: {
+          client_code: tenant.clientCode,
+          client_profile_id: set.clientProfileId,
+          account_type_code: set.accountTypeCode,
+          account_name: 'Fuzz',
+          currency: 'KES',
+        },
+        required: ['client_code', 'client_profile_id', 'account_type_code'],
+      },
       { path: '/api/v1/client-services', auth: 'wallet', template: serviceBody(tenant), required: ['client_code', 'client_service_name'] },
-      { path: '/api/v1/auth/login', auth: 'none', template: { username: tenant.username, password: 'wrong password' }, required: ['username', 'password'] },
-      { path: '/v1/auth', auth: 'none', template: { consumer_key: merchant.consumerKey, consumer_secret: 'wrong' }, required: ['consumer_key', 'consumer_secret'] },
-      { path: '/v1/mobile-money/charge', auth: 'gateway', template: chargeBody(merchant, { callback_url: receiver.url() }), required: ['external_reference', 'client_code', 'service_code', 'payer_msisdn'] },
+      {
+        path: '/api/v1/auth/login',
+        auth: 'none',
+        template: { username: tenant.username, password: 'wrong password' },
+        required: ['username', 'password'],
+      },
+      {
+        path: '/v1/auth',
+        auth: 'none',
+        template: { consumer_key: merchant.consumerKey, consumer_secret: 'wrong' },
+        required: ['consumer_key', 'consumer_secret'],
+      },
+      {
+        path: '/v1/mobile-money/charge',
+        auth: 'gateway',
+        template: chargeBody(merchant, { callback_url: receiver.url() }),
+        required: ['external_reference', 'client_code', 'service_code', 'payer_msisdn'],
+      },
       { path: '/v1/mobile-money/verify-otp', auth: 'gateway', template: null, required: [] },
-      { path: '/v2/checkout/initiate', auth: 'gateway', template: checkoutBody(merchant, receiver), required: ['merchant_transaction_id', 'service_code', 'payer_email'] },
+      {
+        path: '/v2/checkout/initiate',
+        auth: 'gateway',
+        template: checkoutBody(merchant, receiver),
+        required: ['merchant_transaction_id', 'service_code', 'payer_email'],
+      },
       { path: '/v1/reversals/initiate', auth: 'gateway', template: null, required: [] },
       { path: '/v1/statement', auth: 'gateway', template: null, required: [] },
       { path: '/transactions/acknowledge', auth: 'gateway', template: null, required: [] },
@@ -117,7 +179,8 @@ describe('fuzz: malformed bodies on every POST route', () => {
           if (route.auth === 'wallet') headers.authorization = tenant.auth;
           if (route.auth === 'gateway') headers['x-access-token'] = merchant.token;
           const res = await app.inject({ method: 'POST', url: route.path, headers, payload: JSON.stringify(body) ?? 'null' });
-          if (res.statusCode >= 500 || res.statusCode < 400) failures.push(`${route.path} ${res.statusCode} ${JSON.stringify(body).slice(0, 300)} -> ${res.body.slice(0, 200)}`);
+          if (res.statusCode >= 500 || res.statusCode < 400)
+            failures.push(`${route.path} ${res.statusCode} ${JSON.stringify(body).slice(0, 300)} -> ${res.body.slice(0, 200)}`);
         }),
       );
     }

@@ -132,7 +132,9 @@ describe('B2B payouts (sandbox rails)', () => {
     const before = await floatBalance(app, merchant);
     const bodies = [b2bBody(merchant, { amount: '1.5' }), b2bBody(merchant, { amount: '2.25' })];
     for (const body of bodies) expectPayoutAnswer(await gw().post(PAYOUT_PATHS.b2b).send(body), 720, body.payout_reference as string);
-    const [first, second] = await Promise.all(bodies.map((b) => waitForPayoutStatus(app, merchant, b.payout_reference as string, 700, { b2b: true })));
+    const [first, second] = await Promise.all(
+      bodies.map((b) => waitForPayoutStatus(app, merchant, b.payout_reference as string, 700, { b2b: true })),
+    );
     expect(first.transaction_id).not.toEqual(second.transaction_id);
     expect(first.account_balance).toBe(minus(before.balance, '11.5'));
     expect(second.account_balance).toBe(minus(before.balance, '11.5', '12.25'));
@@ -156,7 +158,13 @@ describe('B2B payouts (sandbox rails)', () => {
     expect(await storedCounts(app, merchant.clientId)).toEqual(counts);
     expectPayoutAnswer(await gw().get(b2bStatusPath(reference)), 723);
     // Corrected, the same reference is accepted.
-    expectPayoutAnswer(await gw().post(PAYOUT_PATHS.b2b).send(b2bBody(merchant, { payout_reference: reference })), 720, reference);
+    expectPayoutAnswer(
+      await gw()
+        .post(PAYOUT_PATHS.b2b)
+        .send(b2bBody(merchant, { payout_reference: reference })),
+      720,
+      reference,
+    );
   });
 
   it('a reused payout_reference → 409 / 722 DUPLICATE_IGNORED, whatever the body; money moves once', async () => {
@@ -167,7 +175,14 @@ describe('B2B payouts (sandbox rails)', () => {
     const after = await floatBalance(app, merchant);
     expect(after).toEqual(expectedFloat(minus(before.balance, 50), plus(before.reserved_balance, 50)));
     expectPayoutAnswer(await gw().post(PAYOUT_PATHS.b2b).send(body), 722, reference, 'DUPLICATE_IGNORED');
-    expectPayoutAnswer(await gw().post(PAYOUT_PATHS.b2b).send({ ...body, amount: '41' }), 722, reference, 'DUPLICATE_IGNORED');
+    expectPayoutAnswer(
+      await gw()
+        .post(PAYOUT_PATHS.b2b)
+        .send({ ...body, amount: '41' }),
+      722,
+      reference,
+      'DUPLICATE_IGNORED',
+    );
     expect(await floatBalance(app, merchant)).toEqual(after);
     expect((await gw().get(b2bStatusPath(reference)).expect(200)).body.amount).toBe('40.0000');
   });
@@ -192,7 +207,12 @@ describe('B2B payouts (sandbox rails)', () => {
     const poor = await createPayoutMerchant(app, { float: '100' });
     const body = b2bBody(poor, { amount: '90.0001' });
     const counts = await storedCounts(app, poor.clientId);
-    expectPayoutAnswer(await gateway(app, poor.token).post(PAYOUT_PATHS.b2b).send(body), 721, body.payout_reference as string, 'INSUFFICIENT_BALANCE');
+    expectPayoutAnswer(
+      await gateway(app, poor.token).post(PAYOUT_PATHS.b2b).send(body),
+      721,
+      body.payout_reference as string,
+      'INSUFFICIENT_BALANCE',
+    );
     expect(await floatBalance(app, poor)).toEqual(expectedFloat(100, 0));
     expect(await storedCounts(app, poor.clientId)).toEqual(counts);
     // Exactly amount + fee = the float is enough.

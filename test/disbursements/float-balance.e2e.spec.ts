@@ -54,7 +54,13 @@ describe('float balance: available, reserved and ledger balance', () => {
   it('a funded float reads {balance, currency, status, ledger_balance, reserved_balance} as 4-decimal strings', async () => {
     const merchant = await createPayoutMerchant(app, { float: '1000' });
     const balance = await floatBalance(app, merchant);
-    expect(balance).toEqual({ balance: '1000.0000', currency: 'KES', status: 'ACTIVE', ledger_balance: '1000.0000', reserved_balance: '0.0000' });
+    expect(balance).toEqual({
+      balance: '1000.0000',
+      currency: 'KES',
+      status: 'ACTIVE',
+      ledger_balance: '1000.0000',
+      reserved_balance: '0.0000',
+    });
     for (const key of ['balance', 'ledger_balance', 'reserved_balance'] as const) expect(balance[key]).toMatch(FOUR_DECIMALS);
   });
 
@@ -149,7 +155,9 @@ describe('float balance: available, reserved and ledger balance', () => {
       expect(foreign.status).toBe(404);
       expect(unknown.status).toBe(404);
       expect(JSON.stringify(foreign.body)).not.toContain('100.0000');
-      expect(JSON.stringify(foreign.body).replaceAll(other.settlementAccountNumber, 'N')).toBe(JSON.stringify(unknown.body).replaceAll('19999999999', 'N'));
+      expect(JSON.stringify(foreign.body).replaceAll(other.settlementAccountNumber, 'N')).toBe(
+        JSON.stringify(unknown.body).replaceAll('19999999999', 'N'),
+      );
       expect((await floatBalance(app, other)).balance).toBe('100.0000');
     });
 

@@ -162,7 +162,10 @@ describe('payout requests with bad input', () => {
       await expectRejected('local', bodyFor.local({ sender_amount: amount, recipient_amount: amount }));
     });
     it.each(BAD_AMOUNTS)('IMT sender_amount %s → 721', async (_case, amount) => {
-      await expectRejected('imt', bodyFor.imt({ sender_amount: amount, recipient_amount: amount, exchange_rate: '1', destination_currency: 'KES' }));
+      await expectRejected(
+        'imt',
+        bodyFor.imt({ sender_amount: amount, recipient_amount: amount, exchange_rate: '1', destination_currency: 'KES' }),
+      );
     });
     it.each(BAD_AMOUNTS)('B2B amount %s → 721', async (_case, amount) => {
       await expectRejected('b2b', bodyFor.b2b({ amount }));
@@ -289,7 +292,8 @@ describe('payout requests with bad input', () => {
 
   describe('service and float', () => {
     it('an unknown service_code → 721 SERVICE_NOT_ALLOWED on every route', async () => {
-      for (const kind of ['local', 'imt', 'b2b'] as Kind[]) await expectRejected(kind, bodyFor[kind]({ service_code: 'NO_SUCH_SERVICE' }), 'SERVICE_NOT_ALLOWED');
+      for (const kind of ['local', 'imt', 'b2b'] as Kind[])
+        await expectRejected(kind, bodyFor[kind]({ service_code: 'NO_SUCH_SERVICE' }), 'SERVICE_NOT_ALLOWED');
     });
 
     it('an inactive service → 721 SERVICE_NOT_ALLOWED, its float untouched', async () => {
@@ -320,7 +324,10 @@ describe('payout requests with bad input', () => {
   it('a rejected request leaves its reference free: the corrected request with the same reference is accepted', async () => {
     for (const kind of ['local', 'imt', 'b2b'] as Kind[]) {
       const reference = payoutReference(kind);
-      const bad = kind === 'b2b' ? bodyFor.b2b({ payout_reference: reference, amount: '-1' }) : bodyFor[kind]({ payout_reference: reference, sender_amount: '-1' });
+      const bad =
+        kind === 'b2b'
+          ? bodyFor.b2b({ payout_reference: reference, amount: '-1' })
+          : bodyFor[kind]({ payout_reference: reference, sender_amount: '-1' });
       await expectRejected(kind, bad);
       const good = bodyFor[kind]({ payout_reference: reference });
       expectPayoutAnswer(await gateway(app, merchant.token).post(PAYOUT_PATHS[kind]).send(good), 720, reference);

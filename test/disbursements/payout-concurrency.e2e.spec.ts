@@ -65,7 +65,11 @@ describe('payouts racing on one float', () => {
 
   it('20 identical payouts at once → one payout (720) and 19 × 722 DUPLICATE_IGNORED; the float is debited once, one callback', async () => {
     const merchant = await createPayoutMerchant(app, { float: '1000' });
-    const body = mobilePayoutBody(merchant, 'ok', { sender_amount: '123.4567', recipient_amount: '123.4567', callback_url: receiver.url() });
+    const body = mobilePayoutBody(merchant, 'ok', {
+      sender_amount: '123.4567',
+      recipient_amount: '123.4567',
+      callback_url: receiver.url(),
+    });
     const reference = body.payout_reference as string;
     const answers = await Promise.all(Array.from({ length: 20 }, () => gateway(app, merchant.token).post(PAYOUT_PATHS.local).send(body)));
 
@@ -97,7 +101,9 @@ describe('payouts racing on one float', () => {
   it('50 payouts at once against a float that covers exactly 10 → exactly 10 × 720 and 40 × 721 INSUFFICIENT_BALANCE, never below the floor', async () => {
     // 10 × (100 + fee 10) = 1,100.0000.
     const merchant = await createPayoutMerchant(app, { float: '1100' });
-    const bodies = Array.from({ length: 50 }, () => localPayoutBody(merchant, { sender_amount: '100', recipient_amount: '100', callback_url: receiver.url() }));
+    const bodies = Array.from({ length: 50 }, () =>
+      localPayoutBody(merchant, { sender_amount: '100', recipient_amount: '100', callback_url: receiver.url() }),
+    );
     const sampler = sampleAvailable(merchant);
     const answers = await Promise.all(bodies.map((b) => gateway(app, merchant.token).post(PAYOUT_PATHS.local).send(b)));
     const samples = await sampler.stop();
@@ -140,7 +146,13 @@ describe('payouts racing on one float', () => {
 
   it('concurrent payouts of two clients do not touch each other’s float', async () => {
     const [a, b] = await Promise.all([createPayoutMerchant(app, { float: '550' }), createPayoutMerchant(app, { float: '550' })]);
-    const send = (m: GatewayMerchant) => localPayoutBody(m, { sender_amount: '100', recipient_amount: '100', recipient_phone_number: '254700000003', recipient_account_number: '254700000003' });
+    const send = (m: GatewayMerchant) =>
+      localPayoutBody(m, {
+        sender_amount: '100',
+        recipient_amount: '100',
+        recipient_phone_number: '254700000003',
+        recipient_account_number: '254700000003',
+      });
     const answers = await Promise.all(
       Array.from({ length: 10 }, (_, i) => {
         const m = i % 2 === 0 ? a : b;

@@ -86,7 +86,12 @@ describe('payouts survive a worker killed mid-settlement', () => {
     const port = await freePort();
     apiUrl = `http://127.0.0.1:${port}`;
     api = startChild('api', ['api'], { ...env, PORT: String(port), PUBLIC_BASE_URL: apiUrl });
-    await waitFor('the api process to serve', async () => (await fetch(`${apiUrl}/health/live`).catch(() => null))?.status === 200, 60_000, 200);
+    await waitFor(
+      'the api process to serve',
+      async () => (await fetch(`${apiUrl}/health/live`).catch(() => null))?.status === 200,
+      60_000,
+      200,
+    );
     await waitFor('the worker process to start', () => workers[0].output.join('').includes('worker started'), 60_000, 200);
   }, 180_000);
 
@@ -136,7 +141,9 @@ describe('payouts survive a worker killed mid-settlement', () => {
 
     // Kill the worker once some payouts are final but most are still at the rail.
     const finals = MIX.filter(([row]) => SANDBOX_STATUS[row] === 700 || SANDBOX_STATUS[row] === 701).reduce((n, [, c]) => n + c, 0);
-    const finalCount = async () => (await query(`SELECT count(*)::int AS n FROM payouts WHERE client_id = $1 AND status IN (700, 701)`, [merchant.clientId]))[0].n as number;
+    const finalCount = async () =>
+      (await query(`SELECT count(*)::int AS n FROM payouts WHERE client_id = $1 AND status IN (700, 701)`, [merchant.clientId]))[0]
+        .n as number;
     await waitFor('some payouts to be final', async () => (await finalCount()) >= 3, 60_000, 20);
     await killChild(workers[0]);
     const finalAtKill = await finalCount();
@@ -151,12 +158,18 @@ describe('payouts survive a worker killed mid-settlement', () => {
     await sleep(1500);
 
     // Each payout has the status of its sandbox row.
-    const rows: Array<{ payout_reference: string; status: number; hold_status: string; amount: string; fee: string; outcome_entry_id: string | null }> =
-      await query(
-        `SELECT p.payout_reference, p.status, h.status AS hold_status, h.amount, h.fee, h.outcome_entry_id
+    const rows: Array<{
+      payout_reference: string;
+      status: number;
+      hold_status: string;
+      amount: string;
+      fee: string;
+      outcome_entry_id: string | null;
+    }> = await query(
+      `SELECT p.payout_reference, p.status, h.status AS hold_status, h.amount, h.fee, h.outcome_entry_id
          FROM payouts p JOIN float_holds h ON h.id = p.hold_id WHERE p.client_id = $1`,
-        [merchant.clientId],
-      );
+      [merchant.clientId],
+    );
     expect(rows).toHaveLength(planned.length);
     const byRef = new Map(rows.map((r) => [r.payout_reference, r]));
     for (const { row, body } of planned) {
@@ -174,7 +187,9 @@ describe('payouts survive a worker killed mid-settlement', () => {
     const resolved = rows.filter((r) => r.hold_status !== 'HELD');
     expect(new Set(resolved.map((r) => r.outcome_entry_id)).size).toBe(resolved.length);
     expect(rows.filter((r) => r.hold_status === 'HELD').every((r) => r.outcome_entry_id === null)).toBe(true);
-    const kinds = await query(`SELECT kind, count(*)::int AS n FROM journal_entries WHERE client_id = $1 GROUP BY kind ORDER BY kind`, [merchant.clientId]);
+    const kinds = await query(`SELECT kind, count(*)::int AS n FROM journal_entries WHERE client_id = $1 GROUP BY kind ORDER BY kind`, [
+      merchant.clientId,
+    ]);
     expect(kinds).toEqual([
       { kind: 'FLOAT_RELEASE', n: 10 },
       { kind: 'FLOAT_RESERVE', n: planned.length },
@@ -187,7 +202,9 @@ describe('payouts survive a worker killed mid-settlement', () => {
       planned.filter((p) => pred(p.row)).reduce((s, p) => s.plus(p.body.sender_amount as string).plus(10), new Decimal(0));
     const paid = sumOf((r) => SANDBOX_STATUS[r] === 700);
     const held = sumOf((r) => SANDBOX_STATUS[r] === 703 || SANDBOX_STATUS[r] === 704);
-    const res = await fetch(`${apiUrl}/v1/accounts/${merchant.settlementAccountNumber}/balance`, { headers: { 'x-access-token': merchant.token } });
+    const res = await fetch(`${apiUrl}/v1/accounts/${merchant.settlementAccountNumber}/balance`, {
+      headers: { 'x-access-token': merchant.token },
+    });
     expect(await res.json()).toEqual(expectedFloat(minus('1000000', paid, held), held));
 
     // Every final payout was told (at least once; a retry after the crash repeats the same event id, same bytes).
@@ -200,7 +217,8 @@ describe('payouts survive a worker killed mid-settlement', () => {
       expect(calls.length).toBeGreaterThanOrEqual(1);
       expect(new Set(calls.map((c) => c.headers['x-event-id'])).size).toBe(1);
       expect(calls[0].body.data).toMatchObject({ payment_status: SANDBOX_STATUS[row] });
-      for (const call of calls) expect(verifySignature(merchant.signingSecret, call.rawBody, call.headers['x-signature'] as string)).toBe(true);
+      for (const call of calls)
+        expect(verifySignature(merchant.signingSecret, call.rawBody, call.headers['x-signature'] as string)).toBe(true);
     }
 
     expect(workers[1].process.exitCode).toBeNull();

@@ -90,7 +90,9 @@ describe('admin payout:resolve', () => {
   }
 
   it('SUCCESSFUL on a jammed payout: one settle entry, reserved drops, available unchanged, fee earned, callback 700', async () => {
-    const { reference, url } = await jammed(mobilePayoutBody(merchant, 'jammed', { sender_amount: '321.0987', recipient_amount: '321.0987' }));
+    const { reference, url } = await jammed(
+      mobilePayoutBody(merchant, 'jammed', { sender_amount: '321.0987', recipient_amount: '321.0987' }),
+    );
     const before: FloatBalance = await floatBalance(app, merchant);
     const fee = await systemBalance(app, merchant.clientId, 'FEE_INCOME');
     const kinds = await entryKinds();
@@ -105,7 +107,10 @@ describe('admin payout:resolve', () => {
 
     const [callback] = await receivedAt(url);
     expectSignedCallback(callback, merchant, basic);
-    expect(callback.body).toMatchObject({ payout_reference: reference, data: { payment_status: 700, amount: '321.0987', transaction_cost: '10.0000' } });
+    expect(callback.body).toMatchObject({
+      payout_reference: reference,
+      data: { payment_status: 700, amount: '321.0987', transaction_cost: '10.0000' },
+    });
   });
 
   it('FAILED on a jammed payout: one release entry, amount + fee back in the available balance, callback 701', async () => {
@@ -118,18 +123,26 @@ describe('admin payout:resolve', () => {
 
     expect((await gw().get(statusPath(reference)).expect(200)).body.data.payment_status).toBe(701);
     expect(await entryKinds()).toEqual([...kinds, 'FLOAT_RELEASE']);
-    expect(await floatBalance(app, merchant)).toEqual(expectedFloat(plus(before.balance, '55.6789'), minus(before.reserved_balance, '55.6789')));
+    expect(await floatBalance(app, merchant)).toEqual(
+      expectedFloat(plus(before.balance, '55.6789'), minus(before.reserved_balance, '55.6789')),
+    );
     expect(await systemBalance(app, merchant.clientId, 'FEE_INCOME')).toBe(fee);
     const [callback] = await receivedAt(url);
     expect(callback.body).toMatchObject({ payout_reference: reference, data: { payment_status: 701 } });
   });
 
   it('a jammed B2B payout resolves too (FAILED → 701, money back)', async () => {
-    const { reference, url } = await jammed(b2bBody(merchant, { amount: '12.3456', recipient_account_number: SANDBOX.account.jammed }), PAYOUT_PATHS.b2b, true);
+    const { reference, url } = await jammed(
+      b2bBody(merchant, { amount: '12.3456', recipient_account_number: SANDBOX.account.jammed }),
+      PAYOUT_PATHS.b2b,
+      true,
+    );
     const before = await floatBalance(app, merchant);
     cliJson(await resolve(reference, 'FAILED'));
     expect((await gw().get(b2bStatusPath(reference)).expect(200)).body.payment_status).toBe(701);
-    expect(await floatBalance(app, merchant)).toEqual(expectedFloat(plus(before.balance, '22.3456'), minus(before.reserved_balance, '22.3456')));
+    expect(await floatBalance(app, merchant)).toEqual(
+      expectedFloat(plus(before.balance, '22.3456'), minus(before.reserved_balance, '22.3456')),
+    );
     expect((await receivedAt(url))[0].body).toMatchObject({ payout_reference: reference, payment_status: 701 });
   });
 
@@ -145,7 +158,9 @@ describe('admin payout:resolve', () => {
     const status = (await gw().get(statusPath(reference)).expect(200)).body.data.payment_status;
     expect(added[0]).toBe(status === 700 ? 'FLOAT_SETTLE' : 'FLOAT_RELEASE');
     expect(await floatBalance(app, merchant)).toEqual(
-      status === 700 ? expectedFloat(before.balance, minus(before.reserved_balance, 15)) : expectedFloat(plus(before.balance, 15), minus(before.reserved_balance, 15)),
+      status === 700
+        ? expectedFloat(before.balance, minus(before.reserved_balance, 15))
+        : expectedFloat(plus(before.balance, 15), minus(before.reserved_balance, 15)),
     );
   });
 
@@ -157,13 +172,22 @@ describe('admin payout:resolve', () => {
     }
 
     it('a payout the rail already settled (700) or failed (701) is final: both statuses refused', async () => {
-      for (const [row, status] of [['ok', 700], ['failed', 701]] as const) {
+      for (const [row, status] of [
+        ['ok', 700],
+        ['failed', 701],
+      ] as const) {
         const body = mobilePayoutBody(merchant, row);
         expectPayoutAnswer(await gw().post(PAYOUT_PATHS.local).send(body), 720, body.payout_reference as string);
         await waitForPayoutStatus(app, merchant, body.payout_reference as string, status);
         await expectUnchanged(() => resolve(body.payout_reference as string, 'SUCCESSFUL'));
         await expectUnchanged(() => resolve(body.payout_reference as string, 'FAILED'));
-        expect((await gw().get(statusPath(body.payout_reference as string)).expect(200)).body.data.payment_status).toBe(status);
+        expect(
+          (
+            await gw()
+              .get(statusPath(body.payout_reference as string))
+              .expect(200)
+          ).body.data.payment_status,
+        ).toBe(status);
       }
     });
 

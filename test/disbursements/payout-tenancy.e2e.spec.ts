@@ -87,9 +87,13 @@ describe('payout tenancy', () => {
     const foreign = await as(intruder).post(path).send(body);
     expectPayoutAnswer(foreign, 721, body.payout_reference as string, 'SERVICE_NOT_ALLOWED');
     // Indistinguishable from a service code that does not exist.
-    const unknown = await as(intruder).post(path).send({ ...body, service_code: 'NO_SUCH_SERVICE' });
+    const unknown = await as(intruder)
+      .post(path)
+      .send({ ...body, service_code: 'NO_SUCH_SERVICE' });
     expectPayoutAnswer(unknown, 721, body.payout_reference as string, 'SERVICE_NOT_ALLOWED');
-    expect(foreign.body.response_description.replaceAll(owner.serviceCode, '<s>')).toBe(unknown.body.response_description.replaceAll('NO_SUCH_SERVICE', '<s>'));
+    expect(foreign.body.response_description.replaceAll(owner.serviceCode, '<s>')).toBe(
+      unknown.body.response_description.replaceAll('NO_SUCH_SERVICE', '<s>'),
+    );
     expect({ owner: await floatBalance(app, owner), intruder: await floatBalance(app, intruder) }).toEqual(before);
     expect({ owner: await storedCounts(app, owner.clientId), intruder: await storedCounts(app, intruder.clientId) }).toEqual(counts);
   });
@@ -111,7 +115,7 @@ describe('payout tenancy', () => {
     }
     expect(await floatBalance(app, owner)).toEqual(before.owner);
     expect(await floatBalance(app, intruder)).toEqual(
-expectedFloat(minus(before.intruder.balance, 120), plus(before.intruder.reserved_balance, 120)),
+      expectedFloat(minus(before.intruder.balance, 120), plus(before.intruder.reserved_balance, 120)),
     );
     // Each now reads its own payout under the shared reference.
     expect((await as(owner).get(statusPath(refs.local)).expect(200)).body.data.amount).toBe('111.1111');

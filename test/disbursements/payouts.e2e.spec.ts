@@ -66,8 +66,21 @@ describe('local payouts and international transfers (sandbox rails)', () => {
     merchant = await createPayoutMerchant(app);
     payoutsUrl = receiver.url(`/b2c-notifications/${randomUUID()}`);
     const set = cliJson(
-      await runCli(sandbox.db.url, 'callback:set', '--client', merchant.clientCode, '--kind', 'payouts', '--url', payoutsUrl,
-        '--username', payoutsBasic.username, '--password', payoutsBasic.password, '--json'),
+      await runCli(
+        sandbox.db.url,
+        'callback:set',
+        '--client',
+        merchant.clientCode,
+        '--kind',
+        'payouts',
+        '--url',
+        payoutsUrl,
+        '--username',
+        payoutsBasic.username,
+        '--password',
+        payoutsBasic.password,
+        '--json',
+      ),
     );
     expect(set).toMatchObject({ client_code: merchant.clientCode, callback_url: payoutsUrl });
   }, 120_000);
@@ -166,7 +179,11 @@ describe('local payouts and international transfers (sandbox rails)', () => {
     ['BANK (decided by recipient_account_number)', bankPayoutBody],
   ])('local payout, %s', (_name, bodyFor) => {
     it.each(ROWS.map((row) => [row, SANDBOX_STATUS[row]]))('sandbox row %s → %d', async (row) => {
-      await runRow(PAYOUT_PATHS.local, bodyFor(merchant, row as SandboxRow, { sender_amount: '123.4567', recipient_amount: '123.4567' }), row as SandboxRow);
+      await runRow(
+        PAYOUT_PATHS.local,
+        bodyFor(merchant, row as SandboxRow, { sender_amount: '123.4567', recipient_amount: '123.4567' }),
+        row as SandboxRow,
+      );
     });
   });
 
@@ -175,7 +192,12 @@ describe('local payouts and international transfers (sandbox rails)', () => {
 
     it.each(ROWS.map((row) => [row, SANDBOX_STATUS[row]]))('MOBILE sandbox row %s → %d', async (row) => {
       const number = SANDBOX.mobile[row as SandboxRow];
-      await runRow(PAYOUT_PATHS.imt, imtBody(merchant, { recipient_phone_number: number, recipient_account_number: number }), row as SandboxRow, bearer);
+      await runRow(
+        PAYOUT_PATHS.imt,
+        imtBody(merchant, { recipient_phone_number: number, recipient_account_number: number }),
+        row as SandboxRow,
+        bearer,
+      );
     });
 
     it.each([
@@ -364,9 +386,30 @@ describe('local payouts and international transfers (sandbox rails)', () => {
       expect(afterFirst).toEqual(expectedFloat(minus(before.balance, '87'), plus(before.reserved_balance, '87')));
 
       expectPayoutAnswer(await gw().post(PAYOUT_PATHS.local).send(body), 722, reference, 'DUPLICATE_IGNORED');
-      expectPayoutAnswer(await gw().post(PAYOUT_PATHS.local).send({ ...body, sender_amount: '5', recipient_amount: '5' }), 722, reference, 'DUPLICATE_IGNORED');
-      expectPayoutAnswer(await gw().post(PAYOUT_PATHS.imt).send(imtBody(merchant, { payout_reference: reference })), 722, reference, 'DUPLICATE_IGNORED');
-      expectPayoutAnswer(await gw().post(PAYOUT_PATHS.b2b).send(b2bBody(merchant, { payout_reference: reference })), 722, reference, 'DUPLICATE_IGNORED');
+      expectPayoutAnswer(
+        await gw()
+          .post(PAYOUT_PATHS.local)
+          .send({ ...body, sender_amount: '5', recipient_amount: '5' }),
+        722,
+        reference,
+        'DUPLICATE_IGNORED',
+      );
+      expectPayoutAnswer(
+        await gw()
+          .post(PAYOUT_PATHS.imt)
+          .send(imtBody(merchant, { payout_reference: reference })),
+        722,
+        reference,
+        'DUPLICATE_IGNORED',
+      );
+      expectPayoutAnswer(
+        await gw()
+          .post(PAYOUT_PATHS.b2b)
+          .send(b2bBody(merchant, { payout_reference: reference })),
+        722,
+        reference,
+        'DUPLICATE_IGNORED',
+      );
       expect(await floatBalance(app, merchant)).toEqual(afterFirst);
       const row = await payoutRow(app, merchant.clientId, reference);
       expect(row).toMatchObject({ kind: 'LOCAL' });

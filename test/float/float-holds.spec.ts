@@ -25,7 +25,12 @@ describe('float holds', () => {
     return account.id;
   }
 
-  function reserve(tenant: TestTenant, floatAccountId: string, lines: Array<[string, string]>, rail: InFlightRail = 'IN_FLIGHT_MOBILE_MONEY') {
+  function reserve(
+    tenant: TestTenant,
+    floatAccountId: string,
+    lines: Array<[string, string]>,
+    rail: InFlightRail = 'IN_FLIGHT_MOBILE_MONEY',
+  ) {
     return dataSource(app).transaction((manager) =>
       holds.reserve(manager, {
         clientId: tenant.clientId,
@@ -53,9 +58,10 @@ describe('float holds', () => {
     expect(await balanceOf(app, float)).toBe('839.8758');
     expect(await systemBalance(app, tenant.clientId, 'IN_FLIGHT_MOBILE_MONEY')).toBe('160.1242');
     expect(await reserved(float)).toBe('160.1242');
-    const [{ n: reserveEntries }] = await dataSource(app).query(`SELECT count(*)::int AS n FROM journal_entries WHERE client_id = $1 AND kind = 'FLOAT_RESERVE'`, [
-      tenant.clientId,
-    ]);
+    const [{ n: reserveEntries }] = await dataSource(app).query(
+      `SELECT count(*)::int AS n FROM journal_entries WHERE client_id = $1 AND kind = 'FLOAT_RESERVE'`,
+      [tenant.clientId],
+    );
     expect(reserveEntries).toBe(1);
 
     const settled = await dataSource(app).transaction((m) => holds.settle(m, reservation.holdIds[0]));
@@ -90,7 +96,9 @@ describe('float holds', () => {
 
     await expect(reserve(tenant, float, [['190.0000', '10.0001']])).rejects.toBeInstanceOf(InsufficientFloatError);
     expect(await balanceOf(app, float)).toBe('300.0000');
-    const [{ n }] = await dataSource(app).query(`SELECT count(*)::int AS n FROM float_reservations WHERE client_id = $1`, [tenant.clientId]);
+    const [{ n }] = await dataSource(app).query(`SELECT count(*)::int AS n FROM float_reservations WHERE client_id = $1`, [
+      tenant.clientId,
+    ]);
     expect(n).toBe(0);
 
     const exact = await reserve(tenant, float, [['190.0000', '10.0000']], 'IN_FLIGHT_BANK');

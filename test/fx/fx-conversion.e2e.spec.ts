@@ -74,7 +74,13 @@ describe('FX conversion on credit and debit', () => {
     await fund(app, tenant, account, 1000);
     const res = await post(app, tenant, 'DEBIT', moneyBody(tenant, account, noFee, 5, { currency: 'USD' })).expect(201);
     expect(res.body).toEqual(
-      expect.objectContaining({ currency: 'KES', transaction_amount: '652.5000', current_balance: '347.5000', original_currency: 'USD', original_amount: '5.0000' }),
+      expect.objectContaining({
+        currency: 'KES',
+        transaction_amount: '652.5000',
+        current_balance: '347.5000',
+        original_currency: 'USD',
+        original_amount: '5.0000',
+      }),
     );
     expect(d(res.body.exchange_rate).equals(130.5)).toBe(true);
     expectMultiplier(res.body);
@@ -108,7 +114,9 @@ describe('FX conversion on credit and debit', () => {
     const account = await wallets.create({ currency: 'USD' });
     const credit = await post(app, tenant, 'CREDIT', moneyBody(tenant, account, noFee, 1305, { currency: 'KES' })).expect(201);
     // Selling KES-for-USD: 1305 KES at 130.5 KES per USD = 10 USD (rate rounded to 8 places).
-    expect(credit.body).toEqual(expect.objectContaining({ currency: 'USD', original_currency: 'KES', original_amount: '1305.0000', transaction_amount: '10.0000' }));
+    expect(credit.body).toEqual(
+      expect.objectContaining({ currency: 'USD', original_currency: 'KES', original_amount: '1305.0000', transaction_amount: '10.0000' }),
+    );
     expectMultiplier(credit.body);
     const debit = await post(app, tenant, 'DEBIT', moneyBody(tenant, account, noFee, 257, { currency: 'KES' })).expect(201);
     // 257 KES at 128.5 KES per USD = 2 USD.

@@ -8,7 +8,14 @@ import { FxRefreshService } from '../../src/fx/fx-refresh.service';
 import { FxService } from '../../src/fx/fx.service';
 import { SANDBOX_KES_RATES } from '../../src/fx/sandbox-rates';
 import { cliJson, runCli } from '../support/disbursement-fixtures';
-import { createGatewayMerchant, gateway, GatewayMerchant, IsolatedSandbox, startIsolatedSandbox, waitFor } from '../support/gateway-fixtures';
+import {
+  createGatewayMerchant,
+  gateway,
+  GatewayMerchant,
+  IsolatedSandbox,
+  startIsolatedSandbox,
+  waitFor,
+} from '../support/gateway-fixtures';
 import { balance, createService, fund, moneyBody, moneyFootprint, post, walletSet } from '../support/money-fixtures';
 import { createTenant, dataSource } from '../support/test-app';
 
@@ -44,7 +51,11 @@ describe('FX rates, refresh and staleness', () => {
     });
     expect(refresh).toMatchObject({ source: 'sandbox', rates: Object.keys(SANDBOX_KES_RATES).length });
     const rows = await dataSource(app).query(`SELECT currency, source FROM fx_rates WHERE base_currency = 'KES' ORDER BY currency`);
-    expect(rows).toEqual(Object.keys(SANDBOX_KES_RATES).sort().map((currency) => ({ currency, source: 'sandbox' })));
+    expect(rows).toEqual(
+      Object.keys(SANDBOX_KES_RATES)
+        .sort()
+        .map((currency) => ({ currency, source: 'sandbox' })),
+    );
   });
 
   describe('GET /v1/fx', () => {
@@ -57,7 +68,9 @@ describe('FX rates, refresh and staleness', () => {
     });
 
     it('the token comes from POST /v1/auth, read through expires_in', async () => {
-      const auth = await request(app.getHttpServer()).post('/v1/auth').send({ consumer_key: merchant.consumerKey, consumer_secret: merchant.consumerSecret });
+      const auth = await request(app.getHttpServer())
+        .post('/v1/auth')
+        .send({ consumer_key: merchant.consumerKey, consumer_secret: merchant.consumerSecret });
       expect(auth.body.expires_in).toBe(3600);
       expect((await fx('', auth.body.access_token).expect(200)).body.base_currency).toBe('KES');
     });
@@ -88,7 +101,11 @@ describe('FX rates, refresh and staleness', () => {
       'base_currency=%s → 400 in the gateway error shape',
       async (value) => {
         const res = await fx(`?base_currency=${value}`).expect(400);
-        expect(res.body).toEqual({ status_code: 172, status_description: 'Validation Failed', message: expect.stringContaining('base_currency') });
+        expect(res.body).toEqual({
+          status_code: 172,
+          status_description: 'Validation Failed',
+          message: expect.stringContaining('base_currency'),
+        });
       },
     );
 
@@ -131,7 +148,9 @@ describe('FX rates, refresh and staleness', () => {
     });
 
     it('a rate set with fx:set wins until the next refresh, which writes the source quote again', async () => {
-      const set = cliJson(await runCli(sandbox.db.url, 'fx:set', '--base', 'KES', '--currency', 'USD', '--buying', '120.25', '--selling', '121.75', '--json'));
+      const set = cliJson(
+        await runCli(sandbox.db.url, 'fx:set', '--base', 'KES', '--currency', 'USD', '--buying', '120.25', '--selling', '121.75', '--json'),
+      );
       expect(set).toEqual({ base_currency: 'KES', currency: 'USD', buying: '120.25', selling: '121.75' });
       expect((await fx().expect(200)).body.rates.USD).toEqual({ buying: '120.2500', selling: '121.7500' });
       expect(await app.get(FxRefreshService).refreshIfDue(hour('2001-02-03T12:30:00Z'))).toBe(false);

@@ -88,7 +88,9 @@ describe('database outage', () => {
     expect(gw.headers['retry-after']).toMatch(/^\d+$/);
     expect(gw.body).toEqual({ status_code: 174, status_description: 'Service unavailable', message: expect.any(String) });
 
-    const login = await request(app.getHttpServer()).post('/api/v1/auth/login').send({ username: tenant.username, password: tenant.password });
+    const login = await request(app.getHttpServer())
+      .post('/api/v1/auth/login')
+      .send({ username: tenant.username, password: tenant.password });
     expect(login.status).toBe(503);
 
     await proxy.open();

@@ -66,13 +66,13 @@ describe('engine: one api and two worker processes', () => {
     const port = await freePort();
     apiUrl = `http://127.0.0.1:${port}`;
     api = startChild('api', ['api'], { ...env, PORT: String(port), PUBLIC_BASE_URL: apiUrl });
-    await waitFor('the api process to serve', async () => (await fetch(`${apiUrl}/health/live`).catch(() => null))?.status === 200, 60_000, 200);
     await waitFor(
-      'both worker processes to start',
-      () => workers.every((w) => w.output.join('').includes('worker started')),
+      'the api process to serve',
+      async () => (await fetch(`${apiUrl}/health/live`).catch(() => null))?.status === 200,
       60_000,
       200,
     );
+    await waitFor('both worker processes to start', () => workers.every((w) => w.output.join('').includes('worker started')), 60_000, 200);
   }, 180_000);
 
   afterAll(async () => {
@@ -123,7 +123,10 @@ describe('engine: one api and two worker processes', () => {
       await waitFor(
         'every payment to settle and every callback to arrive',
         async () => {
-          const [row] = await dataSource(setup).query(`SELECT count(*)::int AS n FROM payments WHERE id = ANY($1) AND payment_status = 700`, [ids]);
+          const [row] = await dataSource(setup).query(
+            `SELECT count(*)::int AS n FROM payments WHERE id = ANY($1) AND payment_status = 700`,
+            [ids],
+          );
           return row.n === CHARGES && urls.every((u) => receiver.at(u).length > 0);
         },
         90_000,
@@ -165,11 +168,15 @@ describe('engine: one api and two worker processes', () => {
     });
 
     // All three processes are still up.
-    for (const child of [api, ...workers]) expect({ name: child.name, exit: child.process.exitCode }).toEqual({ name: child.name, exit: null });
+    for (const child of [api, ...workers])
+      expect({ name: child.name, exit: child.process.exitCode }).toEqual({ name: child.name, exit: null });
 
     const verify = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(process.execPath, [CLI_JS, 'ledger:verify', '--json'], { env: { ...process.env, DATABASE_URL: db.url, LOG_LEVEL: 'silent' }, timeout: 60_000 }, (error, stdout, stderr) =>
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+      execFile(
+        process.execPath,
+        [CLI_JS, 'ledger:verify', '--json'],
+        { env: { ...process.env, DATABASE_URL: db.url, LOG_LEVEL: 'silent' }, timeout: 60_000 },
+        (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
       );
     });
     expect(verify.stderr).toBe('');

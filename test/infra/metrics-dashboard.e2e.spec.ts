@@ -64,9 +64,15 @@ describe('engine metrics and the queue dashboard', () => {
     const failingUrl = receiver.url();
     receiver.failFor(failingUrl, Infinity);
     for (const url of [okUrl, okUrl, failingUrl]) {
-      await gateway(app, merchant.token).post('/v1/mobile-money/charge').send(chargeBody(merchant, { callback_url: url })).expect(200);
+      await gateway(app, merchant.token)
+        .post('/v1/mobile-money/charge')
+        .send(chargeBody(merchant, { callback_url: url }))
+        .expect(200);
     }
-    await waitFor('two acknowledged callbacks and four failed attempts', () => receiver.at(okUrl).length === 2 && receiver.at(failingUrl).length === 4);
+    await waitFor(
+      'two acknowledged callbacks and four failed attempts',
+      () => receiver.at(okUrl).length === 2 && receiver.at(failingUrl).length === 4,
+    );
 
     const samples = await waitFor('the metrics to show the finished work', async () => {
       const res = await http().get('/metrics').expect(200);

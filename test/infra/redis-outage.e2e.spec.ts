@@ -63,7 +63,8 @@ describe('Redis outage', () => {
   async function expectAllSettledAndCalledBack(charges: Array<{ id: number; reference: string; url: string }>) {
     await waitFor(
       'every charge to settle and every callback to arrive',
-      async () => (await statuses(charges.map((c) => c.id))).every((s) => s === 700) && charges.every((c) => receiver.at(c.url).length >= 1),
+      async () =>
+        (await statuses(charges.map((c) => c.id))).every((s) => s === 700) && charges.every((c) => receiver.at(c.url).length >= 1),
       30_000,
       100,
     );
@@ -148,7 +149,10 @@ describe('Redis outage', () => {
       return row.n === 5;
     });
     const lost = await waitFor('the relayed, unfinished jobs to be waiting in Redis', async () => {
-      const rows = await dataSource(app).query(`SELECT payload->>'paymentId' AS id FROM outbox WHERE done_at IS NULL AND payload->>'paymentId' = ANY($1)`, [ids]);
+      const rows = await dataSource(app).query(
+        `SELECT payload->>'paymentId' AS id FROM outbox WHERE done_at IS NULL AND payload->>'paymentId' = ANY($1)`,
+        [ids],
+      );
       const counts = await paymentsQueue.getJobCounts('waiting', 'active');
       return counts.active === 0 && counts.waiting === rows.length ? (rows.map((r: { id: string }) => r.id) as string[]) : undefined;
     });

@@ -155,13 +155,19 @@ describe('LedgerService (double-entry core, provider contract §3)', () => {
       const mineBefore = await snapshot(tenant.clientId);
       const theirsBefore = await snapshot(other.clientId);
 
-      await expect(postEntryWithOperation(app, transfer(tenant.clientId, mine, theirs, '5'))).rejects.toBeInstanceOf(UnknownLedgerAccountError);
-      await expect(postEntryWithOperation(app, transfer(tenant.clientId, theirs, mine, '5'))).rejects.toBeInstanceOf(UnknownLedgerAccountError);
+      await expect(postEntryWithOperation(app, transfer(tenant.clientId, mine, theirs, '5'))).rejects.toBeInstanceOf(
+        UnknownLedgerAccountError,
+      );
+      await expect(postEntryWithOperation(app, transfer(tenant.clientId, theirs, mine, '5'))).rejects.toBeInstanceOf(
+        UnknownLedgerAccountError,
+      );
       // Posted in the other client's name, the entry still names an account that is not theirs.
-      await expect(postEntryWithOperation(app, transfer(other.clientId, theirs, mine, '5'))).rejects.toBeInstanceOf(UnknownLedgerAccountError);
-      await expect(
-        postEntryWithOperation(app, transfer(tenant.clientId, mine, { ...mine, id: randomUUID() }, '5')),
-      ).rejects.toBeInstanceOf(UnknownLedgerAccountError);
+      await expect(postEntryWithOperation(app, transfer(other.clientId, theirs, mine, '5'))).rejects.toBeInstanceOf(
+        UnknownLedgerAccountError,
+      );
+      await expect(postEntryWithOperation(app, transfer(tenant.clientId, mine, { ...mine, id: randomUUID() }, '5'))).rejects.toBeInstanceOf(
+        UnknownLedgerAccountError,
+      );
 
       expect(await snapshot(tenant.clientId)).toEqual(mineBefore);
       expect(await snapshot(other.clientId)).toEqual(theirsBefore);
@@ -238,7 +244,9 @@ describe('LedgerService (double-entry core, provider contract §3)', () => {
         Array.from({ length: 12 }, () => db.transaction((manager) => ledger.systemAccount(manager, t.clientId, 'IN_FLIGHT_BANK', 'UGX'))),
       );
       expect(new Set(ids.map((a) => a.id)).size).toBe(1);
-      const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM ledger_accounts WHERE client_id = $1 AND kind = 'IN_FLIGHT_BANK'`, [t.clientId]);
+      const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM ledger_accounts WHERE client_id = $1 AND kind = 'IN_FLIGHT_BANK'`, [
+        t.clientId,
+      ]);
       expect(n).toBe(1);
     });
 
@@ -272,7 +280,9 @@ describe('LedgerService (double-entry core, provider contract §3)', () => {
           postEntryWithOperation(app, i % 2 === 0 ? transfer(t.clientId, a, b, `${i + 1}`) : transfer(t.clientId, b, a, `${i + 1}`)),
         ),
       );
-      const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => String(r.reason?.code ?? r.reason));
+      const failures = results
+        .filter((r): r is PromiseRejectedResult => r.status === 'rejected')
+        .map((r) => String(r.reason?.code ?? r.reason));
       expect(failures).toEqual([]);
       // A sends 1+3+…+49 = 625 and receives 2+4+…+50 = 650.
       expect(await balanceOf(app, a.id)).toBe('1025.0000');
@@ -287,7 +297,9 @@ describe('LedgerService (double-entry core, provider contract §3)', () => {
       const wallet = await openLedgerWallet(app, t.clientId, { initialBalance: m(unit).times(60).toFixed(4) });
       const sink = await openLedgerWallet(app, t.clientId);
 
-      const results = await Promise.allSettled(Array.from({ length: 100 }, () => postEntryWithOperation(app, transfer(t.clientId, wallet, sink, unit))));
+      const results = await Promise.allSettled(
+        Array.from({ length: 100 }, () => postEntryWithOperation(app, transfer(t.clientId, wallet, sink, unit))),
+      );
       const succeeded = results.filter((r) => r.status === 'fulfilled');
       const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
       expect(succeeded).toHaveLength(60);
@@ -302,7 +314,13 @@ describe('LedgerService (double-entry core, provider contract §3)', () => {
         `SELECT balance_after FROM postings WHERE account_id = $1 AND amount < 0 ORDER BY balance_after DESC`,
         [wallet.id],
       );
-      expect(afters.map((r) => r.balance_after)).toEqual(Array.from({ length: 60 }, (_, i) => m(unit).times(59 - i).toFixed(4)));
+      expect(afters.map((r) => r.balance_after)).toEqual(
+        Array.from({ length: 60 }, (_, i) =>
+          m(unit)
+            .times(59 - i)
+            .toFixed(4),
+        ),
+      );
       const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM wallet_operations WHERE client_id = $1`, [t.clientId]);
       expect(n).toBe(61);
 
@@ -313,7 +331,8 @@ describe('LedgerService (double-entry core, provider contract §3)', () => {
         'c_no_debit_below_floor',
         'd_one_entry_per_business_record',
       ]);
-      for (const invariant of invariants) expect({ name: invariant.name, violations: invariant.violations }).toEqual({ name: invariant.name, violations: [] });
+      for (const invariant of invariants)
+        expect({ name: invariant.name, violations: invariant.violations }).toEqual({ name: invariant.name, violations: [] });
     });
   });
 

@@ -45,7 +45,10 @@ describe('payment statement', () => {
   let end: string;
   let otherReference: string;
 
-  const statement = (body: unknown, m: GatewayMerchant = merchant) => gateway(app, m.token).post('/v1/statement').send(body as object);
+  const statement = (body: unknown, m: GatewayMerchant = merchant) =>
+    gateway(app, m.token)
+      .post('/v1/statement')
+      .send(body as object);
 
   async function charge(m: GatewayMerchant, overrides: Record<string, unknown>) {
     const body = chargeBody(m, overrides);
@@ -63,7 +66,9 @@ describe('payment statement', () => {
     start = new Date().toISOString();
     await sleep(20);
     // Two that settle (one succeeds, one fails), then three in a window of their own, then 100 that stay pending.
-    created.push(await charge(merchant, { amount: '120.5', payer_msisdn: '254712345678', description: 'First order', account_number: 'ACC-1' }));
+    created.push(
+      await charge(merchant, { amount: '120.5', payer_msisdn: '254712345678', description: 'First order', account_number: 'ACC-1' }),
+    );
     created.push(await charge(merchant, { amount: '75', payer_msisdn: '254700000001', description: 'Declined order' }));
     otherReference = (await charge(other, { amount: '999' })).reference;
     await sleep(30);
@@ -93,7 +98,15 @@ describe('payment statement', () => {
       expect(Number.isInteger(row.payment_status)).toBe(true);
       expect(typeof row.service_charge).toBe('number');
       expect(row.created_at).toMatch(ISO_UTC);
-      for (const field of ['payer_transaction_reference', 'external_reference', 'account_number', 'currency', 'receiver_narration', 'payment_method', 'service_code']) {
+      for (const field of [
+        'payer_transaction_reference',
+        'external_reference',
+        'account_number',
+        'currency',
+        'receiver_narration',
+        'payment_method',
+        'service_code',
+      ]) {
         expect(typeof row[field]).toBe('string');
       }
     }

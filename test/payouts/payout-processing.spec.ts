@@ -72,20 +72,58 @@ describe('payout processing', () => {
       ['authorize', 700, 'SETTLED'],
     ];
     for (const [row, status, hold] of mobile) {
-      cases.push({ body: mobilePayoutBody(merchant, row), path: PAYOUT_PATHS.local, status, hold, callbacks: status >= 703 ? 0 : 1, sms: status === 700 ? 1 : 0 });
+      cases.push({
+        body: mobilePayoutBody(merchant, row),
+        path: PAYOUT_PATHS.local,
+        status,
+        hold,
+        callbacks: status >= 703 ? 0 : 1,
+        sms: status === 700 ? 1 : 0,
+      });
     }
-    for (const [row, status, hold] of [['ok', 700, 'SETTLED'], ['failed', 701, 'RELEASED'], ['jammed', 704, 'HELD']] as const) {
-      cases.push({ body: bankPayoutBody(merchant, row), path: PAYOUT_PATHS.local, status, hold, callbacks: status >= 703 ? 0 : 1, sms: status === 700 ? 1 : 0 });
+    for (const [row, status, hold] of [
+      ['ok', 700, 'SETTLED'],
+      ['failed', 701, 'RELEASED'],
+      ['jammed', 704, 'HELD'],
+    ] as const) {
+      cases.push({
+        body: bankPayoutBody(merchant, row),
+        path: PAYOUT_PATHS.local,
+        status,
+        hold,
+        callbacks: status >= 703 ? 0 : 1,
+        sms: status === 700 ? 1 : 0,
+      });
     }
     // B2B: the till/paybill/bank account number decides; no SMS for B2B.
-    cases.push({ body: b2bBody(merchant, { amount: '100.00', recipient_account_number: '0000000001' }), path: PAYOUT_PATHS.b2b, status: 701, hold: 'RELEASED', callbacks: 1, sms: 0 });
-    cases.push({ body: b2bBody(merchant, { amount: '100.00' }), path: PAYOUT_PATHS.b2b, status: 700, hold: 'SETTLED', callbacks: 1, sms: 0 });
+    cases.push({
+      body: b2bBody(merchant, { amount: '100.00', recipient_account_number: '0000000001' }),
+      path: PAYOUT_PATHS.b2b,
+      status: 701,
+      hold: 'RELEASED',
+      callbacks: 1,
+      sms: 0,
+    });
+    cases.push({
+      body: b2bBody(merchant, { amount: '100.00' }),
+      path: PAYOUT_PATHS.b2b,
+      status: 700,
+      hold: 'SETTLED',
+      callbacks: 1,
+      sms: 0,
+    });
 
     for (const c of cases) await settlement.process(await accept(merchant, c.path, c.body));
 
     for (const c of cases) {
       const seen = await footprint(merchant, c.body.payout_reference as string);
-      expect({ reference: c.body.payout_reference, status: seen.status, hold: seen.hold, callbacks: seen.callbacks, sms: seen.sms }).toEqual({
+      expect({
+        reference: c.body.payout_reference,
+        status: seen.status,
+        hold: seen.hold,
+        callbacks: seen.callbacks,
+        sms: seen.sms,
+      }).toEqual({
         reference: c.body.payout_reference,
         status: c.status,
         hold: c.hold,
@@ -114,7 +152,13 @@ describe('payout processing', () => {
     await Promise.all([settlement.process(id), settlement.process(id), settlement.process(id)]);
     await settlement.process(id);
 
-    expect(await footprint(merchant, body.payout_reference as string)).toEqual({ status: 700, hold: 'SETTLED', callbacks: 1, sms: 1, outcomes: 1 });
+    expect(await footprint(merchant, body.payout_reference as string)).toEqual({
+      status: 700,
+      hold: 'SETTLED',
+      callbacks: 1,
+      sms: 1,
+      outcomes: 1,
+    });
     expect((await floatBalance(app, merchant)).balance).toBe('890.0000');
   });
 
@@ -127,10 +171,19 @@ describe('payout processing', () => {
 
     // The process dies while the result is being announced: the transaction that settled the hold rolls back.
     const submit = jest.spyOn(rail, 'submit');
-    jest.spyOn(app.get(CallbacksService), 'schedule').mockRejectedValueOnce(new Error('worker killed')).mockRejectedValueOnce(new Error('worker killed'));
+    jest
+      .spyOn(app.get(CallbacksService), 'schedule')
+      .mockRejectedValueOnce(new Error('worker killed'))
+      .mockRejectedValueOnce(new Error('worker killed'));
     await expect(settlement.process(okId)).rejects.toThrow('worker killed');
     await expect(settlement.process(failedId)).rejects.toThrow('worker killed');
-    expect(await footprint(merchant, ok.payout_reference as string)).toEqual({ status: 703, hold: 'HELD', callbacks: 0, sms: 0, outcomes: 0 });
+    expect(await footprint(merchant, ok.payout_reference as string)).toEqual({
+      status: 703,
+      hold: 'HELD',
+      callbacks: 0,
+      sms: 0,
+      outcomes: 0,
+    });
     expect((await floatBalance(app, merchant)).reserved_balance).toBe('220.0000');
 
     // The retried job submits again (the rail answers the same for the same payout id) and commits once.
@@ -138,8 +191,20 @@ describe('payout processing', () => {
     await settlement.process(failedId);
     await settlement.process(okId);
     expect(submit).toHaveBeenCalledTimes(4);
-    expect(await footprint(merchant, ok.payout_reference as string)).toEqual({ status: 700, hold: 'SETTLED', callbacks: 1, sms: 1, outcomes: 2 });
-    expect(await footprint(merchant, failed.payout_reference as string)).toEqual({ status: 701, hold: 'RELEASED', callbacks: 1, sms: 0, outcomes: 2 });
+    expect(await footprint(merchant, ok.payout_reference as string)).toEqual({
+      status: 700,
+      hold: 'SETTLED',
+      callbacks: 1,
+      sms: 1,
+      outcomes: 2,
+    });
+    expect(await footprint(merchant, failed.payout_reference as string)).toEqual({
+      status: 701,
+      hold: 'RELEASED',
+      callbacks: 1,
+      sms: 0,
+      outcomes: 2,
+    });
     expect(await floatBalance(app, merchant)).toMatchObject({ balance: '890.0000', reserved_balance: '0.0000' });
   });
 
@@ -174,8 +239,18 @@ describe('payout processing', () => {
     outcomeOf.mockImplementation(async (p) => answers[p.payoutId] ?? sandboxAnswer(p));
     await reconciliation.reconcile(new Date(Date.now() + 3 * afterMs));
 
-    expect(await footprint(merchant, pending.payout_reference as string)).toMatchObject({ status: 700, hold: 'SETTLED', callbacks: 1, sms: 1 });
-    expect(await footprint(merchant, jammed.payout_reference as string)).toMatchObject({ status: 701, hold: 'RELEASED', callbacks: 1, sms: 0 });
+    expect(await footprint(merchant, pending.payout_reference as string)).toMatchObject({
+      status: 700,
+      hold: 'SETTLED',
+      callbacks: 1,
+      sms: 1,
+    });
+    expect(await footprint(merchant, jammed.payout_reference as string)).toMatchObject({
+      status: 701,
+      hold: 'RELEASED',
+      callbacks: 1,
+      sms: 0,
+    });
     const status = await gateway(app, merchant.token).get(`/v1/payouts/${pending.payout_reference}/status`).expect(200);
     expect(status.body.data).toMatchObject({ payment_status: 700, reference: 'RAIL-LATE-1' });
     expect(await floatBalance(app, merchant)).toMatchObject({ balance: '890.0000', reserved_balance: '0.0000' });
@@ -190,16 +265,55 @@ describe('payout processing', () => {
     expect((await floatBalance(app, merchant)).reserved_balance).toBe('220.0000');
     const db = process.env.DATABASE_URL!;
 
-    const settled = cliJson(await runCli(db, 'payout:resolve', '--client', merchant.clientCode, '--reference', toSettle.payout_reference as string, '--status', 'SUCCESSFUL', '--json'));
+    const settled = cliJson(
+      await runCli(
+        db,
+        'payout:resolve',
+        '--client',
+        merchant.clientCode,
+        '--reference',
+        toSettle.payout_reference as string,
+        '--status',
+        'SUCCESSFUL',
+        '--json',
+      ),
+    );
     expect(settled).toMatchObject({ payout_reference: toSettle.payout_reference, payment_status: 700, hold_status: 'SETTLED' });
-    const returned = cliJson(await runCli(db, 'payout:resolve', '--client', merchant.clientCode, '--reference', toReturn.payout_reference as string, '--status', 'FAILED', '--json'));
+    const returned = cliJson(
+      await runCli(
+        db,
+        'payout:resolve',
+        '--client',
+        merchant.clientCode,
+        '--reference',
+        toReturn.payout_reference as string,
+        '--status',
+        'FAILED',
+        '--json',
+      ),
+    );
     expect(returned).toMatchObject({ payout_reference: toReturn.payout_reference, payment_status: 701, hold_status: 'RELEASED' });
 
-    expect(await footprint(merchant, toSettle.payout_reference as string)).toEqual({ status: 700, hold: 'SETTLED', callbacks: 1, sms: 1, outcomes: 2 });
-    expect(await footprint(merchant, toReturn.payout_reference as string)).toMatchObject({ status: 701, hold: 'RELEASED', callbacks: 1, sms: 0 });
+    expect(await footprint(merchant, toSettle.payout_reference as string)).toEqual({
+      status: 700,
+      hold: 'SETTLED',
+      callbacks: 1,
+      sms: 1,
+      outcomes: 2,
+    });
+    expect(await footprint(merchant, toReturn.payout_reference as string)).toMatchObject({
+      status: 701,
+      hold: 'RELEASED',
+      callbacks: 1,
+      sms: 0,
+    });
     expect(await floatBalance(app, merchant)).toMatchObject({ balance: '890.0000', reserved_balance: '0.0000' });
     const b2b = await gateway(app, merchant.token).get(`/v1/payouts/b2b/${toReturn.payout_reference}/status`).expect(200);
-    expect(b2b.body).toMatchObject({ payment_status: 701, account_balance: '890.0000', result_description: 'Failed (resolved by operator)' });
+    expect(b2b.body).toMatchObject({
+      payment_status: 701,
+      account_balance: '890.0000',
+      result_description: 'Failed (resolved by operator)',
+    });
 
     // Already final, unknown, or a bad status: refused with a non-zero exit and one line on stderr, nothing moves.
     for (const args of [

@@ -18,7 +18,10 @@ describe('profiles (wallet document §2 Profile, §3, §4)', () => {
   afterAll(async () => app.close());
 
   const create = (t: TestTenant, body: Record<string, unknown>) => http().post('/api/v1/profiles').set('authorization', t.auth).send(body);
-  const fetch = (t: TestTenant, id: string) => http().get(`/api/v1/client-profiles/client-profile-id/${encodeURIComponent(id)}`).set('authorization', t.auth);
+  const fetch = (t: TestTenant, id: string) =>
+    http()
+      .get(`/api/v1/client-profiles/client-profile-id/${encodeURIComponent(id)}`)
+      .set('authorization', t.auth);
   const command = (t: TestTenant, id: string, cmd?: string) =>
     http()
       .post(`/api/v1/profiles/client-profile-id/${encodeURIComponent(id)}${cmd === undefined ? '' : `?command=${cmd}`}`)
@@ -26,7 +29,11 @@ describe('profiles (wallet document §2 Profile, §3, §4)', () => {
 
   describe('create', () => {
     it('answers 201 with profile_id and the fields as sent, msisdns as numbers', async () => {
-      const body = profileBody(tenant, { profile_type: 'BUSINESS', profile_msisdn: '+254712345678', contact_person_msisdn: '254798765432' });
+      const body = profileBody(tenant, {
+        profile_type: 'BUSINESS',
+        profile_msisdn: '+254712345678',
+        contact_person_msisdn: '254798765432',
+      });
       const res = await create(tenant, body).expect(201);
       expect(res.body).toEqual(
         expect.objectContaining({
@@ -68,10 +75,10 @@ describe('profiles (wallet document §2 Profile, §3, §4)', () => {
       expect(res.body).toEqual({ status: 409, message: expect.any(String), code: 'HttpException' });
       const fetched = await fetch(tenant, first.client_profile_id as string).expect(200);
       expect(fetched.body.profile_name).toBe(first.profile_name);
-      const [{ n }] = await dataSource(app).query('SELECT count(*)::int AS n FROM profiles WHERE client_id = $1 AND client_profile_id = $2', [
-        tenant.clientId,
-        first.client_profile_id,
-      ]);
+      const [{ n }] = await dataSource(app).query(
+        'SELECT count(*)::int AS n FROM profiles WHERE client_id = $1 AND client_profile_id = $2',
+        [tenant.clientId, first.client_profile_id],
+      );
       expect(n).toBe(1);
     });
 

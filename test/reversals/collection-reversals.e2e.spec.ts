@@ -57,11 +57,14 @@ describe('collection reversals', () => {
 
   const gw = (m: GatewayMerchant = merchant) => gateway(app, m.token);
   const reverse = (body: Record<string, unknown>, m: GatewayMerchant = merchant) => gw(m).post('/v1/reversals/initiate').send(body);
-  const reversalStatus = (reference: string, m: GatewayMerchant = merchant) => gw(m).get(`/v1/reversals/${encodeURIComponent(reference)}/status`);
+  const reversalStatus = (reference: string, m: GatewayMerchant = merchant) =>
+    gw(m).get(`/v1/reversals/${encodeURIComponent(reference)}/status`);
   const newReference = () => `rev-${randomUUID()}`;
 
   /** A charge that reached `status` (700 by default); returns its ids. */
-  async function charge(options: { amount?: string; msisdn?: string; status?: number; m?: GatewayMerchant; extra?: Record<string, unknown> } = {}) {
+  async function charge(
+    options: { amount?: string; msisdn?: string; status?: number; m?: GatewayMerchant; extra?: Record<string, unknown> } = {},
+  ) {
     const m = options.m ?? merchant;
     const body = chargeBody(m, {
       amount: options.amount ?? '100',
@@ -98,7 +101,11 @@ describe('collection reversals', () => {
     expect(await systemBalance(app, merchant.clientId, 'FEE_INCOME')).toBe(plus(feeStart, 10));
 
     const reference = newReference();
-    const accepted = await reverse({ reversal_reference: reference, payment_reference: payment.reference, reversal_reason: 'Customer returned the goods' });
+    const accepted = await reverse({
+      reversal_reference: reference,
+      payment_reference: payment.reference,
+      reversal_reason: 'Customer returned the goods',
+    });
     expect(accepted.status).toBe(200);
     expect(accepted.body).toEqual({
       status_code: 176,
@@ -126,7 +133,15 @@ describe('collection reversals', () => {
     expect(final).toBeDefined();
 
     expect(Object.keys(final!).sort()).toEqual(
-      ['currency_code', 'provider_transaction_id', 'receiver_narration', 'reversal_amount', 'reversal_date', 'reversal_reference', 'reversal_status'].sort(),
+      [
+        'currency_code',
+        'provider_transaction_id',
+        'receiver_narration',
+        'reversal_amount',
+        'reversal_date',
+        'reversal_reference',
+        'reversal_status',
+      ].sort(),
     );
     expect(final).toMatchObject({
       reversal_reference: reference,
@@ -150,7 +165,9 @@ describe('collection reversals', () => {
       receiver.at(clientCallbackUrl).find((c) => c.body.reversal_reference === reference),
     );
     expect(callback.body).toEqual(final);
-    expect(callback.headers.authorization).toBe(`Basic ${Buffer.from(`${merchant.callbackUsername}:${merchant.callbackPassword}`).toString('base64')}`);
+    expect(callback.headers.authorization).toBe(
+      `Basic ${Buffer.from(`${merchant.callbackUsername}:${merchant.callbackPassword}`).toString('base64')}`,
+    );
     expect(verifySignature(merchant.signingSecret, callback.rawBody, callback.headers['x-signature'] as string)).toBe(true);
     // The result goes to the merchant's configured URL, not to the charge's callback_url.
     expect(receiver.received.filter((c) => c.body.reversal_reference === reference)).toHaveLength(1);
@@ -164,10 +181,19 @@ describe('collection reversals', () => {
     await drainAccount(app, lean.settlementAccountId, '90');
     const feeBefore = await systemBalance(app, lean.clientId, 'FEE_INCOME');
     const reference = newReference();
-    expect((await reverse({ reversal_reference: reference, payment_reference: payment.reference, reversal_reason: 'refund' }, lean)).status).toBe(200);
+    expect(
+      (await reverse({ reversal_reference: reference, payment_reference: payment.reference, reversal_reason: 'refund' }, lean)).status,
+    ).toBe(200);
     const failed = await waitForReversal(reference, 'failed', lean);
-    expect(failed).toMatchObject({ reversal_reference: reference, reversal_status: 'failed', reversal_amount: '100.0000', currency_code: 'KES' });
-    const callback = await waitFor<ReceivedCallback>('the failed reversal callback', () => receiver.at(callbackUrl).find((c) => c.body.reversal_reference === reference));
+    expect(failed).toMatchObject({
+      reversal_reference: reference,
+      reversal_status: 'failed',
+      reversal_amount: '100.0000',
+      currency_code: 'KES',
+    });
+    const callback = await waitFor<ReceivedCallback>('the failed reversal callback', () =>
+      receiver.at(callbackUrl).find((c) => c.body.reversal_reference === reference),
+    );
     expect(callback.body).toEqual(failed);
     expect(await ledgerBalance(app, lean.settlementAccountNumber)).toBe('0.0000');
     expect(await systemBalance(app, lean.clientId, 'FEE_INCOME')).toBe(feeBefore);
@@ -176,7 +202,9 @@ describe('collection reversals', () => {
     // Once the money is back, a new reversal of the same payment goes through.
     await fundAccount(app, lean.settlementAccountId, '90');
     const retry = newReference();
-    expect((await reverse({ reversal_reference: retry, payment_reference: payment.reference, reversal_reason: 'refund' }, lean)).status).toBe(200);
+    expect(
+      (await reverse({ reversal_reference: retry, payment_reference: payment.reference, reversal_reason: 'refund' }, lean)).status,
+    ).toBe(200);
     await waitForReversal(retry, 'successful', lean);
     expect(await ledgerBalance(app, lean.settlementAccountNumber)).toBe('0.0000');
     expect((await gateway(app, lean.token).get(`/v1/transaction/${payment.id}/status`)).body.payment_status).toBe('702');
@@ -191,7 +219,9 @@ describe('collection reversals', () => {
     rail.refund = async () => ({ status: 'FAILED', reason: 'Payer wallet closed (operator)' });
     try {
       const reference = newReference();
-      expect((await reverse({ reversal_reference: reference, payment_reference: payment.reference, reversal_reason: 'refund' })).status).toBe(200);
+      expect(
+        (await reverse({ reversal_reference: reference, payment_reference: payment.reference, reversal_reason: 'refund' })).status,
+      ).toBe(200);
       expect(await waitForReversal(reference, 'failed')).toMatchObject({ reversal_status: 'failed', provider_transaction_id: null });
     } finally {
       rail.refund = refund;
@@ -211,20 +241,38 @@ describe('collection reversals', () => {
     const first = await charge();
     const second = await charge();
     const reference = newReference();
-    expect((await reverse({ reversal_reference: reference, payment_reference: first.reference, reversal_reason: 'refund' })).status).toBe(200);
-    expectRejected(await reverse({ reversal_reference: reference, payment_reference: second.reference, reversal_reason: 'refund' }), reference, MESSAGES.duplicate);
+    expect((await reverse({ reversal_reference: reference, payment_reference: first.reference, reversal_reason: 'refund' })).status).toBe(
+      200,
+    );
+    expectRejected(
+      await reverse({ reversal_reference: reference, payment_reference: second.reference, reversal_reason: 'refund' }),
+      reference,
+      MESSAGES.duplicate,
+    );
     // The same request again is a duplicate too, and the second payment was not touched.
-    expectRejected(await reverse({ reversal_reference: reference, payment_reference: first.reference, reversal_reason: 'refund' }), reference, MESSAGES.duplicate);
+    expectRejected(
+      await reverse({ reversal_reference: reference, payment_reference: first.reference, reversal_reason: 'refund' }),
+      reference,
+      MESSAGES.duplicate,
+    );
     await waitForReversal(reference, 'successful');
     expect((await gw().get(`/v1/transaction/${second.id}/status`)).body.payment_status).toBe('700');
   });
 
   it("Invalid Payment Reference: an unknown reference, and another merchant's payment, are refused alike", async () => {
     const reference = newReference();
-    expectRejected(await reverse({ reversal_reference: reference, payment_reference: `nope-${randomUUID()}`, reversal_reason: 'refund' }), reference, MESSAGES.invalidPayment);
+    expectRejected(
+      await reverse({ reversal_reference: reference, payment_reference: `nope-${randomUUID()}`, reversal_reason: 'refund' }),
+      reference,
+      MESSAGES.invalidPayment,
+    );
     const theirs = await charge({ m: other });
     const mine = newReference();
-    expectRejected(await reverse({ reversal_reference: mine, payment_reference: theirs.reference, reversal_reason: 'refund' }), mine, MESSAGES.invalidPayment);
+    expectRejected(
+      await reverse({ reversal_reference: mine, payment_reference: theirs.reference, reversal_reason: 'refund' }),
+      mine,
+      MESSAGES.invalidPayment,
+    );
     expect((await gw(other).get(`/v1/transaction/${theirs.id}/status`)).body.payment_status).toBe('700');
     // A rejected request keeps nothing: the reference is still free.
     const own = await charge();
@@ -234,12 +282,22 @@ describe('collection reversals', () => {
   it('Transaction Already Reversed: while a reversal is under way and after it succeeded', async () => {
     const payment = await charge();
     const first = newReference();
-    expect((await reverse({ reversal_reference: first, payment_reference: payment.reference, reversal_reason: 'refund' })).status).toBe(200);
+    expect((await reverse({ reversal_reference: first, payment_reference: payment.reference, reversal_reason: 'refund' })).status).toBe(
+      200,
+    );
     const during = newReference();
-    expectRejected(await reverse({ reversal_reference: during, payment_reference: payment.reference, reversal_reason: 'again' }), during, MESSAGES.alreadyReversed);
+    expectRejected(
+      await reverse({ reversal_reference: during, payment_reference: payment.reference, reversal_reason: 'again' }),
+      during,
+      MESSAGES.alreadyReversed,
+    );
     await waitForReversal(first, 'successful');
     const after = newReference();
-    expectRejected(await reverse({ reversal_reference: after, payment_reference: payment.reference, reversal_reason: 'again' }), after, MESSAGES.alreadyReversed);
+    expectRejected(
+      await reverse({ reversal_reference: after, payment_reference: payment.reference, reversal_reason: 'again' }),
+      after,
+      MESSAGES.alreadyReversed,
+    );
     expect((await reversalStatus(after)).status).toBe(404);
   });
 
@@ -247,14 +305,24 @@ describe('collection reversals', () => {
     const settlementBefore = await ledgerBalance(app, merchant.settlementAccountNumber);
     const failed = await charge({ msisdn: '254700000001', status: 701 });
     const r1 = newReference();
-    expectRejected(await reverse({ reversal_reference: r1, payment_reference: failed.reference, reversal_reason: 'refund' }), r1, MESSAGES.notEligible);
+    expectRejected(
+      await reverse({ reversal_reference: r1, payment_reference: failed.reference, reversal_reason: 'refund' }),
+      r1,
+      MESSAGES.notEligible,
+    );
 
     const partner = (await createWallet(app, merchant.tenant, { account_name: 'Partner' })).account_number;
     const split = await charge({ amount: '100', extra: { split_settlements: [{ account: partner, amount: '40', reason: 'commission' }] } });
-    const ack = await gw().post('/transactions/acknowledge').send({ payment_id: String(split.id), status: 'SUCCESSFUL', narration: 'ok' });
+    const ack = await gw()
+      .post('/transactions/acknowledge')
+      .send({ payment_id: String(split.id), status: 'SUCCESSFUL', narration: 'ok' });
     expect(ack.status).toBe(200);
     const r2 = newReference();
-    expectRejected(await reverse({ reversal_reference: r2, payment_reference: split.reference, reversal_reason: 'refund' }), r2, MESSAGES.notEligible);
+    expectRejected(
+      await reverse({ reversal_reference: r2, payment_reference: split.reference, reversal_reason: 'refund' }),
+      r2,
+      MESSAGES.notEligible,
+    );
     // Nothing was undone: the partner keeps its share and the settlement wallet keeps the rest.
     expect(await ledgerBalance(app, partner)).toBe('40.0000');
     expect(await ledgerBalance(app, merchant.settlementAccountNumber)).toBe(plus(settlementBefore, minus(90, 40)));
@@ -263,7 +331,11 @@ describe('collection reversals', () => {
     const body = chargeBody(merchant, { payer_msisdn: '254700000002', callback_url: receiver.url() });
     expect((await gw().post('/v1/mobile-money/charge').send(body)).status).toBe(200);
     const r3 = newReference();
-    expectRejected(await reverse({ reversal_reference: r3, payment_reference: body.external_reference, reversal_reason: 'refund' }), r3, MESSAGES.notEligible);
+    expectRejected(
+      await reverse({ reversal_reference: r3, payment_reference: body.external_reference, reversal_reason: 'refund' }),
+      r3,
+      MESSAGES.notEligible,
+    );
   });
 
   it('missing or blank fields are a 400 with status_code 172 and the reference', async () => {
@@ -279,7 +351,12 @@ describe('collection reversals', () => {
     for (const [body, echoed, mention] of cases) {
       const res = await reverse(body);
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ status_code: 172, status_description: 'Validation Failed', message: expect.stringMatching(mention), reference: echoed });
+      expect(res.body).toEqual({
+        status_code: 172,
+        status_description: 'Validation Failed',
+        message: expect.stringMatching(mention),
+        reference: echoed,
+      });
     }
     // None of them used the reference or touched the payment.
     expect((await reversalStatus(reference)).status).toBe(404);
@@ -289,14 +366,18 @@ describe('collection reversals', () => {
   it("is tenant-isolated: another merchant's reversal status is a 404 (status_code 120), and references are per merchant", async () => {
     const payment = await charge();
     const reference = newReference();
-    expect((await reverse({ reversal_reference: reference, payment_reference: payment.reference, reversal_reason: 'refund' })).status).toBe(200);
+    expect((await reverse({ reversal_reference: reference, payment_reference: payment.reference, reversal_reason: 'refund' })).status).toBe(
+      200,
+    );
     const foreign = await reversalStatus(reference, other);
     expect(foreign.status).toBe(404);
     expect(foreign.body).toEqual({ status_code: 120, status_description: 'Transaction not found', message: expect.any(String) });
     expect((await reversalStatus(`unknown-${randomUUID()}`)).status).toBe(404);
     await waitForReversal(reference, 'successful');
     // The other merchant's callback URL hears nothing of it.
-    expect(receiver.received.filter((c) => c.body.reversal_reference === reference && !c.path.startsWith(new URL(clientCallbackUrl).pathname))).toEqual([]);
+    expect(
+      receiver.received.filter((c) => c.body.reversal_reference === reference && !c.path.startsWith(new URL(clientCallbackUrl).pathname)),
+    ).toEqual([]);
   });
 
   it('reversing the payment of a hosted checkout turns the checkout to 840', async () => {
@@ -304,7 +385,9 @@ describe('collection reversals', () => {
     await request(app.getHttpServer()).post(`/checkout/${checkoutReference}/pay`).send({ msisdn: '254712345678' }).expect(200);
     await waitForCheckout(app, merchant, mtid, 801);
     const reference = newReference();
-    expect((await reverse({ reversal_reference: reference, payment_reference: mtid, reversal_reason: 'event cancelled' })).status).toBe(200);
+    expect((await reverse({ reversal_reference: reference, payment_reference: mtid, reversal_reason: 'event cancelled' })).status).toBe(
+      200,
+    );
     await waitForReversal(reference, 'successful');
     const reversed = await waitForCheckout(app, merchant, mtid, 840);
     expect(reversed.payments).toEqual([expect.objectContaining({ payment_status: 702 })]);

@@ -104,7 +104,12 @@ describe('npm run sandbox, then npm run admin from a second terminal', () => {
 
     // One short line per request, and no raw JSON log lines anywhere (Nest's start-up chatter is left out).
     await waitFor('the request log line', () => /\d\d:\d\d:\d\d {2}POST \/v1\/auth 200 \d+ ms/.test(sandbox.output()), 10_000);
-    expect(sandbox.output().split('\n').filter((l) => l.trimStart().startsWith('{"'))).toEqual([]);
+    expect(
+      sandbox
+        .output()
+        .split('\n')
+        .filter((l) => l.trimStart().startsWith('{"')),
+    ).toEqual([]);
     const beforeBox = sandbox.output().slice(0, sandbox.output().indexOf('┌')).split('\n');
     expect(beforeBox.length).toBeLessThan(25);
     expect(sandbox.output()).not.toMatch(/Mapped \{/);

@@ -73,7 +73,12 @@ describe('split settlements', () => {
 
   /** A successful charge of `amount` carrying the splits; resolves once the payment reads 700. */
   async function paidCharge(amount: string, splits: unknown[], m: GatewayMerchant = merchant, overrides: Record<string, unknown> = {}) {
-    const body = chargeBody(m, { amount, callback_url: receiver.url(), extra_data: { order: 'S-1', split_settlements: splits }, ...overrides });
+    const body = chargeBody(m, {
+      amount,
+      callback_url: receiver.url(),
+      extra_data: { order: 'S-1', split_settlements: splits },
+      ...overrides,
+    });
     const res = await gw(m).post('/v1/mobile-money/charge').send(body);
     expect(res.status).toBe(200);
     const result = await waitForPaymentStatus(app, m, res.body.charge_request_id, 700);
@@ -92,7 +97,11 @@ describe('split settlements', () => {
       ['an unknown partner account', () => [{ account: 'W999999999', amount: 10, reason: 'x' }], /W999999999.*does not exist/],
       ["another client's wallet", () => [{ account: foreignWallet, amount: 10, reason: 'x' }], /does not exist/],
       ['an inactive (suspended) partner wallet', () => [{ account: suspendedWallet, amount: 10, reason: 'x' }], /not active/],
-      ['a partner wallet whose profile is deactivated', () => [{ account: deactivatedProfileWallet, amount: 10, reason: 'x' }], /not active/],
+      [
+        'a partner wallet whose profile is deactivated',
+        () => [{ account: deactivatedProfileWallet, amount: 10, reason: 'x' }],
+        /not active/,
+      ],
       ['a partner wallet in another currency', () => [{ account: usdWallet, amount: 10, reason: 'x' }], /not a KES wallet/],
       ['a zero amount', () => [{ account: partnerA, amount: 0, reason: 'x' }], /amount/],
       ['a negative amount', () => [{ account: partnerA, amount: '-5', reason: 'x' }], /amount/],
@@ -105,7 +114,14 @@ describe('split settlements', () => {
         ],
         /exceeds the amount/,
       ],
-      ['a partner named twice', () => [{ account: partnerA, amount: 1, reason: 'x' }, { account: partnerA, amount: 2, reason: 'y' }], /more than once/],
+      [
+        'a partner named twice',
+        () => [
+          { account: partnerA, amount: 1, reason: 'x' },
+          { account: partnerA, amount: 2, reason: 'y' },
+        ],
+        /more than once/,
+      ],
       ['an empty list', () => [], /split_settlements/],
     ];
 
@@ -118,10 +134,16 @@ describe('split settlements', () => {
     });
 
     it('a checkout with invalid splits is refused the same way and opens no session', async () => {
-      const body = checkoutBody(merchant, receiver, { amount: 100, extra_data: { split_settlements: [{ account: foreignWallet, amount: 10, reason: 'x' }] } });
+      const body = checkoutBody(merchant, receiver, {
+        amount: 100,
+        extra_data: { split_settlements: [{ account: foreignWallet, amount: 10, reason: 'x' }] },
+      });
       expectValidationFailure(await gw().post('/v2/checkout/initiate').send(body), /does not exist/);
       expect((await gw().get(`/v2/checkout/status/${body.merchant_transaction_id}`)).status).toBe(404);
-      const over = checkoutBody(merchant, receiver, { amount: 100, extra_data: { split_settlements: [{ account: partnerA, amount: 101, reason: 'x' }] } });
+      const over = checkoutBody(merchant, receiver, {
+        amount: 100,
+        extra_data: { split_settlements: [{ account: partnerA, amount: 101, reason: 'x' }] },
+      });
       expectValidationFailure(await gw().post('/v2/checkout/initiate').send(over), /exceeds the amount/);
     });
 
@@ -144,19 +166,32 @@ describe('split settlements', () => {
         .expect(201);
       const serviceCode = created.body.client_service_code as string;
       const settlement = await createWallet(app, merchant.tenant, { account_name: 'Marketplace settlement' });
-      await app.get(ClientServicesService).setSettlementWallet(dataSource(app).manager, merchant.clientId, serviceCode, settlement.account_id);
+      await app
+        .get(ClientServicesService)
+        .setSettlementWallet(dataSource(app).manager, merchant.clientId, serviceCode, settlement.account_id);
 
-      const { stdout } = await run(process.execPath, [CLI_JS, 'service:partner-add', '--service', serviceCode, '--account', partnerB, '--json'], {
-        env: { ...process.env, DATABASE_URL: sandbox.db.url, REDIS_URL: sandbox.redis.url, LOG_LEVEL: 'silent' },
-        timeout: 30_000,
-      });
+      const { stdout } = await run(
+        process.execPath,
+        [CLI_JS, 'service:partner-add', '--service', serviceCode, '--account', partnerB, '--json'],
+        {
+          env: { ...process.env, DATABASE_URL: sandbox.db.url, REDIS_URL: sandbox.redis.url, LOG_LEVEL: 'silent' },
+          timeout: 30_000,
+        },
+      );
       expect(JSON.parse(stdout)).toEqual({ service_code: serviceCode, mandatory_partner_accounts: [partnerB] });
 
-      const withoutSplits = await gw().post('/v1/mobile-money/charge').send(chargeBody(merchant, { service_code: serviceCode, extra_data: {} }));
+      const withoutSplits = await gw()
+        .post('/v1/mobile-money/charge')
+        .send(chargeBody(merchant, { service_code: serviceCode, extra_data: {} }));
       expectValidationFailure(withoutSplits, new RegExp(`mandatory partner accounts: ${partnerB}`));
       const missingB = await gw()
         .post('/v1/mobile-money/charge')
-        .send(chargeBody(merchant, { service_code: serviceCode, extra_data: { split_settlements: [{ account: partnerA, amount: 5, reason: 'x' }] } }));
+        .send(
+          chargeBody(merchant, {
+            service_code: serviceCode,
+            extra_data: { split_settlements: [{ account: partnerA, amount: 5, reason: 'x' }] },
+          }),
+        );
       expectValidationFailure(missingB, new RegExp(partnerB));
       const checkout = await gw()
         .post('/v2/checkout/initiate')
@@ -165,10 +200,21 @@ describe('split settlements', () => {
 
       const withB = await gw()
         .post('/v1/mobile-money/charge')
-        .send(chargeBody(merchant, { service_code: serviceCode, extra_data: { split_settlements: [{ account: partnerB, amount: 5, reason: 'platform fee' }] } }));
+        .send(
+          chargeBody(merchant, {
+            service_code: serviceCode,
+            extra_data: { split_settlements: [{ account: partnerB, amount: 5, reason: 'platform fee' }] },
+          }),
+        );
       expect(withB.status).toBe(200);
       // Other services of the client are not affected.
-      expect((await gw().post('/v1/mobile-money/charge').send(chargeBody(merchant, { extra_data: {} }))).status).toBe(200);
+      expect(
+        (
+          await gw()
+            .post('/v1/mobile-money/charge')
+            .send(chargeBody(merchant, { extra_data: {} }))
+        ).status,
+      ).toBe(200);
     });
   });
 
@@ -199,7 +245,11 @@ describe('split settlements', () => {
 
       const again = await acknowledge({ payment_id: paymentId, status: 'SUCCESSFUL', narration: 'again' });
       expect(again.status).toBe(409);
-      expect(again.body).toMatchObject({ status_code: expect.any(Number), status_description: expect.any(String), message: expect.any(String) });
+      expect(again.body).toMatchObject({
+        status_code: expect.any(Number),
+        status_description: expect.any(String),
+        message: expect.any(String),
+      });
       const failedLater = await acknowledge({ payment_id: paymentId, status: 'FAILED', narration: 'changed my mind' });
       expect(failedLater.status).toBe(409);
       expect(await balances()).toEqual(after);
@@ -236,7 +286,12 @@ describe('split settlements', () => {
       }
       const pending = await gw()
         .post('/v1/mobile-money/charge')
-        .send(chargeBody(merchant, { payer_msisdn: '254700000002', extra_data: { split_settlements: [{ account: partnerA, amount: 5, reason: 'x' }] } }));
+        .send(
+          chargeBody(merchant, {
+            payer_msisdn: '254700000002',
+            extra_data: { split_settlements: [{ account: partnerA, amount: 5, reason: 'x' }] },
+          }),
+        );
       expect(pending.status).toBe(200);
       const before = await balances();
       const res = await acknowledge({ payment_id: String(pending.body.charge_request_id), status: 'SUCCESSFUL', narration: 'too early' });
@@ -277,7 +332,12 @@ describe('split settlements', () => {
     it('a checkout paid in full carries its splits: confirming its payment distributes them', async () => {
       const { mtid, reference } = await initiateCheckout(app, merchant, receiver, {
         amount: 1000,
-        extra_data: { split_settlements: [{ account: partnerA, amount: 250, reason: 'commission' }, { account: partnerB, amount: '0.0001', reason: 'tip' }] },
+        extra_data: {
+          split_settlements: [
+            { account: partnerA, amount: 250, reason: 'commission' },
+            { account: partnerB, amount: '0.0001', reason: 'tip' },
+          ],
+        },
       });
       await request(app.getHttpServer()).post(`/checkout/${reference}/pay`).send({ msisdn: '254712345678' }).expect(200);
       const paid = await waitForCheckout(app, merchant, mtid, 801);

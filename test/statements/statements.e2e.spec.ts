@@ -14,7 +14,8 @@ const DOC = '/api/v1/account-statements/doc';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A KES amount as an accountant reads it: 2 decimals, thousands separated ("1,115.50"). */
-const displayKes = (value: string) => new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(Number(value));
+const displayKes = (value: string) =>
+  new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(Number(value));
 
 describe('account statements (GET /account-statements/doc)', () => {
   let app: NestFastifyApplication;
@@ -205,7 +206,9 @@ describe('account statements (GET /account-statements/doc)', () => {
   it('streams a PDF statement showing the account, the rows and the closing balance', async () => {
     const res = await statement({ ...period(), doc_type: 'PDF' }).expect(200);
     expect(res.headers['content-type']).toBe('application/pdf');
-    expect(res.headers['content-disposition']).toMatch(new RegExp(`^attachment; filename="statement-${walletA.account_number}-[0-9-]+\\.pdf"$`));
+    expect(res.headers['content-disposition']).toMatch(
+      new RegExp(`^attachment; filename="statement-${walletA.account_number}-[0-9-]+\\.pdf"$`),
+    );
     const pdf: Buffer = res.body;
     expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
     const pages = pdfPages(pdf);
@@ -239,12 +242,25 @@ describe('account statements (GET /account-statements/doc)', () => {
   it('takes a bare end date as the whole day and starts from a zero opening balance before the first posting', async () => {
     const yesterday = new Date(periodStart.getTime() - 86_400_000).toISOString().slice(0, 10);
     const today = new Date().toISOString().slice(0, 10);
-    const res = await statement({ account_number: walletA.account_number, start_date: yesterday, end_date: today, doc_type: 'EXCEL' }).expect(200);
-    expect(res.headers['content-disposition']).toBe(`attachment; filename="statement-${walletA.account_number}-${yesterday}-${today}.xlsx"`);
+    const res = await statement({
+      account_number: walletA.account_number,
+      start_date: yesterday,
+      end_date: today,
+      doc_type: 'EXCEL',
+    }).expect(200);
+    expect(res.headers['content-disposition']).toBe(
+      `attachment; filename="statement-${walletA.account_number}-${yesterday}-${today}.xlsx"`,
+    );
     const { labels, rows, money } = await readWorkbook(res.body);
     expect(money(labels.get('Opening balance'))).toBe('0.0000');
     expect(rows).toHaveLength(1 + 9 + 2); // the funding, the period's nine lines, the late credit and its fee
-    expect(rows[0]).toMatchObject({ credit: '1000.0000', balance: '1000.0000', source: 'Credit', narration: 'Wallet funding', reference: '' });
+    expect(rows[0]).toMatchObject({
+      credit: '1000.0000',
+      balance: '1000.0000',
+      source: 'Credit',
+      narration: 'Wallet funding',
+      reference: '',
+    });
     expect(money(labels.get('Closing balance'))).toBe(rows[rows.length - 1].balance);
   });
 
@@ -279,7 +295,12 @@ describe('account statements (GET /account-statements/doc)', () => {
       );
       expect(body.message).toEqual(['end_date must not be before start_date']);
       expectError(
-        await statement({ account_number: walletA.account_number, start_date: '2025-02-01T10:00:00Z', end_date: '2025-02-01T09:59:59Z', doc_type: 'PDF' }),
+        await statement({
+          account_number: walletA.account_number,
+          start_date: '2025-02-01T10:00:00Z',
+          end_date: '2025-02-01T09:59:59Z',
+          doc_type: 'PDF',
+        }),
         400,
       );
     });
@@ -287,7 +308,12 @@ describe('account statements (GET /account-statements/doc)', () => {
     it('answers 400 when the period has no transactions (and gives its connection back every time)', async () => {
       for (let i = 0; i < 25; i++) {
         const body = expectError(
-          await statement({ account_number: walletA.account_number, start_date: '2000-01-01', end_date: '2000-12-31', doc_type: i % 2 ? 'PDF' : 'EXCEL' }),
+          await statement({
+            account_number: walletA.account_number,
+            start_date: '2000-01-01',
+            end_date: '2000-12-31',
+            doc_type: i % 2 ? 'PDF' : 'EXCEL',
+          }),
           400,
         );
         expect(body.message).toBe('No transactions in the period');
@@ -303,7 +329,9 @@ describe('account statements (GET /account-statements/doc)', () => {
     });
 
     it('answers 401 without a token', async () => {
-      const res = await http().get(DOC).query({ ...period(), doc_type: 'PDF' });
+      const res = await http()
+        .get(DOC)
+        .query({ ...period(), doc_type: 'PDF' });
       expect(res.status).toBe(401);
     });
   });

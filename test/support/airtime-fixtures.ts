@@ -47,7 +47,9 @@ export async function createAirtimeMerchant(
   const airtimePassword = `pw-${randomUUID()}`;
   const airtimeUrl = receiver ? receiver.url(`/airtime/${randomUUID()}`) : null;
   if (airtimeUrl) {
-    await app.get(CallbackSettingsService).setEndpoint(merchant.clientId, 'airtime', { url: airtimeUrl, username: airtimeUsername, password: airtimePassword });
+    await app
+      .get(CallbackSettingsService)
+      .setEndpoint(merchant.clientId, 'airtime', { url: airtimeUrl, username: airtimeUsername, password: airtimePassword });
   }
   return { ...merchant, airtimeUrl, airtimeUsername, airtimePassword };
 }
@@ -57,7 +59,9 @@ export function airtimeBody(recipients: Array<{ phone_number: unknown; amount: u
 }
 
 export function sendAirtime(app: NestFastifyApplication, merchant: GatewayMerchant, body: unknown) {
-  return gateway(app, merchant.token).post('/v1/gw/airtime/send').send(body as object);
+  return gateway(app, merchant.token)
+    .post('/v1/gw/airtime/send')
+    .send(body as object);
 }
 
 export function airtimeStatus(app: NestFastifyApplication, merchant: GatewayMerchant, reference: string) {

@@ -138,5 +138,7 @@ export async function killChild(child: Child): Promise<void> {
 }
 
 export function diagnostics(children: Child[]): string {
-  return children.map((c) => `--- ${c.name} (exit ${c.process.exitCode}, signal ${c.process.signalCode})\n${c.output.join('').slice(-3000)}`).join('\n');
+  return children
+    .map((c) => `--- ${c.name} (exit ${c.process.exitCode}, signal ${c.process.signalCode})\n${c.output.join('').slice(-3000)}`)
+    .join('\n');
 }

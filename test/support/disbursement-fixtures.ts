@@ -20,8 +20,22 @@ export const PAYOUT_FEE = '10.0000';
 
 /** Recipient numbers of the sandbox rails table (provider contract §7) and the payout status each one gives. */
 export const SANDBOX = {
-  mobile: { failed: '254700000001', pending: '254700000002', jammed: '254700000003', otp: '254700000004', authorize: '254700000005', ok: '254712345678' },
-  account: { failed: '0000000001', pending: '0000000002', jammed: '0000000003', otp: '0000000004', authorize: '0000000005', ok: '1234567890' },
+  mobile: {
+    failed: '254700000001',
+    pending: '254700000002',
+    jammed: '254700000003',
+    otp: '254700000004',
+    authorize: '254700000005',
+    ok: '254712345678',
+  },
+  account: {
+    failed: '0000000001',
+    pending: '0000000002',
+    jammed: '0000000003',
+    otp: '0000000004',
+    authorize: '0000000005',
+    ok: '1234567890',
+  },
 } as const;
 
 export type SandboxRow = 'failed' | 'pending' | 'jammed' | 'otp' | 'authorize' | 'ok';
@@ -55,7 +69,10 @@ export async function createPayoutMerchant(
   app: NestFastifyApplication,
   options: { float?: Decimal.Value; serviceOverrides?: Record<string, unknown>; clientCallbackUrl?: string } = {},
 ): Promise<GatewayMerchant> {
-  const merchant = await createGatewayMerchant(app, { serviceOverrides: options.serviceOverrides, clientCallbackUrl: options.clientCallbackUrl });
+  const merchant = await createGatewayMerchant(app, {
+    serviceOverrides: options.serviceOverrides,
+    clientCallbackUrl: options.clientCallbackUrl,
+  });
   const float = new Decimal(options.float ?? '1000000');
   if (float.gt(0)) await fundFloat(app, merchant, float);
   return merchant;
@@ -94,7 +111,11 @@ export function localPayoutBody(merchant: GatewayMerchant, overrides: Record<str
 
 /** A local MOBILE payout to a sandbox row's number (phone and wallet account number both that number). */
 export function mobilePayoutBody(merchant: GatewayMerchant, row: SandboxRow, overrides: Record<string, unknown> = {}) {
-  return localPayoutBody(merchant, { recipient_phone_number: SANDBOX.mobile[row], recipient_account_number: SANDBOX.mobile[row], ...overrides });
+  return localPayoutBody(merchant, {
+    recipient_phone_number: SANDBOX.mobile[row],
+    recipient_account_number: SANDBOX.mobile[row],
+    ...overrides,
+  });
 }
 
 /** A local BANK payout to a sandbox row's account number; the phone is an ordinary number, so only the account decides. */
@@ -188,16 +209,17 @@ export async function floatBalance(app: NestFastifyApplication, merchant: Gatewa
 
 /** What the float should read: available (`balance`) and reserved; ledger_balance is their sum. */
 export function expectedFloat(available: Decimal.Value, reserved: Decimal.Value = 0): FloatBalance {
-  return { balance: dec(available), currency: 'KES', status: 'ACTIVE', ledger_balance: plus(available, reserved), reserved_balance: dec(reserved) };
+  return {
+    balance: dec(available),
+    currency: 'KES',
+    status: 'ACTIVE',
+    ledger_balance: plus(available, reserved),
+    reserved_balance: dec(reserved),
+  };
 }
 
 /** The acknowledgement of the payout family (provider contract §5): 720 → 200, 721 → 400, 722 → 409, 723 → 404. */
-export function expectPayoutAnswer(
-  res: request.Response,
-  code: 720 | 721 | 722 | 723,
-  reference?: string,
-  errorCode?: string,
-): void {
+export function expectPayoutAnswer(res: request.Response, code: 720 | 721 | 722 | 723, reference?: string, errorCode?: string): void {
   const http = { 720: 200, 721: 400, 722: 409, 723: 404 }[code];
   expect({ status: res.status, response_code: res.body?.response_code }).toEqual({ status: http, response_code: code });
   expect(res.body.response_description).toEqual(expect.stringMatching(/\S/));
@@ -227,7 +249,11 @@ export async function waitForPayoutStatus(
 }
 
 /** The payout row (D1's `payouts` table) of a reference, with its hold; undefined when nothing was stored. */
-export async function payoutRow(app: NestFastifyApplication, clientId: string, reference: string): Promise<Record<string, any> | undefined> {
+export async function payoutRow(
+  app: NestFastifyApplication,
+  clientId: string,
+  reference: string,
+): Promise<Record<string, any> | undefined> {
   const [row] = await dataSource(app).query(
     `SELECT p.*, h.status AS hold_status, h.outcome_entry_id FROM payouts p LEFT JOIN float_holds h ON h.id = p.hold_id
      WHERE p.client_id = $1 AND p.payout_reference = $2`,
@@ -237,7 +263,10 @@ export async function payoutRow(app: NestFastifyApplication, clientId: string, r
 }
 
 /** Everything a request could have written for a client: journal entries, holds, payouts. A rejection changes none. */
-export async function storedCounts(app: NestFastifyApplication, clientId: string): Promise<{ entries: number; holds: number; payouts: number }> {
+export async function storedCounts(
+  app: NestFastifyApplication,
+  clientId: string,
+): Promise<{ entries: number; holds: number; payouts: number }> {
   const [row] = await dataSource(app).query(
     `SELECT (SELECT count(*)::int FROM journal_entries WHERE client_id = $1) AS entries,
             (SELECT count(*)::int FROM float_holds WHERE client_id = $1) AS holds,
@@ -261,12 +290,16 @@ export interface BasicCredentials {
 export function expectSignedCallback(callback: ReceivedCallback, merchant: GatewayMerchant, basic: BasicCredentials | null): void {
   expect(callback.method).toBe('POST');
   expect(callback.headers['content-type']).toMatch(/^application\/json/);
-  expect(callback.headers.authorization).toBe(basic ? `Basic ${Buffer.from(`${basic.username}:${basic.password}`).toString('base64')}` : undefined);
+  expect(callback.headers.authorization).toBe(
+    basic ? `Basic ${Buffer.from(`${basic.username}:${basic.password}`).toString('base64')}` : undefined,
+  );
   const signature = callback.headers['x-signature'] as string;
   expect(signature).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
   expect(verifySignature(merchant.signingSecret, callback.rawBody, signature)).toBe(true);
   // The signature covers the body and needs the client's secret.
-  expect(verifySignature(merchant.signingSecret, callback.rawBody.replace('"payout_reference"', '"payout_referencE"'), signature)).toBe(false);
+  expect(verifySignature(merchant.signingSecret, callback.rawBody.replace('"payout_reference"', '"payout_referencE"'), signature)).toBe(
+    false,
+  );
   expect(verifySignature('whsec_not-the-secret', callback.rawBody, signature)).toBe(false);
   expect(callback.headers['x-event-id']).toEqual(expect.stringMatching(/\S{8,}/));
 }
@@ -287,8 +320,11 @@ export interface CliResult {
 /** Runs the compiled operator CLI (`npm run admin -- …`) against a database. */
 export function runCli(databaseUrl: string, ...args: string[]): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI_JS, ...args], { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' }, timeout: 60_000 }, (error, stdout, stderr) =>
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+    execFile(
+      process.execPath,
+      [CLI_JS, ...args],
+      { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' }, timeout: 60_000 },
+      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
     );
   });
 }

@@ -308,8 +308,15 @@ export function gateway(app: NestFastifyApplication | string, token?: string) {
   };
 }
 
-export async function paymentRow(app: NestFastifyApplication, clientId: string, externalReference: string): Promise<Record<string, any> | undefined> {
-  const [row] = await dataSource(app).query(`SELECT * FROM payments WHERE client_id = $1 AND external_reference = $2`, [clientId, externalReference]);
+export async function paymentRow(
+  app: NestFastifyApplication,
+  clientId: string,
+  externalReference: string,
+): Promise<Record<string, any> | undefined> {
+  const [row] = await dataSource(app).query(`SELECT * FROM payments WHERE client_id = $1 AND external_reference = $2`, [
+    clientId,
+    externalReference,
+  ]);
   return row;
 }
 
@@ -326,10 +333,14 @@ export async function waitForPaymentStatus(
   status: number,
   timeoutMs = 15_000,
 ): Promise<Record<string, unknown>> {
-  return waitFor(`payment ${chargeRequestId} to reach ${status}`, async () => {
-    const res = await gateway(app, merchant.token).get(`/v1/transaction/${chargeRequestId}/status`);
-    return res.status === 200 && res.body.payment_status === String(status) ? (res.body as Record<string, unknown>) : undefined;
-  }, timeoutMs);
+  return waitFor(
+    `payment ${chargeRequestId} to reach ${status}`,
+    async () => {
+      const res = await gateway(app, merchant.token).get(`/v1/transaction/${chargeRequestId}/status`);
+      return res.status === 200 && res.body.payment_status === String(status) ? (res.body as Record<string, unknown>) : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 /** The merchant's delivery log of one reference (GET /v1/callbacks). */

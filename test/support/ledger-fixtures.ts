@@ -10,10 +10,10 @@ import { dataSource } from './test-app';
  * money directly through the ledger write a FUNDING wallet operation for each entry, in the same DB transaction.
  */
 export async function recordFundingOperation(manager: EntityManager, clientId: string, entryId: string): Promise<void> {
-  await manager.query(
-    `INSERT INTO wallet_operations (client_id, kind, entry_id, source_transaction_id) VALUES ($1, 'FUNDING', $2, NULL)`,
-    [clientId, entryId],
-  );
+  await manager.query(`INSERT INTO wallet_operations (client_id, kind, entry_id, source_transaction_id) VALUES ($1, 'FUNDING', $2, NULL)`, [
+    clientId,
+    entryId,
+  ]);
 }
 
 /** Posts one entry together with its business record; commits both or neither. */

@@ -35,7 +35,11 @@ export function serviceBody(tenant: TestTenant, overrides: Record<string, unknow
 }
 
 /** Creates a client service through the API and returns its code. */
-export async function createService(app: NestFastifyApplication, tenant: TestTenant, overrides: Record<string, unknown> = {}): Promise<string> {
+export async function createService(
+  app: NestFastifyApplication,
+  tenant: TestTenant,
+  overrides: Record<string, unknown> = {},
+): Promise<string> {
   const res = await http(app).post('/api/v1/client-services').set('authorization', tenant.auth).send(serviceBody(tenant, overrides));
   if (res.status !== 201) throw new Error(`client service create failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.client_service_code;

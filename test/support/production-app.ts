@@ -19,10 +19,18 @@ export class TestOperatorRail extends SandboxMobileMoneyRail {}
 export class TestPayoutRail extends SandboxPayoutRail {}
 export class TestAirtimeRail extends SandboxAirtimeRail {}
 
-export const PRODUCTION_ENV = { APP_ENV: 'production', JWT_SECRET: 'production-test-secret-0123456789abcdef', DOCS_ENABLED: '', METRICS_TOKEN: '' };
+export const PRODUCTION_ENV = {
+  APP_ENV: 'production',
+  JWT_SECRET: 'production-test-secret-0123456789abcdef',
+  DOCS_ENABLED: '',
+  METRICS_TOKEN: '',
+};
 
 /** The HTTP application with APP_ENV=production (and any other env given), its rails played by the test adapters above. */
-export async function createProductionApp(env: Record<string, string> = {}, role: 'api' | 'sandbox' = 'api'): Promise<NestFastifyApplication> {
+export async function createProductionApp(
+  env: Record<string, string> = {},
+  role: 'api' | 'sandbox' = 'api',
+): Promise<NestFastifyApplication> {
   const restore = withEnv({ ...PRODUCTION_ENV, ...env });
   try {
     const moduleRef = await Test.createTestingModule({ imports: [rootModule(role)] })

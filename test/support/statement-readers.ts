@@ -94,5 +94,12 @@ export async function readWorkbook(buffer: Buffer) {
     }
     if (typeof first === 'string') labels.set(first, values[2]);
   });
-  return { labels, rows, totals: totals as { debit: string; credit: string } | null, money, amountFormats, title: sheet.getRow(1).getCell(1).value };
+  return {
+    labels,
+    rows,
+    totals: totals as { debit: string; credit: string } | null,
+    money,
+    amountFormats,
+    title: sheet.getRow(1).getCell(1).value,
+  };
 }

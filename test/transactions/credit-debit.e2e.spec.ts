@@ -240,9 +240,20 @@ describe('credit and debit (POST /api/v1/transactions?command=CREDIT|DEBIT)', ()
     });
 
     it('an unknown command → 400; no token → 401', async () => {
-      await http(app).post('/api/v1/transactions?command=REFUND').set('authorization', tenant.auth).send(moneyBody(tenant, account, noFee, 1)).expect(400);
-      await http(app).post('/api/v1/transactions').set('authorization', tenant.auth).send(moneyBody(tenant, account, noFee, 1)).expect(400);
-      await http(app).post('/api/v1/transactions?command=CREDIT').send(moneyBody(tenant, account, noFee, 1)).expect(401);
+      await http(app)
+        .post('/api/v1/transactions?command=REFUND')
+        .set('authorization', tenant.auth)
+        .send(moneyBody(tenant, account, noFee, 1))
+        .expect(400);
+      await http(app)
+        .post('/api/v1/transactions')
+        .set('authorization', tenant.auth)
+        .send(moneyBody(tenant, account, noFee, 1))
+        .expect(400);
+      await http(app)
+        .post('/api/v1/transactions?command=CREDIT')
+        .send(moneyBody(tenant, account, noFee, 1))
+        .expect(401);
       expect(await balance(app, account)).toBe('10000.0000');
     });
   });
@@ -289,7 +300,10 @@ describe('credit and debit (POST /api/v1/transactions?command=CREDIT|DEBIT)', ()
       const account = await set.create();
       await fund(app, tenant, account, 100);
       const profileCommand = (cmd: string) =>
-        http(app).post(`/api/v1/profiles/client-profile-id/${set.clientProfileId}?command=${cmd}`).set('authorization', tenant.auth).expect(200);
+        http(app)
+          .post(`/api/v1/profiles/client-profile-id/${set.clientProfileId}?command=${cmd}`)
+          .set('authorization', tenant.auth)
+          .expect(200);
       await profileCommand('DEACTIVATE');
       for (const command of ['CREDIT', 'DEBIT'] as const) {
         const res = await post(app, tenant, command, moneyBody(tenant, account, noFee, 10)).expect(400);

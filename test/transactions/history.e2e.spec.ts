@@ -87,20 +87,29 @@ describe('transaction history', () => {
   it('date filters select records booked inside [start_date, end_date]', async () => {
     const dated = await wallets.create();
     const early = [];
-    for (let i = 0; i < 3; i++) early.push((await post(app, tenant, 'CREDIT', moneyBody(tenant, dated, noFee, 10)).expect(201)).body.transaction_id);
+    for (let i = 0; i < 3; i++)
+      early.push((await post(app, tenant, 'CREDIT', moneyBody(tenant, dated, noFee, 10)).expect(201)).body.transaction_id);
     const middle = await dbNow();
     const late = [];
-    for (let i = 0; i < 4; i++) late.push((await post(app, tenant, 'CREDIT', moneyBody(tenant, dated, noFee, 10)).expect(201)).body.transaction_id);
+    for (let i = 0; i < 4; i++)
+      late.push((await post(app, tenant, 'CREDIT', moneyBody(tenant, dated, noFee, 10)).expect(201)).body.transaction_id);
     const end = await dbNow();
     await post(app, tenant, 'CREDIT', moneyBody(tenant, dated, noFee, 10)).expect(201);
 
     const ids = (res: { body: { records: Rec[] } }) => res.body.records.map((r) => r.transaction_id);
     expect(ids(await history(dated, `?end_date=${middle}`).expect(200))).toEqual(early);
     expect(ids(await history(dated, `?start_date=${middle}&end_date=${end}`).expect(200))).toEqual(late);
-    expect(await history(dated, `?start_date=${end}`).expect(200).then((r) => r.body.records.length)).toBe(1);
+    expect(
+      await history(dated, `?start_date=${end}`)
+        .expect(200)
+        .then((r) => r.body.records.length),
+    ).toBe(1);
     // Paging inside a date window stays inside it.
     const page1 = await history(dated, `?start_date=${middle}&end_date=${end}&limit=3`).expect(200);
-    const page2 = await history(dated, `?start_date=${middle}&end_date=${end}&limit=3&cursor=${encodeURIComponent(page1.body.next_cursor)}`).expect(200);
+    const page2 = await history(
+      dated,
+      `?start_date=${middle}&end_date=${end}&limit=3&cursor=${encodeURIComponent(page1.body.next_cursor)}`,
+    ).expect(200);
     expect([...ids(page1), ...ids(page2)]).toEqual(late);
     expect(page2.body.next_cursor).toBeNull();
   });

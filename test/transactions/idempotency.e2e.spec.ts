@@ -73,7 +73,11 @@ describe('idempotency of credits, debits and transfers', () => {
     // The key is shared across credits, debits and transfers.
     await post(app, tenant, 'DEBIT', body).expect(409);
     const second = await wallets.create();
-    await transfer(app, tenant, transferBody(tenant, account, second, noFee, 1, { source_transaction_id: body.source_transaction_id })).expect(409);
+    await transfer(
+      app,
+      tenant,
+      transferBody(tenant, account, second, noFee, 1, { source_transaction_id: body.source_transaction_id }),
+    ).expect(409);
     expect(await balances(app, [account, second])).toEqual(['100.0000', '0.0000']);
     expect(await moneyFootprint(app, tenant.clientId)).toEqual(footprint);
   });
@@ -85,7 +89,12 @@ describe('idempotency of credits, debits and transfers', () => {
     const account = await wallets.create();
     const key = ref();
     const mine = await post(app, tenant, 'CREDIT', moneyBody(tenant, account, noFee, 10, { source_transaction_id: key })).expect(201);
-    const theirs = await post(app, otherTenant, 'CREDIT', moneyBody(otherTenant, otherWallet, otherService, 20, { source_transaction_id: key })).expect(201);
+    const theirs = await post(
+      app,
+      otherTenant,
+      'CREDIT',
+      moneyBody(otherTenant, otherWallet, otherService, 20, { source_transaction_id: key }),
+    ).expect(201);
     expect(theirs.body.transaction_id).not.toBe(mine.body.transaction_id);
     expect(await balances(app, [account, otherWallet])).toEqual(['10.0000', '20.0000']);
   });
@@ -147,7 +156,8 @@ describe('idempotency of credits, debits and transfers', () => {
     const refused = results.filter((r) => r.status === 400);
     expect(ok).toHaveLength(10);
     expect(refused).toHaveLength(40);
-    for (const r of refused) expect(r.body).toEqual({ status: 400, message: expect.stringMatching(/^Insufficient balance/), code: 'HttpException' });
+    for (const r of refused)
+      expect(r.body).toEqual({ status: 400, message: expect.stringMatching(/^Insufficient balance/), code: 'HttpException' });
     expect(await balance(app, account)).toBe('20.0000');
     // Every success saw a distinct, consistent balance step.
     const steps = ok.map((r) => [r.body.previous_balance, r.body.current_balance]).sort((a, b) => Number(b[0]) - Number(a[0]));

@@ -3,7 +3,19 @@ import Decimal from 'decimal.js';
 import fc from 'fast-check';
 import { Money } from '../../src/common/money';
 import { createTenant, createTestApp, TestTenant } from '../support/test-app';
-import { balances, createService, feeIncome, fund, ledgerViolations, moneyBody, post, reverse, transfer, transferBody, walletSet } from '../support/money-fixtures';
+import {
+  balances,
+  createService,
+  feeIncome,
+  fund,
+  ledgerViolations,
+  moneyBody,
+  post,
+  reverse,
+  transfer,
+  transferBody,
+  walletSet,
+} from '../support/money-fixtures';
 
 /**
  * Random sequences of credits, debits, transfers, reversals and replays, run over HTTP against three wallets of
@@ -37,7 +49,10 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('CREDIT' as const), wallet: walletArb, amount: amountArb }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('DEBIT' as const), wallet: walletArb, amount: amountArb }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('TRANSFER' as const), from: walletArb, to: walletArb, amount: amountArb }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('REVERSE' as const), pick: fc.nat(), leg: fc.constantFrom(0 as const, 1 as const) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant('REVERSE' as const), pick: fc.nat(), leg: fc.constantFrom(0 as const, 1 as const) }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('REPLAY' as const), pick: fc.nat() }) },
 );
 
@@ -132,7 +147,14 @@ describe('ledger model (property)', () => {
         expect(res.body.transaction_fee).toBe(fee.toFixed(4));
         expect(res.body.current_balance).toBe(model.balances[command.wallet].plus(delta).toFixed(4));
         model.apply(deltas, fee);
-        model.done.push({ kind: command.kind, deltas, fee, ids: [res.body.transaction_id], reversed: false, replay: { command: command.kind, body } });
+        model.done.push({
+          kind: command.kind,
+          deltas,
+          fee,
+          ids: [res.body.transaction_id],
+          reversed: false,
+          replay: { command: command.kind, body },
+        });
         return '201';
       }
       case 'TRANSFER': {
@@ -191,7 +213,10 @@ describe('ledger model (property)', () => {
         const { command: kind, body } = target.replay!;
         const res = kind === 'TRANSFER' ? await transfer(app, tenant, body) : await post(app, tenant, kind, body);
         expect([200, 201]).toContain(res.status);
-        const ids = kind === 'TRANSFER' ? [res.body.source_transaction.transaction_id, res.body.destination_transaction.transaction_id] : [res.body.transaction_id];
+        const ids =
+          kind === 'TRANSFER'
+            ? [res.body.source_transaction.transaction_id, res.body.destination_transaction.transaction_id]
+            : [res.body.transaction_id];
         expect(ids).toEqual(target.ids);
         return String(res.status);
       }

@@ -1,6 +1,17 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createTenant, createTestApp, dataSource, TestTenant } from '../support/test-app';
-import { balances, createService, fund, http, moneyBody, moneyFootprint, post, serviceBody, transferBody, walletSet } from '../support/money-fixtures';
+import {
+  balances,
+  createService,
+  fund,
+  http,
+  moneyBody,
+  moneyFootprint,
+  post,
+  serviceBody,
+  transferBody,
+  walletSet,
+} from '../support/money-fixtures';
 
 type Target = 'CREDIT' | 'DEBIT' | 'TRANSFER' | 'SERVICE' | 'REVERSE';
 
@@ -41,7 +52,11 @@ const transferWith = (field: string, value: unknown) => (c: Ctx) => {
   return body;
 };
 const serviceWith = (field: string, value: unknown) => (c: Ctx) => {
-  const body: Record<string, unknown> = serviceBody(c.tenant, { has_transaction_fee: true, transaction_fee_type: 'FIXED', transaction_fee: 1 });
+  const body: Record<string, unknown> = serviceBody(c.tenant, {
+    has_transaction_fee: true,
+    transaction_fee_type: 'FIXED',
+    transaction_fee: 1,
+  });
   if (value === undefined) delete body[field];
   else body[field] = value;
   return body;
@@ -90,32 +105,55 @@ const CASES: Case[] = [
   { name: 'credit with a number body', target: 'CREDIT', body: () => '10' },
   { name: 'credit with an empty JSON object', target: 'CREDIT', body: () => ({}) },
   { name: 'credit with invalid JSON', target: 'CREDIT', body: (c) => `{"account_number": "${c.a}", "transaction_amount": 10,` },
-  { name: 'credit with trailing garbage after JSON', target: 'CREDIT', body: (c) => `${JSON.stringify(moneyBody(c.tenant, c.a, c.service, 10))}}` },
+  {
+    name: 'credit with trailing garbage after JSON',
+    target: 'CREDIT',
+    body: (c) => `${JSON.stringify(moneyBody(c.tenant, c.a, c.service, 10))}}`,
+  },
   { name: 'credit with an empty body', target: 'CREDIT', body: () => '' },
-  { name: 'credit sent as text/plain', target: 'CREDIT', body: (c) => JSON.stringify(moneyBody(c.tenant, c.a, c.service, 10)), contentType: 'text/plain' },
+  {
+    name: 'credit sent as text/plain',
+    target: 'CREDIT',
+    body: (c) => JSON.stringify(moneyBody(c.tenant, c.a, c.service, 10)),
+    contentType: 'text/plain',
+  },
   {
     name: 'credit sent as a form',
     target: 'CREDIT',
     body: (c) => `account_number=${c.a}&transaction_amount=10&currency=KES`,
     contentType: 'application/x-www-form-urlencoded',
   },
-  { name: 'debit sent as text/plain', target: 'DEBIT', body: (c) => JSON.stringify(moneyBody(c.tenant, c.a, c.service, 10)), contentType: 'text/plain' },
+  {
+    name: 'debit sent as text/plain',
+    target: 'DEBIT',
+    body: (c) => JSON.stringify(moneyBody(c.tenant, c.a, c.service, 10)),
+    contentType: 'text/plain',
+  },
 
   // transfer
   { name: 'transfer without destination_account_number', target: 'TRANSFER', body: transferWith('destination_account_number', undefined) },
   { name: 'transfer without transaction_source', target: 'TRANSFER', body: transferWith('transaction_source', undefined) },
-  { name: 'transfer with a negative amount (would move money backwards)', target: 'TRANSFER', body: transferWith('transaction_amount', -100) },
+  {
+    name: 'transfer with a negative amount (would move money backwards)',
+    target: 'TRANSFER',
+    body: transferWith('transaction_amount', -100),
+  },
   { name: 'transfer with amount "NaN"', target: 'TRANSFER', body: transferWith('transaction_amount', 'NaN') },
   { name: 'transfer with 5 decimals', target: 'TRANSFER', body: transferWith('transaction_amount', 1.00001) },
   { name: 'transfer with 16 integer digits', target: 'TRANSFER', body: transferWith('transaction_amount', 1234567890123456) },
-  { name: 'transfer with a number as destination_account_number', target: 'TRANSFER', body: (c) => transferWith('destination_account_number', Number(c.b))(c) },
+  {
+    name: 'transfer with a number as destination_account_number',
+    target: 'TRANSFER',
+    body: (c) => transferWith('destination_account_number', Number(c.b))(c),
+  },
   { name: 'transfer with an object as source_account_number', target: 'TRANSFER', body: transferWith('source_account_number', { a: 1 }) },
   { name: 'transfer with currency "XYZ"', target: 'TRANSFER', body: transferWith('currency', 'XYZ') },
   { name: 'transfer with a 100,000-character transaction_source', target: 'TRANSFER', body: transferWith('transaction_source', LONG) },
   {
     name: 'transfer with amount 1e400 as raw JSON',
     target: 'TRANSFER',
-    body: (c) => JSON.stringify({ ...transferBody(c.tenant, c.a, c.b, c.service, 10), transaction_amount: '__RAW__' }).replace('"__RAW__"', '1e400'),
+    body: (c) =>
+      JSON.stringify({ ...transferBody(c.tenant, c.a, c.b, c.service, 10), transaction_amount: '__RAW__' }).replace('"__RAW__"', '1e400'),
   },
   { name: 'transfer with a null body', target: 'TRANSFER', body: () => 'null' },
   { name: 'transfer with invalid JSON', target: 'TRANSFER', body: () => '{"source_account_number":' },
@@ -131,9 +169,17 @@ const CASES: Case[] = [
   { name: 'service with is_active 2', target: 'SERVICE', body: serviceWith('is_active', 2) },
   { name: 'service with is_active "1"', target: 'SERVICE', body: serviceWith('is_active', '1') },
   { name: 'service with an object as tiers', target: 'SERVICE', body: serviceWith('transaction_fee_tiers', { minimum_amount: 1 }) },
-  { name: 'service with a malformed tier', target: 'SERVICE', body: serviceWith('transaction_fee_tiers', [{ minimum_amount: 1, maximum_amount: 'NaN', fee_type: 'X', fee: 1 }]) },
+  {
+    name: 'service with a malformed tier',
+    target: 'SERVICE',
+    body: serviceWith('transaction_fee_tiers', [{ minimum_amount: 1, maximum_amount: 'NaN', fee_type: 'X', fee: 1 }]),
+  },
   { name: 'service with a null name', target: 'SERVICE', body: serviceWith('client_service_name', null) },
-  { name: 'service with maximum 1e400 as raw JSON', target: 'SERVICE', body: (c) => JSON.stringify({ ...serviceBody(c.tenant), maximum_transaction_amount: '__RAW__' }).replace('"__RAW__"', '1e400') },
+  {
+    name: 'service with maximum 1e400 as raw JSON',
+    target: 'SERVICE',
+    body: (c) => JSON.stringify({ ...serviceBody(c.tenant), maximum_transaction_amount: '__RAW__' }).replace('"__RAW__"', '1e400'),
+  },
   { name: 'service with an array body', target: 'SERVICE', body: (c) => JSON.stringify([serviceBody(c.tenant)]) },
   { name: 'service sent as text/plain', target: 'SERVICE', body: (c) => JSON.stringify(serviceBody(c.tenant)), contentType: 'text/plain' },
 
@@ -169,8 +215,14 @@ describe('malformed bodies get a 4xx in the wallet error shape and move no money
   afterAll(async () => app.close());
 
   async function snapshot() {
-    const [services] = await dataSource(app).query('SELECT count(*)::int AS n FROM client_services WHERE client_id = $1', [ctx.tenant.clientId]);
-    return { balances: await balances(app, [ctx.a, ctx.b]), footprint: await moneyFootprint(app, ctx.tenant.clientId), services: services.n };
+    const [services] = await dataSource(app).query('SELECT count(*)::int AS n FROM client_services WHERE client_id = $1', [
+      ctx.tenant.clientId,
+    ]);
+    return {
+      balances: await balances(app, [ctx.a, ctx.b]),
+      footprint: await moneyFootprint(app, ctx.tenant.clientId),
+      services: services.n,
+    };
   }
 
   function send(c: Case) {
@@ -198,7 +250,9 @@ describe('malformed bodies get a 4xx in the wallet error shape and move no money
     expect(res.status).toBeLessThan(500);
     expect(res.body).toEqual({ status: res.status, message: expect.anything(), code: 'HttpException' });
     const message = res.body.message;
-    expect(typeof message === 'string' || (Array.isArray(message) && message.length > 0 && message.every((m: unknown) => typeof m === 'string'))).toBe(true);
+    expect(
+      typeof message === 'string' || (Array.isArray(message) && message.length > 0 && message.every((m: unknown) => typeof m === 'string')),
+    ).toBe(true);
     // The answer must not echo a huge input back.
     expect(JSON.stringify(res.body).length).toBeLessThan(5000);
     expect(await snapshot()).toEqual(before);

@@ -79,7 +79,10 @@ describe('reversals', () => {
     expect(await feeIncome(app, tenant.clientId)).toBe(feesBefore);
     expect(settlement.balance).toBe(settlementBefore);
 
-    const fetched = await http(app).get(`/api/v1/transactions/${res.body.source_transaction.transaction_id}`).set('authorization', tenant.auth).expect(200);
+    const fetched = await http(app)
+      .get(`/api/v1/transactions/${res.body.source_transaction.transaction_id}`)
+      .set('authorization', tenant.auth)
+      .expect(200);
     expect(fetched.body).toEqual(res.body.source_transaction);
   });
 
@@ -127,10 +130,22 @@ describe('reversals', () => {
     const res = await reverse(app, tenant, id).expect(201);
     // The wallet that received money is debited, the wallet that paid is credited.
     expect(res.body.source_transaction).toEqual(
-      expect.objectContaining({ account: to, transaction_type: 'DEBIT', transaction_source: 'INTERNAL_REVERAL_DEBIT', current_balance: '7.0000', other_party_account: from }),
+      expect.objectContaining({
+        account: to,
+        transaction_type: 'DEBIT',
+        transaction_source: 'INTERNAL_REVERAL_DEBIT',
+        current_balance: '7.0000',
+        other_party_account: from,
+      }),
     );
     expect(res.body.destination_transaction).toEqual(
-      expect.objectContaining({ account: from, transaction_type: 'CREDIT', transaction_source: 'INTERNAL_REVERAL_CREDIT', current_balance: '300.0000', other_party_account: to }),
+      expect.objectContaining({
+        account: from,
+        transaction_type: 'CREDIT',
+        transaction_source: 'INTERNAL_REVERAL_CREDIT',
+        current_balance: '300.0000',
+        other_party_account: to,
+      }),
     );
     expect(await balances(app, [from, to])).toEqual(['300.0000', '7.0000']);
     expect(await feeIncome(app, tenant.clientId)).toBe(feesBefore);

@@ -12,7 +12,10 @@ describe('wallet types (POST/GET /api/v1/account-types)', () => {
   afterAll(async () => app.close());
 
   const createType = (t: TestTenant, body: Record<string, unknown>) =>
-    http().post('/api/v1/account-types').set('authorization', t.auth).send({ client_code: t.clientCode, ...body });
+    http()
+      .post('/api/v1/account-types')
+      .set('authorization', t.auth)
+      .send({ client_code: t.clientCode, ...body });
   const list = (t: TestTenant, query = '', body?: unknown) => {
     const req = http().get(`/api/v1/account-types${query}`).set('authorization', t.auth);
     return body === undefined ? req : req.send(body as object);
@@ -98,7 +101,9 @@ describe('wallet types (POST/GET /api/v1/account-types)', () => {
           client: { client_id: tenant.clientId, client_code: tenant.clientCode },
         });
       }
-      const byName = Object.fromEntries(res.body.records.map((r: { account_type_name: string; is_active: number }) => [r.account_type_name, r.is_active]));
+      const byName = Object.fromEntries(
+        res.body.records.map((r: { account_type_name: string; is_active: number }) => [r.account_type_name, r.is_active]),
+      );
       expect(byName.T03).toBe(0);
       expect(byName.T04).toBe(1);
     });

@@ -8,7 +8,12 @@ import { profileBody } from '../support/wallet-fixtures';
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const STATUSES: WalletStatus[] = ['PRE_ACTIVE', 'ACTIVE', 'DORMANT', 'SUSPENDED', 'CLOSED'];
 const COMMANDS = ['ACTIVATE', 'DORMANT', 'SUSPEND', 'CLOSE'] as const;
-const TARGET: Record<(typeof COMMANDS)[number], WalletStatus> = { ACTIVATE: 'ACTIVE', DORMANT: 'DORMANT', SUSPEND: 'SUSPENDED', CLOSE: 'CLOSED' };
+const TARGET: Record<(typeof COMMANDS)[number], WalletStatus> = {
+  ACTIVATE: 'ACTIVE',
+  DORMANT: 'DORMANT',
+  SUSPEND: 'SUSPENDED',
+  CLOSE: 'CLOSED',
+};
 /** Provider contract §4, written out as the table a reader checks it against. */
 const ALLOWED: Record<WalletStatus, WalletStatus[]> = {
   PRE_ACTIVE: ['ACTIVE', 'CLOSED'],
@@ -59,7 +64,8 @@ describe('wallets (POST /accounts, GET and POST /accounts/account-number/{n})', 
   });
   const createWallet = (overrides: Record<string, unknown> = {}, t: TestTenant = tenant) =>
     http().post('/api/v1/accounts').set('authorization', t.auth).send(walletBody(overrides));
-  const fetchWallet = (n: string, t: TestTenant = tenant) => http().get(`/api/v1/accounts/account-number/${n}`).set('authorization', t.auth);
+  const fetchWallet = (n: string, t: TestTenant = tenant) =>
+    http().get(`/api/v1/accounts/account-number/${n}`).set('authorization', t.auth);
   const command = (n: string, cmd: string | undefined, t: TestTenant = tenant) =>
     http()
       .post(`/api/v1/accounts/account-number/${n}${cmd === undefined ? '' : `?command=${cmd}`}`)
@@ -139,12 +145,22 @@ describe('wallets (POST /accounts, GET and POST /accounts/account-number/{n})', 
       await createWallet({ client_profile_id: theirs.profile.client_profile_id }).expect(404);
       await createWallet({ account_type_code: theirs.typeCode }).expect(404);
       expect(await walletCounts(tenant.clientId)).toEqual(before);
-      expect((await http().get(`/api/v1/client-profiles/client-profile-id/${theirs.profile.client_profile_id}`).set('authorization', other.auth).expect(200)).body.accounts).toEqual([]);
+      expect(
+        (
+          await http()
+            .get(`/api/v1/client-profiles/client-profile-id/${theirs.profile.client_profile_id}`)
+            .set('authorization', other.auth)
+            .expect(200)
+        ).body.accounts,
+      ).toEqual([]);
     });
 
     it('answers 400 for an inactive profile and writes nothing', async () => {
       const setup = await profileAndType(tenant);
-      await http().post(`/api/v1/profiles/client-profile-id/${setup.profile.client_profile_id}?command=DEACTIVATE`).set('authorization', tenant.auth).expect(200);
+      await http()
+        .post(`/api/v1/profiles/client-profile-id/${setup.profile.client_profile_id}?command=DEACTIVATE`)
+        .set('authorization', tenant.auth)
+        .expect(200);
       const before = await walletCounts(tenant.clientId);
       const res = await createWallet({ client_profile_id: setup.profile.client_profile_id, account_type_code: setup.typeCode }).expect(400);
       expect(res.body).toEqual({ status: 400, message: expect.anything(), code: 'HttpException' });
@@ -209,16 +225,22 @@ describe('wallets (POST /accounts, GET and POST /accounts/account-number/{n})', 
 
     it("answers 404 for another client's wallet, exactly as for a missing one", async () => {
       const theirs = await profileAndType(other);
-      const wallet = await createWallet({ client_code: other.clientCode, client_profile_id: theirs.profile.client_profile_id, account_type_code: theirs.typeCode }, other).expect(201);
+      const wallet = await createWallet(
+        { client_code: other.clientCode, client_profile_id: theirs.profile.client_profile_id, account_type_code: theirs.typeCode },
+        other,
+      ).expect(201);
       const foreign = await fetchWallet(wallet.body.account_number).expect(404);
       const missing = await fetchWallet('1999999998').expect(404);
       expect(foreign.body).toEqual(missing.body);
     });
 
-    it("answers 404 for the account number of a system (non-wallet) ledger account", async () => {
+    it('answers 404 for the account number of a system (non-wallet) ledger account', async () => {
       const created = await createWallet().expect(201);
       await fundAccount(app, created.body.account_id, '1');
-      const [settlement] = await dataSource(app).query(`SELECT account_number FROM ledger_accounts WHERE client_id = $1 AND kind = 'SETTLEMENT'`, [tenant.clientId]);
+      const [settlement] = await dataSource(app).query(
+        `SELECT account_number FROM ledger_accounts WHERE client_id = $1 AND kind = 'SETTLEMENT'`,
+        [tenant.clientId],
+      );
       await fetchWallet(settlement.account_number).expect(404);
       await command(settlement.account_number, 'CLOSE').expect(404);
     });
@@ -263,17 +285,20 @@ describe('wallets (POST /accounts, GET and POST /accounts/account-number/{n})', 
       expect((await fetchWallet(n).expect(200)).body.status).toBe('CLOSED');
     });
 
-    it.each(['ACTIVE', 'DORMANT', 'SUSPENDED', 'PRE_ACTIVE'])('CLOSE on a %s wallet with a positive balance → 409; closes once the balance is zero', async (status) => {
-      const wallet = (await createWallet({ status }).expect(201)).body;
-      await fundAccount(app, wallet.account_id, '0.0001');
-      const res = await command(wallet.account_number, 'CLOSE').expect(409);
-      expect(res.body).toEqual({ status: 409, message: expect.any(String), code: 'HttpException' });
-      expect((await fetchWallet(wallet.account_number).expect(200)).body.status).toBe(status);
-      await drainAccount(app, wallet.account_id, '0.0001');
-      expect(await balanceOf(app, wallet.account_id)).toBe('0.0000');
-      await command(wallet.account_number, 'CLOSE').expect(200);
-      expect((await fetchWallet(wallet.account_number).expect(200)).body.status).toBe('CLOSED');
-    });
+    it.each(['ACTIVE', 'DORMANT', 'SUSPENDED', 'PRE_ACTIVE'])(
+      'CLOSE on a %s wallet with a positive balance → 409; closes once the balance is zero',
+      async (status) => {
+        const wallet = (await createWallet({ status }).expect(201)).body;
+        await fundAccount(app, wallet.account_id, '0.0001');
+        const res = await command(wallet.account_number, 'CLOSE').expect(409);
+        expect(res.body).toEqual({ status: 409, message: expect.any(String), code: 'HttpException' });
+        expect((await fetchWallet(wallet.account_number).expect(200)).body.status).toBe(status);
+        await drainAccount(app, wallet.account_id, '0.0001');
+        expect(await balanceOf(app, wallet.account_id)).toBe('0.0000');
+        await command(wallet.account_number, 'CLOSE').expect(200);
+        expect((await fetchWallet(wallet.account_number).expect(200)).body.status).toBe('CLOSED');
+      },
+    );
 
     it('CLOSE on an overdrawn (negative balance) wallet → 409', async () => {
       const wallet = (await createWallet({ can_overdraw: true }).expect(201)).body;
@@ -283,13 +308,16 @@ describe('wallets (POST /accounts, GET and POST /accounts/account-number/{n})', 
       expect((await fetchWallet(wallet.account_number).expect(200)).body.status).toBe('ACTIVE');
     });
 
-    it.each([['OPEN'], ['close'], ['DEACTIVATE'], [''], [undefined]])('invalid command %p → 400 listing the allowed commands', async (cmd) => {
-      const wallet = (await createWallet().expect(201)).body;
-      const res = await command(wallet.account_number, cmd).expect(400);
-      expect(res.body).toEqual({ status: 400, message: expect.any(Array), code: 'HttpException' });
-      expect(res.body.message).toContain('command must be one of the following values: CLOSE, ACTIVATE, DORMANT, SUSPEND');
-      expect((await fetchWallet(wallet.account_number).expect(200)).body.status).toBe('ACTIVE');
-    });
+    it.each([['OPEN'], ['close'], ['DEACTIVATE'], [''], [undefined]])(
+      'invalid command %p → 400 listing the allowed commands',
+      async (cmd) => {
+        const wallet = (await createWallet().expect(201)).body;
+        const res = await command(wallet.account_number, cmd).expect(400);
+        expect(res.body).toEqual({ status: 400, message: expect.any(Array), code: 'HttpException' });
+        expect(res.body.message).toContain('command must be one of the following values: CLOSE, ACTIVATE, DORMANT, SUSPEND');
+        expect((await fetchWallet(wallet.account_number).expect(200)).body.status).toBe('ACTIVE');
+      },
+    );
 
     it('answers 404 for an unknown wallet', async () => {
       const res = await command('1999999997', 'ACTIVATE').expect(404);
@@ -299,7 +327,10 @@ describe('wallets (POST /accounts, GET and POST /accounts/account-number/{n})', 
     it("answers 404 for another client's wallet and leaves it as it was", async () => {
       const theirs = await profileAndType(other);
       const wallet = (
-        await createWallet({ client_code: other.clientCode, client_profile_id: theirs.profile.client_profile_id, account_type_code: theirs.typeCode }, other).expect(201)
+        await createWallet(
+          { client_code: other.clientCode, client_profile_id: theirs.profile.client_profile_id, account_type_code: theirs.typeCode },
+          other,
+        ).expect(201)
       ).body;
       await command(wallet.account_number, 'SUSPEND').expect(404);
       await command(wallet.account_number, 'CLOSE').expect(404);

@@ -4,5 +4,9 @@ import { GatewayAuthController } from './gateway-auth.controller';
 import { GatewayAuthGuard } from './gateway-auth.guard';
 
 @Global()
-@Module({ controllers: [GatewayAuthController], providers: [ApiKeysService, GatewayAuthGuard], exports: [ApiKeysService, GatewayAuthGuard] })
+@Module({
+  controllers: [GatewayAuthController],
+  providers: [ApiKeysService, GatewayAuthGuard],
+  exports: [ApiKeysService, GatewayAuthGuard],
+})
 export class GatewayAuthModule {}

@@ -73,7 +73,8 @@ export class PaymentStatementErrorFilter extends InterfaceErrorFilter {
 @Catch()
 export class HostedPageErrorFilter extends InterfaceErrorFilter {
   protected body(exception: unknown, described: Rendered): unknown {
-    if (exception instanceof RequestValidationError) return { message: exception.problems[0]?.message, error: 'Bad Request', statusCode: 400 };
+    if (exception instanceof RequestValidationError)
+      return { message: exception.problems[0]?.message, error: 'Bad Request', statusCode: 400 };
     return libraryBody(exception, described);
   }
 }
@@ -181,7 +182,9 @@ function fastifyMessage(error: { code?: string; message?: string }): string {
     case 'FST_ERR_BAD_URL':
       return 'The request path is not validly %-encoded';
     default:
-      return error.code?.startsWith('FST_ERR_CTP') || error.message?.includes('JSON') ? 'Request body is not valid JSON' : (error.message ?? 'Bad request');
+      return error.code?.startsWith('FST_ERR_CTP') || error.message?.includes('JSON')
+        ? 'Request body is not valid JSON'
+        : (error.message ?? 'Bad request');
   }
 }
 

@@ -42,7 +42,10 @@ function problemsOf(errors: ValidationError[], prefix = ''): ValidationProblem[]
   for (const error of errors) {
     const path = prefix ? `${prefix}.${error.property}` : error.property;
     for (const [constraint, message] of Object.entries(error.constraints ?? {})) {
-      problems.push({ message: prefix ? `${path}: ${message}` : message, context: (error.contexts?.[constraint] ?? {}) as ValidationContext });
+      problems.push({
+        message: prefix ? `${path}: ${message}` : message,
+        context: (error.contexts?.[constraint] ?? {}) as ValidationContext,
+      });
     }
     if (error.children?.length) problems.push(...problemsOf(error.children, path));
   }

@@ -37,7 +37,10 @@ export function IsMsisdn(contexts: { missing?: ValidationContext; invalid?: Vali
   return applyDecorators(
     IsString({ context: contexts.missing }),
     MaxLength(LIMITS.msisdn, { context: contexts.invalid }),
-    Matches(/^(?:\+\d{6,24}|\d{6,25})$/, { message: '$property must be 6 or more digits with an optional leading +', context: contexts.invalid }),
+    Matches(/^(?:\+\d{6,24}|\d{6,25})$/, {
+      message: '$property must be 6 or more digits with an optional leading +',
+      context: contexts.invalid,
+    }),
   );
 }
 

@@ -7,86 +7,120 @@ const MAX_DB_POOL_SIZE = 100;
 
 /** Raw environment, validated once at start-up. Names are fixed by the provider contract (§1). */
 class Environment {
-  @IsOptional() @Transform(({ value }) => (value === undefined ? undefined : Number(value)))
-  @IsInt() @Min(1) @Max(65535)
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined ? undefined : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(65535)
   PORT?: number;
 
-  @IsString() @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// URL' })
+  @IsString()
+  @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// URL' })
   DATABASE_URL: string;
 
-  @IsOptional() @Matches(/^rediss?:\/\//, { message: 'REDIS_URL must be a redis:// URL' })
+  @IsOptional()
+  @Matches(/^rediss?:\/\//, { message: 'REDIS_URL must be a redis:// URL' })
   REDIS_URL?: string;
 
-  @IsOptional() @IsIn(['sandbox', 'production'])
+  @IsOptional()
+  @IsIn(['sandbox', 'production'])
   APP_ENV?: 'sandbox' | 'production';
 
-  @IsOptional() @IsUrl({ require_tld: false, require_protocol: true })
+  @IsOptional()
+  @IsUrl({ require_tld: false, require_protocol: true })
   PUBLIC_BASE_URL?: string;
 
-  @IsOptional() @Matches(/^\d+(,\d+)*$/, { message: 'CALLBACK_RETRY_DELAYS_MS must be a comma list of milliseconds' })
+  @IsOptional()
+  @Matches(/^\d+(,\d+)*$/, { message: 'CALLBACK_RETRY_DELAYS_MS must be a comma list of milliseconds' })
   CALLBACK_RETRY_DELAYS_MS?: string;
 
-  @IsOptional() @Matches(/^\d+$/, { message: 'SANDBOX_SETTLE_DELAY_MS must be a whole number of milliseconds' })
+  @IsOptional()
+  @Matches(/^\d+$/, { message: 'SANDBOX_SETTLE_DELAY_MS must be a whole number of milliseconds' })
   SANDBOX_SETTLE_DELAY_MS?: string;
 
-  @IsOptional() @Matches(/^\d+$/, { message: 'SANDBOX_MINUTE_MS must be a whole number of milliseconds' })
+  @IsOptional()
+  @Matches(/^\d+$/, { message: 'SANDBOX_MINUTE_MS must be a whole number of milliseconds' })
   SANDBOX_MINUTE_MS?: string;
 
-  @IsOptional() @Matches(/^[1-9]\d{3,}$/, { message: 'OUTBOX_LOST_JOB_AFTER_MS must be a whole number of milliseconds, at least 1000' })
+  @IsOptional()
+  @Matches(/^[1-9]\d{3,}$/, { message: 'OUTBOX_LOST_JOB_AFTER_MS must be a whole number of milliseconds, at least 1000' })
   OUTBOX_LOST_JOB_AFTER_MS?: string;
 
-  @IsOptional() @Matches(/^[1-9]\d{2,}$/, { message: 'PAYOUT_RECONCILE_AFTER_MS must be a whole number of milliseconds, at least 100' })
+  @IsOptional()
+  @Matches(/^[1-9]\d{2,}$/, { message: 'PAYOUT_RECONCILE_AFTER_MS must be a whole number of milliseconds, at least 100' })
   PAYOUT_RECONCILE_AFTER_MS?: string;
 
-  @IsOptional() @Matches(/^[1-9]\d*$/, { message: 'FX_MAX_RATE_AGE_MS must be a positive whole number of milliseconds' })
+  @IsOptional()
+  @Matches(/^[1-9]\d*$/, { message: 'FX_MAX_RATE_AGE_MS must be a positive whole number of milliseconds' })
   FX_MAX_RATE_AGE_MS?: string;
 
-  @IsOptional() @Transform(({ value }) => (value === undefined ? undefined : /^\d+$/.test(value) ? Number(value) : NaN))
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined ? undefined : /^\d+$/.test(value) ? Number(value) : NaN))
   @IsInt({ message: `DB_POOL_SIZE must be a whole number from 1 to ${MAX_DB_POOL_SIZE}` })
   @Min(1, { message: `DB_POOL_SIZE must be a whole number from 1 to ${MAX_DB_POOL_SIZE}` })
   @Max(MAX_DB_POOL_SIZE, { message: `DB_POOL_SIZE must be a whole number from 1 to ${MAX_DB_POOL_SIZE}` })
   DB_POOL_SIZE?: number;
 
-  @IsOptional() @Matches(/^[1-9]\d{3,}$/, { message: 'CALLBACK_LEASE_MS must be a whole number of milliseconds, at least 1000' })
+  @IsOptional()
+  @Matches(/^[1-9]\d{3,}$/, { message: 'CALLBACK_LEASE_MS must be a whole number of milliseconds, at least 1000' })
   CALLBACK_LEASE_MS?: string;
 
-  @IsOptional() @Matches(/^[1-9]\d{3,}$/, { message: 'CALLBACK_SWEEP_AFTER_MS must be a whole number of milliseconds, at least 1000' })
+  @IsOptional()
+  @Matches(/^[1-9]\d{3,}$/, { message: 'CALLBACK_SWEEP_AFTER_MS must be a whole number of milliseconds, at least 1000' })
   CALLBACK_SWEEP_AFTER_MS?: string;
 
-  @IsOptional() @IsString() @MinLength(32, { message: 'JWT_SECRET must be at least 32 characters' })
+  @IsOptional()
+  @IsString()
+  @MinLength(32, { message: 'JWT_SECRET must be at least 32 characters' })
   JWT_SECRET?: string;
 
-  @IsOptional() @Matches(/^[\w.:/]+(\s*,\s*[\w.:/]+)*$/, { message: 'TRUSTED_PROXIES must be a comma list of addresses or CIDRs' })
+  @IsOptional()
+  @Matches(/^[\w.:/]+(\s*,\s*[\w.:/]+)*$/, { message: 'TRUSTED_PROXIES must be a comma list of addresses or CIDRs' })
   TRUSTED_PROXIES?: string;
 
-  @IsOptional() @IsIn(['true', 'false'], { message: 'DOCS_ENABLED must be true or false' })
+  @IsOptional()
+  @IsIn(['true', 'false'], { message: 'DOCS_ENABLED must be true or false' })
   DOCS_ENABLED?: string;
 
-  @IsOptional() @IsString() @MinLength(16, { message: 'METRICS_TOKEN must be at least 16 characters' })
+  @IsOptional()
+  @IsString()
+  @MinLength(16, { message: 'METRICS_TOKEN must be at least 16 characters' })
   METRICS_TOKEN?: string;
 
-  @IsOptional() @Matches(/^[1-9]\d*$/, { message: 'GATEWAY_RATE_LIMIT_PER_MINUTE must be a positive whole number' })
+  @IsOptional()
+  @Matches(/^[1-9]\d*$/, { message: 'GATEWAY_RATE_LIMIT_PER_MINUTE must be a positive whole number' })
   GATEWAY_RATE_LIMIT_PER_MINUTE?: string;
 
-  @IsOptional() @Matches(/^[1-9]\d*$/, { message: 'LOGIN_RATE_LIMIT_PER_MINUTE must be a positive whole number' })
+  @IsOptional()
+  @Matches(/^[1-9]\d*$/, { message: 'LOGIN_RATE_LIMIT_PER_MINUTE must be a positive whole number' })
   LOGIN_RATE_LIMIT_PER_MINUTE?: string;
 
-  @IsOptional() @Matches(/^[1-9]\d*$/, { message: 'LOGIN_IP_RATE_LIMIT_PER_MINUTE must be a positive whole number' })
+  @IsOptional()
+  @Matches(/^[1-9]\d*$/, { message: 'LOGIN_IP_RATE_LIMIT_PER_MINUTE must be a positive whole number' })
   LOGIN_IP_RATE_LIMIT_PER_MINUTE?: string;
 
-  @IsOptional() @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  @IsOptional()
+  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL?: string;
 
-  @IsOptional() @IsString() @MinLength(1)
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
   ADMIN_USERNAME?: string;
 
-  @IsOptional() @IsString() @MinLength(12, { message: 'ADMIN_PASSWORD must be at least 12 characters' })
+  @IsOptional()
+  @IsString()
+  @MinLength(12, { message: 'ADMIN_PASSWORD must be at least 12 characters' })
   ADMIN_PASSWORD?: string;
 
-  @IsOptional() @Matches(/^\d+$/, { message: 'SHUTDOWN_GRACE_MS must be a whole number of milliseconds' })
+  @IsOptional()
+  @Matches(/^\d+$/, { message: 'SHUTDOWN_GRACE_MS must be a whole number of milliseconds' })
   SHUTDOWN_GRACE_MS?: string;
 
-  @IsOptional() @IsString() @MinLength(1) @MaxLength(80)
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(80)
   ISSUER_NAME?: string;
 }
 
@@ -178,7 +212,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): EnvironmentCon
     dbPoolSize: raw.DB_POOL_SIZE ?? 20,
     callbackLeaseMs: Number(raw.CALLBACK_LEASE_MS ?? 60000),
     callbackSweepAfterMs: Number(raw.CALLBACK_SWEEP_AFTER_MS ?? 300000),
-    trustedProxies: (raw.TRUSTED_PROXIES ?? '').split(',').map((p) => p.trim()).filter(Boolean),
+    trustedProxies: (raw.TRUSTED_PROXIES ?? '')
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean),
     docsEnabled: raw.DOCS_ENABLED ? raw.DOCS_ENABLED === 'true' : appEnv === 'sandbox',
     metricsToken: raw.METRICS_TOKEN ?? null,
     gatewayRateLimitPerMinute: Number(raw.GATEWAY_RATE_LIMIT_PER_MINUTE ?? 60000),
@@ -195,11 +232,32 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): EnvironmentCon
 
 function pick(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
   const keys = [
-    'PORT', 'DATABASE_URL', 'REDIS_URL', 'APP_ENV', 'PUBLIC_BASE_URL', 'CALLBACK_RETRY_DELAYS_MS',
-    'SANDBOX_SETTLE_DELAY_MS', 'SANDBOX_MINUTE_MS', 'OUTBOX_LOST_JOB_AFTER_MS', 'PAYOUT_RECONCILE_AFTER_MS', 'FX_MAX_RATE_AGE_MS', 'DB_POOL_SIZE',
-    'CALLBACK_LEASE_MS', 'CALLBACK_SWEEP_AFTER_MS', 'TRUSTED_PROXIES', 'DOCS_ENABLED', 'METRICS_TOKEN', 'GATEWAY_RATE_LIMIT_PER_MINUTE',
-    'LOGIN_RATE_LIMIT_PER_MINUTE', 'LOGIN_IP_RATE_LIMIT_PER_MINUTE', 'JWT_SECRET', 'LOG_LEVEL', 'ADMIN_USERNAME', 'ADMIN_PASSWORD',
-    'SHUTDOWN_GRACE_MS', 'ISSUER_NAME',
+    'PORT',
+    'DATABASE_URL',
+    'REDIS_URL',
+    'APP_ENV',
+    'PUBLIC_BASE_URL',
+    'CALLBACK_RETRY_DELAYS_MS',
+    'SANDBOX_SETTLE_DELAY_MS',
+    'SANDBOX_MINUTE_MS',
+    'OUTBOX_LOST_JOB_AFTER_MS',
+    'PAYOUT_RECONCILE_AFTER_MS',
+    'FX_MAX_RATE_AGE_MS',
+    'DB_POOL_SIZE',
+    'CALLBACK_LEASE_MS',
+    'CALLBACK_SWEEP_AFTER_MS',
+    'TRUSTED_PROXIES',
+    'DOCS_ENABLED',
+    'METRICS_TOKEN',
+    'GATEWAY_RATE_LIMIT_PER_MINUTE',
+    'LOGIN_RATE_LIMIT_PER_MINUTE',
+    'LOGIN_IP_RATE_LIMIT_PER_MINUTE',
+    'JWT_SECRET',
+    'LOG_LEVEL',
+    'ADMIN_USERNAME',
+    'ADMIN_PASSWORD',
+    'SHUTDOWN_GRACE_MS',
+    'ISSUER_NAME',
   ];
   return Object.fromEntries(keys.filter((k) => env[k] !== undefined && env[k] !== '').map((k) => [k, env[k]]));
 }

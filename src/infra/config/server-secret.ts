@@ -27,7 +27,8 @@ async function sandboxSecret(config: EnvironmentConfig): Promise<string> {
     const { rows } = await db.query(`SELECT value FROM settings WHERE name = $1`, [SECRET_SETTING]);
     return rows[0].value;
   } catch (error) {
-    if ((error as { code?: string }).code === '42P01') throw new ConfigError('The database is not migrated (no settings table): run the migrations first');
+    if ((error as { code?: string }).code === '42P01')
+      throw new ConfigError('The database is not migrated (no settings table): run the migrations first');
     throw error;
   } finally {
     await db.end();

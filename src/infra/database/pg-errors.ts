@@ -29,6 +29,8 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   const message = (error as { message?: unknown })?.message;
   return (
     typeof message === 'string' &&
-    /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connect ECONNREFUSED/.test(message)
+    /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connect ECONNREFUSED/.test(
+      message,
+    )
   );
 }

@@ -25,20 +25,14 @@ export class HealthController {
   @Get('ready')
   @HealthCheck()
   ready() {
-    return this.health.check([
-      () => this.db.pingCheck('postgres', { timeout: 2000 }),
-      () => this.redisCheck(),
-    ]);
+    return this.health.check([() => this.db.pingCheck('postgres', { timeout: 2000 }), () => this.redisCheck()]);
   }
 
   private async redisCheck() {
     const indicator = this.indicators.check('redis');
     if (this.redis.status !== 'ready') return indicator.down({ message: `connection is ${this.redis.status}` });
     try {
-      await Promise.race([
-        this.redis.ping(),
-        new Promise((_, reject) => setTimeout(() => reject(new Error('ping timed out')), 1000)),
-      ]);
+      await Promise.race([this.redis.ping(), new Promise((_, reject) => setTimeout(() => reject(new Error('ping timed out')), 1000))]);
       return indicator.up();
     } catch (error) {
       return indicator.down({ message: (error as Error).message });

@@ -24,7 +24,8 @@ export abstract class OutboxJobProcessor<T extends { outboxId?: string }> extend
 
   @OnWorkerEvent('completed')
   async onCompleted(job: Job<T>): Promise<void> {
-    if (job.data.outboxId) await this.db.query(`UPDATE outbox SET done_at = now() WHERE id = $1`, [job.data.outboxId]).catch(() => undefined);
+    if (job.data.outboxId)
+      await this.db.query(`UPDATE outbox SET done_at = now() WHERE id = $1`, [job.data.outboxId]).catch(() => undefined);
   }
 
   /** Connection errors while Redis is away: logged once in a while, not printed by BullMQ on every retry. */

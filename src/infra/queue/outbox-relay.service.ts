@@ -59,10 +59,11 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   /** Relays one batch of due rows; returns how many were relayed. */
   async relayDue(): Promise<number> {
     return this.db.transaction(async (manager) => {
-      const rows: Array<{ id: string; topic: string; payload: Record<string, string>; relay_count: number; job_key: string }> = await manager.query(
-        `SELECT id, topic, payload, relay_count, job_key FROM outbox WHERE relayed_at IS NULL AND available_at <= now()
+      const rows: Array<{ id: string; topic: string; payload: Record<string, string>; relay_count: number; job_key: string }> =
+        await manager.query(
+          `SELECT id, topic, payload, relay_count, job_key FROM outbox WHERE relayed_at IS NULL AND available_at <= now()
          ORDER BY available_at, id LIMIT ${BATCH} FOR UPDATE SKIP LOCKED`,
-      );
+        );
       if (rows.length === 0) return 0;
       const byQueue = new Map<QueueName, Array<{ name: string; data: Record<string, string>; opts: { jobId: string } }>>();
       for (const row of rows) {

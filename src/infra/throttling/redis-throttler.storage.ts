@@ -42,8 +42,17 @@ export class RedisThrottlerStorage implements ThrottlerStorage {
       // The shared connection queues commands while Redis is away; a request must not wait for it to come back.
       if (this.redis.status !== 'ready') throw new Error(`Redis connection is ${this.redis.status}`);
       const counted = this.redis.eval(INCREMENT, 2, base, `${base}:blocked`, ttl, limit, blockDuration) as Promise<number[]>;
-      const [hits, ttlMs, blocked, blockMs] = await withTimeout(counted, REDIS_TIMEOUT_MS, `Redis did not answer within ${REDIS_TIMEOUT_MS} ms`);
-      return { totalHits: hits, timeToExpire: Math.ceil(ttlMs / 1000), isBlocked: blocked === 1, timeToBlockExpire: Math.ceil(blockMs / 1000) };
+      const [hits, ttlMs, blocked, blockMs] = await withTimeout(
+        counted,
+        REDIS_TIMEOUT_MS,
+        `Redis did not answer within ${REDIS_TIMEOUT_MS} ms`,
+      );
+      return {
+        totalHits: hits,
+        timeToExpire: Math.ceil(ttlMs / 1000),
+        isBlocked: blocked === 1,
+        timeToBlockExpire: Math.ceil(blockMs / 1000),
+      };
     } catch (error) {
       if (Date.now() - this.lastErrorLog > 30_000) {
         this.lastErrorLog = Date.now();

@@ -61,7 +61,8 @@ class PaygateThrottlerGuard extends ThrottlerGuard {
               const field = signInField(reflector, context);
               return !field || credential(context.switchToHttp().getRequest<FastifyRequest>(), field) === '';
             },
-            getTracker: (request, context) => `${signInField(reflector, context)}:${credential(request as FastifyRequest, signInField(reflector, context)!)}`,
+            getTracker: (request, context) =>
+              `${signInField(reflector, context)}:${credential(request as FastifyRequest, signInField(reflector, context)!)}`,
           },
           {
             name: 'sign-in-address',
