@@ -1,22 +1,19 @@
-import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import Decimal from 'decimal.js';
-import { ChildProcess, spawn } from 'node:child_process';
-import { createHttpApp } from '../../src/http-app';
-import { verifySignature } from '../../src/callbacks/signature';
+import { NestFastifyApplication } from "@nestjs/platform-fastify";
+import Decimal from "decimal.js";
+import { createHttpApp } from "../../src/http-app";
+import { verifySignature } from "../../src/callbacks/signature";
 import {
   createIsolatedDatabase,
   freePort,
   GatewayMerchant,
   IsolatedDatabase,
-  MAIN_JS,
   MerchantReceiver,
   OwnRedis,
-  ROOT,
   sleep,
   startOwnRedis,
   waitFor,
   withEnv,
-} from '../support/gateway-fixtures';
+} from "../support/gateway-fixtures";
 import {
   cliJson,
   createPayoutMerchant,
@@ -29,42 +26,22 @@ import {
   SANDBOX,
   SANDBOX_STATUS,
   SandboxRow,
-} from '../support/disbursement-fixtures';
-import { dataSource } from '../support/test-app';
-
-interface Child {
-  name: string;
-  process: ChildProcess;
-  output: string[];
-}
-
-function startChild(name: string, args: string[], env: NodeJS.ProcessEnv): Child {
-  const child = spawn(process.execPath, [MAIN_JS, ...args], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  const output: string[] = [];
-  const keep = (chunk: Buffer) => {
-    output.push(chunk.toString());
-    if (output.length > 400) output.shift();
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  return { name, process: child, output };
-}
-
-async function stopChild(child: Child, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-  if (child.process.exitCode !== null || child.process.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.process.once('exit', resolve));
-  child.process.kill(signal);
-  const timer = setTimeout(() => child.process.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
+} from "../support/disbursement-fixtures";
+import {
+  Child,
+  diagnostics,
+  killChild,
+  startChild,
+  stopChild,
+} from "../support/child-processes";
+import { dataSource } from "../support/test-app";
 
 /** The mix of payouts: row → how many. Amounts vary per payout so a wrong sum cannot hide. */
 const MIX: Array<[SandboxRow, number]> = [
-  ['ok', 50],
-  ['failed', 10],
-  ['pending', 10],
-  ['jammed', 10],
+  ["ok", 50],
+  ["failed", 10],
+  ["pending", 10],
+  ["jammed", 10],
 ];
 const SETTLE_DELAY_MS = 1000;
 
@@ -74,7 +51,7 @@ const SETTLE_DELAY_MS = 1000;
  * worker is started. Afterwards every hold has exactly one outcome (HELD only for 703/704 payouts, one settle or
  * release entry per resolved hold), the float is exact and the ledger verifies.
  */
-describe('payouts survive a worker killed mid-settlement', () => {
+describe("payouts survive a worker killed mid-settlement", () => {
   let redis: OwnRedis;
   let db: IsolatedDatabase;
   let restoreEnv: () => void;
@@ -88,44 +65,57 @@ describe('payouts survive a worker killed mid-settlement', () => {
 
   beforeAll(async () => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    require('../../scripts/lib/build').ensureBuilt();
+    require("../../scripts/lib/build").ensureBuilt();
     redis = await startOwnRedis();
     db = await createIsolatedDatabase();
     restoreEnv = withEnv({ DATABASE_URL: db.url, REDIS_URL: redis.url });
     receiver = await new MerchantReceiver().start();
     // This process only prepares the merchant and reads the database: as `api` it runs no relay and no worker.
-    setup = await createHttpApp('api');
-    merchant = await createPayoutMerchant(setup, { float: '1000000' });
+    setup = await createHttpApp("api");
+    merchant = await createPayoutMerchant(setup, { float: "1000000" });
 
     env = {
       ...process.env,
       DATABASE_URL: db.url,
       REDIS_URL: redis.url,
-      APP_ENV: 'sandbox',
+      APP_ENV: "sandbox",
       SANDBOX_SETTLE_DELAY_MS: String(SETTLE_DELAY_MS),
-      CALLBACK_RETRY_DELAYS_MS: '500,1000,1500',
+      CALLBACK_RETRY_DELAYS_MS: "500,1000,1500",
       // A job that died with its worker is relayed again soon, and stuck payouts are re-checked at the rail soon.
-      OUTBOX_LOST_JOB_AFTER_MS: '3000',
-      PAYOUT_RECONCILE_AFTER_MS: '3000',
-      LOG_LEVEL: 'info',
-      DB_POOL_SIZE: '10',
+      OUTBOX_LOST_JOB_AFTER_MS: "3000",
+      PAYOUT_RECONCILE_AFTER_MS: "3000",
+      LOG_LEVEL: "info",
+      DB_POOL_SIZE: "10",
     };
     delete env.PORT;
-    workers.push(startChild('worker-1', ['worker'], env));
+    workers.push(startChild("worker-1", ["worker"], env));
     const port = await freePort();
     apiUrl = `http://127.0.0.1:${port}`;
-    api = startChild('api', ['api'], { ...env, PORT: String(port), PUBLIC_BASE_URL: apiUrl });
+    api = startChild("api", ["api"], {
+      ...env,
+      PORT: String(port),
+      PUBLIC_BASE_URL: apiUrl,
+    });
     await waitFor(
-      'the api process to serve',
-      async () => (await fetch(`${apiUrl}/health/live`).catch(() => null))?.status === 200,
+      "the api process to serve",
+      async () =>
+        (await fetch(`${apiUrl}/health/live`).catch(() => null))?.status ===
+        200,
       60_000,
       200,
     );
-    await waitFor('the worker process to start', () => workers[0].output.join('').includes('worker started'), 60_000, 200);
+    await waitFor(
+      "the worker process to start",
+      () => workers[0].output.join("").includes("worker started"),
+      60_000,
+      200,
+    );
   }, 180_000);
 
   afterAll(async () => {
-    await Promise.all([api, ...workers].filter(Boolean).map((c) => stopChild(c)));
+    await Promise.all(
+      [api, ...workers].filter(Boolean).map((c) => stopChild(c)),
+    );
     await setup?.close();
     await receiver?.close();
     await redis?.stop();
@@ -133,20 +123,18 @@ describe('payouts survive a worker killed mid-settlement', () => {
     await db?.drop();
   }, 60_000);
 
-  function diagnostics(): string {
-    return [api, ...workers]
-      .map((c) => `--- ${c.name} (exit ${c.process.exitCode}, signal ${c.process.signalCode})\n${c.output.join('').slice(-3000)}`)
-      .join('\n');
-  }
+  const query = (sql: string, params: unknown[] = []) =>
+    dataSource(setup).query(sql, params);
 
-  const query = (sql: string, params: unknown[] = []) => dataSource(setup).query(sql, params);
-
-  it('every hold ends with exactly one outcome, matching its payout; the float and the ledger are exact', async () => {
-    const planned: Array<{ row: SandboxRow; body: Record<string, unknown> }> = [];
+  it("every hold ends with exactly one outcome, matching its payout; the float and the ledger are exact", async () => {
+    const planned: Array<{ row: SandboxRow; body: Record<string, unknown> }> =
+      [];
     let i = 0;
     for (const [row, count] of MIX) {
       for (let n = 0; n < count; n++, i++) {
-        const amount = dec(new Decimal(100).plus(i).plus(new Decimal(i).div(10000)));
+        const amount = dec(
+          new Decimal(100).plus(i).plus(new Decimal(i).div(10000)),
+        );
         planned.push({
           row,
           body: localPayoutBody(merchant, {
@@ -160,35 +148,64 @@ describe('payouts survive a worker killed mid-settlement', () => {
       }
     }
     // Interleave the rows so the kill hits all kinds.
-    planned.sort((a, b) => String(a.body.payout_reference).localeCompare(String(b.body.payout_reference)));
+    planned.sort((a, b) =>
+      String(a.body.payout_reference).localeCompare(
+        String(b.body.payout_reference),
+      ),
+    );
 
     const answers = await Promise.all(
       planned.map(async ({ body }) => {
         const res = await fetch(`${apiUrl}${PAYOUT_PATHS.local}`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-access-token': merchant.token },
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            "x-access-token": merchant.token,
+          },
           body: JSON.stringify(body),
         });
-        return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+        return {
+          status: res.status,
+          body: (await res.json()) as Record<string, unknown>,
+        };
       }),
     );
     expect(answers.filter((a) => a.status !== 200)).toEqual([]);
 
     // Kill the worker once some payouts are final but most are still at the rail.
-    const finals = MIX.filter(([row]) => SANDBOX_STATUS[row] === 700 || SANDBOX_STATUS[row] === 701).reduce((n, [, c]) => n + c, 0);
+    const finals = MIX.filter(
+      ([row]) => SANDBOX_STATUS[row] === 700 || SANDBOX_STATUS[row] === 701,
+    ).reduce((n, [, c]) => n + c, 0);
     const finalCount = async () =>
-      (await query(`SELECT count(*)::int AS n FROM payouts WHERE client_id = $1 AND status IN (700, 701)`, [merchant.clientId]))[0]
-        .n as number;
-    await waitFor('some payouts to be final', async () => (await finalCount()) >= 3, 60_000, 20);
-    await stopChild(workers[0], 'SIGKILL');
+      (
+        await query(
+          `SELECT count(*)::int AS n FROM payouts WHERE client_id = $1 AND status IN (700, 701)`,
+          [merchant.clientId],
+        )
+      )[0].n as number;
+    await waitFor(
+      "some payouts to be final",
+      async () => (await finalCount()) >= 3,
+      60_000,
+      20,
+    );
+    await killChild(workers[0]);
     const finalAtKill = await finalCount();
     expect(finalAtKill).toBeLessThan(finals);
-    workers.push(startChild('worker-2', ['worker'], env));
+    workers.push(startChild("worker-2", ["worker"], env));
 
     try {
-      await waitFor('every payout to reach its final status', async () => (await finalCount()) === finals, 120_000, 250);
+      await waitFor(
+        "every payout to reach its final status",
+        async () => (await finalCount()) === finals,
+        120_000,
+        250,
+      );
     } catch (error) {
-      throw new Error(`${(error as Error).message} (final at kill: ${finalAtKill})\n${diagnostics()}`, { cause: error });
+      throw new Error(
+        `${(error as Error).message} (final at kill: ${finalAtKill})\n${diagnostics([api, ...workers])}`,
+        { cause: error },
+      );
     }
     await sleep(1500);
 
@@ -209,8 +226,18 @@ describe('payouts survive a worker killed mid-settlement', () => {
     const byRef = new Map(rows.map((r) => [r.payout_reference, r]));
     for (const { row, body } of planned) {
       const stored = byRef.get(body.payout_reference as string)!;
-      const expectedHold = { 700: 'SETTLED', 701: 'RELEASED', 703: 'HELD', 704: 'HELD' }[SANDBOX_STATUS[row]];
-      expect({ ref: body.payout_reference, status: stored.status, hold: stored.hold_status, amount: dec(stored.amount) }).toEqual({
+      const expectedHold = {
+        700: "SETTLED",
+        701: "RELEASED",
+        703: "HELD",
+        704: "HELD",
+      }[SANDBOX_STATUS[row]];
+      expect({
+        ref: body.payout_reference,
+        status: stored.status,
+        hold: stored.hold_status,
+        amount: dec(stored.amount),
+      }).toEqual({
         ref: body.payout_reference,
         status: SANDBOX_STATUS[row],
         hold: expectedHold,
@@ -219,44 +246,73 @@ describe('payouts survive a worker killed mid-settlement', () => {
     }
 
     // Exactly one outcome entry per resolved hold, none for a held one; one reserve entry per payout.
-    const resolved = rows.filter((r) => r.hold_status !== 'HELD');
-    expect(new Set(resolved.map((r) => r.outcome_entry_id)).size).toBe(resolved.length);
-    expect(rows.filter((r) => r.hold_status === 'HELD').every((r) => r.outcome_entry_id === null)).toBe(true);
-    const kinds = await query(`SELECT kind, count(*)::int AS n FROM journal_entries WHERE client_id = $1 GROUP BY kind ORDER BY kind`, [
-      merchant.clientId,
-    ]);
+    const resolved = rows.filter((r) => r.hold_status !== "HELD");
+    expect(new Set(resolved.map((r) => r.outcome_entry_id)).size).toBe(
+      resolved.length,
+    );
+    expect(
+      rows
+        .filter((r) => r.hold_status === "HELD")
+        .every((r) => r.outcome_entry_id === null),
+    ).toBe(true);
+    const kinds = await query(
+      `SELECT kind, count(*)::int AS n FROM journal_entries WHERE client_id = $1 GROUP BY kind ORDER BY kind`,
+      [merchant.clientId],
+    );
     expect(kinds).toEqual([
-      { kind: 'FLOAT_RELEASE', n: 10 },
-      { kind: 'FLOAT_RESERVE', n: planned.length },
-      { kind: 'FLOAT_SETTLE', n: 50 },
-      { kind: 'WALLET_FUNDING', n: 1 },
+      { kind: "FLOAT_RELEASE", n: 10 },
+      { kind: "FLOAT_RESERVE", n: planned.length },
+      { kind: "FLOAT_SETTLE", n: 50 },
+      { kind: "WALLET_FUNDING", n: 1 },
     ]);
 
     // The float: successes and holds out, failures back in.
     const sumOf = (pred: (row: SandboxRow) => boolean) =>
-      planned.filter((p) => pred(p.row)).reduce((s, p) => s.plus(p.body.sender_amount as string).plus(10), new Decimal(0));
+      planned
+        .filter((p) => pred(p.row))
+        .reduce(
+          (s, p) => s.plus(p.body.sender_amount as string).plus(10),
+          new Decimal(0),
+        );
     const paid = sumOf((r) => SANDBOX_STATUS[r] === 700);
-    const held = sumOf((r) => SANDBOX_STATUS[r] === 703 || SANDBOX_STATUS[r] === 704);
-    const res = await fetch(`${apiUrl}/v1/accounts/${merchant.settlementAccountNumber}/balance`, {
-      headers: { 'x-access-token': merchant.token },
-    });
-    expect(await res.json()).toEqual(expectedFloat(minus('1000000', paid, held), held));
+    const held = sumOf(
+      (r) => SANDBOX_STATUS[r] === 703 || SANDBOX_STATUS[r] === 704,
+    );
+    const res = await fetch(
+      `${apiUrl}/v1/accounts/${merchant.settlementAccountNumber}/balance`,
+      {
+        headers: { "x-access-token": merchant.token },
+      },
+    );
+    expect(await res.json()).toEqual(
+      expectedFloat(minus("1000000", paid, held), held),
+    );
 
     // Every final payout was told (at least once; a retry after the crash repeats the same event id, same bytes).
     // Deliveries run after the status change, so under load the last ones may still be on their way.
-    const told = planned.filter(({ row }) => SANDBOX_STATUS[row] === 700 || SANDBOX_STATUS[row] === 701);
+    const told = planned.filter(
+      ({ row }) => SANDBOX_STATUS[row] === 700 || SANDBOX_STATUS[row] === 701,
+    );
     try {
       await waitFor(
-        'every final payout’s callback',
-        () => told.every(({ body }) => receiver.at(body.callback_url as string).length > 0),
+        "every final payout’s callback",
+        () =>
+          told.every(
+            ({ body }) => receiver.at(body.callback_url as string).length > 0,
+          ),
         90_000,
         250,
       );
     } catch (error) {
       const missing = told
-        .filter(({ body }) => receiver.at(body.callback_url as string).length === 0)
+        .filter(
+          ({ body }) => receiver.at(body.callback_url as string).length === 0,
+        )
         .map(({ body }) => body.payout_reference);
-      throw new Error(`${(error as Error).message}: no callback for ${missing.join(', ')}\n${diagnostics()}`, { cause: error });
+      throw new Error(
+        `${(error as Error).message}: no callback for ${missing.join(", ")}\n${diagnostics([api, ...workers])}`,
+        { cause: error },
+      );
     }
     for (const { row, body } of planned) {
       const calls = receiver.at(body.callback_url as string);
@@ -265,14 +321,22 @@ describe('payouts survive a worker killed mid-settlement', () => {
         continue;
       }
       expect(calls.length).toBeGreaterThanOrEqual(1);
-      expect(new Set(calls.map((c) => c.headers['x-event-id'])).size).toBe(1);
-      expect(calls[0].body.data).toMatchObject({ payment_status: SANDBOX_STATUS[row] });
+      expect(new Set(calls.map((c) => c.headers["x-event-id"])).size).toBe(1);
+      expect(calls[0].body.data).toMatchObject({
+        payment_status: SANDBOX_STATUS[row],
+      });
       for (const call of calls)
-        expect(verifySignature(merchant.signingSecret, call.rawBody, call.headers['x-signature'] as string)).toBe(true);
+        expect(
+          verifySignature(
+            merchant.signingSecret,
+            call.rawBody,
+            call.headers["x-signature"] as string,
+          ),
+        ).toBe(true);
     }
 
     expect(workers[1].process.exitCode).toBeNull();
-    const verify = cliJson(await runCli(db.url, 'ledger:verify', '--json'));
+    const verify = cliJson(await runCli(db.url, "ledger:verify", "--json"));
     expect(verify.ok).toBe(true);
   }, 360_000);
 });

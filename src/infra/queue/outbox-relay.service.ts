@@ -1,10 +1,17 @@
-import { InjectQueue } from '@nestjs/bullmq';
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { Queue } from 'bullmq';
-import { DataSource } from 'typeorm';
-import { APP_CONFIG, type AppConfig } from '../config/app-config';
-import { QUEUES, QueueName, queueOf } from './queues';
+import { InjectQueue } from "@nestjs/bullmq";
+import {
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnApplicationShutdown,
+} from "@nestjs/common";
+import { InjectDataSource } from "@nestjs/typeorm";
+import { Queue } from "bullmq";
+import { DataSource } from "typeorm";
+import { APP_CONFIG, type AppConfig } from "../config/app-config";
+import { withTimeout } from "../../common/with-timeout";
+import { QUEUES, QueueName, queueOf } from "./queues";
 
 const BATCH = 200;
 const IDLE_POLL_MS = 50;
@@ -21,7 +28,9 @@ const MAX_SWEEP_EVERY_MS = 15_000;
  * mark and relayed again.
  */
 @Injectable()
-export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
+export class OutboxRelay
+  implements OnApplicationBootstrap, OnApplicationShutdown
+{
   private readonly logger = new Logger(OutboxRelay.name);
   private readonly queues: Record<QueueName, Queue>;
   private running = false;
@@ -42,7 +51,10 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   ) {
     this.queues = { payments, callbacks, airtime, payouts, notifications };
     this.lostJobAfterMs = config.outboxLostJobAfterMs;
-    this.sweepEveryMs = Math.min(MAX_SWEEP_EVERY_MS, Math.max(250, Math.floor(this.lostJobAfterMs / 4)));
+    this.sweepEveryMs = Math.min(
+      MAX_SWEEP_EVERY_MS,
+      Math.max(250, Math.floor(this.lostJobAfterMs / 4)),
+    );
   }
 
   onApplicationBootstrap(): void {
@@ -58,21 +70,46 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   /** Relays one batch of due rows; returns how many were relayed. */
   async relayDue(): Promise<number> {
     return this.db.transaction(async (manager) => {
-      const rows: Array<{ id: string; topic: string; payload: Record<string, string>; relay_count: number; job_key: string }> =
-        await manager.query(
-          `SELECT id, topic, payload, relay_count, job_key FROM outbox WHERE relayed_at IS NULL AND available_at <= now()
+      const rows: Array<{
+        id: string;
+        topic: string;
+        payload: Record<string, string>;
+        relay_count: number;
+        job_key: string;
+      }> = await manager.query(
+        `SELECT id, topic, payload, relay_count, job_key FROM outbox WHERE relayed_at IS NULL AND available_at <= now()
          ORDER BY available_at, id LIMIT ${BATCH} FOR UPDATE SKIP LOCKED`,
-        );
+      );
       if (rows.length === 0) return 0;
-      const byQueue = new Map<QueueName, Array<{ name: string; data: Record<string, string>; opts: { jobId: string } }>>();
+      const byQueue = new Map<
+        QueueName,
+        Array<{
+          name: string;
+          data: Record<string, string>;
+          opts: { jobId: string };
+        }>
+      >();
       for (const row of rows) {
         const { queue, job } = queueOf(row.topic);
         const jobs = byQueue.get(queue) ?? [];
-        jobs.push({ name: job, data: { ...row.payload, outboxId: row.id }, opts: { jobId: `outbox-${row.job_key}-${row.relay_count}` } });
+        jobs.push({
+          name: job,
+          data: { ...row.payload, outboxId: row.id },
+          opts: { jobId: `outbox-${row.job_key}-${row.relay_count}` },
+        });
         byQueue.set(queue, jobs);
       }
-      await withTimeout(Promise.all([...byQueue].map(([queue, jobs]) => this.queues[queue].addBulk(jobs))), ENQUEUE_TIMEOUT_MS);
-      await manager.query(`UPDATE outbox SET relayed_at = now() WHERE id = ANY($1)`, [rows.map((r) => r.id)]);
+      await withTimeout(
+        Promise.all(
+          [...byQueue].map(([queue, jobs]) => this.queues[queue].addBulk(jobs)),
+        ),
+        ENQUEUE_TIMEOUT_MS,
+        "Redis did not accept the jobs in time",
+      );
+      await manager.query(
+        `UPDATE outbox SET relayed_at = now() WHERE id = ANY($1)`,
+        [rows.map((r) => r.id)],
+      );
       return rows.length;
     });
   }
@@ -94,13 +131,18 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
         if (Date.now() - lastSweep > this.sweepEveryMs) {
           lastSweep = Date.now();
           const requeued = await this.requeueLost();
-          if (requeued > 0) this.logger.warn(`${requeued} relayed jobs never finished; relaying them again`);
+          if (requeued > 0)
+            this.logger.warn(
+              `${requeued} relayed jobs never finished; relaying them again`,
+            );
         }
         const relayed = await this.relayDue();
         if (relayed < BATCH) await sleep(IDLE_POLL_MS);
       } catch (error) {
         if (Date.now() - this.lastErrorLog > 30_000) {
-          this.logger.warn(`outbox relay paused: ${(error as Error).message}; work waits in Postgres`);
+          this.logger.warn(
+            `outbox relay paused: ${(error as Error).message}; work waits in Postgres`,
+          );
           this.lastErrorLog = Date.now();
         }
         await sleep(ERROR_BACKOFF_MS);
@@ -111,14 +153,4 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([
-    promise.finally(() => clearTimeout(timer)),
-    new Promise<T>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('Redis did not accept the jobs in time')), ms);
-    }),
-  ]);
 }
