@@ -1,44 +1,44 @@
-import { DynamicModule, Module } from "@nestjs/common";
-import { AirtimeModule } from "./airtime/airtime.module";
-import { AirtimeProcessor } from "./airtime/airtime.processor";
-import { AuthModule } from "./auth/auth.module";
-import { GatewayAuthModule } from "./auth/gateway/gateway-auth.module";
-import { CallbackDeliveryProcessor } from "./callbacks/callback-delivery.processor";
-import { CallbackSweeper } from "./callbacks/callback-sweeper.service";
-import { CallbacksModule } from "./callbacks/callbacks.module";
-import { ClientServicesModule } from "./client-services/client-services.module";
-import { ChargesModule } from "./charges/charges.module";
-import { CheckoutModule } from "./checkout/checkout.module";
-import { ClientsModule } from "./clients/clients.module";
-import { DisbursementsModule } from "./disbursements/disbursements.module";
-import { FloatModule } from "./float/float.module";
-import { FxRefreshScheduler } from "./fx/fx-refresh.scheduler";
-import { FxModule } from "./fx/fx.module";
-import { ConfigModule } from "./infra/config/config.module";
-import { DatabaseModule } from "./infra/database/database.module";
-import { HealthModule } from "./infra/health/health.module";
-import { LoggingModule } from "./infra/logging/logging.module";
-import { MetricsController } from "./infra/metrics/metrics.controller";
-import { MetricsModule } from "./infra/metrics/metrics.module";
-import { NotificationsModule } from "./notifications/notifications.module";
-import { NotificationsProcessor } from "./notifications/notifications.processor";
-import { PayoutsModule } from "./payouts/payouts.module";
-import { PortalModule } from "./portal/portal.module";
-import { PayoutsProcessor } from "./payouts/payouts.processor";
-import { OutboxRelay } from "./infra/queue/outbox-relay.service";
-import { QueueModule } from "./infra/queue/queue.module";
-import { ThrottlingModule } from "./infra/throttling/throttling.module";
-import { LedgerModule } from "./ledger/ledger.module";
-import { PaymentStatementModule } from "./payment-statement/payment-statement.module";
-import { PaymentsModule } from "./payments/payments.module";
-import { ProfilesModule } from "./profiles/profiles.module";
-import { RailsModule } from "./rails/rails.module";
-import { ReversalsModule } from "./reversals/reversals.module";
-import { SettlementsModule } from "./settlements/settlements.module";
-import { StatementsModule } from "./statements/statements.module";
-import { TransactionsModule } from "./transactions/transactions.module";
-import { WalletsModule } from "./wallets/wallets.module";
-import { PaymentsProcessor } from "./worker/payments-queue.processor";
+import { DynamicModule, Module } from '@nestjs/common';
+import { AirtimeModule } from './airtime/airtime.module';
+import { AirtimeProcessor } from './airtime/airtime.processor';
+import { AuthModule } from './auth/auth.module';
+import { GatewayAuthModule } from './auth/gateway/gateway-auth.module';
+import { CallbackDeliveryProcessor } from './callbacks/callback-delivery.processor';
+import { CallbackSweeper } from './callbacks/callback-sweeper.service';
+import { CallbacksModule } from './callbacks/callbacks.module';
+import { ClientServicesModule } from './client-services/client-services.module';
+import { ChargesModule } from './charges/charges.module';
+import { CheckoutModule } from './checkout/checkout.module';
+import { ClientsModule } from './clients/clients.module';
+import { DisbursementsModule } from './disbursements/disbursements.module';
+import { FloatModule } from './float/float.module';
+import { FxRefreshScheduler } from './fx/fx-refresh.scheduler';
+import { FxModule } from './fx/fx.module';
+import { ConfigModule } from './infra/config/config.module';
+import { DatabaseModule } from './infra/database/database.module';
+import { HealthModule } from './infra/health/health.module';
+import { LoggingModule } from './infra/logging/logging.module';
+import { MetricsController } from './infra/metrics/metrics.controller';
+import { MetricsModule } from './infra/metrics/metrics.module';
+import { NotificationsModule } from './notifications/notifications.module';
+import { NotificationsProcessor } from './notifications/notifications.processor';
+import { PayoutsModule } from './payouts/payouts.module';
+import { PortalModule } from './portal/portal.module';
+import { PayoutsProcessor } from './payouts/payouts.processor';
+import { OutboxRelay } from './infra/queue/outbox-relay.service';
+import { QueueModule } from './infra/queue/queue.module';
+import { ThrottlingModule } from './infra/throttling/throttling.module';
+import { LedgerModule } from './ledger/ledger.module';
+import { PaymentStatementModule } from './payment-statement/payment-statement.module';
+import { PaymentsModule } from './payments/payments.module';
+import { ProfilesModule } from './profiles/profiles.module';
+import { RailsModule } from './rails/rails.module';
+import { ReversalsModule } from './reversals/reversals.module';
+import { SettlementsModule } from './settlements/settlements.module';
+import { StatementsModule } from './statements/statements.module';
+import { TransactionsModule } from './transactions/transactions.module';
+import { WalletsModule } from './wallets/wallets.module';
+import { PaymentsProcessor } from './worker/payments-queue.processor';
 
 /** What every process role shares: configuration, logs, Postgres, Redis, metrics and the domain core. */
 @Module({
@@ -60,7 +60,7 @@ import { PaymentsProcessor } from "./worker/payments-queue.processor";
 })
 export class CoreModule {}
 
-export type ProcessRole = "api" | "worker" | "sandbox";
+export type ProcessRole = 'api' | 'worker' | 'sandbox';
 
 /** The HTTP surface. */
 @Module({
@@ -88,14 +88,7 @@ export class ApiModule {}
 
 /** Queue processors, schedulers and the outbox relay: the money cores (payments, payouts, airtime) and the reversal step. */
 @Module({
-  imports: [
-    CoreModule,
-    PaymentsModule,
-    ReversalsModule,
-    AirtimeModule,
-    PayoutsModule,
-    NotificationsModule,
-  ],
+  imports: [CoreModule, PaymentsModule, ReversalsModule, AirtimeModule, PayoutsModule, NotificationsModule],
   providers: [
     OutboxRelay,
     PaymentsProcessor,
@@ -110,11 +103,6 @@ export class ApiModule {}
 export class WorkerModule {}
 
 export function rootModule(role: ProcessRole): DynamicModule {
-  const imports =
-    role === "api"
-      ? [ApiModule]
-      : role === "worker"
-        ? [WorkerModule]
-        : [ApiModule, WorkerModule];
+  const imports = role === 'api' ? [ApiModule] : role === 'worker' ? [WorkerModule] : [ApiModule, WorkerModule];
   return { module: class AppModule {}, imports };
 }

@@ -1,65 +1,37 @@
-import helmet from "@fastify/helmet";
-import { HttpException, HttpStatus, INestApplication } from "@nestjs/common";
-import type {
-  ConnectionError,
-  FastifyError,
-  FastifyReply,
-  FastifyRequest,
-} from "fastify";
-import type { Socket } from "node:net";
-import { NestFactory } from "@nestjs/core";
-import {
-  FastifyAdapter,
-  NestFastifyApplication,
-} from "@nestjs/platform-fastify";
-import { DocumentBuilder, SwaggerModule } from "@nestjs/swagger";
-import { Logger } from "nestjs-pino";
-import { rootModule, ProcessRole } from "./app.module";
-import { mountQueueDashboard } from "./admin/queue-dashboard";
-import {
-  errorResponse,
-  FallbackErrorFilter,
-  sendFallbackError,
-} from "./common/errors/http-error.filter";
-import {
-  APP_CONFIG,
-  loadConfig,
-  type AppConfig,
-  type EnvironmentConfig,
-} from "./infra/config/app-config";
-import { createValidationPipe } from "./common/http/validation";
-import { GATEWAY_SECURITY, WALLET_SECURITY } from "./common/openapi/api-docs";
+import helmet from '@fastify/helmet';
+import { HttpException, HttpStatus, INestApplication } from '@nestjs/common';
+import type { ConnectionError, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { Socket } from 'node:net';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { Logger } from 'nestjs-pino';
+import { rootModule, ProcessRole } from './app.module';
+import { mountQueueDashboard } from './admin/queue-dashboard';
+import { errorResponse, FallbackErrorFilter, sendFallbackError } from './common/errors/http-error.filter';
+import { APP_CONFIG, loadConfig, type AppConfig, type EnvironmentConfig } from './infra/config/app-config';
+import { createValidationPipe } from './common/http/validation';
+import { GATEWAY_SECURITY, WALLET_SECURITY } from './common/openapi/api-docs';
 
 /** The Fastify adapter every HTTP process uses (tests that override providers build their app on it too). */
-export function createHttpAdapter(
-  config: Pick<EnvironmentConfig, "trustedProxies"> = loadConfig(),
-): FastifyAdapter {
+export function createHttpAdapter(config: Pick<EnvironmentConfig, 'trustedProxies'> = loadConfig()): FastifyAdapter {
   const adapter = new FastifyAdapter({
     bodyLimit: 1_048_576,
     // X-Forwarded-For is believed only from the proxies the operator names (TRUSTED_PROXIES); otherwise the
     // client address is the socket's, so a caller cannot pick the address rate limits count against.
-    trustProxy:
-      config.trustedProxies.length > 0 ? config.trustedProxies : false,
+    trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
     // Long path parameters reach the handlers (and get their 404 in the route's error shape), not Fastify's 414.
     routerOptions: { maxParamLength: 1000 },
     // Errors Fastify raises before any route runs are answered by the fallback filter's rules (the path tells the shape).
-    frameworkErrors: (
-      error: FastifyError,
-      request: FastifyRequest,
-      reply: FastifyReply,
-    ) => sendFallbackError(reply, error, request.url),
+    frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => sendFallbackError(reply, error, request.url),
     clientErrorHandler: answerClientError,
   });
   const fastify = adapter.getInstance();
   // Merchant APIs speak JSON only: any other body type is a 415, not a string handed to validation.
-  fastify.removeContentTypeParser("text/plain");
-  fastify.addHook("onRequest", async (request, reply) => {
+  fastify.removeContentTypeParser('text/plain');
+  fastify.addHook('onRequest', async (request, reply) => {
     if (request.url.length > MAX_URL_LENGTH)
-      sendFallbackError(
-        reply,
-        new HttpException("URI is too long", HttpStatus.URI_TOO_LONG),
-        request.url,
-      );
+      sendFallbackError(reply, new HttpException('URI is too long', HttpStatus.URI_TOO_LONG), request.url);
   });
   return adapter;
 }
@@ -74,25 +46,17 @@ const MAX_URL_LENGTH = 8192;
 function answerClientError(error: ConnectionError, socket: Socket): void {
   if (!socket.writable) return;
   // Typed as a JSON'd Buffer; at run time it is the Buffer itself.
-  const head = Buffer.isBuffer(error.rawPacket)
-    ? error.rawPacket.toString("latin1")
-    : "";
-  const requestLine = head.split("\r\n")[0];
-  const url = requestLine.split(" ")[1] ?? "/";
-  const overflow = error.code === "HPE_HEADER_OVERFLOW";
-  const status = overflow
-    ? head.includes("\r\n")
-      ? 431
-      : HttpStatus.URI_TOO_LONG
-    : HttpStatus.BAD_REQUEST;
+  const head = Buffer.isBuffer(error.rawPacket) ? error.rawPacket.toString('latin1') : '';
+  const requestLine = head.split('\r\n')[0];
+  const url = requestLine.split(' ')[1] ?? '/';
+  const overflow = error.code === 'HPE_HEADER_OVERFLOW';
+  const status = overflow ? (head.includes('\r\n') ? 431 : HttpStatus.URI_TOO_LONG) : HttpStatus.BAD_REQUEST;
   const message = {
-    400: "The request is malformed",
-    414: "URI is too long",
-    431: "Request headers are too large",
+    400: 'The request is malformed',
+    414: 'URI is too long',
+    431: 'Request headers are too large',
   }[status as 400 | 414 | 431];
-  const body = JSON.stringify(
-    errorResponse(new HttpException(message, status), url).body,
-  );
+  const body = JSON.stringify(errorResponse(new HttpException(message, status), url).body);
   socket.end(
     `HTTP/1.1 ${status} ${message}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
       `x-content-type-options: nosniff\r\nconnection: close\r\n\r\n${body}`,
@@ -106,34 +70,23 @@ const NO_STORE = /^\/(api\/|v1\/|v2\/|transactions\/)/;
  * Security headers: nosniff and the other helmet defaults everywhere, HSTS in production; each page sets its own
  * Content-Security-Policy (the checkout page's carries a nonce), so helmet's is off.
  */
-async function registerSecurityHeaders(
-  app: NestFastifyApplication,
-  config: AppConfig,
-): Promise<void> {
+async function registerSecurityHeaders(app: NestFastifyApplication, config: AppConfig): Promise<void> {
   await app.register(helmet as never, {
     contentSecurityPolicy: false,
-    hsts: config.isSandbox
-      ? false
-      : { maxAge: 31_536_000, includeSubDomains: true },
+    hsts: config.isSandbox ? false : { maxAge: 31_536_000, includeSubDomains: true },
   });
   app
     .getHttpAdapter()
     .getInstance()
-    .addHook("onSend", async (request, reply) => {
-      if (NO_STORE.test(request.url))
-        void reply.header("cache-control", "no-store");
+    .addHook('onSend', async (request, reply) => {
+      if (NO_STORE.test(request.url)) void reply.header('cache-control', 'no-store');
     });
 }
 
 /** Filters, pipes, API docs and the queue dashboard on a created application; then initialises it. */
-export async function configureHttpApp<T extends INestApplication>(
-  app: T,
-): Promise<T> {
+export async function configureHttpApp<T extends INestApplication>(app: T): Promise<T> {
   const config = app.get<AppConfig>(APP_CONFIG);
-  await registerSecurityHeaders(
-    app as unknown as NestFastifyApplication,
-    config,
-  );
+  await registerSecurityHeaders(app as unknown as NestFastifyApplication, config);
   app.useLogger(app.get(Logger));
   // Routes render errors through their interface's filter; this one answers what never reaches a controller.
   app.useGlobalFilters(new FallbackErrorFilter());
@@ -144,64 +97,55 @@ export async function configureHttpApp<T extends INestApplication>(
     const document = SwaggerModule.createDocument(
       app,
       new DocumentBuilder()
-        .setTitle("Payments provider API")
+        .setTitle('Payments provider API')
         .setDescription(
-          "Wallet service (/api/v1): log in with POST /api/v1/auth/login and authorize `wallet-jwt` with the access_token. " +
-            "Collection and disbursement gateways (/v1, /v2, /transactions/acknowledge): get a token from POST /v1/auth and " +
-            "authorize `gateway-token` (sent as x-access-token) or `gateway-bearer` (sent as Authorization: Bearer).",
+          'Wallet service (/api/v1): log in with POST /api/v1/auth/login and authorize `wallet-jwt` with the access_token. ' +
+            'Collection and disbursement gateways (/v1, /v2, /transactions/acknowledge): get a token from POST /v1/auth and ' +
+            'authorize `gateway-token` (sent as x-access-token) or `gateway-bearer` (sent as Authorization: Bearer).',
         )
-        .setVersion("1")
+        .setVersion('1')
         .addBearerAuth(
           {
-            type: "http",
-            scheme: "bearer",
-            bearerFormat: "JWT",
-            description: "access_token of POST /api/v1/auth/login",
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description: 'access_token of POST /api/v1/auth/login',
           },
           WALLET_SECURITY,
         )
         .addApiKey(
           {
-            type: "apiKey",
-            in: "header",
-            name: "x-access-token",
-            description: "access_token of POST /v1/auth",
+            type: 'apiKey',
+            in: 'header',
+            name: 'x-access-token',
+            description: 'access_token of POST /v1/auth',
           },
           GATEWAY_SECURITY.header,
         )
         .addBearerAuth(
           {
-            type: "http",
-            scheme: "bearer",
-            bearerFormat: "JWT",
-            description: "the same gateway token, as Authorization: Bearer",
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description: 'the same gateway token, as Authorization: Bearer',
           },
           GATEWAY_SECURITY.bearer,
         )
         .build(),
     );
-    SwaggerModule.setup("docs", app, document, {
-      jsonDocumentUrl: "docs-json",
+    SwaggerModule.setup('docs', app, document, {
+      jsonDocumentUrl: 'docs-json',
       swaggerOptions: { persistAuthorization: true },
     });
   }
   await mountQueueDashboard(app as unknown as NestFastifyApplication, config);
   await app.init();
-  await (app as unknown as NestFastifyApplication)
-    .getHttpAdapter()
-    .getInstance()
-    .ready();
+  await (app as unknown as NestFastifyApplication).getHttpAdapter().getInstance().ready();
   return app;
 }
 
 /** Builds the HTTP application for a role that serves HTTP (api, sandbox); shared by main.ts and the tests. */
-export async function createHttpApp(
-  role: Exclude<ProcessRole, "worker"> = "api",
-): Promise<NestFastifyApplication> {
-  const app = await NestFactory.create<NestFastifyApplication>(
-    rootModule(role),
-    createHttpAdapter(),
-    { bufferLogs: true },
-  );
+export async function createHttpApp(role: Exclude<ProcessRole, 'worker'> = 'api'): Promise<NestFastifyApplication> {
+  const app = await NestFactory.create<NestFastifyApplication>(rootModule(role), createHttpAdapter(), { bufferLogs: true });
   return configureHttpApp(app);
 }

@@ -1,22 +1,15 @@
-import { Module } from "@nestjs/common";
-import { CoreModule } from "../app.module";
-import { ClientServicesModule } from "../client-services/client-services.module";
-import { PayoutsModule } from "../payouts/payouts.module";
-import { ProfilesModule } from "../profiles/profiles.module";
-import { TransactionsModule } from "../transactions/transactions.module";
-import { WalletsModule } from "../wallets/wallets.module";
-import { SeedService } from "./seed.service";
+import { Module } from '@nestjs/common';
+import { CoreModule } from '../app.module';
+import { ClientServicesModule } from '../client-services/client-services.module';
+import { PayoutsModule } from '../payouts/payouts.module';
+import { ProfilesModule } from '../profiles/profiles.module';
+import { TransactionsModule } from '../transactions/transactions.module';
+import { WalletsModule } from '../wallets/wallets.module';
+import { SeedService } from './seed.service';
 
 /** Everything the operator CLI needs: the domain services, no HTTP and no queue processors. */
 @Module({
-  imports: [
-    CoreModule,
-    ProfilesModule,
-    WalletsModule,
-    ClientServicesModule,
-    TransactionsModule,
-    PayoutsModule,
-  ],
+  imports: [CoreModule, ProfilesModule, WalletsModule, ClientServicesModule, TransactionsModule, PayoutsModule],
   providers: [SeedService],
 })
 export class AdminModule {}

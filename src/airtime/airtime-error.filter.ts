@@ -1,11 +1,8 @@
-import { Catch } from "@nestjs/common";
-import { ValidationProblem } from "../common/errors/request-validation.error";
-import {
-  errorCodeOf,
-  PayoutErrorFilter,
-} from "../disbursements/payout-error.filter";
-import { PayoutError } from "../disbursements/payout-error";
-import { airtimeRejection } from "./airtime";
+import { Catch } from '@nestjs/common';
+import { ValidationProblem } from '../common/errors/request-validation.error';
+import { errorCodeOf, PayoutErrorFilter } from '../disbursements/payout-error.filter';
+import { PayoutError } from '../disbursements/payout-error';
+import { airtimeRejection } from './airtime';
 
 const MAX_LISTED_PROBLEMS = 10;
 
@@ -15,22 +12,15 @@ const MAX_LISTED_PROBLEMS = 10;
  */
 @Catch()
 export class AirtimeErrorFilter extends PayoutErrorFilter {
-  protected readonly referenceField = "reference" as const;
+  protected readonly referenceField = 'reference' as const;
   /** Airtime bodies always carry `reference`, null when the request had no usable one. */
   protected readonly unknownReference = null;
 
   protected invalidBody(problems: ValidationProblem[]): PayoutError {
     const messages = problems.map((p) => p.message);
-    const listed = messages.slice(0, MAX_LISTED_PROBLEMS).join("; ");
-    const more =
-      messages.length > MAX_LISTED_PROBLEMS
-        ? `; and ${messages.length - MAX_LISTED_PROBLEMS} more`
-        : "";
+    const listed = messages.slice(0, MAX_LISTED_PROBLEMS).join('; ');
+    const more = messages.length > MAX_LISTED_PROBLEMS ? `; and ${messages.length - MAX_LISTED_PROBLEMS} more` : '';
     const code = errorCodeOf(problems[0]);
-    return airtimeRejection(
-      undefined,
-      code === "INVALID_PHONE_NUMBER" ? code : "VALIDATION_FAILED",
-      listed + more,
-    );
+    return airtimeRejection(undefined, code === 'INVALID_PHONE_NUMBER' ? code : 'VALIDATION_FAILED', listed + more);
   }
 }

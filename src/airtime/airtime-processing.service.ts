@@ -1,25 +1,13 @@
-import { Inject, Injectable, Logger } from "@nestjs/common";
-import { InjectDataSource } from "@nestjs/typeorm";
-import { DataSource, EntityManager } from "typeorm";
-import { CallbackSettingsService } from "../callbacks/callback-settings.service";
-import { CallbacksService } from "../callbacks/callbacks.service";
-import { FloatHoldsService } from "../float/float-holds.service";
-import { LedgerService } from "../ledger/ledger.service";
-import {
-  AIRTIME_RAIL,
-  type AirtimeOutcome,
-  type AirtimeRail,
-  type AirtimeTopUp,
-} from "../rails/airtime.rail";
-import {
-  AIRTIME_RESULT_EVENT,
-  FINAL_STATUSES,
-  RecipientRow,
-  recipientResult,
-  SERVICE_STATUS,
-  STATUS_MESSAGES,
-} from "./airtime";
-import { AirtimeRepository } from "./airtime.repository";
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { CallbackSettingsService } from '../callbacks/callback-settings.service';
+import { CallbacksService } from '../callbacks/callbacks.service';
+import { FloatHoldsService } from '../float/float-holds.service';
+import { LedgerService } from '../ledger/ledger.service';
+import { AIRTIME_RAIL, type AirtimeOutcome, type AirtimeRail, type AirtimeTopUp } from '../rails/airtime.rail';
+import { AIRTIME_RESULT_EVENT, FINAL_STATUSES, RecipientRow, recipientResult, SERVICE_STATUS, STATUS_MESSAGES } from './airtime';
+import { AirtimeRepository } from './airtime.repository';
 
 /**
  * Tops up a slice of a request's recipients, re-asks about stuck ones (reconciliation) and books each result. Safe
@@ -42,12 +30,7 @@ export class AirtimeProcessingService {
 
   /** The job queued at acceptance: tops up the slice's recipients still awaiting the provider and books the answers. */
   async process(requestId: string, first: number, last: number): Promise<void> {
-    const awaiting = await this.airtime.awaitingProvider(
-      this.db.manager,
-      requestId,
-      first,
-      last,
-    );
+    const awaiting = await this.airtime.awaitingProvider(this.db.manager, requestId, first, last);
     await this.apply(awaiting, (topUp) => this.rail.topUp(topUp));
   }
 
@@ -58,23 +41,13 @@ export class AirtimeProcessingService {
    */
   async recheck(ids: string[]): Promise<number> {
     const byRequest = new Map<string, RecipientRow[]>();
-    for (const recipient of await this.airtime.unresolved(
-      this.db.manager,
-      ids,
-    )) {
-      byRequest.set(recipient.request_id, [
-        ...(byRequest.get(recipient.request_id) ?? []),
-        recipient,
-      ]);
+    for (const recipient of await this.airtime.unresolved(this.db.manager, ids)) {
+      byRequest.set(recipient.request_id, [...(byRequest.get(recipient.request_id) ?? []), recipient]);
     }
     let finished = 0;
     for (const [requestId, recipients] of byRequest) {
-      finished += await this.apply(recipients, (topUp) =>
-        this.rail.outcomeOf(topUp),
-      ).catch((error: Error) => {
-        this.logger.warn(
-          `airtime request ${requestId}: recipients could not be re-checked: ${error.message}`,
-        );
+      finished += await this.apply(recipients, (topUp) => this.rail.outcomeOf(topUp)).catch((error: Error) => {
+        this.logger.warn(`airtime request ${requestId}: recipients could not be re-checked: ${error.message}`);
         return 0;
       });
     }
@@ -85,32 +58,21 @@ export class AirtimeProcessingService {
    * Asks the provider about recipients of one request and books each answer under the row locks, in one
    * transaction; answers how many reached a final status. Only recipients still not final move.
    */
-  private async apply(
-    recipients: RecipientRow[],
-    ask: (topUp: AirtimeTopUp) => Promise<AirtimeOutcome>,
-  ): Promise<number> {
+  private async apply(recipients: RecipientRow[], ask: (topUp: AirtimeTopUp) => Promise<AirtimeOutcome>): Promise<number> {
     // Asked outside the transaction: provider calls must not hold row locks. Asking again is safe (correlation id).
     const outcomes = new Map<string, AirtimeOutcome>();
     await Promise.all(
       recipients.map(async (r) => {
         outcomes.set(
           r.id,
-          await ask({
-            correlationId: r.correlation_id,
-            phoneNumber: r.phone_number,
-            amount: r.amount,
-            currency: r.currency,
-          }),
+          await ask({ correlationId: r.correlation_id, phoneNumber: r.phone_number, amount: r.amount, currency: r.currency }),
         );
       }),
     );
-    if (recipients.every((r) => nextState(r, outcomes.get(r.id)!) === null))
-      return 0;
+    if (recipients.every((r) => nextState(r, outcomes.get(r.id)!) === null)) return 0;
 
     return this.db.transaction(async (manager) => {
-      const locked = await this.airtime.lockUnresolved(manager, [
-        ...outcomes.keys(),
-      ]);
+      const locked = await this.airtime.lockUnresolved(manager, [...outcomes.keys()]);
       if (locked.length === 0) return 0;
       await this.lockAccountsOf(manager, locked[0]);
       const changed: RecipientRow[] = [];
@@ -121,25 +83,18 @@ export class AirtimeProcessingService {
         changed.push(next);
       }
       await this.airtime.setStatuses(manager, changed);
-      const finals = changed.filter((r) =>
-        FINAL_STATUSES.includes(r.service_status),
-      );
+      const finals = changed.filter((r) => FINAL_STATUSES.includes(r.service_status));
       await this.announce(manager, locked[0].client_id, finals);
       return finals.length;
     });
   }
 
   /** A final status resolves the hold: settled on success, released (amount + fee back to the float) on failure. */
-  private async moveMoney(
-    manager: EntityManager,
-    recipient: RecipientRow,
-  ): Promise<void> {
+  private async moveMoney(manager: EntityManager, recipient: RecipientRow): Promise<void> {
     if (recipient.service_status === SERVICE_STATUS.SUCCESSFUL) {
-      if (!(await this.holds.settle(manager, recipient.hold_id)))
-        throw new HoldAlreadyResolvedError(recipient);
+      if (!(await this.holds.settle(manager, recipient.hold_id))) throw new HoldAlreadyResolvedError(recipient);
     } else if (recipient.service_status === SERVICE_STATUS.FAILED) {
-      if (!(await this.holds.release(manager, recipient.hold_id)))
-        throw new HoldAlreadyResolvedError(recipient);
+      if (!(await this.holds.release(manager, recipient.hold_id))) throw new HoldAlreadyResolvedError(recipient);
     }
   }
 
@@ -147,22 +102,14 @@ export class AirtimeProcessingService {
    * One callback per recipient that reached a final status, to the client's airtime callback URL (set in the
    * portal or with `callback:set --kind airtime`); without one, the status query is the only source.
    */
-  private async announce(
-    manager: EntityManager,
-    clientId: string,
-    results: RecipientRow[],
-  ): Promise<void> {
+  private async announce(manager: EntityManager, clientId: string, results: RecipientRow[]): Promise<void> {
     if (results.length === 0) return;
-    const endpoint = await this.callbackSettings.endpointFor(
-      manager,
-      clientId,
-      "airtime",
-    );
+    const endpoint = await this.callbackSettings.endpointFor(manager, clientId, 'airtime');
     if (!endpoint) return;
     for (const result of results) {
       await this.callbacks.schedule(manager, {
         clientId,
-        kind: "airtime",
+        kind: 'airtime',
         event: AIRTIME_RESULT_EVENT,
         reference: result.reference,
         urls: [endpoint.url],
@@ -172,74 +119,41 @@ export class AirtimeProcessingService {
   }
 
   /** Every recipient of a request is paid from the same float through the same accounts. */
-  private async lockAccountsOf(
-    manager: EntityManager,
-    recipient: RecipientRow,
-  ): Promise<void> {
+  private async lockAccountsOf(manager: EntityManager, recipient: RecipientRow): Promise<void> {
     const accountIds = [recipient.float_account_id];
-    for (const kind of [
-      "IN_FLIGHT_AIRTIME",
-      "SETTLEMENT",
-      "FEE_INCOME",
-    ] as const) {
-      accountIds.push(
-        (
-          await this.ledger.systemAccount(
-            manager,
-            recipient.client_id,
-            kind,
-            recipient.currency,
-          )
-        ).id,
-      );
+    for (const kind of ['IN_FLIGHT_AIRTIME', 'SETTLEMENT', 'FEE_INCOME'] as const) {
+      accountIds.push((await this.ledger.systemAccount(manager, recipient.client_id, kind, recipient.currency)).id);
     }
     await this.ledger.lockAccounts(manager, accountIds);
   }
 }
 
 /** Where the provider's answer takes a recipient not final yet; null when nothing changes (still processing or jammed). */
-function nextState(
-  recipient: RecipientRow,
-  outcome: AirtimeOutcome,
-): RecipientRow | null {
+function nextState(recipient: RecipientRow, outcome: AirtimeOutcome): RecipientRow | null {
   switch (outcome.status) {
-    case "SUCCESSFUL":
+    case 'SUCCESSFUL':
       return {
         ...recipient,
         service_status: SERVICE_STATUS.SUCCESSFUL,
         message: STATUS_MESSAGES[602],
         provider_reference: outcome.providerReference,
       };
-    case "FAILED":
-      return {
-        ...recipient,
-        service_status: SERVICE_STATUS.FAILED,
-        message: `${STATUS_MESSAGES[603]}: ${outcome.reason}`,
-      };
-    case "PROCESSING":
+    case 'FAILED':
+      return { ...recipient, service_status: SERVICE_STATUS.FAILED, message: `${STATUS_MESSAGES[603]}: ${outcome.reason}` };
+    case 'PROCESSING':
       return recipient.service_status === SERVICE_STATUS.PROCESSING
         ? null
-        : {
-            ...recipient,
-            service_status: SERVICE_STATUS.PROCESSING,
-            message: STATUS_MESSAGES[601],
-          };
-    case "JAMMED":
+        : { ...recipient, service_status: SERVICE_STATUS.PROCESSING, message: STATUS_MESSAGES[601] };
+    case 'JAMMED':
       return recipient.service_status === SERVICE_STATUS.JAMMED
         ? null
-        : {
-            ...recipient,
-            service_status: SERVICE_STATUS.JAMMED,
-            message: STATUS_MESSAGES[604],
-          };
+        : { ...recipient, service_status: SERVICE_STATUS.JAMMED, message: STATUS_MESSAGES[604] };
   }
 }
 
 /** A recipient awaiting the provider whose hold already has an outcome: the records disagree; nothing is booked. */
 class HoldAlreadyResolvedError extends Error {
   constructor(recipient: RecipientRow) {
-    super(
-      `airtime recipient ${recipient.id}: hold ${recipient.hold_id} is already resolved`,
-    );
+    super(`airtime recipient ${recipient.id}: hold ${recipient.hold_id} is already resolved`);
   }
 }

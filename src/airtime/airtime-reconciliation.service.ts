@@ -1,13 +1,10 @@
-import { Inject, Injectable } from "@nestjs/common";
-import { InjectDataSource } from "@nestjs/typeorm";
-import { DataSource } from "typeorm";
-import { APP_CONFIG, type AppConfig } from "../infra/config/app-config";
-import {
-  reconcileInBatches,
-  ReconciliationPass,
-} from "../infra/queue/reconciliation";
-import { AirtimeProcessingService } from "./airtime-processing.service";
-import { AirtimeRepository } from "./airtime.repository";
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
+import { reconcileInBatches, ReconciliationPass } from '../infra/queue/reconciliation';
+import { AirtimeProcessingService } from './airtime-processing.service';
+import { AirtimeRepository } from './airtime.repository';
 
 /**
  * Stuck money: recipients left processing (601) or jammed (604) for longer than PAYOUT_RECONCILE_AFTER_MS since the
@@ -24,12 +21,9 @@ export class AirtimeReconciliationService {
 
   /** One pass over every overdue recipient; answers how many were asked and how many reached a final status. */
   async reconcile(now = new Date()): Promise<ReconciliationPass> {
-    const checkedBefore = new Date(
-      now.getTime() - this.config.payoutReconcileAfterMs,
-    );
+    const checkedBefore = new Date(now.getTime() - this.config.payoutReconcileAfterMs);
     return reconcileInBatches(
-      (limit) =>
-        this.airtime.claimForRecheck(this.db.manager, checkedBefore, limit),
+      (limit) => this.airtime.claimForRecheck(this.db.manager, checkedBefore, limit),
       (ids) => this.processing.recheck(ids),
     );
   }

@@ -1,22 +1,17 @@
-import { Module } from "@nestjs/common";
-import { ClientServicesModule } from "../client-services/client-services.module";
-import { FloatModule } from "../float/float.module";
-import { AirtimeProcessingService } from "./airtime-processing.service";
-import { AirtimeReconciliationService } from "./airtime-reconciliation.service";
-import { AirtimeController } from "./airtime.controller";
-import { AirtimeRepository } from "./airtime.repository";
-import { AirtimeService } from "./airtime.service";
+import { Module } from '@nestjs/common';
+import { ClientServicesModule } from '../client-services/client-services.module';
+import { FloatModule } from '../float/float.module';
+import { AirtimeProcessingService } from './airtime-processing.service';
+import { AirtimeReconciliationService } from './airtime-reconciliation.service';
+import { AirtimeController } from './airtime.controller';
+import { AirtimeRepository } from './airtime.repository';
+import { AirtimeService } from './airtime.service';
 
 /** Bulk airtime: acceptance, per-recipient processing, reconciliation and status (disbursement document "Airtime"). */
 @Module({
   imports: [ClientServicesModule, FloatModule],
   controllers: [AirtimeController],
-  providers: [
-    AirtimeService,
-    AirtimeProcessingService,
-    AirtimeReconciliationService,
-    AirtimeRepository,
-  ],
+  providers: [AirtimeService, AirtimeProcessingService, AirtimeReconciliationService, AirtimeRepository],
   exports: [AirtimeProcessingService, AirtimeReconciliationService],
 })
 export class AirtimeModule {}

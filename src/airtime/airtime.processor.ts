@@ -1,36 +1,24 @@
-import { Processor } from "@nestjs/bullmq";
-import {
-  Inject,
-  OnApplicationBootstrap,
-  OnApplicationShutdown,
-} from "@nestjs/common";
-import { InjectDataSource } from "@nestjs/typeorm";
-import { Job } from "bullmq";
-import { DataSource } from "typeorm";
-import { APP_CONFIG, type AppConfig } from "../infra/config/app-config";
-import { EngineMetrics } from "../infra/metrics/engine-metrics";
-import { OutboxJobProcessor } from "../infra/queue/outbox-job.processor";
-import { QUEUES } from "../infra/queue/queues";
-import { scheduleReconciliation } from "../infra/queue/reconciliation";
-import { AirtimeProcessingService } from "./airtime-processing.service";
-import { AirtimeReconciliationService } from "./airtime-reconciliation.service";
+import { Processor } from '@nestjs/bullmq';
+import { Inject, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { Job } from 'bullmq';
+import { DataSource } from 'typeorm';
+import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
+import { EngineMetrics } from '../infra/metrics/engine-metrics';
+import { OutboxJobProcessor } from '../infra/queue/outbox-job.processor';
+import { QUEUES } from '../infra/queue/queues';
+import { scheduleReconciliation } from '../infra/queue/reconciliation';
+import { AirtimeProcessingService } from './airtime-processing.service';
+import { AirtimeReconciliationService } from './airtime-reconciliation.service';
 
-type AirtimeJob = {
-  requestId: string;
-  first: string;
-  last: string;
-  outboxId?: string;
-};
+type AirtimeJob = { requestId: string; first: string; last: string; outboxId?: string };
 
 /**
  * The airtime queue (one job per slice of a request's recipients; the slices of a request run in parallel) and, in
  * every worker, the reconciliation pass over recipients left processing or jammed.
  */
 @Processor(QUEUES.airtime, { concurrency: 4 })
-export class AirtimeProcessor
-  extends OutboxJobProcessor<AirtimeJob>
-  implements OnApplicationBootstrap, OnApplicationShutdown
-{
+export class AirtimeProcessor extends OutboxJobProcessor<AirtimeJob> implements OnApplicationBootstrap, OnApplicationShutdown {
   private stopReconciling: (() => void) | null = null;
 
   constructor(
@@ -44,21 +32,13 @@ export class AirtimeProcessor
   }
 
   async process(job: Job<AirtimeJob>): Promise<void> {
-    if (job.name !== "process")
-      throw new Error(`unknown airtime job ${job.name}`);
-    return this.processing.process(
-      job.data.requestId,
-      Number(job.data.first),
-      Number(job.data.last),
-    );
+    if (job.name !== 'process') throw new Error(`unknown airtime job ${job.name}`);
+    return this.processing.process(job.data.requestId, Number(job.data.first), Number(job.data.last));
   }
 
   onApplicationBootstrap(): void {
-    this.stopReconciling = scheduleReconciliation(
-      this.logger,
-      "airtime recipient(s)",
-      this.config.payoutReconcileAfterMs,
-      () => this.reconciliation.reconcile(),
+    this.stopReconciling = scheduleReconciliation(this.logger, 'airtime recipient(s)', this.config.payoutReconcileAfterMs, () =>
+      this.reconciliation.reconcile(),
     );
   }
 

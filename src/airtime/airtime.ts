@@ -1,5 +1,5 @@
-import { Money } from "../common/money";
-import { PayoutError } from "../disbursements/payout-error";
+import { Money } from '../common/money';
+import { PayoutError } from '../disbursements/payout-error';
 
 /** Airtime service_status codes (disbursement document §3). */
 export const SERVICE_STATUS = {
@@ -9,31 +9,24 @@ export const SERVICE_STATUS = {
   FAILED: 603,
   JAMMED: 604,
 } as const;
-export type ServiceStatus =
-  (typeof SERVICE_STATUS)[keyof typeof SERVICE_STATUS];
+export type ServiceStatus = (typeof SERVICE_STATUS)[keyof typeof SERVICE_STATUS];
 
 /** Statuses a processing job asks the provider about. */
-export const AWAITING_PROVIDER: readonly number[] = [
-  SERVICE_STATUS.UNPROCESSED,
-  SERVICE_STATUS.PROCESSING,
-];
+export const AWAITING_PROVIDER: readonly number[] = [SERVICE_STATUS.UNPROCESSED, SERVICE_STATUS.PROCESSING];
 
 /** Final statuses: the hold has its outcome and the merchant is called back. */
-export const FINAL_STATUSES: readonly number[] = [
-  SERVICE_STATUS.SUCCESSFUL,
-  SERVICE_STATUS.FAILED,
-];
+export const FINAL_STATUSES: readonly number[] = [SERVICE_STATUS.SUCCESSFUL, SERVICE_STATUS.FAILED];
 
 export const STATUS_MESSAGES: Record<ServiceStatus, string> = {
-  600: "Queued for processing",
-  601: "Processing at the provider",
-  602: "Airtime sent",
-  603: "Airtime could not be sent; amount and fee returned to the float",
-  604: "Stuck at the provider; the amount stays reserved until it is resolved",
+  600: 'Queued for processing',
+  601: 'Processing at the provider',
+  602: 'Airtime sent',
+  603: 'Airtime could not be sent; amount and fee returned to the float',
+  604: 'Stuck at the provider; the amount stays reserved until it is resolved',
 };
 
 /** The callback event of a recipient that reached a final status. */
-export const AIRTIME_RESULT_EVENT = "airtime_result";
+export const AIRTIME_RESULT_EVENT = 'airtime_result';
 
 /** A recipient as stored, with what its result needs from the request. */
 export interface RecipientRow {
@@ -71,42 +64,25 @@ export function recipientResult(row: RecipientRow) {
 
 /** Why a request was refused (721), with the response_description each one gets. */
 const REJECTIONS = {
-  VALIDATION_FAILED: "Validation Failed",
-  INVALID_PHONE_NUMBER: "Validation Failed",
-  SERVICE_NOT_ALLOWED: "Invalid Service",
-  INVALID_WALLET: "Invalid Wallet",
-  INSUFFICIENT_BALANCE: "Insufficient Balance",
+  VALIDATION_FAILED: 'Validation Failed',
+  INVALID_PHONE_NUMBER: 'Validation Failed',
+  SERVICE_NOT_ALLOWED: 'Invalid Service',
+  INVALID_WALLET: 'Invalid Wallet',
+  INSUFFICIENT_BALANCE: 'Insufficient Balance',
 } as const;
 export type RejectionCode = keyof typeof REJECTIONS;
 
 /** 721 (HTTP 400): the request is refused and nothing was stored. */
-export function airtimeRejection(
-  reference: string | undefined,
-  errorCode: RejectionCode,
-  message: string,
-): PayoutError {
-  return PayoutError.rejected(
-    errorCode,
-    REJECTIONS[errorCode],
-    reference,
-    message,
-  );
+export function airtimeRejection(reference: string | undefined, errorCode: RejectionCode, message: string): PayoutError {
+  return PayoutError.rejected(errorCode, REJECTIONS[errorCode], reference, message);
 }
 
 /** 722 (HTTP 409): the reference was used before; nothing new happens. */
 export function airtimeDuplicate(reference: string): PayoutError {
-  return PayoutError.duplicate(
-    reference,
-    "Duplicate Ignored",
-    "An airtime request with this reference exists",
-  );
+  return PayoutError.duplicate(reference, 'Duplicate Ignored', 'An airtime request with this reference exists');
 }
 
 /** 723 (HTTP 404): no request of the caller's has this reference. */
 export function airtimeNotFound(reference: string): PayoutError {
-  return PayoutError.notFound(
-    reference,
-    "Record Not Found",
-    "No airtime request with this reference",
-  );
+  return PayoutError.notFound(reference, 'Record Not Found', 'No airtime request with this reference');
 }

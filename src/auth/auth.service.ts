@@ -1,7 +1,7 @@
-import { Injectable, UnauthorizedException } from "@nestjs/common";
-import { JwtService } from "@nestjs/jwt";
-import { ClientsService } from "../clients/clients.service";
-import { UsersService } from "./users.service";
+import { Injectable, UnauthorizedException } from '@nestjs/common';
+import { JwtService } from '@nestjs/jwt';
+import { ClientsService } from '../clients/clients.service';
+import { UsersService } from './users.service';
 
 export const WALLET_TOKEN_TTL_SECONDS = 3600;
 
@@ -15,23 +15,13 @@ export class AuthService {
 
   async login(username: string, password: string) {
     const user = await this.users.verify(username, password);
-    if (!user) throw new UnauthorizedException("Invalid username or password");
+    if (!user) throw new UnauthorizedException('Invalid username or password');
     const client = await this.clients.findById(user.clientId);
-    if (!client)
-      throw new UnauthorizedException("Invalid username or password");
+    if (!client) throw new UnauthorizedException('Invalid username or password');
     const access_token = await this.jwt.signAsync(
-      {
-        sub: user.id,
-        cid: client.id,
-        ccode: client.code,
-        ver: user.tokenVersion,
-      },
-      { expiresIn: WALLET_TOKEN_TTL_SECONDS, audience: "wallet" },
+      { sub: user.id, cid: client.id, ccode: client.code, ver: user.tokenVersion },
+      { expiresIn: WALLET_TOKEN_TTL_SECONDS, audience: 'wallet' },
     );
-    return {
-      access_token,
-      token_type: "Bearer",
-      expires_in: WALLET_TOKEN_TTL_SECONDS,
-    };
+    return { access_token, token_type: 'Bearer', expires_in: WALLET_TOKEN_TTL_SECONDS };
   }
 }

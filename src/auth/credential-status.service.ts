@@ -1,6 +1,6 @@
-import { Injectable } from "@nestjs/common";
-import { InjectDataSource } from "@nestjs/typeorm";
-import { DataSource } from "typeorm";
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
 
 /**
  * How long a process may go on trusting what it read about a credential: the bound on how late a revoked API key
@@ -16,24 +16,15 @@ const MAX_ENTRIES = 10_000;
  */
 @Injectable()
 export class CredentialStatusService {
-  private readonly apiKeys = new Map<
-    string,
-    { at: number; value: Promise<boolean> }
-  >();
-  private readonly users = new Map<
-    string,
-    { at: number; value: Promise<number | null> }
-  >();
+  private readonly apiKeys = new Map<string, { at: number; value: Promise<boolean> }>();
+  private readonly users = new Map<string, { at: number; value: Promise<number | null> }>();
 
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   apiKeyActive(apiKeyId: unknown): Promise<boolean> {
     if (!isUuid(apiKeyId)) return Promise.resolve(false);
     return cached(this.apiKeys, apiKeyId, async () => {
-      const [key] = await this.db.query(
-        `SELECT revoked_at IS NULL AS active FROM api_keys WHERE id = $1`,
-        [apiKeyId],
-      );
+      const [key] = await this.db.query(`SELECT revoked_at IS NULL AS active FROM api_keys WHERE id = $1`, [apiKeyId]);
       return key?.active === true;
     });
   }
@@ -42,10 +33,7 @@ export class CredentialStatusService {
   userTokenVersion(userId: unknown): Promise<number | null> {
     if (!isUuid(userId)) return Promise.resolve(null);
     return cached(this.users, userId, async () => {
-      const [user] = await this.db.query(
-        `SELECT token_version FROM users WHERE id = $1`,
-        [userId],
-      );
+      const [user] = await this.db.query(`SELECT token_version FROM users WHERE id = $1`, [userId]);
       return user ? Number(user.token_version) : null;
     });
   }
@@ -62,19 +50,10 @@ export class CredentialStatusService {
 
 /** Ids in tokens we signed are UUIDs; anything else names no credential (and must not reach a uuid column). */
 function isUuid(value: unknown): value is string {
-  return (
-    typeof value === "string" &&
-    /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(
-      value,
-    )
-  );
+  return typeof value === 'string' && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value);
 }
 
-function cached<T>(
-  entries: Map<string, { at: number; value: Promise<T> }>,
-  key: string,
-  load: () => Promise<T>,
-): Promise<T> {
+function cached<T>(entries: Map<string, { at: number; value: Promise<T> }>, key: string, load: () => Promise<T>): Promise<T> {
   const now = Date.now();
   const hit = entries.get(key);
   if (hit && now - hit.at < CREDENTIAL_STATUS_TTL_MS) return hit.value;

@@ -1,14 +1,14 @@
-import { ConflictException, Injectable } from "@nestjs/common";
-import { InjectRepository } from "@nestjs/typeorm";
-import { randomBytes } from "node:crypto";
-import { Repository } from "typeorm";
-import { hashSecret, verifySecret } from "../common/crypto/secret-hash";
-import { isUniqueViolation } from "../infra/database/pg-errors";
-import { CredentialStatusService } from "./credential-status.service";
-import { User } from "./user.entity";
+import { ConflictException, Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { randomBytes } from 'node:crypto';
+import { Repository } from 'typeorm';
+import { hashSecret, verifySecret } from '../common/crypto/secret-hash';
+import { isUniqueViolation } from '../infra/database/pg-errors';
+import { CredentialStatusService } from './credential-status.service';
+import { User } from './user.entity';
 
 export function generatePassword(): string {
-  return randomBytes(18).toString("base64url");
+  return randomBytes(18).toString('base64url');
 }
 
 @Injectable()
@@ -18,22 +18,11 @@ export class UsersService {
     private readonly credentials: CredentialStatusService,
   ) {}
 
-  async create(
-    clientId: string,
-    username: string,
-    password: string,
-  ): Promise<User> {
+  async create(clientId: string, username: string, password: string): Promise<User> {
     try {
-      return await this.users.save(
-        this.users.create({
-          clientId,
-          username,
-          passwordHash: await hashSecret(password),
-        }),
-      );
+      return await this.users.save(this.users.create({ clientId, username, passwordHash: await hashSecret(password) }));
     } catch (error) {
-      if (isUniqueViolation(error))
-        throw new ConflictException(`User ${username} already exists`);
+      if (isUniqueViolation(error)) throw new ConflictException(`User ${username} already exists`);
       throw error;
     }
   }
@@ -42,25 +31,17 @@ export class UsersService {
    * Creates the user or, when it exists for the same client, resets its password (seed, user:create --password).
    * A reset raises the token version, so every wallet token issued before it stops working.
    */
-  async upsert(
-    clientId: string,
-    username: string,
-    password: string,
-  ): Promise<User> {
+  async upsert(clientId: string, username: string, password: string): Promise<User> {
     const existing = await this.users.findOneBy({ username });
     if (!existing) return this.create(clientId, username, password);
-    if (existing.clientId !== clientId)
-      throw new ConflictException(`User ${username} belongs to another client`);
+    if (existing.clientId !== clientId) throw new ConflictException(`User ${username} belongs to another client`);
     const passwordHash = await hashSecret(password);
     const [[reset]] = await this.users.query(
       `UPDATE users SET password_hash = $2, token_version = token_version + 1, updated_at = now() WHERE id = $1 RETURNING token_version`,
       [existing.id, passwordHash],
     );
     this.credentials.forgetUser(existing.id);
-    return Object.assign(existing, {
-      passwordHash,
-      tokenVersion: reset.token_version,
-    });
+    return Object.assign(existing, { passwordHash, tokenVersion: reset.token_version });
   }
 
   async verify(username: string, password: string): Promise<User | null> {

@@ -1,14 +1,9 @@
-import {
-  ExecutionContext,
-  ForbiddenException,
-  Injectable,
-  UnauthorizedException,
-} from "@nestjs/common";
-import { Reflector } from "@nestjs/core";
-import { AuthGuard } from "@nestjs/passport";
-import type { FastifyRequest } from "fastify";
-import { parseJsonBodyOfGet } from "../common/http/get-body";
-import { IS_PUBLIC, WalletPrincipal } from "./principal";
+import { ExecutionContext, ForbiddenException, Injectable, UnauthorizedException } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { AuthGuard } from '@nestjs/passport';
+import type { FastifyRequest } from 'fastify';
+import { parseJsonBodyOfGet } from '../common/http/get-body';
+import { IS_PUBLIC, WalletPrincipal } from './principal';
 
 /**
  * Every wallet route needs a valid bearer token. A body naming another client's client_code is refused with
@@ -16,39 +11,29 @@ import { IS_PUBLIC, WalletPrincipal } from "./principal";
  * parsed here too, after authentication, since Fastify leaves GET bodies unread.
  */
 @Injectable()
-export class WalletAuthGuard extends AuthGuard("wallet-jwt") {
+export class WalletAuthGuard extends AuthGuard('wallet-jwt') {
   constructor(private readonly reflector: Reflector) {
     super();
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [
-      context.getHandler(),
-      context.getClass(),
-    ]);
+    const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()]);
     if (isPublic) return true;
     await super.canActivate(context);
-    const request = context
-      .switchToHttp()
-      .getRequest<FastifyRequest & { user: WalletPrincipal }>();
+    const request = context.switchToHttp().getRequest<FastifyRequest & { user: WalletPrincipal }>();
     await parseJsonBodyOfGet(request);
     const body = request.body;
-    if (body && typeof body === "object" && !Array.isArray(body)) {
+    if (body && typeof body === 'object' && !Array.isArray(body)) {
       const clientCode = (body as Record<string, unknown>).client_code;
-      if (
-        typeof clientCode === "string" &&
-        clientCode !== request.user.clientCode
-      ) {
-        throw new ForbiddenException(
-          "client_code does not belong to the authenticated client",
-        );
+      if (typeof clientCode === 'string' && clientCode !== request.user.clientCode) {
+        throw new ForbiddenException('client_code does not belong to the authenticated client');
       }
     }
     return true;
   }
 
   handleRequest<T>(error: unknown, user: T): T {
-    if (error || !user) throw new UnauthorizedException("Unauthorized");
+    if (error || !user) throw new UnauthorizedException('Unauthorized');
     return user;
   }
 }

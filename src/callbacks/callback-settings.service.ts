@@ -1,19 +1,13 @@
-import {
-  BadRequestException,
-  Inject,
-  Injectable,
-  Logger,
-  OnApplicationBootstrap,
-} from "@nestjs/common";
-import { InjectDataSource } from "@nestjs/typeorm";
-import { randomBytes } from "node:crypto";
-import { DataSource, EntityManager } from "typeorm";
-import { SecretBox } from "../common/crypto/secret-box";
-import { APP_CONFIG, type AppConfig } from "../infra/config/app-config";
-import { callbackUrlProblem } from "./callback-url";
+import { BadRequestException, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { randomBytes } from 'node:crypto';
+import { DataSource, EntityManager } from 'typeorm';
+import { SecretBox } from '../common/crypto/secret-box';
+import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
+import { callbackUrlProblem } from './callback-url';
 
 /** The events a client can have its own callback endpoint for. */
-export const CALLBACK_KINDS = ["collections", "payouts", "airtime"] as const;
+export const CALLBACK_KINDS = ['collections', 'payouts', 'airtime'] as const;
 export type CallbackKind = (typeof CALLBACK_KINDS)[number];
 
 export function isCallbackKind(value: unknown): value is CallbackKind {
@@ -41,7 +35,7 @@ export class CallbackSettingsService implements OnApplicationBootstrap {
     @InjectDataSource() private readonly db: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
-    this.box = new SecretBox(config.jwtSecret, "paygate/callback-settings/v1");
+    this.box = new SecretBox(config.jwtSecret, 'paygate/callback-settings/v1');
   }
 
   /**
@@ -52,62 +46,33 @@ export class CallbackSettingsService implements OnApplicationBootstrap {
     const missing: { id: string }[] = await this.db.query(
       `SELECT c.id FROM clients c WHERE NOT EXISTS (SELECT 1 FROM client_signing_secrets s WHERE s.client_id = c.id)`,
     );
-    for (const { id } of missing)
-      await this.createSigningSecret(this.db.manager, id);
-    if (missing.length > 0)
-      this.logger.log(
-        `issued signing secrets for ${missing.length} client(s) that had none`,
-      );
+    for (const { id } of missing) await this.createSigningSecret(this.db.manager, id);
+    if (missing.length > 0) this.logger.log(`issued signing secrets for ${missing.length} client(s) that had none`);
   }
 
-  async setEndpoint(
-    clientId: string,
-    kind: CallbackKind,
-    endpoint: CallbackEndpoint,
-  ): Promise<void> {
+  async setEndpoint(clientId: string, kind: CallbackKind, endpoint: CallbackEndpoint): Promise<void> {
     const problem = callbackUrlProblem(endpoint.url, this.config.isSandbox);
     if (problem) throw new BadRequestException(`callback URL ${problem}`);
     if ((endpoint.username === null) !== (endpoint.password === null))
-      throw new BadRequestException(
-        "callback username and password go together",
-      );
+      throw new BadRequestException('callback username and password go together');
     await this.db.query(
       `INSERT INTO client_callback_settings (client_id, kind, url, username, password_encrypted) VALUES ($1, $2, $3, $4, $5)
        ON CONFLICT (client_id, kind) DO UPDATE SET url = $3, username = $4, password_encrypted = $5, updated_at = now()`,
-      [
-        clientId,
-        kind,
-        endpoint.url,
-        endpoint.username,
-        endpoint.password === null ? null : this.box.seal(endpoint.password),
-      ],
+      [clientId, kind, endpoint.url, endpoint.username, endpoint.password === null ? null : this.box.seal(endpoint.password)],
     );
   }
 
-  async endpointFor(
-    manager: EntityManager,
-    clientId: string,
-    kind: CallbackKind,
-  ): Promise<CallbackEndpoint | null> {
+  async endpointFor(manager: EntityManager, clientId: string, kind: CallbackKind): Promise<CallbackEndpoint | null> {
     const [row] = await manager.query(
       `SELECT url, username, password_encrypted FROM client_callback_settings WHERE client_id = $1 AND kind = $2`,
       [clientId, kind],
     );
     if (!row) return null;
-    return {
-      url: row.url,
-      username: row.username,
-      password: row.password_encrypted
-        ? this.box.open(row.password_encrypted)
-        : null,
-    };
+    return { url: row.url, username: row.username, password: row.password_encrypted ? this.box.open(row.password_encrypted) : null };
   }
 
   /** Called by ClientsService.create in the transaction that creates the client. */
-  async createSigningSecret(
-    manager: EntityManager,
-    clientId: string,
-  ): Promise<void> {
+  async createSigningSecret(manager: EntityManager, clientId: string): Promise<void> {
     await manager.query(
       `INSERT INTO client_signing_secrets (client_id, secret_encrypted) VALUES ($1, $2) ON CONFLICT (client_id) DO NOTHING`,
       [clientId, this.box.seal(newSigningSecret())],
@@ -132,45 +97,31 @@ export class CallbackSettingsService implements OnApplicationBootstrap {
   }
 
   /** The current signing secret, then the previous one while its overlap lasts. */
-  async signingSecretsOf(
-    manager: EntityManager,
-    clientId: string,
-  ): Promise<string[]> {
+  async signingSecretsOf(manager: EntityManager, clientId: string): Promise<string[]> {
     const [row] = await manager.query(
       `SELECT secret_encrypted, CASE WHEN previous_valid_until > now() THEN previous_secret_encrypted END AS previous
        FROM client_signing_secrets WHERE client_id = $1`,
       [clientId],
     );
     if (!row) throw new Error(`client ${clientId} has no signing secret`);
-    return [
-      this.box.open(row.secret_encrypted),
-      ...(row.previous ? [this.box.open(row.previous)] : []),
-    ];
+    return [this.box.open(row.secret_encrypted), ...(row.previous ? [this.box.open(row.previous)] : [])];
   }
 
-  async signingSecretOf(
-    manager: EntityManager,
-    clientId: string,
-  ): Promise<string> {
+  async signingSecretOf(manager: EntityManager, clientId: string): Promise<string> {
     return (await this.signingSecretsOf(manager, clientId))[0];
   }
 
   /** When the secret was last rotated and until when the previous one stays valid (null: it is not). */
-  async signingSecretStatus(
-    clientId: string,
-  ): Promise<{ rotatedAt: Date; previousValidUntil: Date | null }> {
+  async signingSecretStatus(clientId: string): Promise<{ rotatedAt: Date; previousValidUntil: Date | null }> {
     const [row] = await this.db.query(
       `SELECT rotated_at, CASE WHEN previous_valid_until > now() THEN previous_valid_until END AS previous_valid_until
        FROM client_signing_secrets WHERE client_id = $1`,
       [clientId],
     );
-    return {
-      rotatedAt: row.rotated_at,
-      previousValidUntil: row.previous_valid_until,
-    };
+    return { rotatedAt: row.rotated_at, previousValidUntil: row.previous_valid_until };
   }
 }
 
 function newSigningSecret(): string {
-  return `whsec_${randomBytes(24).toString("base64url")}`;
+  return `whsec_${randomBytes(24).toString('base64url')}`;
 }

@@ -1,15 +1,9 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  OnApplicationBootstrap,
-  OnApplicationShutdown,
-} from "@nestjs/common";
-import { InjectDataSource } from "@nestjs/typeorm";
-import { DataSource } from "typeorm";
-import { APP_CONFIG, type AppConfig } from "../infra/config/app-config";
-import { OutboxService } from "../infra/queue/outbox.service";
-import { TOPICS } from "../infra/queue/queues";
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
+import { OutboxService } from '../infra/queue/outbox.service';
+import { TOPICS } from '../infra/queue/queues';
 
 const BATCH = 500;
 const MAX_SWEEP_EVERY_MS = 60_000;
@@ -21,9 +15,7 @@ const MAX_SWEEP_EVERY_MS = 60_000;
  * threshold; a duplicate job is harmless, since the lease lets only one post through.
  */
 @Injectable()
-export class CallbackSweeper
-  implements OnApplicationBootstrap, OnApplicationShutdown
-{
+export class CallbackSweeper implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(CallbackSweeper.name);
   private timer: NodeJS.Timeout | null = null;
   private sweeping: Promise<unknown> = Promise.resolve();
@@ -35,14 +27,9 @@ export class CallbackSweeper
   ) {}
 
   onApplicationBootstrap(): void {
-    const every = Math.min(
-      MAX_SWEEP_EVERY_MS,
-      Math.max(250, Math.floor(this.config.callbackSweepAfterMs / 4)),
-    );
+    const every = Math.min(MAX_SWEEP_EVERY_MS, Math.max(250, Math.floor(this.config.callbackSweepAfterMs / 4)));
     this.timer = setInterval(() => {
-      this.sweeping = this.sweep().catch((error: Error) =>
-        this.logger.warn(`callback sweep failed: ${error.message}`),
-      );
+      this.sweeping = this.sweep().catch((error: Error) => this.logger.warn(`callback sweep failed: ${error.message}`));
     }, every);
   }
 
@@ -68,10 +55,7 @@ export class CallbackSweeper
         await this.outbox.enqueue(manager, TOPICS.deliverCallback, {
           deliveryId: id,
         });
-      if (rows.length > 0)
-        this.logger.warn(
-          `${rows.length} pending callback deliveries had no live job; queued again`,
-        );
+      if (rows.length > 0) this.logger.warn(`${rows.length} pending callback deliveries had no live job; queued again`);
       return rows.length;
     });
   }

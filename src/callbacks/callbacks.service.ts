@@ -1,10 +1,10 @@
-import { Injectable } from "@nestjs/common";
-import { InjectDataSource } from "@nestjs/typeorm";
-import { DataSource, EntityManager } from "typeorm";
-import { ListQuery, listClauses } from "../common/listing";
-import { OutboxService } from "../infra/queue/outbox.service";
-import { TOPICS } from "../infra/queue/queues";
-import type { CallbackKind } from "./callback-settings.service";
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { ListQuery, listClauses } from '../common/listing';
+import { OutboxService } from '../infra/queue/outbox.service';
+import { TOPICS } from '../infra/queue/queues';
+import type { CallbackKind } from './callback-settings.service';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -30,7 +30,7 @@ export interface DeliveryView {
   event: string;
   reference: string;
   url: string;
-  status: "PENDING" | "DELIVERED" | "FAILED";
+  status: 'PENDING' | 'DELIVERED' | 'FAILED';
   attempts: number;
   next_attempt_at: Date;
   replay_requested_at: Date | null;
@@ -66,18 +66,9 @@ export class CallbacksService {
     for (const url of [...new Set(event.urls)]) {
       const [delivery] = await manager.query(
         `INSERT INTO callback_deliveries (client_id, kind, event, reference, url, payload) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
-        [
-          event.clientId,
-          event.kind,
-          event.event,
-          event.reference,
-          url,
-          event.payload,
-        ],
+        [event.clientId, event.kind, event.event, event.reference, url, event.payload],
       );
-      await this.outbox.enqueue(manager, TOPICS.deliverCallback, {
-        deliveryId: delivery.id,
-      });
+      await this.outbox.enqueue(manager, TOPICS.deliverCallback, { deliveryId: delivery.id });
     }
   }
 
@@ -96,7 +87,7 @@ export class CallbacksService {
         url: d.url,
         status: d.status,
         attempts: d.attempts,
-        next_attempt_at: d.status === "PENDING" ? d.next_attempt_at : null,
+        next_attempt_at: d.status === 'PENDING' ? d.next_attempt_at : null,
         acknowledgement: d.acknowledgement,
         created_at: d.created_at,
         completed_at: d.completed_at,
@@ -107,13 +98,7 @@ export class CallbacksService {
 
   /** The client's deliveries, newest first, filtered and keyset-paged, each with its attempts (the portal). */
   deliveries(clientId: string, query: ListQuery): Promise<DeliveryView[]> {
-    const c = listClauses(query, {
-      createdAt: "d.created_at",
-      id: "d.id",
-      idType: "uuid",
-      status: "d.status",
-      reference: "d.reference",
-    });
+    const c = listClauses(query, { createdAt: 'd.created_at', id: 'd.id', idType: 'uuid', status: 'd.status', reference: 'd.reference' });
     return this.db.query(
       `SELECT d.id, d.created_at::text AS position_at, d.kind, d.event, d.reference, d.url, d.status, d.attempts, d.next_attempt_at,
          d.replay_requested_at, d.created_at, ${ATTEMPT_LOG}
@@ -123,10 +108,7 @@ export class CallbacksService {
   }
 
   /** One of the client's deliveries; null when the client has none with this id. */
-  async delivery(
-    clientId: string,
-    eventId: string,
-  ): Promise<DeliveryView | null> {
+  async delivery(clientId: string, eventId: string): Promise<DeliveryView | null> {
     if (!UUID.test(eventId)) return null;
     const [row] = await this.db.query(
       `SELECT d.id, d.created_at::text AS position_at, d.kind, d.event, d.reference, d.url, d.status, d.attempts, d.next_attempt_at,
@@ -143,31 +125,19 @@ export class CallbacksService {
    * attempt of that delivery marked as a replay. Until that attempt is recorded, asking again queues nothing more
    * (a double click sends one callback). Null when the client has no such delivery.
    */
-  async replay(
-    clientId: string,
-    eventId: string,
-  ): Promise<{ event_id: string; replay_requested_at: Date } | null> {
+  async replay(clientId: string, eventId: string): Promise<{ event_id: string; replay_requested_at: Date } | null> {
     if (!UUID.test(eventId)) return null;
     return this.db.transaction(async (manager) => {
-      const [[requested]]: [
-        { replay_requested_at: Date; queued_now: boolean }[],
-        number,
-      ] = await manager.query(
+      const [[requested]]: [{ replay_requested_at: Date; queued_now: boolean }[], number] = await manager.query(
         `UPDATE callback_deliveries SET replay_requested_at = coalesce(replay_requested_at, now())
          WHERE id = $1 AND client_id = $2 RETURNING replay_requested_at, replay_requested_at = now() AS queued_now`,
         [eventId, clientId],
       );
       if (!requested) return null;
       if (requested.queued_now) {
-        await this.outbox.enqueue(manager, TOPICS.deliverCallback, {
-          deliveryId: eventId,
-          replay: "true",
-        });
+        await this.outbox.enqueue(manager, TOPICS.deliverCallback, { deliveryId: eventId, replay: 'true' });
       }
-      return {
-        event_id: eventId,
-        replay_requested_at: requested.replay_requested_at,
-      };
+      return { event_id: eventId, replay_requested_at: requested.replay_requested_at };
     });
   }
 }

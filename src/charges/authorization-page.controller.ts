@@ -1,6 +1,6 @@
-import { Controller, Get, Header, Param, UseFilters } from "@nestjs/common";
-import { ApiExcludeController } from "@nestjs/swagger";
-import { HostedPageErrorFilter } from "../common/errors/http-error.filter";
+import { Controller, Get, Header, Param, UseFilters } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import { HostedPageErrorFilter } from '../common/errors/http-error.filter';
 
 /**
  * The `payment_url` of an AUTHORIZE_TRANSACTION charge. Real operators show their own authorisation page; the
@@ -8,13 +8,13 @@ import { HostedPageErrorFilter } from "../common/errors/http-error.filter";
  * nothing up, so it reveals nothing about the reference in its address.
  */
 @ApiExcludeController()
-@Controller("checkout/authorize")
+@Controller('checkout/authorize')
 @UseFilters(HostedPageErrorFilter)
 export class AuthorizationPageController {
-  @Get(":chargeRequestId")
-  @Header("content-type", "text/html; charset=utf-8")
-  @Header("cache-control", "no-store")
-  page(@Param("chargeRequestId") _chargeRequestId: string): string {
+  @Get(':chargeRequestId')
+  @Header('content-type', 'text/html; charset=utf-8')
+  @Header('cache-control', 'no-store')
+  page(@Param('chargeRequestId') _chargeRequestId: string): string {
     return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Authorise payment</title>

@@ -1,10 +1,10 @@
-import { Module } from "@nestjs/common";
-import { ClientServicesModule } from "../client-services/client-services.module";
-import { PaymentsModule } from "../payments/payments.module";
-import { SettlementsModule } from "../settlements/settlements.module";
-import { AuthorizationPageController } from "./authorization-page.controller";
-import { ChargesController } from "./charges.controller";
-import { ChargesService } from "./charges.service";
+import { Module } from '@nestjs/common';
+import { ClientServicesModule } from '../client-services/client-services.module';
+import { PaymentsModule } from '../payments/payments.module';
+import { SettlementsModule } from '../settlements/settlements.module';
+import { AuthorizationPageController } from './authorization-page.controller';
+import { ChargesController } from './charges.controller';
+import { ChargesService } from './charges.service';
 
 /** Direct mobile-money charges: acceptance, OTP verification, status, and the authorisation page. */
 @Module({

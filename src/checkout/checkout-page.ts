@@ -1,14 +1,8 @@
-import { CheckoutSessionRow } from "../payments/checkout-session";
+import { CheckoutSessionRow } from '../payments/checkout-session';
 
 /** Escapes text for HTML element content and attribute values. */
 function esc(value: unknown): string {
-  return String(value).replace(
-    /[&<>"']/g,
-    (c) =>
-      ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[
-        c
-      ]!,
-  );
+  return String(value).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 
 const STYLE = `
@@ -28,24 +22,15 @@ button[disabled]{background:#59616d;cursor:wait}
 .status.err{background:#fce8e6;color:#7a1010}.timer{font-size:.9rem;color:#3b4350}
 `;
 
-function layout(
-  title: string,
-  nonce: string,
-  body: string,
-  script = "",
-): string {
+function layout(title: string, nonce: string, body: string, script = ''): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer"><title>${esc(title)}</title><style nonce="${nonce}">${STYLE}</style></head>
-<body><main>${body}</main>${script ? `<script nonce="${nonce}">${script}</script>` : ""}</body></html>`;
+<body><main>${body}</main>${script ? `<script nonce="${nonce}">${script}</script>` : ''}</body></html>`;
 }
 
 /** A page that explains why there is nothing to pay (unknown, expired or closed session); never a stack trace. */
-export function explanationPage(
-  nonce: string,
-  title: string,
-  message: string,
-): string {
+export function explanationPage(nonce: string, title: string, message: string): string {
   return layout(
     title,
     nonce,
@@ -62,18 +47,10 @@ export function explanationPage(
 export function checkoutPage(
   nonce: string,
   session: CheckoutSessionRow,
-  state: {
-    status: number;
-    outstanding: number;
-    amount: number;
-    currency: string;
-    expires_at: string;
-  },
+  state: { status: number; outstanding: number; amount: number; currency: string; expires_at: string },
 ): string {
   const base = `/checkout/${encodeURIComponent(session.checkout_reference)}`;
-  const formatted = new Intl.NumberFormat("en", {
-    maximumFractionDigits: 0,
-  }).format(state.outstanding);
+  const formatted = new Intl.NumberFormat('en', { maximumFractionDigits: 0 }).format(state.outstanding);
   const body = `<div class="card">
 <h1>Pay ${esc(session.client_name)}</h1>
 <p class="merchant">Secure mobile-money checkout</p>
@@ -107,7 +84,7 @@ if(st.status===820||st.expired){busy(true,'Checkout expired');show('err','This c
 if(st.status===850){busy(true,'Payment under review');show('err','Your payment needs a manual check. The merchant will be told the result.');return;}
 busy(false);show('err','The payment did not go through. Check the number and your balance, then try again.');
 }).catch(function(){});}
-if(${state.status === 851 ? "true" : "false"}){busy(true,'Processing…');show('info','Confirm the payment on your phone. This page updates by itself.');polling=setInterval(poll,1000);}
+if(${state.status === 851 ? 'true' : 'false'}){busy(true,'Processing…');show('info','Confirm the payment on your phone. This page updates by itself.');polling=setInterval(poll,1000);}
 form.addEventListener('submit',function(ev){ev.preventDefault();var msisdn=input.value.trim();
 if(!/^\\+?\\d{6,24}$/.test(msisdn)){show('err','Enter the phone number with its country code, digits only.');input.focus();return;}
 busy(true,'Processing…');show('info','Confirm the payment on your phone. This page updates by itself.');

@@ -1,30 +1,20 @@
-import {
-  ConflictException,
-  GoneException,
-  Inject,
-  Injectable,
-  NotFoundException,
-  BadRequestException,
-} from "@nestjs/common";
-import { InjectDataSource } from "@nestjs/typeorm";
-import { randomBytes, randomUUID } from "node:crypto";
-import { DataSource, EntityManager } from "typeorm";
-import { GatewayPrincipal } from "../auth/gateway/gateway-principal";
-import { callbackUrlProblem } from "../callbacks/callback-url";
-import { CallbackResolver } from "../callbacks/pinned-post";
-import { ClientServicesService } from "../client-services/client-services.service";
-import { feeFor } from "../client-services/fees";
-import { GatewayError } from "../common/errors/gateway-error";
-import { requestFingerprint } from "../common/fingerprint";
-import { formatAmount, Money } from "../common/money";
-import { APP_CONFIG, type AppConfig } from "../infra/config/app-config";
-import { OutboxService } from "../infra/queue/outbox.service";
-import { TOPICS } from "../infra/queue/queues";
-import {
-  MOBILE_MONEY_RAIL,
-  type MobileMoneyRail,
-} from "../rails/mobile-money.rail";
-import { CheckoutInitiateDto, CheckoutPayDto } from "./checkout.dto";
+import { ConflictException, GoneException, Inject, Injectable, NotFoundException, BadRequestException } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { DataSource, EntityManager } from 'typeorm';
+import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
+import { callbackUrlProblem } from '../callbacks/callback-url';
+import { CallbackResolver } from '../callbacks/pinned-post';
+import { ClientServicesService } from '../client-services/client-services.service';
+import { feeFor } from '../client-services/fees';
+import { GatewayError } from '../common/errors/gateway-error';
+import { requestFingerprint } from '../common/fingerprint';
+import { formatAmount, Money } from '../common/money';
+import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
+import { OutboxService } from '../infra/queue/outbox.service';
+import { TOPICS } from '../infra/queue/queues';
+import { MOBILE_MONEY_RAIL, type MobileMoneyRail } from '../rails/mobile-money.rail';
+import { CheckoutInitiateDto, CheckoutPayDto } from './checkout.dto';
 import {
   CHECKOUT_STATUS,
   checkoutResult,
@@ -33,23 +23,23 @@ import {
   paidAmount,
   SELECT_CHECKOUT,
   wholeAmount,
-} from "../payments/checkout-session";
-import { CheckoutSessionsService } from "../payments/checkout-sessions.service";
-import { PAYMENT_STATUS } from "../payments/payment";
-import { PaymentsService } from "../payments/payments.service";
-import { PaymentsRepository } from "../payments/payments.repository";
-import { SplitSettlementsService } from "../settlements/split-settlements.service";
-import { collectingService } from "../payments/collecting-service";
+} from '../payments/checkout-session';
+import { CheckoutSessionsService } from '../payments/checkout-sessions.service';
+import { PAYMENT_STATUS } from '../payments/payment';
+import { PaymentsService } from '../payments/payments.service';
+import { PaymentsRepository } from '../payments/payments.repository';
+import { SplitSettlementsService } from '../settlements/split-settlements.service';
+import { collectingService } from '../payments/collecting-service';
 
 /** The country a payment comes from, by the currency of the service it pays (the page does not ask). */
 const COUNTRY_OF_CURRENCY: Record<string, string> = {
-  KES: "KEN",
-  UGX: "UGA",
-  TZS: "TZA",
-  RWF: "RWA",
-  NGN: "NGA",
-  GHS: "GHA",
-  ZAR: "ZAF",
+  KES: 'KEN',
+  UGX: 'UGA',
+  TZS: 'TZA',
+  RWF: 'RWA',
+  NGN: 'NGA',
+  GHS: 'GHA',
+  ZAR: 'ZAF',
 };
 
 /**
@@ -72,27 +62,15 @@ export class CheckoutService {
   ) {}
 
   async initiate(principal: GatewayPrincipal, dto: CheckoutInitiateDto) {
-    const fingerprint = requestFingerprint("CHECKOUT", { ...dto });
-    const existing = await this.byMerchantId(
-      this.db.manager,
-      principal.clientId,
-      dto.merchant_transaction_id,
-    );
+    const fingerprint = requestFingerprint('CHECKOUT', { ...dto });
+    const existing = await this.byMerchantId(this.db.manager, principal.clientId, dto.merchant_transaction_id);
     if (existing) return this.replay(existing, fingerprint);
 
     // redirect_url is only followed by the payer's browser; callback_url is posted to by our workers.
-    const redirectProblem = callbackUrlProblem(
-      dto.redirect_url,
-      this.config.isSandbox,
-    );
-    if (redirectProblem)
-      throw GatewayError.validation(`redirect_url ${redirectProblem}`);
-    const callbackProblem = await this.resolver.entryProblem(
-      dto.callback_url,
-      this.config.isSandbox,
-    );
-    if (callbackProblem)
-      throw GatewayError.validation(`callback_url ${callbackProblem}`);
+    const redirectProblem = callbackUrlProblem(dto.redirect_url, this.config.isSandbox);
+    if (redirectProblem) throw GatewayError.validation(`redirect_url ${redirectProblem}`);
+    const callbackProblem = await this.resolver.entryProblem(dto.callback_url, this.config.isSandbox);
+    if (callbackProblem) throw GatewayError.validation(`callback_url ${callbackProblem}`);
     const amount = new Money(dto.amount);
     const service = await collectingService(this.services, this.db.manager, {
       clientId: principal.clientId,
@@ -106,9 +84,7 @@ export class CheckoutService {
       amount,
       extraData: dto.extra_data,
     });
-    const minuteMs = this.config.isSandbox
-      ? this.config.sandboxMinuteMs
-      : 60_000;
+    const minuteMs = this.config.isSandbox ? this.config.sandboxMinuteMs : 60_000;
     const expiresAt = new Date(Date.now() + dto.expires_in * minuteMs);
 
     const created = await this.db.transaction(async (manager) => {
@@ -138,42 +114,23 @@ export class CheckoutService {
           expiresAt,
         ],
       );
-      if (row)
-        await this.outbox.enqueue(
-          manager,
-          TOPICS.expireCheckout,
-          { sessionId: row.id },
-          expiresAt,
-        );
+      if (row) await this.outbox.enqueue(manager, TOPICS.expireCheckout, { sessionId: row.id }, expiresAt);
       return Boolean(row);
     });
-    const session = (await this.byMerchantId(
-      this.db.manager,
-      principal.clientId,
-      dto.merchant_transaction_id,
-    ))!;
-    return created
-      ? this.initiateResponse(session)
-      : this.replay(session, fingerprint);
+    const session = (await this.byMerchantId(this.db.manager, principal.clientId, dto.merchant_transaction_id))!;
+    return created ? this.initiateResponse(session) : this.replay(session, fingerprint);
   }
 
   async status(principal: GatewayPrincipal, merchantTransactionId: string) {
-    const session = await this.byMerchantId(
-      this.db.manager,
-      principal.clientId,
-      merchantTransactionId,
-    );
+    const session = await this.byMerchantId(this.db.manager, principal.clientId, merchantTransactionId);
     if (!session) throw GatewayError.notFound();
-    return checkoutResult(
-      session,
-      await this.payments.ofSession(this.db.manager, session.id),
-    );
+    return checkoutResult(session, await this.payments.ofSession(this.db.manager, session.id));
   }
 
   /** The hosted page's view of a session; unknown references are a plain 404 for the page to explain. */
   async pageView(reference: string) {
     const session = await this.byReference(this.db.manager, reference);
-    if (!session) throw new NotFoundException("This checkout does not exist");
+    if (!session) throw new NotFoundException('This checkout does not exist');
     const payments = await this.payments.ofSession(this.db.manager, session.id);
     const paid = paidAmount(payments);
     const last = payments[payments.length - 1];
@@ -186,14 +143,9 @@ export class CheckoutService {
         paid: Number(paid.toFixed(0)),
         outstanding: Number(new Money(session.amount).minus(paid).toFixed(0)),
         expires_at: new Date(session.expires_at).toISOString(),
-        expired:
-          session.status === CHECKOUT_STATUS.EXPIRED ||
-          (isOpen(session) && new Date(session.expires_at) <= new Date()),
+        expired: session.status === CHECKOUT_STATUS.EXPIRED || (isOpen(session) && new Date(session.expires_at) <= new Date()),
         last_payment_status: last?.payment_status ?? null,
-        redirect_to:
-          session.status === CHECKOUT_STATUS.PAID
-            ? merchantRedirect(session)
-            : null,
+        redirect_to: session.status === CHECKOUT_STATUS.PAID ? merchantRedirect(session) : null,
       },
     };
   }
@@ -204,66 +156,46 @@ export class CheckoutService {
    */
   async pay(reference: string, { msisdn, amount: requested }: CheckoutPayDto) {
     return this.db.transaction(async (manager) => {
-      const [session]: CheckoutSessionRow[] = await manager.query(
-        `${SELECT_CHECKOUT} WHERE cs.checkout_reference = $1 FOR UPDATE OF cs`,
-        [reference],
-      );
-      if (!session) throw new NotFoundException("This checkout does not exist");
-      if (
-        session.status === CHECKOUT_STATUS.EXPIRED ||
-        (isOpen(session) && new Date(session.expires_at) <= new Date())
-      ) {
-        throw new GoneException("This checkout has expired");
+      const [session]: CheckoutSessionRow[] = await manager.query(`${SELECT_CHECKOUT} WHERE cs.checkout_reference = $1 FOR UPDATE OF cs`, [
+        reference,
+      ]);
+      if (!session) throw new NotFoundException('This checkout does not exist');
+      if (session.status === CHECKOUT_STATUS.EXPIRED || (isOpen(session) && new Date(session.expires_at) <= new Date())) {
+        throw new GoneException('This checkout has expired');
       }
-      if (session.status === CHECKOUT_STATUS.PROCESSING)
-        throw new ConflictException("A payment is already being processed");
-      if (!isOpen(session))
-        throw new ConflictException("This checkout can no longer be paid");
+      if (session.status === CHECKOUT_STATUS.PROCESSING) throw new ConflictException('A payment is already being processed');
+      if (!isOpen(session)) throw new ConflictException('This checkout can no longer be paid');
 
-      const paid = paidAmount(
-        await this.payments.ofSession(manager, session.id),
-      );
+      const paid = paidAmount(await this.payments.ofSession(manager, session.id));
       const outstanding = new Money(session.amount).minus(paid);
       const whole = Number.isInteger(requested) ? (requested as number) : NaN;
-      const amount =
-        requested === undefined || requested === null
-          ? outstanding
-          : new Money(whole);
+      const amount = requested === undefined || requested === null ? outstanding : new Money(whole);
       if (amount.isNaN() || amount.lte(0) || amount.gt(outstanding)) {
-        throw new BadRequestException(
-          `Amount must be a whole number from 1 to ${outstanding.toFixed(0)}`,
-        );
+        throw new BadRequestException(`Amount must be a whole number from 1 to ${outstanding.toFixed(0)}`);
       }
-      const service = await this.services.termsFor(
-        manager,
-        session.client_id,
-        session.service_code,
-      );
+      const service = await this.services.termsFor(manager, session.client_id, session.service_code);
       const merchantFee = feeFor(service.fees, amount);
-      if (merchantFee.gte(amount))
-        throw new BadRequestException(
-          `Amount must be greater than the fee of ${formatAmount(merchantFee)}`,
-        );
+      if (merchantFee.gte(amount)) throw new BadRequestException(`Amount must be greater than the fee of ${formatAmount(merchantFee)}`);
       const paymentId = await this.payments.insert(manager, {
         clientId: session.client_id,
         clientServiceId: session.client_service_id,
         checkoutSessionId: session.id,
         externalReference: session.merchant_transaction_id,
         requestFingerprint: `checkout:${randomUUID()}`,
-        originChannelCode: "WEB",
+        originChannelCode: 'WEB',
         originatorMsisdn: msisdn,
         payerMsisdn: msisdn,
         payerName: session.payer_name,
         payerEmail: session.payer_email,
         accountNumber: session.account_number,
-        invoiceNumber: "",
+        invoiceNumber: '',
         currency: session.currency,
-        countryCode: COUNTRY_OF_CURRENCY[session.currency] ?? "KEN",
+        countryCode: COUNTRY_OF_CURRENCY[session.currency] ?? 'KEN',
         serviceAmount: amount,
         transactionCharge: new Money(0),
         merchantFee,
         addTransactionCharge: false,
-        paymentMethodCode: "MMONEY",
+        paymentMethodCode: 'MMONEY',
         extraData: session.extra_data,
         description: session.narration,
         notifyClient: false,
@@ -272,17 +204,11 @@ export class CheckoutService {
         nextStep: null,
         // Shares are for the whole amount, so they ride on the payment that completes the session (the whole
         // amount at once, or the rest after part payments): confirming that payment distributes them.
-        splitSettlements: amount.eq(outstanding)
-          ? (session.split_settlements as never)
-          : null,
+        splitSettlements: amount.eq(outstanding) ? (session.split_settlements as never) : null,
       });
       await this.sessions.startPayment(manager, session.id);
       // The payer confirms on the phone; the hosted page has no OTP step, so every number settles after the delay.
-      await this.outcomes.scheduleSettlement(
-        manager,
-        paymentId!,
-        this.rail.settleDelayMs(),
-      );
+      await this.outcomes.scheduleSettlement(manager, paymentId!, this.rail.settleDelayMs());
       return {
         status: CHECKOUT_STATUS.PROCESSING,
         payment_status: PAYMENT_STATUS.PENDING,
@@ -302,50 +228,36 @@ export class CheckoutService {
   }
 
   private replay(existing: CheckoutSessionRow, fingerprint: string) {
-    if (existing.request_fingerprint !== fingerprint)
-      throw GatewayError.duplicate("merchant_transaction_id");
+    if (existing.request_fingerprint !== fingerprint) throw GatewayError.duplicate('merchant_transaction_id');
     return this.initiateResponse(existing);
   }
 
-  private async byMerchantId(
-    manager: EntityManager,
-    clientId: string,
-    merchantTransactionId: string,
-  ): Promise<CheckoutSessionRow | null> {
-    const [row] = await manager.query(
-      `${SELECT_CHECKOUT} WHERE cs.client_id = $1 AND cs.merchant_transaction_id = $2`,
-      [clientId, merchantTransactionId],
-    );
+  private async byMerchantId(manager: EntityManager, clientId: string, merchantTransactionId: string): Promise<CheckoutSessionRow | null> {
+    const [row] = await manager.query(`${SELECT_CHECKOUT} WHERE cs.client_id = $1 AND cs.merchant_transaction_id = $2`, [
+      clientId,
+      merchantTransactionId,
+    ]);
     return row ?? null;
   }
 
-  private async byReference(
-    manager: EntityManager,
-    reference: string,
-  ): Promise<CheckoutSessionRow | null> {
+  private async byReference(manager: EntityManager, reference: string): Promise<CheckoutSessionRow | null> {
     if (!/^CHK[0-9A-Z]{16}$/.test(reference)) return null;
-    const [row] = await manager.query(
-      `${SELECT_CHECKOUT} WHERE cs.checkout_reference = $1`,
-      [reference],
-    );
+    const [row] = await manager.query(`${SELECT_CHECKOUT} WHERE cs.checkout_reference = $1`, [reference]);
     return row ?? null;
   }
 }
 
 /** Unguessable: the reference is the only key to the payer's page. */
 function newCheckoutReference(): string {
-  const alphabet = "0123456789ABCDEFGHJKLMNPQRSTUVWXYZ";
-  return `CHK${[...randomBytes(16)].map((b) => alphabet[b % alphabet.length]).join("")}`;
+  const alphabet = '0123456789ABCDEFGHJKLMNPQRSTUVWXYZ';
+  return `CHK${[...randomBytes(16)].map((b) => alphabet[b % alphabet.length]).join('')}`;
 }
 
 /** Where a paid payer goes: the merchant's redirect_url with our references in the query. */
 function merchantRedirect(session: CheckoutSessionRow): string {
   const url = new URL(session.redirect_url);
-  url.searchParams.set(
-    "merchant_transaction_id",
-    session.merchant_transaction_id,
-  );
-  url.searchParams.set("checkout_reference", session.checkout_reference);
-  url.searchParams.set("status", String(session.status));
+  url.searchParams.set('merchant_transaction_id', session.merchant_transaction_id);
+  url.searchParams.set('checkout_reference', session.checkout_reference);
+  url.searchParams.set('status', String(session.status));
   return url.toString();
 }

@@ -1,59 +1,47 @@
-import { ApiProperty } from "@nestjs/swagger";
-import { ListMetadata, ListStatistic } from "../common/openapi/list-envelope";
+import { ApiProperty } from '@nestjs/swagger';
+import { ListMetadata, ListStatistic } from '../common/openapi/list-envelope';
 
 class FeeTierRecord {
-  @ApiProperty({ example: "0.0000" }) minimum_amount: string;
-  @ApiProperty({ example: "1000.0000" }) maximum_amount: string;
-  @ApiProperty({ enum: ["FIXED", "PERCENTAGE"], example: "FIXED" })
-  fee_type: string;
-  @ApiProperty({ example: "10.0000" }) fee: string;
+  @ApiProperty({ example: '0.0000' }) minimum_amount: string;
+  @ApiProperty({ example: '1000.0000' }) maximum_amount: string;
+  @ApiProperty({ enum: ['FIXED', 'PERCENTAGE'], example: 'FIXED' }) fee_type: string;
+  @ApiProperty({ example: '10.0000' }) fee: string;
 }
 
 class ProviderService {
-  @ApiProperty({ example: "1" }) service_id: string;
-  @ApiProperty({ example: "Custom service" }) service_name: string;
-  @ApiProperty({ example: "CUSTOM_SERVICE" }) service_code: string;
-  @ApiProperty({ example: "BOTH" }) service_transaction_type: string;
+  @ApiProperty({ example: '1' }) service_id: string;
+  @ApiProperty({ example: 'Custom service' }) service_name: string;
+  @ApiProperty({ example: 'CUSTOM_SERVICE' }) service_code: string;
+  @ApiProperty({ example: 'BOTH' }) service_transaction_type: string;
 }
 
 class ServiceClient {
-  @ApiProperty({ format: "uuid" }) client_id: string;
-  @ApiProperty({ example: "Acme Ltd" }) client_name: string;
+  @ApiProperty({ format: 'uuid' }) client_id: string;
+  @ApiProperty({ example: 'Acme Ltd' }) client_name: string;
 }
 
 /** A client service (wallet document §2 "Client service"). */
 export class ClientServiceRecord {
-  @ApiProperty({ type: [FeeTierRecord] })
-  transaction_fee_tiers: FeeTierRecord[];
-  @ApiProperty({ format: "uuid" }) client_service_id: string;
-  @ApiProperty({ example: "Wallet top-up" }) client_service_name: string;
-  @ApiProperty({ example: "TOPUP" }) client_service_code: string;
-  @ApiProperty({ example: "10.0000" }) minimum_transaction_amount: string;
-  @ApiProperty({ example: "150000.0000" }) maximum_transaction_amount: string;
+  @ApiProperty({ type: [FeeTierRecord] }) transaction_fee_tiers: FeeTierRecord[];
+  @ApiProperty({ format: 'uuid' }) client_service_id: string;
+  @ApiProperty({ example: 'Wallet top-up' }) client_service_name: string;
+  @ApiProperty({ example: 'TOPUP' }) client_service_code: string;
+  @ApiProperty({ example: '10.0000' }) minimum_transaction_amount: string;
+  @ApiProperty({ example: '150000.0000' }) maximum_transaction_amount: string;
   @ApiProperty({ enum: [0, 1], example: 1 }) is_active: number;
-  @ApiProperty({ format: "date-time" }) created_at: string;
-  @ApiProperty({ format: "date-time" }) updated_at: string;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ format: 'date-time' }) updated_at: string;
   @ApiProperty({ example: true }) has_transaction_fee: boolean;
-  @ApiProperty({
-    enum: ["FIXED", "PERCENTAGE"],
-    nullable: true,
-    example: "FIXED",
-  })
-  transaction_fee_type: string | null;
-  @ApiProperty({ example: "1.5000" }) transaction_fee: string;
-  @ApiProperty({
-    type: String,
-    nullable: true,
-    example: "1000000009",
-    description: "the float wallet payouts under it pay from",
-  })
+  @ApiProperty({ enum: ['FIXED', 'PERCENTAGE'], nullable: true, example: 'FIXED' }) transaction_fee_type: string | null;
+  @ApiProperty({ example: '1.5000' }) transaction_fee: string;
+  @ApiProperty({ type: String, nullable: true, example: '1000000009', description: 'the float wallet payouts under it pay from' })
   settlement_account_number: string | null;
   @ApiProperty({ type: ProviderService }) service: ProviderService;
   @ApiProperty({ type: ServiceClient }) client: ServiceClient;
 }
 
 export class CreatedClientService extends ClientServiceRecord {
-  @ApiProperty({ example: "ACME" }) client_code: string;
+  @ApiProperty({ example: 'ACME' }) client_code: string;
 }
 
 export class ClientServiceList {

@@ -1,10 +1,6 @@
-import { Module } from "@nestjs/common";
-import { ClientServicesController } from "./client-services.controller";
-import { ClientServicesService } from "./client-services.service";
+import { Module } from '@nestjs/common';
+import { ClientServicesController } from './client-services.controller';
+import { ClientServicesService } from './client-services.service';
 
-@Module({
-  controllers: [ClientServicesController],
-  providers: [ClientServicesService],
-  exports: [ClientServicesService],
-})
+@Module({ controllers: [ClientServicesController], providers: [ClientServicesService], exports: [ClientServicesService] })
 export class ClientServicesModule {}

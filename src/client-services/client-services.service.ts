@@ -1,25 +1,16 @@
-import {
-  BadRequestException,
-  Injectable,
-  NotFoundException,
-} from "@nestjs/common";
-import { InjectDataSource } from "@nestjs/typeorm";
-import Decimal from "decimal.js";
-import { DataSource, EntityManager } from "typeorm";
-import { WalletPrincipal } from "../auth/principal";
-import { envelope, Page } from "../common/http/pagination";
-import { formatAmount, Money } from "../common/money";
-import { CreateClientServiceDto } from "./client-service.dto";
-import { FeeSchedule, FeeType } from "./fees";
+import { BadRequestException, Injectable, NotFoundException } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import Decimal from 'decimal.js';
+import { DataSource, EntityManager } from 'typeorm';
+import { WalletPrincipal } from '../auth/principal';
+import { envelope, Page } from '../common/http/pagination';
+import { formatAmount, Money } from '../common/money';
+import { CreateClientServiceDto } from './client-service.dto';
+import { FeeSchedule, FeeType } from './fees';
 
 /** The catalogue of provider services a client service can be built on; the document names only one. */
 const SERVICE_CATALOGUE = {
-  CUSTOM_SERVICE: {
-    service_id: "1",
-    service_name: "Custom service",
-    service_code: "CUSTOM_SERVICE",
-    service_transaction_type: "BOTH",
-  },
+  CUSTOM_SERVICE: { service_id: '1', service_name: 'Custom service', service_code: 'CUSTOM_SERVICE', service_transaction_type: 'BOTH' },
 } as const;
 
 interface ClientServiceRow {
@@ -40,12 +31,7 @@ interface ClientServiceRow {
   settlement_currency: string | null;
   created_at: Date;
   updated_at: Date;
-  tiers: Array<{
-    minimum_amount: string;
-    maximum_amount: string;
-    fee_type: FeeType;
-    fee: string;
-  }>;
+  tiers: Array<{ minimum_amount: string; maximum_amount: string; fee_type: FeeType; fee: string }>;
 }
 
 /** What a money movement needs to know about the client service it runs under. */
@@ -77,38 +63,23 @@ export class ClientServicesService {
     const minimum = new Money(dto.minimum_transaction_amount);
     const maximum = new Money(dto.maximum_transaction_amount);
     if (minimum.gt(maximum)) {
-      throw new BadRequestException([
-        "minimum_transaction_amount must not be greater than maximum_transaction_amount",
-      ]);
+      throw new BadRequestException(['minimum_transaction_amount must not be greater than maximum_transaction_amount']);
     }
     const tiers = dto.transaction_fee_tiers ?? [];
-    if (
-      dto.has_transaction_fee &&
-      tiers.length === 0 &&
-      (!dto.transaction_fee_type || dto.transaction_fee === undefined)
-    ) {
-      throw new BadRequestException([
-        "transaction_fee_type and transaction_fee are required when has_transaction_fee is true",
-      ]);
+    if (dto.has_transaction_fee && tiers.length === 0 && (!dto.transaction_fee_type || dto.transaction_fee === undefined)) {
+      throw new BadRequestException(['transaction_fee_type and transaction_fee are required when has_transaction_fee is true']);
     }
     for (const [index, tier] of tiers.entries()) {
       if (new Money(tier.minimum_amount).gt(new Money(tier.maximum_amount))) {
-        throw new BadRequestException([
-          `transaction_fee_tiers.${index}: minimum_amount must not be greater than maximum_amount`,
-        ]);
+        throw new BadRequestException([`transaction_fee_tiers.${index}: minimum_amount must not be greater than maximum_amount`]);
       }
     }
     const percentages = [
-      ...(dto.transaction_fee_type === "PERCENTAGE" &&
-      dto.transaction_fee !== undefined
-        ? [dto.transaction_fee]
-        : []),
-      ...tiers.filter((t) => t.fee_type === "PERCENTAGE").map((t) => t.fee),
+      ...(dto.transaction_fee_type === 'PERCENTAGE' && dto.transaction_fee !== undefined ? [dto.transaction_fee] : []),
+      ...tiers.filter((t) => t.fee_type === 'PERCENTAGE').map((t) => t.fee),
     ];
     if (percentages.some((p) => new Money(p).gt(100))) {
-      throw new BadRequestException([
-        "a PERCENTAGE fee must not be greater than 100",
-      ]);
+      throw new BadRequestException(['a PERCENTAGE fee must not be greater than 100']);
     }
     const id = await this.db.transaction(async (manager) => {
       const [row] = await manager.query(
@@ -121,9 +92,7 @@ export class ClientServicesService {
           dto.service_code,
           dto.has_transaction_fee,
           dto.has_transaction_fee ? (dto.transaction_fee_type ?? null) : null,
-          dto.has_transaction_fee
-            ? new Money(dto.transaction_fee ?? 0).toFixed()
-            : "0",
+          dto.has_transaction_fee ? new Money(dto.transaction_fee ?? 0).toFixed() : '0',
           minimum.toFixed(),
           maximum.toFixed(),
           dto.is_active,
@@ -143,14 +112,8 @@ export class ClientServicesService {
       }
       return row.id as string;
     });
-    const [created] = await this.db.query(`${SELECT_SERVICE} WHERE s.id = $1`, [
-      id,
-    ]);
-    return {
-      ...record(created),
-      client_code: principal.clientCode,
-      client_service_name: created.name,
-    };
+    const [created] = await this.db.query(`${SELECT_SERVICE} WHERE s.id = $1`, [id]);
+    return { ...record(created), client_code: principal.clientCode, client_service_name: created.name };
   }
 
   async list(principal: WalletPrincipal, page: Page) {
@@ -166,50 +129,33 @@ export class ClientServicesService {
       page,
       counts.total,
       [
-        { name: "active", count: counts.active },
-        { name: "inactive", count: counts.total - counts.active },
+        { name: 'active', count: counts.active },
+        { name: 'inactive', count: counts.total - counts.active },
       ],
       rows.map(record),
     );
   }
 
   /** The terms of a service of the client's, or 404 exactly as for a service that does not exist. */
-  async termsFor(
-    manager: EntityManager,
-    clientId: string,
-    code: string,
-  ): Promise<ServiceTerms> {
+  async termsFor(manager: EntityManager, clientId: string, code: string): Promise<ServiceTerms> {
     const found = await this.findTerms(manager, clientId, code);
-    if (!found) throw new NotFoundException("Client service not found");
+    if (!found) throw new NotFoundException('Client service not found');
     return found;
   }
 
   /** The terms of a service of the client's, or null for an unknown service or one of another client. */
-  async findTerms(
-    manager: EntityManager,
-    clientId: string,
-    code: string,
-  ): Promise<ServiceTerms | null> {
-    const [row]: ClientServiceRow[] = await manager.query(
-      `${SELECT_SERVICE} WHERE s.client_id = $1 AND s.code = $2`,
-      [clientId, code],
-    );
+  async findTerms(manager: EntityManager, clientId: string, code: string): Promise<ServiceTerms | null> {
+    const [row]: ClientServiceRow[] = await manager.query(`${SELECT_SERVICE} WHERE s.client_id = $1 AND s.code = $2`, [clientId, code]);
     return row ? terms(row) : null;
   }
 
   /** Points a service at the wallet it settles into (collections) and pays from (payouts). */
-  async setSettlementWallet(
-    manager: EntityManager,
-    clientId: string,
-    code: string,
-    accountId: string,
-  ): Promise<void> {
+  async setSettlementWallet(manager: EntityManager, clientId: string, code: string, accountId: string): Promise<void> {
     const result = await manager.query(
       `UPDATE client_services SET settlement_account_id = $3, updated_at = now() WHERE client_id = $1 AND code = $2`,
       [clientId, code, accountId],
     );
-    if (result[1] === 0)
-      throw new NotFoundException("Client service not found");
+    if (result[1] === 0) throw new NotFoundException('Client service not found');
   }
 }
 

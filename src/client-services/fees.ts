@@ -1,7 +1,7 @@
-import Decimal from "decimal.js";
-import { Money, roundMoney } from "../common/money";
+import Decimal from 'decimal.js';
+import { Money, roundMoney } from '../common/money';
 
-export type FeeType = "FIXED" | "PERCENTAGE";
+export type FeeType = 'FIXED' | 'PERCENTAGE';
 
 export interface FeeTier {
   minimumAmount: Decimal;
@@ -24,18 +24,12 @@ export interface FeeSchedule {
 export function feeFor(schedule: FeeSchedule, amount: Decimal): Decimal {
   if (!schedule.hasTransactionFee) return new Money(0);
   if (schedule.tiers.length > 0) {
-    const tier = schedule.tiers.find(
-      (t) => amount.gte(t.minimumAmount) && amount.lte(t.maximumAmount),
-    );
+    const tier = schedule.tiers.find((t) => amount.gte(t.minimumAmount) && amount.lte(t.maximumAmount));
     return tier ? apply(tier.feeType, tier.fee, amount) : new Money(0);
   }
-  return schedule.feeType
-    ? apply(schedule.feeType, schedule.fee, amount)
-    : new Money(0);
+  return schedule.feeType ? apply(schedule.feeType, schedule.fee, amount) : new Money(0);
 }
 
 function apply(type: FeeType, fee: Decimal, amount: Decimal): Decimal {
-  return type === "FIXED"
-    ? roundMoney(fee)
-    : roundMoney(amount.times(fee).dividedBy(100));
+  return type === 'FIXED' ? roundMoney(fee) : roundMoney(amount.times(fee).dividedBy(100));
 }

@@ -1,16 +1,10 @@
-import {
-  Column,
-  CreateDateColumn,
-  Entity,
-  PrimaryGeneratedColumn,
-} from "typeorm";
+import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
 
 /** A merchant: the tenant every resource belongs to. */
-@Entity("clients")
+@Entity('clients')
 export class Client {
-  @PrimaryGeneratedColumn("uuid") id: string;
+  @PrimaryGeneratedColumn('uuid') id: string;
   @Column() code: string;
   @Column() name: string;
-  @CreateDateColumn({ name: "created_at", type: "timestamptz" })
-  createdAt: Date;
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
 }

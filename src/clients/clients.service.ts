@@ -1,9 +1,9 @@
-import { ConflictException, Injectable } from "@nestjs/common";
-import { InjectDataSource, InjectRepository } from "@nestjs/typeorm";
-import { DataSource, Repository } from "typeorm";
-import { CallbackSettingsService } from "../callbacks/callback-settings.service";
-import { isUniqueViolation } from "../infra/database/pg-errors";
-import { Client } from "./client.entity";
+import { ConflictException, Injectable } from '@nestjs/common';
+import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
+import { DataSource, Repository } from 'typeorm';
+import { CallbackSettingsService } from '../callbacks/callback-settings.service';
+import { isUniqueViolation } from '../infra/database/pg-errors';
+import { Client } from './client.entity';
 
 @Injectable()
 export class ClientsService {
@@ -22,8 +22,7 @@ export class ClientsService {
         return client;
       });
     } catch (error) {
-      if (isUniqueViolation(error))
-        throw new ConflictException(`Client ${code} already exists`);
+      if (isUniqueViolation(error)) throw new ConflictException(`Client ${code} already exists`);
       throw error;
     }
   }

@@ -1,10 +1,7 @@
-import Decimal from "decimal.js";
+import Decimal from 'decimal.js';
 
 /** All money arithmetic goes through decimal.js with enough precision for numeric(20,4) and FX products. */
-export const Money = Decimal.clone({
-  precision: 40,
-  rounding: Decimal.ROUND_HALF_UP,
-});
+export const Money = Decimal.clone({ precision: 40, rounding: Decimal.ROUND_HALF_UP });
 export type Money = Decimal;
 
 export const MONEY_SCALE = 4;
@@ -25,31 +22,23 @@ export function roundMoney(value: Decimal.Value): Decimal {
  * fifteen integer digits. Accepts a JSON number or a numeric string (provider contract §3).
  */
 export function amountProblem(value: unknown): string | null {
-  if (typeof value !== "number" && typeof value !== "string")
-    return "must be a number";
-  if (typeof value === "number" && !Number.isFinite(value))
-    return "must be a finite number";
+  if (typeof value !== 'number' && typeof value !== 'string') return 'must be a number';
+  if (typeof value === 'number' && !Number.isFinite(value)) return 'must be a finite number';
   // No trimming: the caller builds a Money from the value as sent, and decimal.js refuses padded strings.
-  const text = typeof value === "number" ? numberToPlainString(value) : value;
-  if (!/^-?\d+(\.\d+)?$/.test(text)) return "must be a number";
+  const text = typeof value === 'number' ? numberToPlainString(value) : value;
+  if (!/^-?\d+(\.\d+)?$/.test(text)) return 'must be a number';
   const amount = new Money(text);
-  if (amount.lte(0)) return "must be greater than zero";
-  if (amount.decimalPlaces() > MONEY_SCALE)
-    return `must have at most ${MONEY_SCALE} decimal places`;
-  if (amount.trunc().toFixed(0).length > MAX_INTEGER_DIGITS)
-    return `must have at most ${MAX_INTEGER_DIGITS} integer digits`;
+  if (amount.lte(0)) return 'must be greater than zero';
+  if (amount.decimalPlaces() > MONEY_SCALE) return `must have at most ${MONEY_SCALE} decimal places`;
+  if (amount.trunc().toFixed(0).length > MAX_INTEGER_DIGITS) return `must have at most ${MAX_INTEGER_DIGITS} integer digits`;
   return null;
 }
 
 /** As amountProblem, but zero (0, "0", "0.00") is acceptable: floors, fees and minimums may be zero. */
 export function nonNegativeAmountProblem(value: unknown): string | null {
   const problem = amountProblem(value);
-  if (problem !== "must be greater than zero") return problem;
-  return new Money(
-    typeof value === "number" ? numberToPlainString(value) : (value as string),
-  ).isZero()
-    ? null
-    : "must not be negative";
+  if (problem !== 'must be greater than zero') return problem;
+  return new Money(typeof value === 'number' ? numberToPlainString(value) : (value as string)).isZero() ? null : 'must not be negative';
 }
 
 /** JSON numbers such as 1e21 or 1e-7 print in exponent form; decimal.js reads them exactly either way. */

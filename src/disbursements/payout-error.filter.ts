@@ -1,19 +1,8 @@
-import {
-  ArgumentsHost,
-  BadRequestException,
-  Catch,
-  ExceptionFilter,
-} from "@nestjs/common";
-import type { FastifyReply, FastifyRequest } from "fastify";
-import {
-  GatewayErrorFilter,
-  sendError,
-} from "../common/errors/http-error.filter";
-import {
-  RequestValidationError,
-  ValidationProblem,
-} from "../common/errors/request-validation.error";
-import { PayoutError, PayoutErrorCode, ReferenceField } from "./payout-error";
+import { ArgumentsHost, BadRequestException, Catch, ExceptionFilter } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { GatewayErrorFilter, sendError } from '../common/errors/http-error.filter';
+import { RequestValidationError, ValidationProblem } from '../common/errors/request-validation.error';
+import { PayoutError, PayoutErrorCode, ReferenceField } from './payout-error';
 
 /**
  * Bound to the disbursement controllers: payout-family errors and bad bodies are answered in the payout error body
@@ -22,7 +11,7 @@ import { PayoutError, PayoutErrorCode, ReferenceField } from "./payout-error";
  */
 @Catch()
 export class PayoutErrorFilter implements ExceptionFilter {
-  protected readonly referenceField: ReferenceField = "payout_reference";
+  protected readonly referenceField: ReferenceField = 'payout_reference';
   /** What the body says when the request carried no usable reference: payouts leave the field out. */
   protected readonly unknownReference: null | undefined = undefined;
   private readonly fallback = new GatewayErrorFilter();
@@ -32,37 +21,23 @@ export class PayoutErrorFilter implements ExceptionFilter {
     const request = host.switchToHttp().getRequest<FastifyRequest>();
     const error = this.asPayoutError(exception);
     if (!error) return this.fallback.catch(exception, host);
-    sendError(
-      reply,
-      request.url,
-      error,
-      error.getStatus(),
-      error.body(this.referenceField, this.referenceOf(request.body)),
-    );
+    sendError(reply, request.url, error, error.getStatus(), error.body(this.referenceField, this.referenceOf(request.body)));
   }
 
   /** A bad body: the payout answers name the first broken rule in the description. */
   protected invalidBody(problems: ValidationProblem[]): PayoutError {
     const first = problems[0];
-    return PayoutError.rejected(
-      errorCodeOf(first),
-      `Validation Failed: ${first?.message ?? "request body is invalid"}`,
-    );
+    return PayoutError.rejected(errorCodeOf(first), `Validation Failed: ${first?.message ?? 'request body is invalid'}`);
   }
 
   private asPayoutError(exception: unknown): PayoutError | null {
     if (exception instanceof PayoutError) return exception;
-    if (exception instanceof RequestValidationError)
-      return this.invalidBody(exception.problems);
+    if (exception instanceof RequestValidationError) return this.invalidBody(exception.problems);
     if (exception instanceof BadRequestException) {
-      const message = (
-        exception.getResponse() as { message?: string | string[] }
-      ).message;
+      const message = (exception.getResponse() as { message?: string | string[] }).message;
       return this.invalidBody([
         {
-          message: Array.isArray(message)
-            ? message[0]
-            : (message ?? "request body is invalid"),
+          message: Array.isArray(message) ? message[0] : (message ?? 'request body is invalid'),
           context: {},
         },
       ]);
@@ -72,20 +47,11 @@ export class PayoutErrorFilter implements ExceptionFilter {
 
   /** The request's reference when it sent a usable one, so a rejection can name it. */
   private referenceOf(body: unknown): string | null | undefined {
-    const reference = (body as Record<string, unknown> | null)?.[
-      this.referenceField
-    ];
-    return typeof reference === "string" && reference.length <= 64
-      ? reference
-      : this.unknownReference;
+    const reference = (body as Record<string, unknown> | null)?.[this.referenceField];
+    return typeof reference === 'string' && reference.length <= 64 ? reference : this.unknownReference;
   }
 }
 
-export function errorCodeOf(
-  problem: ValidationProblem | undefined,
-): PayoutErrorCode {
-  return (
-    (problem?.context.payoutErrorCode as PayoutErrorCode | undefined) ??
-    "VALIDATION_FAILED"
-  );
+export function errorCodeOf(problem: ValidationProblem | undefined): PayoutErrorCode {
+  return (problem?.context.payoutErrorCode as PayoutErrorCode | undefined) ?? 'VALIDATION_FAILED';
 }

@@ -1,27 +1,22 @@
-import { HttpException } from "@nestjs/common";
+import { HttpException } from '@nestjs/common';
 
 /** Response codes of the payout family (disbursement document §7). */
-export const PAYOUT_CODES = {
-  ACCEPTED: 720,
-  REJECTED: 721,
-  DUPLICATE: 722,
-  NOT_FOUND: 723,
-} as const;
+export const PAYOUT_CODES = { ACCEPTED: 720, REJECTED: 721, DUPLICATE: 722, NOT_FOUND: 723 } as const;
 
 /** error_code values of the document §7, plus VALIDATION_FAILED for a field breaking a rule without a code of its own. */
 export type PayoutErrorCode =
-  | "INSUFFICIENT_BALANCE"
-  | "SERVICE_NOT_ALLOWED"
-  | "INVALID_DESTINATION_TYPE"
-  | "INVALID_PHONE_NUMBER"
-  | "INVALID_PAYMENT_METHOD"
-  | "INVALID_WALLET"
-  | "RESOURCE_NOT_FOUND"
-  | "DUPLICATE_IGNORED"
-  | "VALIDATION_FAILED";
+  | 'INSUFFICIENT_BALANCE'
+  | 'SERVICE_NOT_ALLOWED'
+  | 'INVALID_DESTINATION_TYPE'
+  | 'INVALID_PHONE_NUMBER'
+  | 'INVALID_PAYMENT_METHOD'
+  | 'INVALID_WALLET'
+  | 'RESOURCE_NOT_FOUND'
+  | 'DUPLICATE_IGNORED'
+  | 'VALIDATION_FAILED';
 
 /** Which request field names the reference in an error body: payouts, IMT and B2B, or airtime. */
-export type ReferenceField = "payout_reference" | "reference";
+export type ReferenceField = 'payout_reference' | 'reference';
 
 const HTTP_STATUS = { 721: 400, 722: 409, 723: 404 } as const;
 
@@ -41,10 +36,7 @@ export class PayoutError extends HttpException {
   }
 
   /** `requestReference`: the request's reference when the error was raised before it was known (validation, guards). */
-  body(
-    referenceField: ReferenceField,
-    requestReference?: string | null,
-  ): Record<string, unknown> {
+  body(referenceField: ReferenceField, requestReference?: string | null): Record<string, unknown> {
     const reference = this.reference ?? requestReference;
     return {
       ...(reference === undefined ? {} : { [referenceField]: reference }),
@@ -55,46 +47,19 @@ export class PayoutError extends HttpException {
     };
   }
 
-  static rejected(
-    errorCode: PayoutErrorCode,
-    description: string,
-    reference?: string,
-    detail?: string,
-  ): PayoutError {
-    return new PayoutError(
-      PAYOUT_CODES.REJECTED,
-      errorCode,
-      description,
-      reference,
-      detail,
-    );
+  static rejected(errorCode: PayoutErrorCode, description: string, reference?: string, detail?: string): PayoutError {
+    return new PayoutError(PAYOUT_CODES.REJECTED, errorCode, description, reference, detail);
   }
 
   static duplicate(
     reference: string,
-    description = "Duplicate ignored: a payout with this payout_reference exists",
+    description = 'Duplicate ignored: a payout with this payout_reference exists',
     detail?: string,
   ): PayoutError {
-    return new PayoutError(
-      PAYOUT_CODES.DUPLICATE,
-      "DUPLICATE_IGNORED",
-      description,
-      reference,
-      detail,
-    );
+    return new PayoutError(PAYOUT_CODES.DUPLICATE, 'DUPLICATE_IGNORED', description, reference, detail);
   }
 
-  static notFound(
-    reference: string,
-    description = "Payout record not found",
-    detail?: string,
-  ): PayoutError {
-    return new PayoutError(
-      PAYOUT_CODES.NOT_FOUND,
-      "RESOURCE_NOT_FOUND",
-      description,
-      reference,
-      detail,
-    );
+  static notFound(reference: string, description = 'Payout record not found', detail?: string): PayoutError {
+    return new PayoutError(PAYOUT_CODES.NOT_FOUND, 'RESOURCE_NOT_FOUND', description, reference, detail);
   }
 }

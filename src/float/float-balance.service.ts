@@ -1,9 +1,9 @@
-import { Injectable } from "@nestjs/common";
-import { InjectDataSource } from "@nestjs/typeorm";
-import { DataSource } from "typeorm";
-import { GATEWAY_CODES, GatewayError } from "../common/errors/gateway-error";
-import { formatAmount } from "../common/money";
-import { FloatHoldsService } from "./float-holds.service";
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { GATEWAY_CODES, GatewayError } from '../common/errors/gateway-error';
+import { formatAmount } from '../common/money';
+import { FloatHoldsService } from './float-holds.service';
 
 export interface FloatBalance {
   /** Available: what new payouts can use (the wallet's ledger balance; holds have already left it). */
@@ -24,12 +24,9 @@ export class FloatBalanceService {
     private readonly holds: FloatHoldsService,
   ) {}
 
-  async balanceOf(
-    clientId: string,
-    accountNumber: string,
-  ): Promise<FloatBalance> {
+  async balanceOf(clientId: string, accountNumber: string): Promise<FloatBalance> {
     // One snapshot, so the wallet's balance and the holds on it are read at the same moment.
-    return this.db.transaction("REPEATABLE READ", async (manager) => {
+    return this.db.transaction('REPEATABLE READ', async (manager) => {
       const [float] = await manager.query(
         `SELECT a.id, a.currency, a.balance, w.status
          FROM ledger_accounts a JOIN wallets w ON w.id = a.id
@@ -37,13 +34,7 @@ export class FloatBalanceService {
            AND EXISTS (SELECT 1 FROM client_services s WHERE s.settlement_account_id = a.id)`,
         [accountNumber, clientId],
       );
-      if (!float)
-        throw new GatewayError(
-          404,
-          GATEWAY_CODES.NOT_FOUND,
-          "Account not found",
-          `No float account ${accountNumber}`,
-        );
+      if (!float) throw new GatewayError(404, GATEWAY_CODES.NOT_FOUND, 'Account not found', `No float account ${accountNumber}`);
       const reserved = await this.holds.reservedBalance(manager, float.id);
       return {
         balance: formatAmount(float.balance),
@@ -56,19 +47,12 @@ export class FloatBalanceService {
   }
 
   /** The float balances of every settlement (float) wallet of the client's services (the portal's overview). */
-  async balancesOf(
-    clientId: string,
-  ): Promise<Array<FloatBalance & { account_number: string }>> {
+  async balancesOf(clientId: string): Promise<Array<FloatBalance & { account_number: string }>> {
     const floats: { account_number: string }[] = await this.db.query(
       `SELECT DISTINCT a.account_number FROM client_services s JOIN ledger_accounts a ON a.id = s.settlement_account_id
        WHERE s.client_id = $1 AND a.client_id = $1 ORDER BY a.account_number`,
       [clientId],
     );
-    return Promise.all(
-      floats.map(async ({ account_number }) => ({
-        account_number,
-        ...(await this.balanceOf(clientId, account_number)),
-      })),
-    );
+    return Promise.all(floats.map(async ({ account_number }) => ({ account_number, ...(await this.balanceOf(clientId, account_number)) })));
   }
 }

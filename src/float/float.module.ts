@@ -1,7 +1,7 @@
-import { Module } from "@nestjs/common";
-import { FloatBalanceController } from "./float-balance.controller";
-import { FloatBalanceService } from "./float-balance.service";
-import { FloatHoldsService } from "./float-holds.service";
+import { Module } from '@nestjs/common';
+import { FloatBalanceController } from './float-balance.controller';
+import { FloatBalanceService } from './float-balance.service';
+import { FloatHoldsService } from './float-holds.service';
 
 /** Holds on client services' floats (payouts, B2B, IMT, airtime) and the float balance endpoint. */
 @Module({

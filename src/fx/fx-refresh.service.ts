@@ -1,11 +1,11 @@
-import { Inject, Injectable, Logger } from "@nestjs/common";
-import { InjectDataSource } from "@nestjs/typeorm";
-import { DataSource } from "typeorm";
-import { FX_RATE_SOURCE, type FxRateSource } from "./fx-rate-source";
-import { FxService } from "./fx.service";
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { FX_RATE_SOURCE, type FxRateSource } from './fx-rate-source';
+import { FxService } from './fx.service';
 
 /** A claim not completed within this time (its worker died mid-refresh) may be taken over. */
-const CLAIM_LEASE = "5 minutes";
+const CLAIM_LEASE = '5 minutes';
 
 /**
  * The hourly rate refresh. Every worker asks regularly; the first to claim the clock hour in `fx_refreshes`
@@ -40,37 +40,20 @@ export class FxRefreshService {
         const overrides: { pair: string }[] = await manager.query(
           `SELECT base_currency || '/' || currency AS pair FROM fx_rates WHERE source = 'admin' ORDER BY 1`,
         );
-        for (const q of quotes)
-          await this.fx.setRate(
-            q.base,
-            q.currency,
-            q.buying,
-            q.selling,
-            this.source!.name,
-            manager,
-          );
-        await manager.query(
-          `UPDATE fx_refreshes SET completed_at = now(), source = $2, rates = $3 WHERE hour = $1`,
-          [hour, this.source!.name, quotes.length],
-        );
+        for (const q of quotes) await this.fx.setRate(q.base, q.currency, q.buying, q.selling, this.source!.name, manager);
+        await manager.query(`UPDATE fx_refreshes SET completed_at = now(), source = $2, rates = $3 WHERE hour = $1`, [
+          hour,
+          this.source!.name,
+          quotes.length,
+        ]);
         const refreshed = new Set(quotes.map((q) => `${q.base}/${q.currency}`));
-        return overrides
-          .map((o) => o.pair)
-          .filter((pair) => refreshed.has(pair));
+        return overrides.map((o) => o.pair).filter((pair) => refreshed.has(pair));
       });
-      if (replaced.length > 0)
-        this.logger.warn(
-          `FX refresh replaced rates set with fx:set: ${replaced.join(", ")}`,
-        );
-      this.logger.log(
-        `FX rates refreshed from ${this.source.name}: ${quotes.length} rates`,
-      );
+      if (replaced.length > 0) this.logger.warn(`FX refresh replaced rates set with fx:set: ${replaced.join(', ')}`);
+      this.logger.log(`FX rates refreshed from ${this.source.name}: ${quotes.length} rates`);
       return true;
     } catch (error) {
-      await this.db.query(
-        `UPDATE fx_refreshes SET claimed_at = NULL WHERE hour = $1 AND completed_at IS NULL`,
-        [hour],
-      );
+      await this.db.query(`UPDATE fx_refreshes SET claimed_at = NULL WHERE hour = $1 AND completed_at IS NULL`, [hour]);
       throw error;
     }
   }

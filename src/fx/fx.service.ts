@@ -1,14 +1,14 @@
-import { BadRequestException, Inject, Injectable } from "@nestjs/common";
-import { InjectDataSource } from "@nestjs/typeorm";
-import Decimal from "decimal.js";
-import { DataSource, EntityManager } from "typeorm";
-import { Money } from "../common/money";
-import { APP_CONFIG, type AppConfig } from "../infra/config/app-config";
+import { BadRequestException, Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import Decimal from 'decimal.js';
+import { DataSource, EntityManager } from 'typeorm';
+import { Money } from '../common/money';
+import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
 
 export const RATE_SCALE = 8;
 
 /** Which side of the quote applies: money arriving in a wallet, or leaving it. */
-export type ConversionDirection = "INTO_WALLET" | "OUT_OF_WALLET";
+export type ConversionDirection = 'INTO_WALLET' | 'OUT_OF_WALLET';
 
 export interface FxRate {
   baseCurrency: string;
@@ -47,12 +47,8 @@ export class FxService {
     source: string,
     manager: EntityManager = this.db.manager,
   ): Promise<void> {
-    if (base === currency)
-      throw new BadRequestException("A currency has no rate against itself");
-    if (buying.gt(selling))
-      throw new BadRequestException(
-        "The buying rate must not be above the selling rate",
-      );
+    if (base === currency) throw new BadRequestException('A currency has no rate against itself');
+    if (buying.gt(selling)) throw new BadRequestException('The buying rate must not be above the selling rate');
     await manager.query(
       `INSERT INTO fx_rates (base_currency, currency, buying, selling, source, updated_at) VALUES ($1, $2, $3, $4, $5, now())
        ON CONFLICT (base_currency, currency) DO UPDATE SET buying = $3, selling = $4, source = $5, updated_at = now()`,
@@ -83,35 +79,18 @@ export class FxService {
 
     const pivots = fresh
       .filter((r) => r.currency === base)
-      .map((r) => ({
-        quote: r,
-        rates: fresh.filter((p) => p.baseCurrency === r.baseCurrency),
-      }));
-    pivots.sort(
-      (a, b) =>
-        b.rates.length - a.rates.length ||
-        a.quote.baseCurrency.localeCompare(b.quote.baseCurrency),
-    );
+      .map((r) => ({ quote: r, rates: fresh.filter((p) => p.baseCurrency === r.baseCurrency) }));
+    pivots.sort((a, b) => b.rates.length - a.rates.length || a.quote.baseCurrency.localeCompare(b.quote.baseCurrency));
     if (pivots.length === 0) return null;
     const { quote, rates } = pivots[0];
-    const pivotCurrency: FxRate = {
-      ...quote,
-      currency: quote.baseCurrency,
-      buying: new Money(1),
-      selling: new Money(1),
-    };
+    const pivotCurrency: FxRate = { ...quote, currency: quote.baseCurrency, buying: new Money(1), selling: new Money(1) };
     return [pivotCurrency, ...rates.filter((r) => r.currency !== base)]
       .map((r) => ({
         baseCurrency: base,
         currency: r.currency,
-        buying: r.buying
-          .dividedBy(quote.selling)
-          .toDecimalPlaces(RATE_SCALE, Decimal.ROUND_DOWN),
-        selling: r.selling
-          .dividedBy(quote.buying)
-          .toDecimalPlaces(RATE_SCALE, Decimal.ROUND_UP),
-        updatedAt:
-          r.updatedAt < quote.updatedAt ? r.updatedAt : quote.updatedAt,
+        buying: r.buying.dividedBy(quote.selling).toDecimalPlaces(RATE_SCALE, Decimal.ROUND_DOWN),
+        selling: r.selling.dividedBy(quote.buying).toDecimalPlaces(RATE_SCALE, Decimal.ROUND_UP),
+        updatedAt: r.updatedAt < quote.updatedAt ? r.updatedAt : quote.updatedAt,
       }))
       .sort((a, b) => a.currency.localeCompare(b.currency));
   }
@@ -122,34 +101,21 @@ export class FxService {
    * on the spread. Uses the quote of base `to` directly, or the inverse of base `from`'s quote; a rate older
    * than the maximum age is refused with a 400 naming the pair.
    */
-  async conversionRate(
-    manager: EntityManager,
-    from: string,
-    to: string,
-    direction: ConversionDirection,
-  ): Promise<Decimal> {
+  async conversionRate(manager: EntityManager, from: string, to: string, direction: ConversionDirection): Promise<Decimal> {
     const rows: RateRow[] = await manager.query(
       `SELECT base_currency, currency, buying, selling, updated_at, updated_at >= now() - $3 * interval '1 millisecond' AS fresh
        FROM fx_rates WHERE (base_currency, currency) IN (($1, $2), ($2, $1))`,
       [to, from, this.config.fxMaxRateAgeMs],
     );
     const direct = rows.find((r) => r.base_currency === to && r.fresh);
-    if (direct)
-      return new Money(
-        direction === "INTO_WALLET" ? direct.buying : direct.selling,
-      ).toDecimalPlaces(RATE_SCALE);
+    if (direct) return new Money(direction === 'INTO_WALLET' ? direct.buying : direct.selling).toDecimalPlaces(RATE_SCALE);
     const inverse = rows.find((r) => r.base_currency === from && r.fresh);
     if (inverse) {
-      const price = new Money(
-        direction === "INTO_WALLET" ? inverse.selling : inverse.buying,
-      );
+      const price = new Money(direction === 'INTO_WALLET' ? inverse.selling : inverse.buying);
       return new Money(1).dividedBy(price).toDecimalPlaces(RATE_SCALE);
     }
-    if (rows.length === 0)
-      throw new BadRequestException(`No exchange rate from ${from} to ${to}`);
-    const newest = rows
-      .map((r) => new Date(r.updated_at))
-      .sort((a, b) => b.getTime() - a.getTime())[0];
+    if (rows.length === 0) throw new BadRequestException(`No exchange rate from ${from} to ${to}`);
+    const newest = rows.map((r) => new Date(r.updated_at)).sort((a, b) => b.getTime() - a.getTime())[0];
     throw new BadRequestException(
       `The ${from}/${to} exchange rate is stale: last updated ${newest.toISOString()}, and conversions use rates at most ` +
         `${describeAge(this.config.fxMaxRateAgeMs)} old`,
@@ -160,7 +126,7 @@ export class FxService {
 /** A rate is shown with at least four decimals and at most RATE_SCALE: "128.5000", "0.00766284". */
 export function formatRate(rate: Decimal): string {
   const text = rate.toDecimalPlaces(RATE_SCALE).toFixed();
-  const decimals = text.includes(".") ? text.split(".")[1].length : 0;
+  const decimals = text.includes('.') ? text.split('.')[1].length : 0;
   return decimals >= 4 ? text : rate.toFixed(4);
 }
 

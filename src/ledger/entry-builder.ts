@@ -1,6 +1,6 @@
-import Decimal from "decimal.js";
-import { Money } from "../common/money";
-import { PostingLine } from "./ledger.service";
+import Decimal from 'decimal.js';
+import { Money } from '../common/money';
+import { PostingLine } from './ledger.service';
 
 /** Collects the postings of one entry, merging lines on the same account and dropping zero lines. */
 export class EntryBuilder {
@@ -17,16 +17,11 @@ export class EntryBuilder {
   }
 
   lines(): PostingLine[] {
-    return [...this.amounts]
-      .filter(([, amount]) => !amount.isZero())
-      .map(([accountId, amount]) => ({ accountId, amount }));
+    return [...this.amounts].filter(([, amount]) => !amount.isZero()).map(([accountId, amount]) => ({ accountId, amount }));
   }
 
   private add(accountId: string, amount: Decimal): this {
-    this.amounts.set(
-      accountId,
-      (this.amounts.get(accountId) ?? new Money(0)).plus(amount),
-    );
+    this.amounts.set(accountId, (this.amounts.get(accountId) ?? new Money(0)).plus(amount));
     return this;
   }
 }

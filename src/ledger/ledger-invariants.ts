@@ -1,4 +1,4 @@
-import { EntityManager } from "typeorm";
+import { EntityManager } from 'typeorm';
 
 export interface InvariantResult {
   name: string;
@@ -10,19 +10,15 @@ export interface InvariantResult {
  * The ledger invariants of the provider contract §3, one SQL query each. Each query returns the offending rows,
  * so an empty result means the invariant holds.
  */
-export const LEDGER_INVARIANTS: Array<{
-  name: string;
-  description: string;
-  sql: string;
-}> = [
+export const LEDGER_INVARIANTS: Array<{ name: string; description: string; sql: string }> = [
   {
-    name: "a_entries_balance",
-    description: "every entry balances per currency",
+    name: 'a_entries_balance',
+    description: 'every entry balances per currency',
     sql: `SELECT entry_id, currency, sum(amount) AS imbalance
           FROM postings GROUP BY entry_id, currency HAVING sum(amount) <> 0 LIMIT 100`,
   },
   {
-    name: "b_balances_match_postings",
+    name: 'b_balances_match_postings',
     description: "each account's stored balance equals the sum of its postings",
     sql: `SELECT a.account_number, a.balance, coalesce(p.total, 0) AS postings_total
           FROM ledger_accounts a
@@ -32,17 +28,15 @@ export const LEDGER_INVARIANTS: Array<{
   {
     // Floors govern debits (wallet document §8): a wallet opened with a floor above zero starts below it and
     // may be credited up to it, but no posting that lowers a wallet may leave it below its floor.
-    name: "c_no_debit_below_floor",
-    description:
-      "no posting that lowers a wallet leaves it below its floor, unless it can overdraw",
+    name: 'c_no_debit_below_floor',
+    description: 'no posting that lowers a wallet leaves it below its floor, unless it can overdraw',
     sql: `SELECT a.account_number, p.entry_id, p.balance_after, a.minimum_balance
           FROM postings p JOIN ledger_accounts a ON a.id = p.account_id
           WHERE a.kind = 'WALLET' AND NOT a.can_overdraw AND p.amount < 0 AND p.balance_after < a.minimum_balance LIMIT 100`,
   },
   {
-    name: "d_one_entry_per_business_record",
-    description:
-      "every business record with money effect has exactly one entry per state change, and every entry has one business record",
+    name: 'd_one_entry_per_business_record',
+    description: 'every business record with money effect has exactly one entry per state change, and every entry has one business record',
     sql: `WITH refs AS (SELECT entry_id, count(*) AS n FROM ledger_business_records GROUP BY entry_id)
           SELECT e.id AS entry_id, e.kind, coalesce(r.n, 0) AS business_records
           FROM journal_entries e LEFT JOIN refs r ON r.entry_id = e.id
@@ -54,16 +48,10 @@ export const LEDGER_INVARIANTS: Array<{
   },
 ];
 
-export async function verifyLedger(
-  manager: EntityManager,
-): Promise<InvariantResult[]> {
+export async function verifyLedger(manager: EntityManager): Promise<InvariantResult[]> {
   const results: InvariantResult[] = [];
   for (const invariant of LEDGER_INVARIANTS) {
-    results.push({
-      name: invariant.name,
-      description: invariant.description,
-      violations: await manager.query(invariant.sql),
-    });
+    results.push({ name: invariant.name, description: invariant.description, violations: await manager.query(invariant.sql) });
   }
   return results;
 }

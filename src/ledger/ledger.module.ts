@@ -1,5 +1,5 @@
-import { Global, Module } from "@nestjs/common";
-import { LedgerService } from "./ledger.service";
+import { Global, Module } from '@nestjs/common';
+import { LedgerService } from './ledger.service';
 
 @Global()
 @Module({ providers: [LedgerService], exports: [LedgerService] })

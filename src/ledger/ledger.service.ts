@@ -1,13 +1,8 @@
-import { Injectable } from "@nestjs/common";
-import { EntityManager } from "typeorm";
-import { Money } from "../common/money";
-import { LedgerAccount, SystemAccountKind } from "./ledger-account";
-import {
-  FloorBreachError,
-  UnbalancedEntryError,
-  UnknownLedgerAccountError,
-  UnknownLedgerEntryError,
-} from "./ledger.errors";
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { Money } from '../common/money';
+import { LedgerAccount, SystemAccountKind } from './ledger-account';
+import { FloorBreachError, UnbalancedEntryError, UnknownLedgerAccountError, UnknownLedgerEntryError } from './ledger.errors';
 
 export interface PostingLine {
   accountId: string;
@@ -34,10 +29,7 @@ export interface PostedEntry {
 }
 
 /** Which system account to post to; balances are read from the ledger, never from this reference. */
-export type SystemAccountRef = Pick<
-  LedgerAccount,
-  "id" | "accountNumber" | "kind" | "currency"
->;
+export type SystemAccountRef = Pick<LedgerAccount, 'id' | 'accountNumber' | 'kind' | 'currency'>;
 
 const SYSTEM_ACCOUNT_COLUMNS = `id, account_number AS "accountNumber", kind, currency`;
 
@@ -53,28 +45,16 @@ export class LedgerService {
   /** System accounts are created once and never removed, so committed ones can be remembered (not their balance). */
   private readonly systemAccounts = new Map<string, SystemAccountRef>();
 
-  async postEntry(
-    manager: EntityManager,
-    entry: EntryToPost,
-  ): Promise<PostedEntry> {
+  async postEntry(manager: EntityManager, entry: EntryToPost): Promise<PostedEntry> {
     assertTwoAccounts(entry.lines);
-    let rows: Array<{
-      entry_id: string;
-      account_id: string;
-      amount: string;
-      balance_before: string;
-      balance_after: string;
-    }>;
+    let rows: Array<{ entry_id: string; account_id: string; amount: string; balance_before: string; balance_after: string }>;
     try {
-      rows = await manager.query(
-        "SELECT * FROM ledger_post_entry($1, $2, $3::uuid[], $4::numeric[])",
-        [
-          entry.clientId,
-          entry.kind,
-          entry.lines.map((l) => l.accountId),
-          entry.lines.map((l) => l.amount.toFixed()),
-        ],
-      );
+      rows = await manager.query('SELECT * FROM ledger_post_entry($1, $2, $3::uuid[], $4::numeric[])', [
+        entry.clientId,
+        entry.kind,
+        entry.lines.map((l) => l.accountId),
+        entry.lines.map((l) => l.amount.toFixed()),
+      ]);
     } catch (error) {
       throw translateLedgerError(error);
     }
@@ -93,27 +73,17 @@ export class LedgerService {
    * Posts the exact negation of one of the client's entries, as a new entry of `kind`: the only way anything
    * is undone (wallet reversals, collection reversals and their compensations). Floors apply as to any entry.
    */
-  async reverseEntry(
-    manager: EntityManager,
-    clientId: string,
-    entryId: string,
-    kind: string,
-  ): Promise<PostedEntry> {
-    const postings: Array<{ account_id: string; amount: string }> =
-      await manager.query(
-        `SELECT p.account_id, p.amount FROM postings p JOIN journal_entries e ON e.id = p.entry_id
+  async reverseEntry(manager: EntityManager, clientId: string, entryId: string, kind: string): Promise<PostedEntry> {
+    const postings: Array<{ account_id: string; amount: string }> = await manager.query(
+      `SELECT p.account_id, p.amount FROM postings p JOIN journal_entries e ON e.id = p.entry_id
        WHERE p.entry_id = $1 AND e.client_id = $2 ORDER BY p.id`,
-        [entryId, clientId],
-      );
-    if (postings.length === 0)
-      throw new UnknownLedgerEntryError(`no entry ${entryId} of this client`);
+      [entryId, clientId],
+    );
+    if (postings.length === 0) throw new UnknownLedgerEntryError(`no entry ${entryId} of this client`);
     return this.postEntry(manager, {
       clientId,
       kind,
-      lines: postings.map((p) => ({
-        accountId: p.account_id,
-        amount: new Money(p.amount).neg(),
-      })),
+      lines: postings.map((p) => ({ accountId: p.account_id, amount: new Money(p.amount).neg() })),
     });
   }
 
@@ -122,34 +92,18 @@ export class LedgerService {
    * that posts several entries on overlapping accounts: without it, each entry takes its accounts in its own step
    * and two such transactions could deadlock.
    */
-  async lockAccounts(
-    manager: EntityManager,
-    accountIds: string[],
-  ): Promise<void> {
-    await manager.query(
-      `SELECT id FROM ledger_accounts WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE`,
-      [accountIds],
-    );
+  async lockAccounts(manager: EntityManager, accountIds: string[]): Promise<void> {
+    await manager.query(`SELECT id FROM ledger_accounts WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE`, [accountIds]);
   }
 
   async openWalletAccount(
     manager: EntityManager,
-    account: {
-      clientId: string;
-      currency: string;
-      minimumBalance: Money;
-      canOverdraw: boolean;
-    },
+    account: { clientId: string; currency: string; minimumBalance: Money; canOverdraw: boolean },
   ): Promise<LedgerAccount> {
     const [row] = await manager.query(
       `INSERT INTO ledger_accounts (client_id, kind, currency, minimum_balance, can_overdraw)
        VALUES ($1, 'WALLET', $2, $3, $4) RETURNING ${ACCOUNT_COLUMNS}`,
-      [
-        account.clientId,
-        account.currency,
-        account.minimumBalance.toFixed(),
-        account.canOverdraw,
-      ],
+      [account.clientId, account.currency, account.minimumBalance.toFixed(), account.canOverdraw],
     );
     return row;
   }
@@ -158,12 +112,7 @@ export class LedgerService {
    * The client's system account of a kind and currency, created on first use. System accounts may go negative:
    * SETTLEMENT mirrors money that entered or left through the outside world.
    */
-  async systemAccount(
-    manager: EntityManager,
-    clientId: string,
-    kind: SystemAccountKind,
-    currency: string,
-  ): Promise<SystemAccountRef> {
+  async systemAccount(manager: EntityManager, clientId: string, kind: SystemAccountKind, currency: string): Promise<SystemAccountRef> {
     const key = `${clientId}:${kind}:${currency}`;
     const known = this.systemAccounts.get(key);
     if (known) return known;
@@ -187,25 +136,15 @@ function assertTwoAccounts(lines: PostingLine[]): void {
   // Balance per currency is checked by ledger_post_entry, which knows each account's currency.
   const accounts = new Set(lines.map((l) => l.accountId));
   if (accounts.size < 2 || accounts.size !== lines.length) {
-    throw new UnbalancedEntryError(
-      "an entry needs one line on each of at least two accounts (merge lines with EntryBuilder)",
-    );
+    throw new UnbalancedEntryError('an entry needs one line on each of at least two accounts (merge lines with EntryBuilder)');
   }
 }
 
 function translateLedgerError(error: unknown): unknown {
-  const e = error as {
-    code?: string;
-    detail?: string;
-    driverError?: { code?: string; detail?: string };
-    message?: string;
-  };
+  const e = error as { code?: string; detail?: string; driverError?: { code?: string; detail?: string }; message?: string };
   const code = e.code ?? e.driverError?.code;
-  if (code === "LF001")
-    return new FloorBreachError(e.detail ?? e.driverError?.detail ?? "");
-  if (code === "LB001")
-    return new UnbalancedEntryError(e.message ?? "unbalanced entry");
-  if (code === "LA001")
-    return new UnknownLedgerAccountError(e.message ?? "unknown account");
+  if (code === 'LF001') return new FloorBreachError(e.detail ?? e.driverError?.detail ?? '');
+  if (code === 'LB001') return new UnbalancedEntryError(e.message ?? 'unbalanced entry');
+  if (code === 'LA001') return new UnknownLedgerAccountError(e.message ?? 'unknown account');
   return error;
 }

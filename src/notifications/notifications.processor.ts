@@ -1,11 +1,11 @@
-import { Processor } from "@nestjs/bullmq";
-import { InjectDataSource } from "@nestjs/typeorm";
-import { Job } from "bullmq";
-import { DataSource } from "typeorm";
-import { EngineMetrics } from "../infra/metrics/engine-metrics";
-import { OutboxJobProcessor } from "../infra/queue/outbox-job.processor";
-import { QUEUES } from "../infra/queue/queues";
-import { NotificationsService } from "./notifications.service";
+import { Processor } from '@nestjs/bullmq';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { Job } from 'bullmq';
+import { DataSource } from 'typeorm';
+import { EngineMetrics } from '../infra/metrics/engine-metrics';
+import { OutboxJobProcessor } from '../infra/queue/outbox-job.processor';
+import { QUEUES } from '../infra/queue/queues';
+import { NotificationsService } from './notifications.service';
 
 type NotificationsJob = { notificationId?: string; outboxId?: string };
 
@@ -21,8 +21,7 @@ export class NotificationsProcessor extends OutboxJobProcessor<NotificationsJob>
   }
 
   async process(job: Job<NotificationsJob>): Promise<void> {
-    if (job.name !== "send")
-      throw new Error(`unknown notifications job ${job.name}`);
+    if (job.name !== 'send') throw new Error(`unknown notifications job ${job.name}`);
     return this.notifications.send(job.data.notificationId!);
   }
 }

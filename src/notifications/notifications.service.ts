@@ -1,16 +1,16 @@
-import { Inject, Injectable } from "@nestjs/common";
-import { InjectDataSource } from "@nestjs/typeorm";
-import { DataSource, EntityManager } from "typeorm";
-import { OutboxService } from "../infra/queue/outbox.service";
-import { TOPICS } from "../infra/queue/queues";
-import { SMS_NOTIFIER, type SmsNotifier } from "./sms-notifier";
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { OutboxService } from '../infra/queue/outbox.service';
+import { TOPICS } from '../infra/queue/queues';
+import { SMS_NOTIFIER, type SmsNotifier } from './sms-notifier';
 
 export interface NotificationView {
   reference: string;
-  channel: "SMS";
+  channel: 'SMS';
   recipient: string;
   message: string;
-  status: "QUEUED" | "SENT" | "FAILED";
+  status: 'QUEUED' | 'SENT' | 'FAILED';
   provider_reference: string | null;
   created_at: string;
   sent_at: string | null;
@@ -28,38 +28,22 @@ export class NotificationsService {
     private readonly outbox: OutboxService,
   ) {}
 
-  async queueSms(
-    manager: EntityManager,
-    n: {
-      clientId: string;
-      reference: string;
-      recipient: string;
-      message: string;
-    },
-  ): Promise<void> {
+  async queueSms(manager: EntityManager, n: { clientId: string; reference: string; recipient: string; message: string }): Promise<void> {
     const [row] = await manager.query(
       `INSERT INTO notifications (client_id, reference, channel, recipient, message) VALUES ($1, $2, 'SMS', $3, $4)
        ON CONFLICT (client_id, reference, channel) DO NOTHING RETURNING id`,
       [n.clientId, n.reference, n.recipient, n.message],
     );
-    if (row)
-      await this.outbox.enqueue(manager, TOPICS.sendNotification, {
-        notificationId: String(row.id),
-      });
+    if (row) await this.outbox.enqueue(manager, TOPICS.sendNotification, { notificationId: String(row.id) });
   }
 
   /** The sending job: a queued message goes to the gateway once (keyed by its id) and is marked sent. */
   async send(notificationId: string): Promise<void> {
-    const [n] = await this.db.query(
-      `SELECT id, recipient, message FROM notifications WHERE id = $1 AND status = 'QUEUED'`,
-      [notificationId],
-    );
+    const [n] = await this.db.query(`SELECT id, recipient, message FROM notifications WHERE id = $1 AND status = 'QUEUED'`, [
+      notificationId,
+    ]);
     if (!n) return;
-    const sent = await this.sms.send({
-      notificationId: String(n.id),
-      to: n.recipient,
-      message: n.message,
-    });
+    const sent = await this.sms.send({ notificationId: String(n.id), to: n.recipient, message: n.message });
     await this.db.query(
       `UPDATE notifications SET status = 'SENT', provider_reference = $2, sent_at = now() WHERE id = $1 AND status = 'QUEUED'`,
       [notificationId, sent.providerReference],
@@ -73,12 +57,10 @@ export class NotificationsService {
        FROM notifications WHERE client_id = $1 AND reference = $2 ORDER BY id`,
       [clientId, reference],
     );
-    return rows.map(
-      (r: NotificationView & { created_at: Date; sent_at: Date | null }) => ({
-        ...r,
-        created_at: r.created_at.toISOString(),
-        sent_at: r.sent_at ? r.sent_at.toISOString() : null,
-      }),
-    );
+    return rows.map((r: NotificationView & { created_at: Date; sent_at: Date | null }) => ({
+      ...r,
+      created_at: r.created_at.toISOString(),
+      sent_at: r.sent_at ? r.sent_at.toISOString() : null,
+    }));
   }
 }

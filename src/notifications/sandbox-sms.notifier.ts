@@ -1,5 +1,5 @@
-import { Injectable } from "@nestjs/common";
-import { Sms, SmsNotifier } from "./sms-notifier";
+import { Injectable } from '@nestjs/common';
+import { Sms, SmsNotifier } from './sms-notifier';
 
 /** The sandbox SMS gateway: nothing leaves; the message stays recorded in notifications, readable by the merchant. */
 @Injectable()

@@ -11,4 +11,4 @@ export interface SmsNotifier {
   send(sms: Sms): Promise<{ providerReference: string }>;
 }
 
-export const SMS_NOTIFIER = Symbol("SMS_NOTIFIER");
+export const SMS_NOTIFIER = Symbol('SMS_NOTIFIER');

@@ -1,13 +1,9 @@
-import { Injectable } from "@nestjs/common";
-import { InjectDataSource } from "@nestjs/typeorm";
-import { DataSource } from "typeorm";
-import { GatewayPrincipal } from "../auth/gateway/gateway-principal";
-import { PaymentsRepository } from "../payments/payments.repository";
-import {
-  PaymentStatementDto,
-  STATEMENT_DEFAULT_LIMIT,
-  statementDate,
-} from "./payment-statement.dto";
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
+import { PaymentsRepository } from '../payments/payments.repository';
+import { PaymentStatementDto, STATEMENT_DEFAULT_LIMIT, statementDate } from './payment-statement.dto';
 
 /** POST /v1/statement: the caller's payments created in a period, oldest first, offset-paginated. */
 @Injectable()
@@ -22,14 +18,10 @@ export class PaymentStatementService {
     const end = statementDate(dto.end_date, true)!;
     const offset = dto.offset ?? 0;
     const limit = dto.limit ?? STATEMENT_DEFAULT_LIMIT;
-    const rows = await this.payments.statement(
-      this.db.manager,
-      principal.clientId,
-      { start, end, offset, limit },
-    );
+    const rows = await this.payments.statement(this.db.manager, principal.clientId, { start, end, offset, limit });
     return rows.map((r) => ({
       payment_id: Number(r.id),
-      payer_transaction_reference: r.payer_transaction_id ?? "",
+      payer_transaction_reference: r.payer_transaction_id ?? '',
       external_reference: r.external_reference,
       account_number: r.account_number,
       amount: Number(r.service_amount),

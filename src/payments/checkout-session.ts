@@ -1,5 +1,5 @@
-import { Money } from "../common/money";
-import { PAYMENT_STATUS, paymentResult, PaymentRow } from "./payment";
+import { Money } from '../common/money';
+import { PAYMENT_STATUS, paymentResult, PaymentRow } from './payment';
 
 export const CHECKOUT_STATUS = {
   PAID: 801,
@@ -44,34 +44,25 @@ export const SELECT_CHECKOUT = `
 
 /** Checkout amounts are whole major units and are echoed exactly as sent. */
 export function wholeAmount(amount: string): number {
-  return Number(amount.split(".")[0]);
+  return Number(amount.split('.')[0]);
 }
 
 /** The checkout callback and status shape (collection document §2), with its payments. */
-export function checkoutResult(
-  session: CheckoutSessionRow,
-  payments: PaymentRow[],
-) {
+export function checkoutResult(session: CheckoutSessionRow, payments: PaymentRow[]) {
   return {
     amount: String(wholeAmount(session.amount)),
     checkout_reference: session.checkout_reference,
     currency: session.currency,
     merchant_transaction_id: session.merchant_transaction_id,
     narration: session.narration,
-    payments: payments
-      .filter((p) => p.payment_status !== PAYMENT_STATUS.PENDING)
-      .map(checkoutPaymentRecord),
+    payments: payments.filter((p) => p.payment_status !== PAYMENT_STATUS.PENDING).map(checkoutPaymentRecord),
     status: session.status,
     timestamp: new Date().toISOString(),
   };
 }
 
 function checkoutPaymentRecord(payment: PaymentRow) {
-  return {
-    ...paymentResult(payment),
-    payment_status: payment.payment_status,
-    payment_account_reference: payment.payer_msisdn,
-  };
+  return { ...paymentResult(payment), payment_status: payment.payment_status, payment_account_reference: payment.payer_msisdn };
 }
 
 /** What the session's successful payments add up to. */
@@ -83,8 +74,5 @@ export function paidAmount(payments: PaymentRow[]): Money {
 
 /** A session the payer may still pay: unpaid or part paid. */
 export function isOpen(session: CheckoutSessionRow): boolean {
-  return (
-    session.status === CHECKOUT_STATUS.UNPAID ||
-    session.status === CHECKOUT_STATUS.PART_PAID
-  );
+  return session.status === CHECKOUT_STATUS.UNPAID || session.status === CHECKOUT_STATUS.PART_PAID;
 }

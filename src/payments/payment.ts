@@ -1,4 +1,4 @@
-import { formatAmount } from "../common/money";
+import { formatAmount } from '../common/money';
 
 /** A mobile-money payment as stored (table payments), with its client's and service's codes. */
 export interface PaymentRow {
@@ -25,7 +25,7 @@ export interface PaymentRow {
   notify_client: boolean;
   notify_originator: boolean;
   callback_url: string;
-  next_step: "VERIFY_OTP" | "AUTHORIZE_TRANSACTION" | null;
+  next_step: 'VERIFY_OTP' | 'AUTHORIZE_TRANSACTION' | null;
   payment_url: string | null;
   otp_failures: number;
   otp_verified_at: Date | null;
@@ -34,7 +34,7 @@ export interface PaymentRow {
   /** The collection's ledger entry, once successful. */
   entry_id: string | null;
   split_settlements: SplitShare[] | null;
-  split_status: "DISTRIBUTED" | "DECLINED" | null;
+  split_status: 'DISTRIBUTED' | 'DECLINED' | null;
   acknowledged_at: Date | null;
   settled_at: Date | null;
   created_at: Date;
@@ -63,12 +63,12 @@ export const PAYMENT_STATUS = {
 export function paymentResult(payment: PaymentRow) {
   const event =
     payment.payment_status === PAYMENT_STATUS.SUCCESSFUL
-      ? "successful_payment"
+      ? 'successful_payment'
       : payment.payment_status === PAYMENT_STATUS.FAILED
-        ? "failed_payment"
+        ? 'failed_payment'
         : payment.payment_status === PAYMENT_STATUS.REVERSED
-          ? "reversed_payment"
-          : "pending_payment";
+          ? 'reversed_payment'
+          : 'pending_payment';
   return {
     event,
     amount: formatAmount(payment.service_amount),
@@ -76,9 +76,7 @@ export function paymentResult(payment: PaymentRow) {
     client_code: payment.client_code,
     country_code: payment.country_code,
     payer_msisdn: payment.payer_msisdn,
-    payment_date: new Date(
-      payment.settled_at ?? payment.created_at,
-    ).toISOString(),
+    payment_date: new Date(payment.settled_at ?? payment.created_at).toISOString(),
     service_code: payment.service_code,
     currency_code: payment.currency,
     account_number: payment.account_number,
@@ -90,6 +88,6 @@ export function paymentResult(payment: PaymentRow) {
     external_reference: payment.external_reference,
     receiver_narration: payment.description,
     payment_method_code: payment.payment_method_code,
-    payer_transaction_id: payment.payer_transaction_id ?? "",
+    payer_transaction_id: payment.payer_transaction_id ?? '',
   };
 }

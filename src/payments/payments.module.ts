@@ -1,8 +1,8 @@
-import { Module } from "@nestjs/common";
-import { CheckoutSessionsService } from "./checkout-sessions.service";
-import { PaymentSettlementService } from "./payment-settlement.service";
-import { PaymentsRepository } from "./payments.repository";
-import { PaymentsService } from "./payments.service";
+import { Module } from '@nestjs/common';
+import { CheckoutSessionsService } from './checkout-sessions.service';
+import { PaymentSettlementService } from './payment-settlement.service';
+import { PaymentsRepository } from './payments.repository';
+import { PaymentsService } from './payments.service';
 
 /**
  * The payments core, shared by the request side (charges, checkout, reversals, settlements, payment statement)
@@ -10,17 +10,7 @@ import { PaymentsService } from "./payments.service";
  * they drive, and settlement with the operator. It depends on the ledger, rails, callbacks and outbox only.
  */
 @Module({
-  providers: [
-    PaymentsRepository,
-    PaymentsService,
-    CheckoutSessionsService,
-    PaymentSettlementService,
-  ],
-  exports: [
-    PaymentsRepository,
-    PaymentsService,
-    CheckoutSessionsService,
-    PaymentSettlementService,
-  ],
+  providers: [PaymentsRepository, PaymentsService, CheckoutSessionsService, PaymentSettlementService],
+  exports: [PaymentsRepository, PaymentsService, CheckoutSessionsService, PaymentSettlementService],
 })
 export class PaymentsModule {}

@@ -1,13 +1,8 @@
-import { Injectable } from "@nestjs/common";
-import Decimal from "decimal.js";
-import { EntityManager } from "typeorm";
-import {
-  DayTotals,
-  ListQuery,
-  listClauses,
-  todaysTotalsSql,
-} from "../common/listing";
-import { PAYMENT_STATUS, PaymentRow, SplitShare } from "./payment";
+import { Injectable } from '@nestjs/common';
+import Decimal from 'decimal.js';
+import { EntityManager } from 'typeorm';
+import { DayTotals, ListQuery, listClauses, todaysTotalsSql } from '../common/listing';
+import { PAYMENT_STATUS, PaymentRow, SplitShare } from './payment';
 
 /** A payment about to be recorded: a direct charge, or a payment of a hosted-checkout session. */
 export interface NewPayment {
@@ -35,7 +30,7 @@ export interface NewPayment {
   notifyClient: boolean;
   notifyOriginator: boolean;
   callbackUrl: string;
-  nextStep: "VERIFY_OTP" | "AUTHORIZE_TRANSACTION" | null;
+  nextStep: 'VERIFY_OTP' | 'AUTHORIZE_TRANSACTION' | null;
   splitSettlements: SplitShare[] | null;
 }
 
@@ -85,7 +80,7 @@ const SELECT_PAYMENT = `
   SELECT p.*, c.code AS client_code, s.code AS service_code
   FROM payments p JOIN clients c ON c.id = p.client_id JOIN client_services s ON s.id = p.client_service_id`;
 
-const lockClause = (lock: boolean) => (lock ? "FOR UPDATE OF p" : "");
+const lockClause = (lock: boolean) => (lock ? 'FOR UPDATE OF p' : '');
 
 /**
  * Every SQL statement on `payments`. Reads and the insert serve any collection service; the writes after the
@@ -141,45 +136,23 @@ export class PaymentsRepository {
   }
 
   /** Completes a just-inserted AUTHORIZE_TRANSACTION charge with the page its payer authorises on. */
-  async setPaymentUrl(
-    manager: EntityManager,
-    id: string,
-    url: string,
-  ): Promise<void> {
-    await manager.query(`UPDATE payments SET payment_url = $2 WHERE id = $1`, [
-      id,
-      url,
-    ]);
+  async setPaymentUrl(manager: EntityManager, id: string, url: string): Promise<void> {
+    await manager.query(`UPDATE payments SET payment_url = $2 WHERE id = $1`, [id, url]);
   }
 
   /** A payment by id, for a worker that holds only the id (the job), without lock. */
   async find(manager: EntityManager, id: string): Promise<PaymentRow | null> {
-    const [row] = await manager.query(`${SELECT_PAYMENT} WHERE p.id = $1`, [
-      id,
-    ]);
+    const [row] = await manager.query(`${SELECT_PAYMENT} WHERE p.id = $1`, [id]);
     return row ?? null;
   }
 
-  async byId(
-    manager: EntityManager,
-    clientId: string,
-    id: string,
-    lock = false,
-  ): Promise<PaymentRow | null> {
-    const [row] = await manager.query(
-      `${SELECT_PAYMENT} WHERE p.client_id = $1 AND p.id = $2 ${lockClause(lock)}`,
-      [clientId, id],
-    );
+  async byId(manager: EntityManager, clientId: string, id: string, lock = false): Promise<PaymentRow | null> {
+    const [row] = await manager.query(`${SELECT_PAYMENT} WHERE p.client_id = $1 AND p.id = $2 ${lockClause(lock)}`, [clientId, id]);
     return row ?? null;
   }
 
   /** A direct charge by its external_reference (a checkout's payments share the session's reference). */
-  async byChargeReference(
-    manager: EntityManager,
-    clientId: string,
-    reference: string,
-    lock = false,
-  ): Promise<PaymentRow | null> {
+  async byChargeReference(manager: EntityManager, clientId: string, reference: string, lock = false): Promise<PaymentRow | null> {
     const [row] = await manager.query(
       `${SELECT_PAYMENT} WHERE p.client_id = $1 AND p.external_reference = $2 AND p.checkout_session_id IS NULL ${lockClause(lock)}`,
       [clientId, reference],
@@ -191,11 +164,7 @@ export class PaymentsRepository {
    * The payment a reversal of `reference` is about, locked: a checkout's payments share its reference, and the
    * successful one is the one that can be reversed (then an already reversed one, then the latest).
    */
-  async forReversal(
-    manager: EntityManager,
-    clientId: string,
-    reference: string,
-  ): Promise<PaymentRow | null> {
+  async forReversal(manager: EntityManager, clientId: string, reference: string): Promise<PaymentRow | null> {
     const [row] = await manager.query(
       `${SELECT_PAYMENT} WHERE p.client_id = $1 AND p.external_reference = $2
        ORDER BY (p.payment_status = 700) DESC, (p.payment_status = 702) DESC, p.id DESC LIMIT 1 ${lockClause(true)}`,
@@ -205,11 +174,7 @@ export class PaymentsRepository {
   }
 
   /** The payment a merchant acknowledges, locked, with its service's settlement wallet. */
-  async forAcknowledgement(
-    manager: EntityManager,
-    clientId: string,
-    id: string,
-  ): Promise<AcknowledgeablePayment | null> {
+  async forAcknowledgement(manager: EntityManager, clientId: string, id: string): Promise<AcknowledgeablePayment | null> {
     const [row] = await manager.query(
       `SELECT p.id, p.payment_status, p.split_settlements, p.acknowledged_at, s.settlement_account_id
        FROM payments p JOIN client_services s ON s.id = p.client_service_id
@@ -221,10 +186,7 @@ export class PaymentsRepository {
 
   /** The payments of a checkout session, oldest first. */
   ofSession(manager: EntityManager, sessionId: string): Promise<PaymentRow[]> {
-    return manager.query(
-      `${SELECT_PAYMENT} WHERE p.checkout_session_id = $1 ORDER BY p.id`,
-      [sessionId],
-    );
+    return manager.query(`${SELECT_PAYMENT} WHERE p.checkout_session_id = $1 ORDER BY p.id`, [sessionId]);
   }
 
   /** The client's payments created in [start, end], oldest first. */
@@ -246,32 +208,15 @@ export class PaymentsRepository {
   // Status changes: called by PaymentsService only.
 
   async markOtpVerified(manager: EntityManager, id: string): Promise<void> {
-    await manager.query(
-      `UPDATE payments SET otp_verified_at = now(), updated_at = now() WHERE id = $1`,
-      [id],
-    );
+    await manager.query(`UPDATE payments SET otp_verified_at = now(), updated_at = now() WHERE id = $1`, [id]);
   }
 
-  async recordOtpFailures(
-    manager: EntityManager,
-    id: string,
-    failures: number,
-  ): Promise<void> {
-    await manager.query(
-      `UPDATE payments SET otp_failures = $2, updated_at = now() WHERE id = $1`,
-      [id, failures],
-    );
+  async recordOtpFailures(manager: EntityManager, id: string, failures: number): Promise<void> {
+    await manager.query(`UPDATE payments SET otp_failures = $2, updated_at = now() WHERE id = $1`, [id, failures]);
   }
 
-  async setStatus(
-    manager: EntityManager,
-    id: string,
-    status: number,
-  ): Promise<void> {
-    await manager.query(
-      `UPDATE payments SET payment_status = $2, updated_at = now() WHERE id = $1`,
-      [id, status],
-    );
+  async setStatus(manager: EntityManager, id: string, status: number): Promise<void> {
+    await manager.query(`UPDATE payments SET payment_status = $2, updated_at = now() WHERE id = $1`, [id, status]);
   }
 
   /** Makes a payment final (successful with its entry, or failed) and returns the stored settlement time. */
@@ -279,12 +224,7 @@ export class PaymentsRepository {
     manager: EntityManager,
     id: string,
     result:
-      | { status: typeof PAYMENT_STATUS.FAILED }
-      | {
-          status: typeof PAYMENT_STATUS.SUCCESSFUL;
-          entryId: string;
-          payerTransactionId: string;
-        },
+      { status: typeof PAYMENT_STATUS.FAILED } | { status: typeof PAYMENT_STATUS.SUCCESSFUL; entryId: string; payerTransactionId: string },
   ): Promise<Date> {
     const [[row]] =
       result.status === PAYMENT_STATUS.FAILED
@@ -303,10 +243,7 @@ export class PaymentsRepository {
   async recordAcknowledgement(
     manager: EntityManager,
     id: string,
-    split: {
-      status: "DISTRIBUTED" | "DECLINED" | null;
-      entryId: string | null;
-    },
+    split: { status: 'DISTRIBUTED' | 'DECLINED' | null; entryId: string | null },
   ): Promise<void> {
     await manager.query(
       `UPDATE payments SET acknowledged_at = now(), split_status = $2, split_entry_id = $3, updated_at = now() WHERE id = $1`,
@@ -315,17 +252,13 @@ export class PaymentsRepository {
   }
 
   /** The client's payments, newest first, filtered and keyset-paged (the portal's list and CSV export). */
-  list(
-    manager: EntityManager,
-    clientId: string,
-    query: ListQuery,
-  ): Promise<PaymentListRow[]> {
+  list(manager: EntityManager, clientId: string, query: ListQuery): Promise<PaymentListRow[]> {
     const c = listClauses(query, {
-      createdAt: "created_at",
-      id: "id",
-      idType: "bigint",
-      status: "payment_status",
-      reference: "external_reference",
+      createdAt: 'created_at',
+      id: 'id',
+      idType: 'bigint',
+      status: 'payment_status',
+      reference: 'external_reference',
     });
     return manager.query(
       `SELECT id::text, created_at::text AS position_at, created_at, external_reference, payer_msisdn, currency,
@@ -337,9 +270,6 @@ export class PaymentsRepository {
 
   /** Today's (UTC) payments of the client per currency: how many, how many succeeded and what they collected. */
   todaysTotals(manager: EntityManager, clientId: string): Promise<DayTotals[]> {
-    return manager.query(
-      todaysTotalsSql("payments", "service_amount", "payment_status"),
-      [clientId],
-    );
+    return manager.query(todaysTotalsSql('payments', 'service_amount', 'payment_status'), [clientId]);
   }
 }

@@ -1,12 +1,12 @@
-import { Injectable } from "@nestjs/common";
-import { EntityManager } from "typeorm";
-import { CallbacksService } from "../callbacks/callbacks.service";
-import { CallbackSettingsService } from "../callbacks/callback-settings.service";
-import { OutboxService } from "../infra/queue/outbox.service";
-import { TOPICS } from "../infra/queue/queues";
-import { CheckoutSessionsService } from "./checkout-sessions.service";
-import { PAYMENT_STATUS, paymentResult, PaymentRow } from "./payment";
-import { PaymentsRepository } from "./payments.repository";
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { CallbacksService } from '../callbacks/callbacks.service';
+import { CallbackSettingsService } from '../callbacks/callback-settings.service';
+import { OutboxService } from '../infra/queue/outbox.service';
+import { TOPICS } from '../infra/queue/queues';
+import { CheckoutSessionsService } from './checkout-sessions.service';
+import { PAYMENT_STATUS, paymentResult, PaymentRow } from './payment';
+import { PaymentsRepository } from './payments.repository';
 
 /**
  * The one owner of a payment's state after it is recorded: every status change goes through here, inside the
@@ -24,60 +24,29 @@ export class PaymentsService {
   ) {}
 
   /** Asks the worker to settle the payment with the operator once `delayMs` has passed. */
-  async scheduleSettlement(
-    manager: EntityManager,
-    paymentId: string,
-    delayMs: number,
-  ): Promise<void> {
-    await this.outbox.enqueue(
-      manager,
-      TOPICS.settlePayment,
-      { paymentId },
-      new Date(Date.now() + delayMs),
-    );
+  async scheduleSettlement(manager: EntityManager, paymentId: string, delayMs: number): Promise<void> {
+    await this.outbox.enqueue(manager, TOPICS.settlePayment, { paymentId }, new Date(Date.now() + delayMs));
   }
 
   /** The payer proved the OTP: the charge goes to the operator now. */
-  async otpVerified(
-    manager: EntityManager,
-    payment: PaymentRow,
-  ): Promise<void> {
+  async otpVerified(manager: EntityManager, payment: PaymentRow): Promise<void> {
     await this.payments.markOtpVerified(manager, payment.id);
     await this.scheduleSettlement(manager, payment.id, 0);
   }
 
-  async otpRejected(
-    manager: EntityManager,
-    payment: PaymentRow,
-    failures: number,
-  ): Promise<void> {
+  async otpRejected(manager: EntityManager, payment: PaymentRow, failures: number): Promise<void> {
     await this.payments.recordOtpFailures(manager, payment.id, failures);
   }
 
   /** The operator (or the OTP limit) refused the payment. Final; the callback carries the stored settlement time. */
   async fail(manager: EntityManager, payment: PaymentRow): Promise<void> {
-    const settledAt = await this.payments.settle(manager, payment.id, {
-      status: PAYMENT_STATUS.FAILED,
-    });
-    await this.announce(manager, {
-      ...payment,
-      payment_status: PAYMENT_STATUS.FAILED,
-      settled_at: settledAt,
-    });
+    const settledAt = await this.payments.settle(manager, payment.id, { status: PAYMENT_STATUS.FAILED });
+    await this.announce(manager, { ...payment, payment_status: PAYMENT_STATUS.FAILED, settled_at: settledAt });
   }
 
   /** The money arrived: the collection entry was posted in this transaction. */
-  async succeed(
-    manager: EntityManager,
-    payment: PaymentRow,
-    entryId: string,
-    payerTransactionId: string,
-  ): Promise<void> {
-    const settledAt = await this.payments.settle(manager, payment.id, {
-      status: PAYMENT_STATUS.SUCCESSFUL,
-      entryId,
-      payerTransactionId,
-    });
+  async succeed(manager: EntityManager, payment: PaymentRow, entryId: string, payerTransactionId: string): Promise<void> {
+    const settledAt = await this.payments.settle(manager, payment.id, { status: PAYMENT_STATUS.SUCCESSFUL, entryId, payerTransactionId });
     await this.announce(manager, {
       ...payment,
       payment_status: PAYMENT_STATUS.SUCCESSFUL,
@@ -90,54 +59,39 @@ export class PaymentsService {
   /** The operator cannot say what happened: the payment waits for a person; no payment callback. */
   async jam(manager: EntityManager, payment: PaymentRow): Promise<void> {
     await this.payments.setStatus(manager, payment.id, PAYMENT_STATUS.JAMMED);
-    if (payment.checkout_session_id)
-      await this.sessions.onPaymentResult(manager, payment.checkout_session_id);
+    if (payment.checkout_session_id) await this.sessions.onPaymentResult(manager, payment.checkout_session_id);
   }
 
   /** A reversal refunded the payer; the reversal reports itself, a checkout session follows. */
   async reverse(manager: EntityManager, payment: PaymentRow): Promise<void> {
     await this.payments.setStatus(manager, payment.id, PAYMENT_STATUS.REVERSED);
-    if (payment.checkout_session_id)
-      await this.sessions.onPaymentReversed(
-        manager,
-        payment.checkout_session_id,
-      );
+    if (payment.checkout_session_id) await this.sessions.onPaymentReversed(manager, payment.checkout_session_id);
   }
 
   /** The merchant confirmed a successful payment, with or without distributing its split settlements. */
   async acknowledge(
     manager: EntityManager,
     paymentId: string,
-    split: {
-      status: "DISTRIBUTED" | "DECLINED" | null;
-      entryId: string | null;
-    },
+    split: { status: 'DISTRIBUTED' | 'DECLINED' | null; entryId: string | null },
   ): Promise<void> {
     await this.payments.recordAcknowledgement(manager, paymentId, split);
   }
 
   /** A checkout's payment moves its session (which calls back in the checkout shape); a charge calls back itself. */
-  private async announce(
-    manager: EntityManager,
-    payment: PaymentRow,
-  ): Promise<void> {
+  private async announce(manager: EntityManager, payment: PaymentRow): Promise<void> {
     if (payment.checkout_session_id) {
       await this.sessions.onPaymentResult(manager, payment.checkout_session_id);
       return;
     }
     const urls = [payment.callback_url];
     if (payment.notify_client || payment.notify_originator) {
-      const endpoint = await this.callbackSettings.endpointFor(
-        manager,
-        payment.client_id,
-        "collections",
-      );
+      const endpoint = await this.callbackSettings.endpointFor(manager, payment.client_id, 'collections');
       if (endpoint) urls.push(endpoint.url);
     }
     const result = paymentResult(payment);
     await this.callbacks.schedule(manager, {
       clientId: payment.client_id,
-      kind: "collections",
+      kind: 'collections',
       event: result.event,
       reference: payment.external_reference,
       urls,

@@ -1,10 +1,10 @@
-import { Injectable } from "@nestjs/common";
-import { EntityManager } from "typeorm";
-import { CallbackSettingsService } from "../callbacks/callback-settings.service";
-import { CallbacksService } from "../callbacks/callbacks.service";
-import { formatAmount } from "../common/money";
-import { NotificationsService } from "../notifications/notifications.service";
-import { PAYOUT_STATUS, PayoutRow, resultOf } from "./payout";
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { CallbackSettingsService } from '../callbacks/callback-settings.service';
+import { CallbacksService } from '../callbacks/callbacks.service';
+import { formatAmount } from '../common/money';
+import { NotificationsService } from '../notifications/notifications.service';
+import { PAYOUT_STATUS, PayoutRow, resultOf } from './payout';
 
 /**
  * Tells the world a payout's result, in the transaction that set it (so a crash can neither lose nor repeat it):
@@ -21,39 +21,28 @@ export class PayoutAnnouncer {
 
   async announce(manager: EntityManager, payout: PayoutRow): Promise<void> {
     const urls = [payout.callback_url];
-    if (payout.kind === "LOCAL") {
-      const endpoint = await this.callbackSettings.endpointFor(
-        manager,
-        payout.client_id,
-        "payouts",
-      );
+    if (payout.kind === 'LOCAL') {
+      const endpoint = await this.callbackSettings.endpointFor(manager, payout.client_id, 'payouts');
       if (endpoint) urls.push(endpoint.url);
     }
     const { event, payload } = resultOf(payout);
     await this.callbacks.schedule(manager, {
       clientId: payout.client_id,
-      kind: "payouts",
+      kind: 'payouts',
       event,
       reference: payout.payout_reference,
       urls,
       payload,
     });
 
-    if (
-      payout.kind === "LOCAL" &&
-      payout.status === PAYOUT_STATUS.SUCCESSFUL &&
-      payout.recipient_phone_number
-    ) {
-      const [client] = await manager.query(
-        `SELECT name FROM clients WHERE id = $1`,
-        [payout.client_id],
-      );
+    if (payout.kind === 'LOCAL' && payout.status === PAYOUT_STATUS.SUCCESSFUL && payout.recipient_phone_number) {
+      const [client] = await manager.query(`SELECT name FROM clients WHERE id = $1`, [payout.client_id]);
       await this.notifications.queueSms(manager, {
         clientId: payout.client_id,
         reference: payout.payout_reference,
         recipient: payout.recipient_phone_number,
         message:
-          `${payout.request.recipient_first_name ?? "Hello"}, you have received ${payout.currency} ${formatAmount(payout.amount)} ` +
+          `${payout.request.recipient_first_name ?? 'Hello'}, you have received ${payout.currency} ${formatAmount(payout.amount)} ` +
           `from ${client.name}. Ref ${payout.rail_reference ?? payout.payout_reference}.`,
       });
     }

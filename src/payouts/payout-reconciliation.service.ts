@@ -1,13 +1,10 @@
-import { Inject, Injectable, Logger } from "@nestjs/common";
-import { InjectDataSource } from "@nestjs/typeorm";
-import { DataSource } from "typeorm";
-import { APP_CONFIG, type AppConfig } from "../infra/config/app-config";
-import {
-  reconcileInBatches,
-  ReconciliationPass,
-} from "../infra/queue/reconciliation";
-import { PayoutSettlementService } from "./payout-settlement.service";
-import { PayoutsRepository } from "./payouts.repository";
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
+import { reconcileInBatches, ReconciliationPass } from '../infra/queue/reconciliation';
+import { PayoutSettlementService } from './payout-settlement.service';
+import { PayoutsRepository } from './payouts.repository';
 
 /**
  * Stuck money: payouts pending or jammed for longer than PAYOUT_RECONCILE_AFTER_MS since the rail was last asked
@@ -26,23 +23,16 @@ export class PayoutReconciliationService {
 
   /** One pass over every overdue payout; answers how many were asked and how many reached a final status. */
   async reconcile(now = new Date()): Promise<ReconciliationPass> {
-    const checkedBefore = new Date(
-      now.getTime() - this.config.payoutReconcileAfterMs,
-    );
+    const checkedBefore = new Date(now.getTime() - this.config.payoutReconcileAfterMs);
     return reconcileInBatches(
-      (limit) =>
-        this.payouts.claimForRecheck(this.db.manager, checkedBefore, limit),
+      (limit) => this.payouts.claimForRecheck(this.db.manager, checkedBefore, limit),
       async (ids) => {
         let finished = 0;
         for (const id of ids) {
-          const applied = await this.settlement
-            .recheck(id)
-            .catch((error: Error) => {
-              this.logger.warn(
-                `payout ${id} could not be re-checked: ${error.message}`,
-              );
-              return null;
-            });
+          const applied = await this.settlement.recheck(id).catch((error: Error) => {
+            this.logger.warn(`payout ${id} could not be re-checked: ${error.message}`);
+            return null;
+          });
           if (applied?.finished) finished += 1;
         }
         return finished;

@@ -1,7 +1,7 @@
-import { formatAmount } from "../common/money";
-import type { PayoutAtRail, PayoutDestination } from "../rails/payout.rail";
+import { formatAmount } from '../common/money';
+import type { PayoutAtRail, PayoutDestination } from '../rails/payout.rail';
 
-export type PayoutKind = "LOCAL" | "IMT" | "B2B";
+export type PayoutKind = 'LOCAL' | 'IMT' | 'B2B';
 
 /** Payment status codes of the disbursement document §3; 705 (refunded) is B2B only. */
 export const PAYOUT_STATUS = {
@@ -59,10 +59,7 @@ export function payoutAtRail(payout: PayoutRow): PayoutAtRail {
     payoutId: payout.id,
     destination: payout.destination_type,
     destinationName: payout.destination_name,
-    recipientNumber:
-      payout.destination_type === "MOBILE"
-        ? payout.recipient_phone_number!
-        : payout.recipient_account_number,
+    recipientNumber: payout.destination_type === 'MOBILE' ? payout.recipient_phone_number! : payout.recipient_account_number,
     bankCode: payout.recipient_bank_code,
     amount: payout.amount,
     currency: payout.currency,
@@ -70,12 +67,12 @@ export function payoutAtRail(payout: PayoutRow): PayoutAtRail {
 }
 
 const DESCRIPTIONS: Record<PayoutStatus, string> = {
-  700: "Processed successfully",
-  701: "Failed",
-  702: "Reversed",
-  703: "Pending",
-  704: "Jammed: manual intervention needed",
-  705: "Refunded",
+  700: 'Processed successfully',
+  701: 'Failed',
+  702: 'Reversed',
+  703: 'Pending',
+  704: 'Jammed: manual intervention needed',
+  705: 'Refunded',
 };
 
 function resultDescription(payout: PayoutRow): string {
@@ -88,11 +85,11 @@ function transactionTime(payout: PayoutRow): string {
 }
 
 const DESTINATIONS: Record<PayoutDestination, string> = {
-  MOBILE: "mobile_wallet",
-  BANK: "bank_account",
-  PAYBILL: "paybill",
-  TILL: "till",
-  BANK_ACCOUNT_NUMBER: "bank_account",
+  MOBILE: 'mobile_wallet',
+  BANK: 'bank_account',
+  PAYBILL: 'paybill',
+  TILL: 'till',
+  BANK_ACCOUNT_NUMBER: 'bank_account',
 };
 
 /** The payout result of a local payout or IMT (disbursement document §2): callback and status response. */
@@ -106,10 +103,7 @@ export function payoutResult(payout: PayoutRow) {
       payment_id: Number(payout.id),
       wallet_account_number: payout.float_account_number,
       transaction_cost: formatAmount(payout.fee),
-      wallet_balance:
-        payout.float_balance_after === null
-          ? null
-          : formatAmount(payout.float_balance_after),
+      wallet_balance: payout.float_balance_after === null ? null : formatAmount(payout.float_balance_after),
       reference: payout.rail_reference,
       payment_status: payout.status,
       amount: formatAmount(payout.amount),
@@ -118,9 +112,7 @@ export function payoutResult(payout: PayoutRow) {
       destination_name: payout.destination_name,
       payout_description: request.payment_description ?? null,
       transaction_time: transactionTime(payout),
-      ...(payout.destination_type === "BANK"
-        ? { bank_code: payout.recipient_bank_code }
-        : {}),
+      ...(payout.destination_type === 'BANK' ? { bank_code: payout.recipient_bank_code } : {}),
       result_description: description,
       message: description,
       recipient_first_name: request.recipient_first_name ?? null,
@@ -146,20 +138,14 @@ export function b2bResult(payout: PayoutRow) {
     destination_name: payout.request.recipient_name ?? null,
     description: payout.request.payment_description ?? null,
     transaction_time: transactionTime(payout),
-    account_balance:
-      payout.float_balance_after === null
-        ? null
-        : formatAmount(payout.float_balance_after),
+    account_balance: payout.float_balance_after === null ? null : formatAmount(payout.float_balance_after),
     result_description: resultDescription(payout),
   };
 }
 
 /** The result in the shape of the payout's kind, with the callback event name. */
-export function resultOf(payout: PayoutRow): {
-  event: string;
-  payload: Record<string, unknown>;
-} {
-  return payout.kind === "B2B"
-    ? { event: "b2b_result", payload: b2bResult(payout) }
-    : { event: "payout_result", payload: payoutResult(payout) };
+export function resultOf(payout: PayoutRow): { event: string; payload: Record<string, unknown> } {
+  return payout.kind === 'B2B'
+    ? { event: 'b2b_result', payload: b2bResult(payout) }
+    : { event: 'payout_result', payload: payoutResult(payout) };
 }

@@ -1,11 +1,11 @@
-import { Module } from "@nestjs/common";
-import { CallbacksModule } from "../callbacks/callbacks.module";
-import { FloatModule } from "../float/float.module";
-import { NotificationsModule } from "../notifications/notifications.module";
-import { PayoutAnnouncer } from "./payout-announcer.service";
-import { PayoutReconciliationService } from "./payout-reconciliation.service";
-import { PayoutSettlementService } from "./payout-settlement.service";
-import { PayoutsRepository } from "./payouts.repository";
+import { Module } from '@nestjs/common';
+import { CallbacksModule } from '../callbacks/callbacks.module';
+import { FloatModule } from '../float/float.module';
+import { NotificationsModule } from '../notifications/notifications.module';
+import { PayoutAnnouncer } from './payout-announcer.service';
+import { PayoutReconciliationService } from './payout-reconciliation.service';
+import { PayoutSettlementService } from './payout-settlement.service';
+import { PayoutsRepository } from './payouts.repository';
 
 /**
  * The payouts core: the payouts table, its status transitions and results, their announcement (callbacks, SMS),
@@ -13,16 +13,7 @@ import { PayoutsRepository } from "./payouts.repository";
  */
 @Module({
   imports: [CallbacksModule, FloatModule, NotificationsModule],
-  providers: [
-    PayoutsRepository,
-    PayoutAnnouncer,
-    PayoutSettlementService,
-    PayoutReconciliationService,
-  ],
-  exports: [
-    PayoutsRepository,
-    PayoutSettlementService,
-    PayoutReconciliationService,
-  ],
+  providers: [PayoutsRepository, PayoutAnnouncer, PayoutSettlementService, PayoutReconciliationService],
+  exports: [PayoutsRepository, PayoutSettlementService, PayoutReconciliationService],
 })
 export class PayoutsModule {}

@@ -1,19 +1,15 @@
-import { Processor } from "@nestjs/bullmq";
-import {
-  Inject,
-  OnApplicationBootstrap,
-  OnApplicationShutdown,
-} from "@nestjs/common";
-import { InjectDataSource } from "@nestjs/typeorm";
-import { Job } from "bullmq";
-import { DataSource } from "typeorm";
-import { APP_CONFIG, type AppConfig } from "../infra/config/app-config";
-import { EngineMetrics } from "../infra/metrics/engine-metrics";
-import { OutboxJobProcessor } from "../infra/queue/outbox-job.processor";
-import { QUEUES } from "../infra/queue/queues";
-import { scheduleReconciliation } from "../infra/queue/reconciliation";
-import { PayoutReconciliationService } from "./payout-reconciliation.service";
-import { PayoutSettlementService } from "./payout-settlement.service";
+import { Processor } from '@nestjs/bullmq';
+import { Inject, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { Job } from 'bullmq';
+import { DataSource } from 'typeorm';
+import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
+import { EngineMetrics } from '../infra/metrics/engine-metrics';
+import { OutboxJobProcessor } from '../infra/queue/outbox-job.processor';
+import { QUEUES } from '../infra/queue/queues';
+import { scheduleReconciliation } from '../infra/queue/reconciliation';
+import { PayoutReconciliationService } from './payout-reconciliation.service';
+import { PayoutSettlementService } from './payout-settlement.service';
 
 type PayoutsJob = { payoutId?: string; outboxId?: string };
 
@@ -22,10 +18,7 @@ type PayoutsJob = { payoutId?: string; outboxId?: string };
  * stuck payouts. Jobs carry ids only; the settlement service reloads the payout and acts only if it still applies.
  */
 @Processor(QUEUES.payouts, { concurrency: 20 })
-export class PayoutsProcessor
-  extends OutboxJobProcessor<PayoutsJob>
-  implements OnApplicationBootstrap, OnApplicationShutdown
-{
+export class PayoutsProcessor extends OutboxJobProcessor<PayoutsJob> implements OnApplicationBootstrap, OnApplicationShutdown {
   private stopReconciling: (() => void) | null = null;
 
   constructor(
@@ -39,17 +32,13 @@ export class PayoutsProcessor
   }
 
   async process(job: Job<PayoutsJob>): Promise<void> {
-    if (job.name !== "process")
-      throw new Error(`unknown payouts job ${job.name}`);
+    if (job.name !== 'process') throw new Error(`unknown payouts job ${job.name}`);
     return this.settlement.process(job.data.payoutId!);
   }
 
   onApplicationBootstrap(): void {
-    this.stopReconciling = scheduleReconciliation(
-      this.logger,
-      "payout(s)",
-      this.config.payoutReconcileAfterMs,
-      () => this.reconciliation.reconcile(),
+    this.stopReconciling = scheduleReconciliation(this.logger, 'payout(s)', this.config.payoutReconcileAfterMs, () =>
+      this.reconciliation.reconcile(),
     );
   }
 

@@ -1,20 +1,9 @@
-import { Injectable } from "@nestjs/common";
-import Decimal from "decimal.js";
-import { EntityManager } from "typeorm";
-import {
-  DayTotals,
-  ListQuery,
-  listClauses,
-  todaysTotalsSql,
-} from "../common/listing";
-import type { PayoutDestination } from "../rails/payout.rail";
-import {
-  PAYOUT_STATUS,
-  PayoutKind,
-  PayoutRow,
-  PayoutStatus,
-  SELECT_PAYOUT,
-} from "./payout";
+import { Injectable } from '@nestjs/common';
+import Decimal from 'decimal.js';
+import { EntityManager } from 'typeorm';
+import { DayTotals, ListQuery, listClauses, todaysTotalsSql } from '../common/listing';
+import type { PayoutDestination } from '../rails/payout.rail';
+import { PAYOUT_STATUS, PayoutKind, PayoutRow, PayoutStatus, SELECT_PAYOUT } from './payout';
 
 export interface NewPayout {
   clientId: string;
@@ -93,27 +82,16 @@ export class PayoutsRepository {
     return row ? String(row.id) : null;
   }
 
-  async attachHold(
-    manager: EntityManager,
-    payoutId: string,
-    holdId: string,
-    floatBalanceAfter: Decimal,
-  ): Promise<void> {
-    await manager.query(
-      `UPDATE payouts SET hold_id = $2, float_balance_after = $3 WHERE id = $1`,
-      [payoutId, holdId, floatBalanceAfter.toFixed()],
-    );
+  async attachHold(manager: EntityManager, payoutId: string, holdId: string, floatBalanceAfter: Decimal): Promise<void> {
+    await manager.query(`UPDATE payouts SET hold_id = $2, float_balance_after = $3 WHERE id = $1`, [
+      payoutId,
+      holdId,
+      floatBalanceAfter.toFixed(),
+    ]);
   }
 
-  async byId(
-    manager: EntityManager,
-    id: string,
-    lock = false,
-  ): Promise<PayoutRow | null> {
-    const [row] = await manager.query(
-      `${SELECT_PAYOUT} WHERE p.id = $1 ${lock ? "FOR UPDATE OF p" : ""}`,
-      [id],
-    );
+  async byId(manager: EntityManager, id: string, lock = false): Promise<PayoutRow | null> {
+    const [row] = await manager.query(`${SELECT_PAYOUT} WHERE p.id = $1 ${lock ? 'FOR UPDATE OF p' : ''}`, [id]);
     return row ?? null;
   }
 
@@ -126,41 +104,24 @@ export class PayoutsRepository {
     lock = false,
   ): Promise<PayoutRow | null> {
     const [row] = await manager.query(
-      `${SELECT_PAYOUT} WHERE p.client_id = $1 AND p.payout_reference = $2 AND p.kind = ANY ($3) ${lock ? "FOR UPDATE OF p" : ""}`,
+      `${SELECT_PAYOUT} WHERE p.client_id = $1 AND p.payout_reference = $2 AND p.kind = ANY ($3) ${lock ? 'FOR UPDATE OF p' : ''}`,
       [clientId, reference, kinds],
     );
     return row ?? null;
   }
 
   /** The rail was asked and the payout is still pending or jammed: remember when, for reconciliation. */
-  async markChecked(
-    manager: EntityManager,
-    id: string,
-    status: typeof PAYOUT_STATUS.PENDING | typeof PAYOUT_STATUS.JAMMED,
-  ): Promise<void> {
-    await manager.query(
-      `UPDATE payouts SET status = $2, checked_at = now(), updated_at = now() WHERE id = $1`,
-      [id, status],
-    );
+  async markChecked(manager: EntityManager, id: string, status: typeof PAYOUT_STATUS.PENDING | typeof PAYOUT_STATUS.JAMMED): Promise<void> {
+    await manager.query(`UPDATE payouts SET status = $2, checked_at = now(), updated_at = now() WHERE id = $1`, [id, status]);
   }
 
   /** Moves a payout to its final status; the caller holds the row lock. Returns the payout as it now reads. */
-  async finish(
-    manager: EntityManager,
-    id: string,
-    t: PayoutTransition,
-  ): Promise<PayoutRow> {
+  async finish(manager: EntityManager, id: string, t: PayoutTransition): Promise<PayoutRow> {
     await manager.query(
       `UPDATE payouts SET status = $2, rail_reference = coalesce($3, rail_reference), result_description = $4,
          float_balance_after = coalesce($5, float_balance_after), transaction_time = now(), checked_at = coalesce(checked_at, now()), updated_at = now()
        WHERE id = $1`,
-      [
-        id,
-        t.status,
-        t.railReference ?? null,
-        t.resultDescription ?? null,
-        t.floatBalanceAfter?.toFixed() ?? null,
-      ],
+      [id, t.status, t.railReference ?? null, t.resultDescription ?? null, t.floatBalanceAfter?.toFixed() ?? null],
     );
     return (await this.byId(manager, id))!;
   }
@@ -169,11 +130,7 @@ export class PayoutsRepository {
    * Claims up to `limit` submitted payouts still pending or jammed whose rail was last asked before `checkedBefore`,
    * oldest first, by stamping them as asked now: concurrent workers claim disjoint batches (SKIP LOCKED).
    */
-  async claimForRecheck(
-    manager: EntityManager,
-    checkedBefore: Date,
-    limit: number,
-  ): Promise<string[]> {
+  async claimForRecheck(manager: EntityManager, checkedBefore: Date, limit: number): Promise<string[]> {
     // An UPDATE answers [rows, count] through TypeORM.
     const [rows]: [Array<{ id: string }>, number] = await manager.query(
       `UPDATE payouts SET checked_at = now() WHERE id IN (
@@ -185,18 +142,8 @@ export class PayoutsRepository {
   }
 
   /** The client's payouts (local, IMT, B2B), newest first, filtered and keyset-paged (the portal's list and CSV export). */
-  list(
-    manager: EntityManager,
-    clientId: string,
-    query: ListQuery,
-  ): Promise<PayoutListRow[]> {
-    const c = listClauses(query, {
-      createdAt: "created_at",
-      id: "id",
-      idType: "bigint",
-      status: "status",
-      reference: "payout_reference",
-    });
+  list(manager: EntityManager, clientId: string, query: ListQuery): Promise<PayoutListRow[]> {
+    const c = listClauses(query, { createdAt: 'created_at', id: 'id', idType: 'bigint', status: 'status', reference: 'payout_reference' });
     return manager.query(
       `SELECT id::text, created_at::text AS position_at, created_at, payout_reference, kind, destination_type,
          recipient_account_number, currency, amount, fee, status, result_description
@@ -207,8 +154,6 @@ export class PayoutsRepository {
 
   /** Today's (UTC) payouts of the client per currency: how many, how many succeeded and what they paid out. */
   todaysTotals(manager: EntityManager, clientId: string): Promise<DayTotals[]> {
-    return manager.query(todaysTotalsSql("payouts", "amount", "status"), [
-      clientId,
-    ]);
+    return manager.query(todaysTotalsSql('payouts', 'amount', 'status'), [clientId]);
   }
 }

@@ -1,21 +1,7 @@
-import {
-  CanActivate,
-  createParamDecorator,
-  ExecutionContext,
-  Injectable,
-} from "@nestjs/common";
-import { timingSafeEqual } from "node:crypto";
-import {
-  CsrfRefused,
-  PortalRequest,
-  PortalSignInRequired,
-  readCookie,
-  SESSION_COOKIE,
-} from "./portal-http";
-import {
-  PortalSession,
-  PortalSessionsService,
-} from "./portal-sessions.service";
+import { CanActivate, createParamDecorator, ExecutionContext, Injectable } from '@nestjs/common';
+import { timingSafeEqual } from 'node:crypto';
+import { CsrfRefused, PortalRequest, PortalSignInRequired, readCookie, SESSION_COOKIE } from './portal-http';
+import { PortalSession, PortalSessionsService } from './portal-sessions.service';
 
 /**
  * Every portal page but sign-in: a live session (else the browser is sent to sign in), and on every POST the
@@ -31,11 +17,9 @@ export class PortalSessionGuard implements CanActivate {
     const session = token ? await this.sessions.resume(token) : null;
     if (!session) throw new PortalSignInRequired();
     request.portalSession = session;
-    if (request.method !== "GET" && request.method !== "HEAD") {
-      const given = (request.body as Record<string, unknown> | undefined)
-        ?._csrf;
-      if (typeof given !== "string" || !sameText(given, session.csrfToken))
-        throw new CsrfRefused();
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      const given = (request.body as Record<string, unknown> | undefined)?._csrf;
+      if (typeof given !== 'string' || !sameText(given, session.csrfToken)) throw new CsrfRefused();
     }
     return true;
   }
@@ -48,16 +32,11 @@ function sameText(a: string, b: string): boolean {
 }
 
 /** The signed-in session of a guarded portal route. */
-export const CurrentPortalSession = createParamDecorator(
-  (_data: unknown, context: ExecutionContext): PortalSession => {
-    return context.switchToHttp().getRequest<PortalRequest>().portalSession!;
-  },
-);
+export const CurrentPortalSession = createParamDecorator((_data: unknown, context: ExecutionContext): PortalSession => {
+  return context.switchToHttp().getRequest<PortalRequest>().portalSession!;
+});
 
 /** The whole query string of a portal page (a list's filters), read as given: the list parsers check it. */
-export const PortalQuery = createParamDecorator(
-  (_data: unknown, context: ExecutionContext): Record<string, unknown> => {
-    return (context.switchToHttp().getRequest<PortalRequest>().query ??
-      {}) as Record<string, unknown>;
-  },
-);
+export const PortalQuery = createParamDecorator((_data: unknown, context: ExecutionContext): Record<string, unknown> => {
+  return (context.switchToHttp().getRequest<PortalRequest>().query ?? {}) as Record<string, unknown>;
+});

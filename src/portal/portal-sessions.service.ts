@@ -1,8 +1,8 @@
-import { Inject, Injectable } from "@nestjs/common";
-import { InjectDataSource } from "@nestjs/typeorm";
-import { createHash, randomBytes } from "node:crypto";
-import { DataSource } from "typeorm";
-import { APP_CONFIG, type AppConfig } from "../infra/config/app-config";
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { createHash, randomBytes } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
 
 /** However active, a session ends this long after sign-in. */
 export const PORTAL_SESSION_MAX_AGE_MS = 12 * 3600 * 1000;
@@ -17,7 +17,7 @@ export interface PortalSession {
 }
 
 function sessionId(token: string): string {
-  return createHash("sha256").update(token).digest("hex");
+  return createHash('sha256').update(token).digest('hex');
 }
 
 /**
@@ -34,21 +34,13 @@ export class PortalSessionsService {
 
   /** Opens a session; the token goes into the cookie and nowhere else. */
   async start(userId: string, clientId: string): Promise<string> {
-    const token = randomBytes(32).toString("base64url");
+    const token = randomBytes(32).toString('base64url');
     await this.db.query(
       `INSERT INTO portal_sessions (id, user_id, client_id, csrf_token, expires_at) VALUES ($1, $2, $3, $4, now() + $5::bigint * interval '1 millisecond')`,
-      [
-        sessionId(token),
-        userId,
-        clientId,
-        randomBytes(32).toString("base64url"),
-        PORTAL_SESSION_MAX_AGE_MS,
-      ],
+      [sessionId(token), userId, clientId, randomBytes(32).toString('base64url'), PORTAL_SESSION_MAX_AGE_MS],
     );
     // Sessions that ended long ago are of no use to anyone; cleared here rather than by a scheduler.
-    await this.db.query(
-      `DELETE FROM portal_sessions WHERE expires_at < now() - interval '1 day'`,
-    );
+    await this.db.query(`DELETE FROM portal_sessions WHERE expires_at < now() - interval '1 day'`);
     return token;
   }
 
@@ -74,8 +66,6 @@ export class PortalSessionsService {
   }
 
   async end(token: string): Promise<void> {
-    await this.db.query(`DELETE FROM portal_sessions WHERE id = $1`, [
-      sessionId(token),
-    ]);
+    await this.db.query(`DELETE FROM portal_sessions WHERE id = $1`, [sessionId(token)]);
   }
 }

@@ -1,20 +1,17 @@
-import { HttpException, HttpStatus, Injectable } from "@nestjs/common";
-import { UsersService } from "../auth/users.service";
-import { PortalSessionsService } from "./portal-sessions.service";
-import { SignInThrottle } from "./sign-in-throttle";
+import { HttpException, HttpStatus, Injectable } from '@nestjs/common';
+import { UsersService } from '../auth/users.service';
+import { PortalSessionsService } from './portal-sessions.service';
+import { SignInThrottle } from './sign-in-throttle';
 
 export class SignInRefused extends HttpException {
   constructor() {
-    super("Wrong username or password.", HttpStatus.UNAUTHORIZED);
+    super('Wrong username or password.', HttpStatus.UNAUTHORIZED);
   }
 }
 
 export class SignInThrottled extends HttpException {
   constructor(readonly retryAfterSeconds: number) {
-    super(
-      "Too many failed sign-ins. Try again later.",
-      HttpStatus.TOO_MANY_REQUESTS,
-    );
+    super('Too many failed sign-ins. Try again later.', HttpStatus.TOO_MANY_REQUESTS);
   }
 }
 
@@ -31,11 +28,7 @@ export class PortalSignInService {
   ) {}
 
   /** The new session's token. */
-  async signIn(
-    username: string,
-    password: string,
-    address: string,
-  ): Promise<string> {
+  async signIn(username: string, password: string, address: string): Promise<string> {
     const wait = await this.throttle.retryAfterSeconds(username, address);
     if (wait !== null) throw new SignInThrottled(wait);
     const user = await this.users.verify(username, password);

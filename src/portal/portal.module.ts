@@ -1,25 +1,19 @@
-import { Module } from "@nestjs/common";
-import { FloatModule } from "../float/float.module";
-import { PaymentsModule } from "../payments/payments.module";
-import { PayoutsModule } from "../payouts/payouts.module";
-import { PortalAuthController } from "./portal-auth.controller";
-import { PortalSessionGuard } from "./portal-session.guard";
-import { PortalSessionsService } from "./portal-sessions.service";
-import { PortalSignInService } from "./portal-sign-in.service";
-import { PortalController } from "./portal.controller";
-import { PortalService } from "./portal.service";
-import { SignInThrottle } from "./sign-in-throttle";
+import { Module } from '@nestjs/common';
+import { FloatModule } from '../float/float.module';
+import { PaymentsModule } from '../payments/payments.module';
+import { PayoutsModule } from '../payouts/payouts.module';
+import { PortalAuthController } from './portal-auth.controller';
+import { PortalSessionGuard } from './portal-session.guard';
+import { PortalSessionsService } from './portal-sessions.service';
+import { PortalSignInService } from './portal-sign-in.service';
+import { PortalController } from './portal.controller';
+import { PortalService } from './portal.service';
+import { SignInThrottle } from './sign-in-throttle';
 
 /** The merchant portal at /portal: server-rendered pages over the client's keys, callbacks, payments and payouts. */
 @Module({
   imports: [FloatModule, PaymentsModule, PayoutsModule],
   controllers: [PortalAuthController, PortalController],
-  providers: [
-    PortalSessionsService,
-    PortalSignInService,
-    SignInThrottle,
-    PortalSessionGuard,
-    PortalService,
-  ],
+  providers: [PortalSessionsService, PortalSignInService, SignInThrottle, PortalSessionGuard, PortalService],
 })
 export class PortalModule {}

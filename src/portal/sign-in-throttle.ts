@@ -1,13 +1,9 @@
-import { Injectable } from "@nestjs/common";
-import { InjectDataSource } from "@nestjs/typeorm";
-import { DataSource } from "typeorm";
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
 
 /** Failed sign-ins allowed per window: per username (guessing one password), per address (trying many users). */
-export const SIGN_IN_LIMITS = {
-  perUsername: 5,
-  perAddress: 20,
-  windowMs: 15 * 60 * 1000,
-} as const;
+export const SIGN_IN_LIMITS = { perUsername: 5, perAddress: 20, windowMs: 15 * 60 * 1000 } as const;
 
 /**
  * Counts failed portal sign-ins per username and per client address in fixed windows (Postgres, so every api
@@ -18,22 +14,13 @@ export class SignInThrottle {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   /** Seconds until a sign-in may be tried again, or null when it may be tried now. */
-  async retryAfterSeconds(
-    username: string,
-    address: string,
-  ): Promise<number | null> {
+  async retryAfterSeconds(username: string, address: string): Promise<number | null> {
     const [row] = await this.db.query(
       `SELECT ceil(extract(epoch FROM max(window_started_at + $3::bigint * interval '1 millisecond' - now())))::int AS seconds
        FROM portal_sign_in_failures
        WHERE window_started_at > now() - $3::bigint * interval '1 millisecond'
          AND ((key = $1 AND failures >= $4) OR (key = $2 AND failures >= $5))`,
-      [
-        usernameKey(username),
-        addressKey(address),
-        SIGN_IN_LIMITS.windowMs,
-        SIGN_IN_LIMITS.perUsername,
-        SIGN_IN_LIMITS.perAddress,
-      ],
+      [usernameKey(username), addressKey(address), SIGN_IN_LIMITS.windowMs, SIGN_IN_LIMITS.perUsername, SIGN_IN_LIMITS.perAddress],
     );
     return row?.seconds ? Math.max(1, row.seconds) : null;
   }
@@ -53,9 +40,7 @@ export class SignInThrottle {
 
   /** A successful sign-in clears the username's failures (not the address's: other users may share it). */
   async clear(username: string): Promise<void> {
-    await this.db.query(`DELETE FROM portal_sign_in_failures WHERE key = $1`, [
-      usernameKey(username),
-    ]);
+    await this.db.query(`DELETE FROM portal_sign_in_failures WHERE key = $1`, [usernameKey(username)]);
   }
 }
 

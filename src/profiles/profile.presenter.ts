@@ -1,12 +1,12 @@
-import { Client } from "../clients/client.entity";
-import { Profile } from "./profile.entity";
+import { Client } from '../clients/client.entity';
+import { Profile } from './profile.entity';
 
-export function profileStatus(profile: Profile): "ACTIVE" | "INACTIVE" {
-  return profile.isActive === 1 ? "ACTIVE" : "INACTIVE";
+export function profileStatus(profile: Profile): 'ACTIVE' | 'INACTIVE' {
+  return profile.isActive === 1 ? 'ACTIVE' : 'INACTIVE';
 }
 
 /** The profile fields as the merchant sent them; msisdns as strings (the fetch shape). */
-export function profileFields(profile: Profile, client: Pick<Client, "code">) {
+export function profileFields(profile: Profile, client: Pick<Client, 'code'>) {
   return {
     profile_id: profile.id,
     client_code: client.code,
@@ -30,10 +30,7 @@ export function profileFields(profile: Profile, client: Pick<Client, "code">) {
 }
 
 /** The create response shows the two msisdns as numbers, as the wallet document does. */
-export function createdProfileRecord(
-  profile: Profile,
-  client: Pick<Client, "code">,
-) {
+export function createdProfileRecord(profile: Profile, client: Pick<Client, 'code'>) {
   return {
     ...profileFields(profile, client),
     profile_msisdn: msisdnAsNumber(profile.profileMsisdn),
@@ -42,5 +39,5 @@ export function createdProfileRecord(
 }
 
 function msisdnAsNumber(msisdn: string): number {
-  return Number(msisdn.replace(/^\+/, ""));
+  return Number(msisdn.replace(/^\+/, ''));
 }

@@ -1,9 +1,9 @@
-import { Module } from "@nestjs/common";
-import { TypeOrmModule } from "@nestjs/typeorm";
-import { WalletsModule } from "../wallets/wallets.module";
-import { Profile } from "./profile.entity";
-import { ProfilesController } from "./profiles.controller";
-import { ProfilesService } from "./profiles.service";
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { WalletsModule } from '../wallets/wallets.module';
+import { Profile } from './profile.entity';
+import { ProfilesController } from './profiles.controller';
+import { ProfilesService } from './profiles.service';
 
 @Module({
   imports: [TypeOrmModule.forFeature([Profile]), WalletsModule],

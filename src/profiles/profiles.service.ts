@@ -1,21 +1,13 @@
-import {
-  ConflictException,
-  Injectable,
-  NotFoundException,
-} from "@nestjs/common";
-import { InjectRepository } from "@nestjs/typeorm";
-import { Repository } from "typeorm";
-import { WalletPrincipal } from "../auth/principal";
-import { ClientsService } from "../clients/clients.service";
-import { isUniqueViolation } from "../infra/database/pg-errors";
-import { WalletsService } from "../wallets/wallets.service";
-import { CreateProfileDto, PROFILE_COMMANDS } from "./profile.dto";
-import { Profile } from "./profile.entity";
-import {
-  createdProfileRecord,
-  profileFields,
-  profileStatus,
-} from "./profile.presenter";
+import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Repository } from 'typeorm';
+import { WalletPrincipal } from '../auth/principal';
+import { ClientsService } from '../clients/clients.service';
+import { isUniqueViolation } from '../infra/database/pg-errors';
+import { WalletsService } from '../wallets/wallets.service';
+import { CreateProfileDto, PROFILE_COMMANDS } from './profile.dto';
+import { Profile } from './profile.entity';
+import { createdProfileRecord, profileFields, profileStatus } from './profile.presenter';
 
 @Injectable()
 export class ProfilesService {
@@ -45,10 +37,7 @@ export class ProfilesService {
     try {
       await this.profiles.insert(profile);
     } catch (error) {
-      if (isUniqueViolation(error))
-        throw new ConflictException(
-          `Profile ${dto.client_profile_id} already exists`,
-        );
+      if (isUniqueViolation(error)) throw new ConflictException(`Profile ${dto.client_profile_id} already exists`);
       throw error;
     }
     const saved = await this.profiles.findOneByOrFail({ id: profile.id });
@@ -65,35 +54,21 @@ export class ProfilesService {
     };
   }
 
-  async applyCommand(
-    principal: WalletPrincipal,
-    clientProfileId: string,
-    command: (typeof PROFILE_COMMANDS)[number],
-  ) {
+  async applyCommand(principal: WalletPrincipal, clientProfileId: string, command: (typeof PROFILE_COMMANDS)[number]) {
     const profile = await this.findOwned(principal, clientProfileId);
-    const isActive = command === "ACTIVATE" ? 1 : 0;
+    const isActive = command === 'ACTIVATE' ? 1 : 0;
     if (profile.isActive !== isActive) {
       await this.profiles.update({ id: profile.id }, { isActive });
       profile.isActive = isActive;
     }
     const status = profileStatus(profile);
-    return {
-      id: profile.clientProfileId,
-      status,
-      message: `Profile ${status === "ACTIVE" ? "activated" : "deactivated"} successfully`,
-    };
+    return { id: profile.clientProfileId, status, message: `Profile ${status === 'ACTIVE' ? 'activated' : 'deactivated'} successfully` };
   }
 
   /** Another client's profile is reported exactly as a missing one. */
-  async findOwned(
-    principal: WalletPrincipal,
-    clientProfileId: string,
-  ): Promise<Profile> {
-    const profile = await this.profiles.findOneBy({
-      clientId: principal.clientId,
-      clientProfileId,
-    });
-    if (!profile) throw new NotFoundException("Profile not found");
+  async findOwned(principal: WalletPrincipal, clientProfileId: string): Promise<Profile> {
+    const profile = await this.profiles.findOneBy({ clientId: principal.clientId, clientProfileId });
+    if (!profile) throw new NotFoundException('Profile not found');
     return profile;
   }
 }

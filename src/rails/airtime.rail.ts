@@ -9,10 +9,10 @@ export interface AirtimeTopUp {
 
 /** Where a top-up stands at the provider. */
 export type AirtimeOutcome =
-  | { status: "SUCCESSFUL"; providerReference: string }
-  | { status: "FAILED"; reason: string }
-  | { status: "PROCESSING" }
-  | { status: "JAMMED" };
+  | { status: 'SUCCESSFUL'; providerReference: string }
+  | { status: 'FAILED'; reason: string }
+  | { status: 'PROCESSING' }
+  | { status: 'JAMMED' };
 
 /**
  * An airtime provider. The sandbox simulator plays one; a real provider's adapter replaces it in production
@@ -27,4 +27,4 @@ export interface AirtimeRail {
   outcomeOf(topUp: AirtimeTopUp): Promise<AirtimeOutcome>;
 }
 
-export const AIRTIME_RAIL = Symbol("AIRTIME_RAIL");
+export const AIRTIME_RAIL = Symbol('AIRTIME_RAIL');

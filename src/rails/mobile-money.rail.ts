@@ -1,12 +1,9 @@
 /** What the payer must do before the operator debits them. */
-export type ChargeChallenge = "NONE" | "VERIFY_OTP" | "AUTHORIZE_TRANSACTION";
+export type ChargeChallenge = 'NONE' | 'VERIFY_OTP' | 'AUTHORIZE_TRANSACTION';
 
 /** Where a submitted charge stands at the operator. */
 export type ChargeOutcome =
-  | { status: "SUCCEEDED"; operatorReference: string }
-  | { status: "FAILED"; reason: string }
-  | { status: "PENDING" }
-  | { status: "JAMMED" };
+  { status: 'SUCCEEDED'; operatorReference: string } | { status: 'FAILED'; reason: string } | { status: 'PENDING' } | { status: 'JAMMED' };
 
 export interface ChargeAtRail {
   paymentId: string;
@@ -29,12 +26,7 @@ export interface MobileMoneyRail {
   /** Asks the operator for the charge's result. */
   outcomeOf(charge: ChargeAtRail): Promise<ChargeOutcome>;
   /** Sends a settled charge's money back to the payer. */
-  refund(
-    charge: ChargeAtRail,
-  ): Promise<
-    | { status: "SUCCEEDED"; operatorReference: string }
-    | { status: "FAILED"; reason: string }
-  >;
+  refund(charge: ChargeAtRail): Promise<{ status: 'SUCCEEDED'; operatorReference: string } | { status: 'FAILED'; reason: string }>;
 }
 
-export const MOBILE_MONEY_RAIL = Symbol("MOBILE_MONEY_RAIL");
+export const MOBILE_MONEY_RAIL = Symbol('MOBILE_MONEY_RAIL');

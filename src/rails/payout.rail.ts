@@ -1,6 +1,5 @@
 /** Where a payout goes: a mobile wallet or bank account (local, IMT), or a business's till, paybill or bank account (B2B). */
-export type PayoutDestination =
-  "MOBILE" | "BANK" | "PAYBILL" | "TILL" | "BANK_ACCOUNT_NUMBER";
+export type PayoutDestination = 'MOBILE' | 'BANK' | 'PAYBILL' | 'TILL' | 'BANK_ACCOUNT_NUMBER';
 
 export interface PayoutAtRail {
   /** Our payout id: the rail's idempotency key, so a repeated submission pays once. */
@@ -16,12 +15,12 @@ export interface PayoutAtRail {
 
 /** Where a payout stands at the rail. REFUNDED is a B2B rail's answer (705); REVERSED any rail's (702). */
 export type PayoutOutcome =
-  | { status: "SUCCEEDED"; railReference: string }
-  | { status: "FAILED"; reason: string }
-  | { status: "REVERSED"; reason: string }
-  | { status: "REFUNDED"; reason: string }
-  | { status: "PENDING" }
-  | { status: "JAMMED" };
+  | { status: 'SUCCEEDED'; railReference: string }
+  | { status: 'FAILED'; reason: string }
+  | { status: 'REVERSED'; reason: string }
+  | { status: 'REFUNDED'; reason: string }
+  | { status: 'PENDING' }
+  | { status: 'JAMMED' };
 
 /**
  * The mobile-money and bank payout rails behind one adapter. Both calls are idempotent by payout id: submitting
@@ -36,4 +35,4 @@ export interface PayoutRail {
   outcomeOf(payout: PayoutAtRail): Promise<PayoutOutcome>;
 }
 
-export const PAYOUT_RAIL = Symbol("PAYOUT_RAIL");
+export const PAYOUT_RAIL = Symbol('PAYOUT_RAIL');

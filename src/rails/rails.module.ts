@@ -1,16 +1,12 @@
-import { Global, Inject, Module, OnModuleInit, Type } from "@nestjs/common";
-import { ModuleRef } from "@nestjs/core";
-import {
-  APP_CONFIG,
-  ConfigError,
-  type AppConfig,
-} from "../infra/config/app-config";
-import { AIRTIME_RAIL } from "./airtime.rail";
-import { MOBILE_MONEY_RAIL } from "./mobile-money.rail";
-import { PAYOUT_RAIL } from "./payout.rail";
-import { SandboxAirtimeRail } from "./sandbox-airtime.rail";
-import { SandboxMobileMoneyRail } from "./sandbox-mobile-money.rail";
-import { SandboxPayoutRail } from "./sandbox-payout.rail";
+import { Global, Inject, Module, OnModuleInit, Type } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { APP_CONFIG, ConfigError, type AppConfig } from '../infra/config/app-config';
+import { AIRTIME_RAIL } from './airtime.rail';
+import { MOBILE_MONEY_RAIL } from './mobile-money.rail';
+import { PAYOUT_RAIL } from './payout.rail';
+import { SandboxAirtimeRail } from './sandbox-airtime.rail';
+import { SandboxMobileMoneyRail } from './sandbox-mobile-money.rail';
+import { SandboxPayoutRail } from './sandbox-payout.rail';
 
 interface RailBinding {
   /** How the rail is named in the start-up error. */
@@ -24,19 +20,19 @@ interface RailBinding {
 /** Every rail, one line each: a new rail (payouts, airtime, …) is added here and joins the production check. */
 const RAILS: RailBinding[] = [
   {
-    name: "mobile-money",
+    name: 'mobile-money',
     token: MOBILE_MONEY_RAIL,
     sandbox: SandboxMobileMoneyRail,
     production: null,
   },
   {
-    name: "payout",
+    name: 'payout',
     token: PAYOUT_RAIL,
     sandbox: SandboxPayoutRail,
     production: null,
   },
   {
-    name: "airtime",
+    name: 'airtime',
     token: AIRTIME_RAIL,
     sandbox: SandboxAirtimeRail,
     production: null,

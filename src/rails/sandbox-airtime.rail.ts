@@ -1,8 +1,8 @@
-import { Inject, Injectable } from "@nestjs/common";
-import { createHash } from "node:crypto";
-import { APP_CONFIG, type AppConfig } from "../infra/config/app-config";
-import { AirtimeOutcome, AirtimeRail, AirtimeTopUp } from "./airtime.rail";
-import { sandboxBehaviour } from "./sandbox-outcomes";
+import { Inject, Injectable } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
+import { AirtimeOutcome, AirtimeRail, AirtimeTopUp } from './airtime.rail';
+import { sandboxBehaviour } from './sandbox-outcomes';
 
 /**
  * The sandbox airtime provider: the outcome is decided by the recipient's number (provider contract §7, airtime
@@ -22,25 +22,19 @@ export class SandboxAirtimeRail implements AirtimeRail {
 
   async outcomeOf(topUp: AirtimeTopUp): Promise<AirtimeOutcome> {
     switch (sandboxBehaviour(topUp.phoneNumber)) {
-      case "FAIL":
-        return {
-          status: "FAILED",
-          reason: "The recipient number cannot receive airtime (sandbox)",
-        };
-      case "STAY_PENDING":
-        return { status: "PROCESSING" };
-      case "JAM":
-        return { status: "JAMMED" };
+      case 'FAIL':
+        return { status: 'FAILED', reason: 'The recipient number cannot receive airtime (sandbox)' };
+      case 'STAY_PENDING':
+        return { status: 'PROCESSING' };
+      case 'JAM':
+        return { status: 'JAMMED' };
       default:
-        return {
-          status: "SUCCESSFUL",
-          providerReference: providerReference(topUp.correlationId),
-        };
+        return { status: 'SUCCESSFUL', providerReference: providerReference(topUp.correlationId) };
     }
   }
 }
 
 /** A stable provider receipt per top-up. */
 function providerReference(correlationId: string): string {
-  return `SBXA${createHash("sha256").update(correlationId).digest("hex").slice(0, 10).toUpperCase()}`;
+  return `SBXA${createHash('sha256').update(correlationId).digest('hex').slice(0, 10).toUpperCase()}`;
 }

@@ -1,13 +1,8 @@
-import { Inject, Injectable } from "@nestjs/common";
-import { createHash } from "node:crypto";
-import { APP_CONFIG, type AppConfig } from "../infra/config/app-config";
-import {
-  ChargeAtRail,
-  ChargeChallenge,
-  ChargeOutcome,
-  MobileMoneyRail,
-} from "./mobile-money.rail";
-import { SANDBOX_OTP, sandboxBehaviour } from "./sandbox-outcomes";
+import { Inject, Injectable } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
+import { ChargeAtRail, ChargeChallenge, ChargeOutcome, MobileMoneyRail } from './mobile-money.rail';
+import { SANDBOX_OTP, sandboxBehaviour } from './sandbox-outcomes';
 
 /** The sandbox operator: outcomes by payer number, settling after SANDBOX_SETTLE_DELAY_MS. */
 @Injectable()
@@ -16,9 +11,9 @@ export class SandboxMobileMoneyRail implements MobileMoneyRail {
 
   challengeFor(charge: ChargeAtRail): ChargeChallenge {
     const behaviour = sandboxBehaviour(charge.payerMsisdn);
-    if (behaviour === "OTP") return "VERIFY_OTP";
-    if (behaviour === "AUTHORIZE") return "AUTHORIZE_TRANSACTION";
-    return "NONE";
+    if (behaviour === 'OTP') return 'VERIFY_OTP';
+    if (behaviour === 'AUTHORIZE') return 'AUTHORIZE_TRANSACTION';
+    return 'NONE';
   }
 
   async verifyOtp(_charge: ChargeAtRail, otp: string): Promise<boolean> {
@@ -31,35 +26,24 @@ export class SandboxMobileMoneyRail implements MobileMoneyRail {
 
   async outcomeOf(charge: ChargeAtRail): Promise<ChargeOutcome> {
     switch (sandboxBehaviour(charge.payerMsisdn)) {
-      case "FAIL":
-        return {
-          status: "FAILED",
-          reason: "Payer declined or has insufficient funds (sandbox)",
-        };
-      case "STAY_PENDING":
-        return { status: "PENDING" };
-      case "JAM":
-        return { status: "JAMMED" };
+      case 'FAIL':
+        return { status: 'FAILED', reason: 'Payer declined or has insufficient funds (sandbox)' };
+      case 'STAY_PENDING':
+        return { status: 'PENDING' };
+      case 'JAM':
+        return { status: 'JAMMED' };
       default:
-        return {
-          status: "SUCCEEDED",
-          operatorReference: operatorReference(charge.paymentId),
-        };
+        return { status: 'SUCCEEDED', operatorReference: operatorReference(charge.paymentId) };
     }
   }
 
   /** The sandbox operator refunds every settled payment. */
-  async refund(
-    charge: ChargeAtRail,
-  ): Promise<{ status: "SUCCEEDED"; operatorReference: string }> {
-    return {
-      status: "SUCCEEDED",
-      operatorReference: operatorReference(`refund:${charge.paymentId}`),
-    };
+  async refund(charge: ChargeAtRail): Promise<{ status: 'SUCCEEDED'; operatorReference: string }> {
+    return { status: 'SUCCEEDED', operatorReference: operatorReference(`refund:${charge.paymentId}`) };
   }
 }
 
 /** A stable operator receipt number, like the ones real operators print on the payer's SMS. */
 function operatorReference(paymentId: string): string {
-  return `SBX${createHash("sha256").update(paymentId).digest("hex").slice(0, 9).toUpperCase()}`;
+  return `SBX${createHash('sha256').update(paymentId).digest('hex').slice(0, 9).toUpperCase()}`;
 }

@@ -1,8 +1,8 @@
-import { Inject, Injectable } from "@nestjs/common";
-import { createHash } from "node:crypto";
-import { APP_CONFIG, type AppConfig } from "../infra/config/app-config";
-import { PayoutAtRail, PayoutOutcome, PayoutRail } from "./payout.rail";
-import { sandboxBehaviour } from "./sandbox-outcomes";
+import { Inject, Injectable } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
+import { PayoutAtRail, PayoutOutcome, PayoutRail } from './payout.rail';
+import { sandboxBehaviour } from './sandbox-outcomes';
 
 /**
  * The sandbox's mobile-money operator and banks for payouts: the outcome is decided by the recipient's number
@@ -22,25 +22,19 @@ export class SandboxPayoutRail implements PayoutRail {
 
   async outcomeOf(payout: PayoutAtRail): Promise<PayoutOutcome> {
     switch (sandboxBehaviour(payout.recipientNumber)) {
-      case "FAIL":
-        return {
-          status: "FAILED",
-          reason: "Recipient account could not be credited (sandbox)",
-        };
-      case "STAY_PENDING":
-        return { status: "PENDING" };
-      case "JAM":
-        return { status: "JAMMED" };
+      case 'FAIL':
+        return { status: 'FAILED', reason: 'Recipient account could not be credited (sandbox)' };
+      case 'STAY_PENDING':
+        return { status: 'PENDING' };
+      case 'JAM':
+        return { status: 'JAMMED' };
       default:
-        return {
-          status: "SUCCEEDED",
-          railReference: railReference(payout.payoutId),
-        };
+        return { status: 'SUCCEEDED', railReference: railReference(payout.payoutId) };
     }
   }
 }
 
 /** A stable receipt number per payout, as a real operator or bank would print it. */
 function railReference(payoutId: string): string {
-  return `SBP${createHash("sha256").update(`payout:${payoutId}`).digest("hex").slice(0, 9).toUpperCase()}`;
+  return `SBP${createHash('sha256').update(`payout:${payoutId}`).digest('hex').slice(0, 9).toUpperCase()}`;
 }

@@ -1,31 +1,28 @@
-import { Inject, Injectable } from "@nestjs/common";
-import { InjectDataSource } from "@nestjs/typeorm";
-import { DataSource, EntityManager } from "typeorm";
-import { GatewayPrincipal } from "../auth/gateway/gateway-principal";
-import { CallbacksService } from "../callbacks/callbacks.service";
-import { CallbackSettingsService } from "../callbacks/callback-settings.service";
-import { GatewayError } from "../common/errors/gateway-error";
-import { formatAmount } from "../common/money";
-import { isUniqueViolation } from "../infra/database/pg-errors";
-import { OutboxService } from "../infra/queue/outbox.service";
-import { TOPICS } from "../infra/queue/queues";
-import { FloorBreachError } from "../ledger/ledger.errors";
-import { LedgerService } from "../ledger/ledger.service";
-import {
-  MOBILE_MONEY_RAIL,
-  type MobileMoneyRail,
-} from "../rails/mobile-money.rail";
-import { PAYMENT_STATUS, PaymentRow } from "../payments/payment";
-import { CollectionReversalDto } from "./collection-reversal.dto";
-import { PaymentsRepository } from "../payments/payments.repository";
-import { PaymentsService } from "../payments/payments.service";
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
+import { CallbacksService } from '../callbacks/callbacks.service';
+import { CallbackSettingsService } from '../callbacks/callback-settings.service';
+import { GatewayError } from '../common/errors/gateway-error';
+import { formatAmount } from '../common/money';
+import { isUniqueViolation } from '../infra/database/pg-errors';
+import { OutboxService } from '../infra/queue/outbox.service';
+import { TOPICS } from '../infra/queue/queues';
+import { FloorBreachError } from '../ledger/ledger.errors';
+import { LedgerService } from '../ledger/ledger.service';
+import { MOBILE_MONEY_RAIL, type MobileMoneyRail } from '../rails/mobile-money.rail';
+import { PAYMENT_STATUS, PaymentRow } from '../payments/payment';
+import { CollectionReversalDto } from './collection-reversal.dto';
+import { PaymentsRepository } from '../payments/payments.repository';
+import { PaymentsService } from '../payments/payments.service';
 
 /** The four validation messages of the collection document §7, used as written. */
 export const REVERSAL_REJECTIONS = {
-  alreadyReversed: "Transaction Already Reversed",
-  invalidPayment: "Invalid Payment Reference",
-  duplicateReference: "Duplicate Reversal Reference",
-  notEligible: "Transaction Not Eligible for Reversal",
+  alreadyReversed: 'Transaction Already Reversed',
+  invalidPayment: 'Invalid Payment Reference',
+  duplicateReference: 'Duplicate Reversal Reference',
+  notEligible: 'Transaction Not Eligible for Reversal',
 } as const;
 
 interface ReversalRow {
@@ -33,7 +30,7 @@ interface ReversalRow {
   client_id: string;
   reversal_reference: string;
   payment_id: string;
-  status: "pending" | "processing" | "successful" | "failed";
+  status: 'pending' | 'processing' | 'successful' | 'failed';
   provider_transaction_id: string | null;
   completed_at: Date | null;
   created_at: Date;
@@ -63,70 +60,45 @@ export class CollectionReversalsService {
 
   async initiate(principal: GatewayPrincipal, dto: CollectionReversalDto) {
     const reference = dto.reversal_reference;
-    const reject = (message: string) =>
-      GatewayError.validation(message, { reference });
+    const reject = (message: string) => GatewayError.validation(message, { reference });
     try {
       return await this.db.transaction(async (manager) => {
-        const [duplicate] = await manager.query(
-          `SELECT 1 FROM collection_reversals WHERE client_id = $1 AND reversal_reference = $2`,
-          [principal.clientId, reference],
-        );
-        if (duplicate) throw reject(REVERSAL_REJECTIONS.duplicateReference);
-        const payment = await this.payments.forReversal(
-          manager,
+        const [duplicate] = await manager.query(`SELECT 1 FROM collection_reversals WHERE client_id = $1 AND reversal_reference = $2`, [
           principal.clientId,
-          dto.payment_reference,
-        );
+          reference,
+        ]);
+        if (duplicate) throw reject(REVERSAL_REJECTIONS.duplicateReference);
+        const payment = await this.payments.forReversal(manager, principal.clientId, dto.payment_reference);
         if (!payment) throw reject(REVERSAL_REJECTIONS.invalidPayment);
-        const [live] = await manager.query(
-          `SELECT 1 FROM collection_reversals WHERE payment_id = $1 AND status <> 'failed'`,
-          [payment.id],
-        );
-        if (live || payment.payment_status === PAYMENT_STATUS.REVERSED)
-          throw reject(REVERSAL_REJECTIONS.alreadyReversed);
-        if (
-          payment.payment_status !== PAYMENT_STATUS.SUCCESSFUL ||
-          payment.split_status === "DISTRIBUTED"
-        ) {
+        const [live] = await manager.query(`SELECT 1 FROM collection_reversals WHERE payment_id = $1 AND status <> 'failed'`, [payment.id]);
+        if (live || payment.payment_status === PAYMENT_STATUS.REVERSED) throw reject(REVERSAL_REJECTIONS.alreadyReversed);
+        if (payment.payment_status !== PAYMENT_STATUS.SUCCESSFUL || payment.split_status === 'DISTRIBUTED') {
           throw reject(REVERSAL_REJECTIONS.notEligible);
         }
         const [created] = await manager.query(
           `INSERT INTO collection_reversals (client_id, reversal_reference, payment_id, reversal_reason) VALUES ($1, $2, $3, $4) RETURNING id`,
           [principal.clientId, reference, payment.id, dto.reversal_reason],
         );
-        await this.outbox.enqueue(manager, TOPICS.processReversal, {
-          reversalId: created.id,
-        });
+        await this.outbox.enqueue(manager, TOPICS.processReversal, { reversalId: created.id });
         return {
           status_code: 176,
-          status_description: "Reversal accepted",
+          status_description: 'Reversal accepted',
           reversal_reference: reference,
-          reversal_status: "pending",
-          message:
-            "Reversal accepted for processing; the result is sent by callback and readable by status query",
+          reversal_status: 'pending',
+          message: 'Reversal accepted for processing; the result is sent by callback and readable by status query',
         };
       });
     } catch (error) {
       // Two initiations racing: the loser meets the winner on one of the unique indexes.
-      if (
-        isUniqueViolation(
-          error,
-          "collection_reversals_client_id_reversal_reference_key",
-        )
-      )
+      if (isUniqueViolation(error, 'collection_reversals_client_id_reversal_reference_key'))
         throw reject(REVERSAL_REJECTIONS.duplicateReference);
-      if (isUniqueViolation(error, "collection_reversals_payment_uq"))
-        throw reject(REVERSAL_REJECTIONS.alreadyReversed);
+      if (isUniqueViolation(error, 'collection_reversals_payment_uq')) throw reject(REVERSAL_REJECTIONS.alreadyReversed);
       throw error;
     }
   }
 
   async status(principal: GatewayPrincipal, reference: string) {
-    const row = await this.load(
-      this.db.manager,
-      `client_id = $1 AND reversal_reference = $2`,
-      [principal.clientId, reference],
-    );
+    const row = await this.load(this.db.manager, `client_id = $1 AND reversal_reference = $2`, [principal.clientId, reference]);
     if (!row) throw GatewayError.notFound();
     return reversalResult(row);
   }
@@ -141,23 +113,18 @@ export class CollectionReversalsService {
   async advance(reversalId: string): Promise<void> {
     const row = await this.load(this.db.manager, `id = $1`, [reversalId]);
     if (!row) return;
-    if (row.status === "pending") {
+    if (row.status === 'pending') {
       await this.db.transaction(async (manager) => {
         const [, moved] = await manager.query(
           `UPDATE collection_reversals SET status = 'processing' WHERE id = $1 AND status = 'pending'`,
           [reversalId],
         );
         if (moved)
-          await this.outbox.enqueue(
-            manager,
-            TOPICS.processReversal,
-            { reversalId },
-            new Date(Date.now() + this.rail.settleDelayMs()),
-          );
+          await this.outbox.enqueue(manager, TOPICS.processReversal, { reversalId }, new Date(Date.now() + this.rail.settleDelayMs()));
       });
       return;
     }
-    if (row.status !== "processing") return;
+    if (row.status !== 'processing') return;
     if (!row.entry_id && !(await this.book(reversalId))) return;
     const { payment } = row;
     const refund = await this.rail.refund({
@@ -168,23 +135,18 @@ export class CollectionReversalsService {
     });
     await this.db.transaction(async (manager) => {
       const locked = (await this.load(manager, `id = $1`, [reversalId], true))!;
-      if (locked.status !== "processing") return;
-      if (refund.status === "FAILED") {
+      if (locked.status !== 'processing') return;
+      if (refund.status === 'FAILED') {
         const compensation = await this.ledger.reverseEntry(
           manager,
           locked.client_id,
           locked.entry_id!,
-          "COLLECTION_REVERSAL_COMPENSATION",
+          'COLLECTION_REVERSAL_COMPENSATION',
         );
-        await this.finish(manager, locked, "failed", {
-          failure_reason: refund.reason,
-          compensation_entry_id: compensation.entryId,
-        });
+        await this.finish(manager, locked, 'failed', { failure_reason: refund.reason, compensation_entry_id: compensation.entryId });
         return;
       }
-      await this.finish(manager, locked, "successful", {
-        provider_transaction_id: refund.operatorReference,
-      });
+      await this.finish(manager, locked, 'successful', { provider_transaction_id: refund.operatorReference });
       await this.outcomes.reverse(manager, locked.payment);
     });
   }
@@ -193,38 +155,18 @@ export class CollectionReversalsService {
   private async book(reversalId: string): Promise<boolean> {
     try {
       await this.db.transaction(async (manager) => {
-        const locked = (await this.load(
-          manager,
-          `id = $1`,
-          [reversalId],
-          true,
-        ))!;
-        if (locked.status !== "processing" || locked.entry_id) return;
-        const posted = await this.ledger.reverseEntry(
-          manager,
-          locked.client_id,
-          locked.payment.entry_id!,
-          "COLLECTION_REVERSAL",
-        );
-        await manager.query(
-          `UPDATE collection_reversals SET entry_id = $2 WHERE id = $1`,
-          [reversalId, posted.entryId],
-        );
+        const locked = (await this.load(manager, `id = $1`, [reversalId], true))!;
+        if (locked.status !== 'processing' || locked.entry_id) return;
+        const posted = await this.ledger.reverseEntry(manager, locked.client_id, locked.payment.entry_id!, 'COLLECTION_REVERSAL');
+        await manager.query(`UPDATE collection_reversals SET entry_id = $2 WHERE id = $1`, [reversalId, posted.entryId]);
       });
       return true;
     } catch (error) {
       if (!(error instanceof FloorBreachError)) throw error;
       await this.db.transaction(async (manager) => {
-        const locked = (await this.load(
-          manager,
-          `id = $1`,
-          [reversalId],
-          true,
-        ))!;
-        if (locked.status === "processing" && !locked.entry_id) {
-          await this.finish(manager, locked, "failed", {
-            failure_reason: "Insufficient balance in the settlement wallet",
-          });
+        const locked = (await this.load(manager, `id = $1`, [reversalId], true))!;
+        if (locked.status === 'processing' && !locked.entry_id) {
+          await this.finish(manager, locked, 'failed', { failure_reason: 'Insufficient balance in the settlement wallet' });
         }
       });
       return false;
@@ -232,48 +174,23 @@ export class CollectionReversalsService {
   }
 
   /** A reversal with the payment it reverses; `where` is on collection_reversals. */
-  private async load(
-    manager: EntityManager,
-    where: string,
-    params: unknown[],
-    lock = false,
-  ): Promise<ReversalRow | null> {
-    const [row] = await manager.query(
-      `SELECT * FROM collection_reversals WHERE ${where} ${lock ? "FOR UPDATE" : ""}`,
-      params,
-    );
+  private async load(manager: EntityManager, where: string, params: unknown[], lock = false): Promise<ReversalRow | null> {
+    const [row] = await manager.query(`SELECT * FROM collection_reversals WHERE ${where} ${lock ? 'FOR UPDATE' : ''}`, params);
     if (!row) return null;
-    return {
-      ...row,
-      payment: (await this.payments.byId(
-        manager,
-        row.client_id,
-        row.payment_id,
-      ))!,
-    };
+    return { ...row, payment: (await this.payments.byId(manager, row.client_id, row.payment_id))! };
   }
 
   /** Makes the reversal final and reports it; the callback shows the stored completion time, as the status query does. */
   private async finish(
     manager: EntityManager,
     reversal: ReversalRow,
-    status: "successful" | "failed",
-    fields: {
-      provider_transaction_id?: string;
-      failure_reason?: string;
-      compensation_entry_id?: string;
-    },
+    status: 'successful' | 'failed',
+    fields: { provider_transaction_id?: string; failure_reason?: string; compensation_entry_id?: string },
   ): Promise<void> {
     const [[completed]] = await manager.query(
       `UPDATE collection_reversals SET status = $2, provider_transaction_id = $3, failure_reason = $4, compensation_entry_id = $5,
          completed_at = now() WHERE id = $1 RETURNING completed_at`,
-      [
-        reversal.id,
-        status,
-        fields.provider_transaction_id ?? null,
-        fields.failure_reason ?? null,
-        fields.compensation_entry_id ?? null,
-      ],
+      [reversal.id, status, fields.provider_transaction_id ?? null, fields.failure_reason ?? null, fields.compensation_entry_id ?? null],
     );
     await this.announce(manager, {
       ...reversal,
@@ -284,20 +201,13 @@ export class CollectionReversalsService {
   }
 
   /** The reversal result goes to the merchant's configured callback URL, when there is one. */
-  private async announce(
-    manager: EntityManager,
-    reversal: ReversalRow,
-  ): Promise<void> {
-    const endpoint = await this.callbackSettings.endpointFor(
-      manager,
-      reversal.client_id,
-      "collections",
-    );
+  private async announce(manager: EntityManager, reversal: ReversalRow): Promise<void> {
+    const endpoint = await this.callbackSettings.endpointFor(manager, reversal.client_id, 'collections');
     if (!endpoint) return;
     await this.callbacks.schedule(manager, {
       clientId: reversal.client_id,
-      kind: "collections",
-      event: "reversal_result",
+      kind: 'collections',
+      event: 'reversal_result',
       reference: reversal.reversal_reference,
       urls: [endpoint.url],
       payload: reversalResult(reversal),

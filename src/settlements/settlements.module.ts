@@ -1,8 +1,8 @@
-import { Module } from "@nestjs/common";
-import { PaymentsModule } from "../payments/payments.module";
-import { AcknowledgementsController } from "./acknowledgements.controller";
-import { AcknowledgementsService } from "./acknowledgements.service";
-import { SplitSettlementsService } from "./split-settlements.service";
+import { Module } from '@nestjs/common';
+import { PaymentsModule } from '../payments/payments.module';
+import { AcknowledgementsController } from './acknowledgements.controller';
+import { AcknowledgementsService } from './acknowledgements.service';
+import { SplitSettlementsService } from './split-settlements.service';
 
 /**
  * Split settlements: checked when a charge or checkout is accepted (exported for them), paid out of the

@@ -1,20 +1,13 @@
-import Decimal from "decimal.js";
-import { minorUnits } from "../common/currencies";
-import { Money } from "../common/money";
+import Decimal from 'decimal.js';
+import { minorUnits } from '../common/currencies';
+import { Money } from '../common/money';
 
-export const DOC_TYPES = ["EXCEL", "PDF"] as const;
+export const DOC_TYPES = ['EXCEL', 'PDF'] as const;
 export type DocType = (typeof DOC_TYPES)[number];
 
-export const STATEMENT_CONTENT_TYPES: Record<
-  DocType,
-  { contentType: string; extension: string }
-> = {
-  EXCEL: {
-    contentType:
-      "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-    extension: "xlsx",
-  },
-  PDF: { contentType: "application/pdf", extension: "pdf" },
+export const STATEMENT_CONTENT_TYPES: Record<DocType, { contentType: string; extension: string }> = {
+  EXCEL: { contentType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', extension: 'xlsx' },
+  PDF: { contentType: 'application/pdf', extension: 'pdf' },
 };
 
 /** What the statement says about the wallet and the period, known before the first row is written. */
@@ -93,11 +86,8 @@ export class StatementTotals {
 /** An amount as printed: rounded half-up to the currency's minor units, with thousands separators ("1,234.50"). */
 export function displayAmount(value: Decimal.Value, currency: string): string {
   const digits = minorUnits(currency);
-  const [whole, fraction] = new Money(value)
-    .toDecimalPlaces(digits, Decimal.ROUND_HALF_UP)
-    .toFixed(digits)
-    .split(".");
-  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  const [whole, fraction] = new Money(value).toDecimalPlaces(digits, Decimal.ROUND_HALF_UP).toFixed(digits).split('.');
+  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
   return fraction === undefined ? grouped : `${grouped}.${fraction}`;
 }
 
@@ -105,14 +95,14 @@ export function displayAmount(value: Decimal.Value, currency: string): string {
 export function roundingNote(currency: string): string {
   const digits = minorUnits(currency);
   return (
-    `Amounts in ${currency} are shown with ${digits} decimal${digits === 1 ? "" : "s"}, rounded half-up from the ledger's exact ` +
-    "four-decimal values; totals and balances are computed from the exact values."
+    `Amounts in ${currency} are shown with ${digits} decimal${digits === 1 ? '' : 's'}, rounded half-up from the ledger's exact ` +
+    'four-decimal values; totals and balances are computed from the exact values.'
   );
 }
 
 /** ISO date-time in UTC without milliseconds: "2025-01-31 14:05:09". */
 export function displayTime(date: Date): string {
-  return date.toISOString().slice(0, 19).replace("T", " ");
+  return date.toISOString().slice(0, 19).replace('T', ' ');
 }
 
 export function displayDate(date: Date): string {

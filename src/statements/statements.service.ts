@@ -1,36 +1,23 @@
-import {
-  BadRequestException,
-  Inject,
-  Injectable,
-  Logger,
-  NotFoundException,
-} from "@nestjs/common";
-import { InjectDataSource } from "@nestjs/typeorm";
-import { PassThrough, Readable } from "node:stream";
-import type { Pool } from "pg";
-import { DataSource } from "typeorm";
-import type { WalletPrincipal } from "../auth/principal";
-import { Money } from "../common/money";
-import { parsePeriod } from "../common/period";
-import { APP_CONFIG } from "../infra/config/app-config";
-import type { AppConfig } from "../infra/config/app-config";
-import { writePdfStatement } from "./pdf-statement.writer";
-import type { StatementQueryDto } from "./statement-query.dto";
-import { FEE_SOURCE, readableSource } from "./statement-sources";
-import {
-  displayDate,
-  DocType,
-  STATEMENT_CONTENT_TYPES,
-  StatementHeader,
-  StatementRow,
-  StatementRows,
-} from "./statement.types";
-import { StatementAborted } from "./stream-flow";
-import { writeXlsxStatement } from "./xlsx-statement.writer";
+import { BadRequestException, Inject, Injectable, Logger, NotFoundException } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { PassThrough, Readable } from 'node:stream';
+import type { Pool } from 'pg';
+import { DataSource } from 'typeorm';
+import type { WalletPrincipal } from '../auth/principal';
+import { Money } from '../common/money';
+import { parsePeriod } from '../common/period';
+import { APP_CONFIG } from '../infra/config/app-config';
+import type { AppConfig } from '../infra/config/app-config';
+import { writePdfStatement } from './pdf-statement.writer';
+import type { StatementQueryDto } from './statement-query.dto';
+import { FEE_SOURCE, readableSource } from './statement-sources';
+import { displayDate, DocType, STATEMENT_CONTENT_TYPES, StatementHeader, StatementRow, StatementRows } from './statement.types';
+import { StatementAborted } from './stream-flow';
+import { writeXlsxStatement } from './xlsx-statement.writer';
 
 /** Rows fetched from the cursor per round trip: large enough to amortise it, small enough to keep memory flat. */
 export const STATEMENT_BATCH_SIZE = 1000;
-const CURSOR = "statement_rows";
+const CURSOR = 'statement_rows';
 
 const WALLET_SQL = `
   SELECT a.id, a.account_number, a.currency, w.account_name, p.profile_name, c.name AS client_name
@@ -139,65 +126,38 @@ export class StatementsService {
    * byte of the document is sent. The whole statement reads one REPEATABLE READ snapshot, so its opening balance,
    * rows and closing balance agree even while money keeps moving.
    */
-  async open(
-    principal: WalletPrincipal,
-    query: StatementQueryDto,
-    docType: DocType = query.doc_type,
-  ): Promise<OpenStatement> {
+  async open(principal: WalletPrincipal, query: StatementQueryDto, docType: DocType = query.doc_type): Promise<OpenStatement> {
     const period = parsePeriod(query.start_date, query.end_date);
     const client = await this.pool().connect();
-    const onError = (error: Error) =>
-      this.logger.warn(`statement connection error: ${error.message}`);
-    client.on("error", onError);
+    const onError = (error: Error) => this.logger.warn(`statement connection error: ${error.message}`);
+    client.on('error', onError);
     let released = false;
     const close = async () => {
       if (released) return;
       released = true;
       let broken: Error | undefined;
       try {
-        await client.query("ROLLBACK"); // read-only: nothing to keep; also closes the cursor
+        await client.query('ROLLBACK'); // read-only: nothing to keep; also closes the cursor
       } catch (rollbackError) {
-        broken =
-          rollbackError instanceof Error
-            ? rollbackError
-            : new Error(String(rollbackError));
+        broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
       }
-      client.off("error", onError);
+      client.off('error', onError);
       // A connection that cannot even roll back is destroyed, never handed back to the pool.
       client.release(broken);
     };
 
     try {
-      await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-      const { rows: wallets } = await client.query(WALLET_SQL, [
-        principal.clientId,
-        query.account_number,
-      ]);
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const { rows: wallets } = await client.query(WALLET_SQL, [principal.clientId, query.account_number]);
       const wallet = wallets[0];
-      if (!wallet) throw new NotFoundException("Wallet not found");
-      const { rows: bounds } = await client.query(PERIOD_SQL, [
-        wallet.id,
-        period.from,
-        period.until,
-      ]);
+      if (!wallet) throw new NotFoundException('Wallet not found');
+      const { rows: bounds } = await client.query(PERIOD_SQL, [wallet.id, period.from, period.until]);
       const { first_id: firstId, last_id: lastId } = bounds[0];
-      if (firstId === null)
-        throw new BadRequestException("No transactions in the period");
-      const { rows: before } = await client.query(OPENING_SQL, [
-        wallet.id,
-        firstId,
-      ]);
+      if (firstId === null) throw new BadRequestException('No transactions in the period');
+      const { rows: before } = await client.query(OPENING_SQL, [wallet.id, firstId]);
       // Only a PDF numbers its pages ("Page X of N"), which needs the number of lines before the first is laid out.
-      const rowCount =
-        docType === "PDF"
-          ? (await client.query(ROW_COUNT_SQL, [wallet.id, firstId, lastId]))
-              .rows[0].lines
-          : null;
-      await client.query(`DECLARE ${CURSOR} NO SCROLL CURSOR FOR ${ROWS_SQL}`, [
-        wallet.id,
-        firstId,
-        lastId,
-      ]);
+      const rowCount = docType === 'PDF' ? (await client.query(ROW_COUNT_SQL, [wallet.id, firstId, lastId])).rows[0].lines : null;
+      await client.query(`DECLARE ${CURSOR} NO SCROLL CURSOR FOR ${ROWS_SQL}`, [wallet.id, firstId, lastId]);
 
       const header: StatementHeader = {
         issuerName: this.config.issuerName,
@@ -216,9 +176,7 @@ export class StatementsService {
       const rows: StatementRows = {
         next: async () => {
           if (done) return [];
-          const { rows: raw } = await client.query<RawRow>(
-            `FETCH ${STATEMENT_BATCH_SIZE} FROM ${CURSOR}`,
-          );
+          const { rows: raw } = await client.query<RawRow>(`FETCH ${STATEMENT_BATCH_SIZE} FROM ${CURSOR}`);
           if (raw.length < STATEMENT_BATCH_SIZE) done = true;
           return raw.flatMap(toStatementRows);
         },
@@ -244,15 +202,13 @@ export class StatementsService {
    */
   stream(statement: OpenStatement, docType: DocType): Readable {
     const out = new PassThrough();
-    const write = docType === "PDF" ? writePdfStatement : writeXlsxStatement;
+    const write = docType === 'PDF' ? writePdfStatement : writeXlsxStatement;
     write(statement.header, statement.rows, out)
       .then(() => statement.close())
       .catch(async (error) => {
         await statement.close();
         if (error instanceof StatementAborted) {
-          this.logger.debug?.(
-            `statement ${statement.fileName} aborted by the reader`,
-          );
+          this.logger.debug?.(`statement ${statement.fileName} aborted by the reader`);
         } else {
           this.logger.error(
             `statement ${statement.fileName} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
@@ -275,44 +231,19 @@ export class StatementsService {
  * running balance.
  */
 function toStatementRows(raw: RawRow): StatementRow[] {
-  const common = {
-    bookedAt: raw.booked_at,
-    transactionId: raw.record_id,
-    reference: raw.reference,
-  };
+  const common = { bookedAt: raw.booked_at, transactionId: raw.record_id, reference: raw.reference };
   if (raw.record_id === null) {
     const source = readableSource(raw.entry_kind);
-    return [
-      {
-        ...common,
-        narration: `Ledger entry ${raw.entry_id}`,
-        source,
-        amount: raw.amount,
-        balanceAfter: raw.balance_after,
-      },
-    ];
+    return [{ ...common, narration: `Ledger entry ${raw.entry_id}`, source, amount: raw.amount, balanceAfter: raw.balance_after }];
   }
-  const movement = {
-    ...common,
-    narration: raw.narration ?? "",
-    source: readableSource(raw.source ?? raw.entry_kind),
-  };
+  const movement = { ...common, narration: raw.narration ?? '', source: readableSource(raw.source ?? raw.entry_kind) };
   const fee = new Money(raw.amount).minus(raw.gross ?? raw.amount);
-  if (fee.isZero() || !new Money(raw.fee ?? 0).gt(0))
-    return [
-      { ...movement, amount: raw.amount, balanceAfter: raw.balance_after },
-    ];
+  if (fee.isZero() || !new Money(raw.fee ?? 0).gt(0)) return [{ ...movement, amount: raw.amount, balanceAfter: raw.balance_after }];
   return [
-    {
-      ...movement,
-      amount: new Money(raw.gross!).toFixed(4),
-      balanceAfter: new Money(raw.balance_after).minus(fee).toFixed(4),
-    },
+    { ...movement, amount: new Money(raw.gross!).toFixed(4), balanceAfter: new Money(raw.balance_after).minus(fee).toFixed(4) },
     {
       ...common,
-      narration: fee.isNegative()
-        ? "Transaction fee"
-        : "Transaction fee refunded",
+      narration: fee.isNegative() ? 'Transaction fee' : 'Transaction fee refunded',
       source: FEE_SOURCE,
       amount: fee.toFixed(4),
       balanceAfter: raw.balance_after,

@@ -1,9 +1,9 @@
-import type { Writable } from "node:stream";
+import type { Writable } from 'node:stream';
 
 /** The reader went away (or the response failed) before the statement was complete. */
 export class StatementAborted extends Error {
   constructor() {
-    super("statement download aborted");
+    super('statement download aborted');
   }
 }
 
@@ -17,9 +17,9 @@ export async function drained(stream: Writable): Promise<void> {
   if (!needsDrain(stream)) return;
   await new Promise<void>((resolve, reject) => {
     const cleanup = () => {
-      stream.off("drain", onDrain);
-      stream.off("close", onClose);
-      stream.off("error", onError);
+      stream.off('drain', onDrain);
+      stream.off('close', onClose);
+      stream.off('error', onError);
     };
     const onDrain = () => {
       cleanup();
@@ -33,9 +33,9 @@ export async function drained(stream: Writable): Promise<void> {
       cleanup();
       reject(error);
     };
-    stream.on("drain", onDrain);
-    stream.on("close", onClose);
-    stream.on("error", onError);
+    stream.on('drain', onDrain);
+    stream.on('close', onClose);
+    stream.on('error', onError);
   });
 }
 
@@ -44,31 +44,23 @@ export async function drained(stream: Writable): Promise<void> {
  * exceljs's zip stages use) predate `writableNeedDrain` and keep the flag in their writable state only.
  */
 function needsDrain(stream: Writable): boolean {
-  return (
-    stream.writableNeedDrain ??
-    (stream as unknown as { _writableState?: { needDrain?: boolean } })
-      ._writableState?.needDrain ??
-    false
-  );
+  return stream.writableNeedDrain ?? (stream as unknown as { _writableState?: { needDrain?: boolean } })._writableState?.needDrain ?? false;
 }
 
 /** Runs `work` but gives up as soon as `stream` closes without having finished (so nothing waits forever). */
-export async function unlessClosed<T>(
-  stream: Writable,
-  work: Promise<T>,
-): Promise<T> {
+export async function unlessClosed<T>(stream: Writable, work: Promise<T>): Promise<T> {
   if (stream.destroyed) throw new StatementAborted();
   let onClose: (() => void) | undefined;
   const closed = new Promise<never>((_, reject) => {
     onClose = () => {
       if (!stream.writableFinished) reject(new StatementAborted());
     };
-    stream.once("close", onClose);
+    stream.once('close', onClose);
   });
   try {
     return await Promise.race([work, closed]);
   } finally {
-    stream.off("close", onClose!);
+    stream.off('close', onClose!);
   }
 }
 

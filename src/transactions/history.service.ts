@@ -1,19 +1,10 @@
-import { UUID } from "../common/validation/validators";
-import {
-  BadRequestException,
-  Injectable,
-  NotFoundException,
-} from "@nestjs/common";
-import { InjectDataSource } from "@nestjs/typeorm";
-import { DataSource } from "typeorm";
-import { WalletPrincipal } from "../auth/principal";
-import { parseOptionalPeriod } from "../common/period";
-import {
-  SELECT_TRANSACTIONS,
-  TransactionRecords,
-  transactionRecord,
-  TransactionRow,
-} from "./transaction-records";
+import { UUID } from '../common/validation/validators';
+import { BadRequestException, Injectable, NotFoundException } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { WalletPrincipal } from '../auth/principal';
+import { parseOptionalPeriod } from '../common/period';
+import { SELECT_TRANSACTIONS, TransactionRecords, transactionRecord, TransactionRow } from './transaction-records';
 
 export const HISTORY_DEFAULT_LIMIT = 50;
 export const HISTORY_MAX_LIMIT = 500;
@@ -36,33 +27,22 @@ export class HistoryService {
     private readonly records: TransactionRecords,
   ) {}
 
-  async ofWallet(
-    principal: WalletPrincipal,
-    accountNumber: string,
-    query: HistoryQuery,
-  ) {
+  async ofWallet(principal: WalletPrincipal, accountNumber: string, query: HistoryQuery) {
     const [account] = await this.db.query(
       `SELECT id FROM ledger_accounts WHERE client_id = $1 AND account_number = $2 AND kind = 'WALLET'`,
       [principal.clientId, accountNumber],
     );
-    if (!account) throw new NotFoundException("Wallet not found");
-    const { from, until } = parseOptionalPeriod(
-      query.start_date,
-      query.end_date,
-    );
-    const limit =
-      query.limit === undefined ? HISTORY_DEFAULT_LIMIT : Number(query.limit);
+    if (!account) throw new NotFoundException('Wallet not found');
+    const { from, until } = parseOptionalPeriod(query.start_date, query.end_date);
+    const limit = query.limit === undefined ? HISTORY_DEFAULT_LIMIT : Number(query.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > HISTORY_MAX_LIMIT) {
-      throw new BadRequestException([
-        `limit must be an integer from 1 to ${HISTORY_MAX_LIMIT}`,
-      ]);
+      throw new BadRequestException([`limit must be an integer from 1 to ${HISTORY_MAX_LIMIT}`]);
     }
     const after = query.cursor ? decodeCursor(query.cursor) : null;
     // The cursor carries created_at with Postgres' microseconds: a JS Date would cut it to milliseconds, and the
     // last row of a page would then sort after its own cursor and come back on the next page.
-    const rows: Array<TransactionRow & { cursor_at: string }> =
-      await this.db.query(
-        `SELECT h.*, to_char(h.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at
+    const rows: Array<TransactionRow & { cursor_at: string }> = await this.db.query(
+      `SELECT h.*, to_char(h.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at
        FROM (
          ${SELECT_TRANSACTIONS}
          WHERE t.account_id = $1
@@ -73,55 +53,33 @@ export class HistoryService {
          LIMIT $6
        ) h
        ORDER BY h.created_at, h.id`,
-        [
-          account.id,
-          from,
-          until,
-          after?.createdAt ?? null,
-          after?.id ?? null,
-          limit + 1,
-        ],
-      );
+      [account.id, from, until, after?.createdAt ?? null, after?.id ?? null, limit + 1],
+    );
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return {
       records: page.map(transactionRecord),
-      next_cursor:
-        rows.length > limit && last
-          ? encodeCursor(last.cursor_at, last.id)
-          : null,
+      next_cursor: rows.length > limit && last ? encodeCursor(last.cursor_at, last.id) : null,
     };
   }
 
   async one(principal: WalletPrincipal, transactionId: string) {
-    const row = await this.records.byId(
-      this.db.manager,
-      principal.clientId,
-      transactionId,
-    );
-    if (!row) throw new NotFoundException("Transaction not found");
+    const row = await this.records.byId(this.db.manager, principal.clientId, transactionId);
+    if (!row) throw new NotFoundException('Transaction not found');
     return transactionRecord(row);
   }
 }
 
 /** createdAt is the UTC timestamp with microseconds, as Postgres stores it: "2024-01-01T12:00:00.123456Z". */
 function encodeCursor(createdAt: string, id: string): string {
-  return Buffer.from(`${createdAt}|${id}`).toString("base64url");
+  return Buffer.from(`${createdAt}|${id}`).toString('base64url');
 }
 
 function decodeCursor(cursor: string): { createdAt: string; id: string } {
-  const [createdAt, id] = Buffer.from(cursor, "base64url")
-    .toString()
-    .split("|");
+  const [createdAt, id] = Buffer.from(cursor, 'base64url').toString().split('|');
   const timestamp = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
-  if (
-    !createdAt ||
-    !id ||
-    !timestamp.test(createdAt) ||
-    Number.isNaN(Date.parse(createdAt)) ||
-    !UUID.test(id)
-  ) {
-    throw new BadRequestException(["cursor is invalid"]);
+  if (!createdAt || !id || !timestamp.test(createdAt) || Number.isNaN(Date.parse(createdAt)) || !UUID.test(id)) {
+    throw new BadRequestException(['cursor is invalid']);
   }
   return { createdAt, id };
 }

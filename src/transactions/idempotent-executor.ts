@@ -1,17 +1,10 @@
-import {
-  BadRequestException,
-  ConflictException,
-  Injectable,
-} from "@nestjs/common";
-import { InjectDataSource } from "@nestjs/typeorm";
-import { DataSource, EntityManager } from "typeorm";
-import {
-  isRetryableTransactionError,
-  isUniqueViolation,
-} from "../infra/database/pg-errors";
-import { FloorBreachError } from "../ledger/ledger.errors";
-import { Leg, TransactionRecords, TransactionRow } from "./transaction-records";
-import { OperationKind, WalletOperations } from "./wallet-operations";
+import { BadRequestException, ConflictException, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { isRetryableTransactionError, isUniqueViolation } from '../infra/database/pg-errors';
+import { FloorBreachError } from '../ledger/ledger.errors';
+import { Leg, TransactionRecords, TransactionRow } from './transaction-records';
+import { OperationKind, WalletOperations } from './wallet-operations';
 
 const MAX_ATTEMPTS = 3;
 
@@ -27,11 +20,7 @@ export interface OperationRequest {
  * Records the operation that owns an entry together with its legs, and returns them as records; throws when a
  * duplicate of this request committed first.
  */
-export type RecordOperation = (
-  entryId: string,
-  legs: Leg[],
-  reversesOperationId?: string,
-) => Promise<TransactionRow[]>;
+export type RecordOperation = (entryId: string, legs: Leg[], reversesOperationId?: string) => Promise<TransactionRow[]>;
 
 class DuplicateReference extends Error {}
 
@@ -51,46 +40,28 @@ export class IdempotentExecutor {
 
   async run<T>(
     request: OperationRequest,
-    work: (
-      manager: EntityManager,
-      record: RecordOperation,
-    ) => Promise<TransactionRow[]>,
+    work: (manager: EntityManager, record: RecordOperation) => Promise<TransactionRow[]>,
     present: (rows: TransactionRow[]) => T,
   ): Promise<T> {
     const replay = await this.replay(request, present);
     if (replay) return replay;
     for (let attempt = 1; ; attempt++) {
       try {
-        return present(
-          await this.db.transaction((manager) =>
-            work(manager, this.recorder(manager, request)),
-          ),
-        );
+        return present(await this.db.transaction((manager) => work(manager, this.recorder(manager, request))));
       } catch (error) {
         // A duplicate that lost the race may have failed on the balance its twin just spent: answer it as a replay.
-        if (
-          error instanceof DuplicateReference ||
-          error instanceof FloorBreachError ||
-          isUniqueViolation(error)
-        ) {
+        if (error instanceof DuplicateReference || error instanceof FloorBreachError || isUniqueViolation(error)) {
           const late = await this.replay(request, present);
           if (late) return late;
         }
-        if (isRetryableTransactionError(error) && attempt < MAX_ATTEMPTS)
-          continue;
-        if (error instanceof FloorBreachError)
-          throw new BadRequestException(
-            `Insufficient balance in wallet ${error.accountNumber}`,
-          );
+        if (isRetryableTransactionError(error) && attempt < MAX_ATTEMPTS) continue;
+        if (error instanceof FloorBreachError) throw new BadRequestException(`Insufficient balance in wallet ${error.accountNumber}`);
         throw error;
       }
     }
   }
 
-  private recorder(
-    manager: EntityManager,
-    request: OperationRequest,
-  ): RecordOperation {
+  private recorder(manager: EntityManager, request: OperationRequest): RecordOperation {
     return async (entryId, legs, reversesOperationId) => {
       const rows = await this.records.recordOperation(
         manager,
@@ -109,27 +80,13 @@ export class IdempotentExecutor {
     };
   }
 
-  private async replay<T>(
-    request: OperationRequest,
-    present: (rows: TransactionRow[]) => T,
-  ): Promise<T | null> {
+  private async replay<T>(request: OperationRequest, present: (rows: TransactionRow[]) => T): Promise<T | null> {
     if (!request.reference) return null;
-    const existing = await this.operations.findByReference(
-      this.db.manager,
-      request.clientId,
-      request.reference,
-    );
+    const existing = await this.operations.findByReference(this.db.manager, request.clientId, request.reference);
     if (!existing) return null;
-    if (
-      existing.kind !== request.kind ||
-      existing.request_fingerprint !== request.fingerprint
-    ) {
-      throw new ConflictException(
-        "source_transaction_id was already used for a different request",
-      );
+    if (existing.kind !== request.kind || existing.request_fingerprint !== request.fingerprint) {
+      throw new ConflictException('source_transaction_id was already used for a different request');
     }
-    return present(
-      await this.records.ofOperation(this.db.manager, existing.id),
-    );
+    return present(await this.records.ofOperation(this.db.manager, existing.id));
   }
 }

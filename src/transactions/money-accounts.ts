@@ -1,11 +1,7 @@
-import {
-  BadRequestException,
-  Injectable,
-  NotFoundException,
-} from "@nestjs/common";
-import { EntityManager } from "typeorm";
-import { WalletStatus } from "../wallets/wallet.entity";
-import { MoneyRole, moneyRefusal } from "../wallets/wallet-state-machine";
+import { BadRequestException, Injectable, NotFoundException } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { WalletStatus } from '../wallets/wallet.entity';
+import { MoneyRole, moneyRefusal } from '../wallets/wallet-state-machine';
 
 /** A wallet as a money movement sees it: ledger identity, currency and whether it may transact. */
 export interface MoneyWallet {
@@ -28,11 +24,7 @@ export class MoneyAccounts {
    * movement commits, so a state change or a profile deactivation (which update those rows) waits for it and
    * the rules checked here still hold when the money moves.
    */
-  async walletsForMoney(
-    manager: EntityManager,
-    clientId: string,
-    accountNumbers: string[],
-  ): Promise<MoneyWallet[]> {
+  async walletsForMoney(manager: EntityManager, clientId: string, accountNumbers: string[]): Promise<MoneyWallet[]> {
     const found: MoneyWallet[] = await manager.query(
       `${SELECT_MONEY_WALLET} WHERE a.client_id = $1 AND a.account_number = ANY($2) FOR SHARE OF w, p`,
       [clientId, accountNumbers],
@@ -46,17 +38,12 @@ export class MoneyAccounts {
 
   assertMay(wallet: MoneyWallet, role: MoneyRole): void {
     const refusal = moneyRefusal(wallet, role);
-    if (refusal === "PROFILE_DEACTIVATED") {
-      throw new BadRequestException(
-        `Wallet ${wallet.accountNumber} belongs to a deactivated profile and cannot transact`,
-      );
+    if (refusal === 'PROFILE_DEACTIVATED') {
+      throw new BadRequestException(`Wallet ${wallet.accountNumber} belongs to a deactivated profile and cannot transact`);
     }
-    if (refusal === "WALLET_STATE") {
-      const cannot =
-        role === "RECEIVE" ? "cannot receive money" : "cannot be debited";
-      throw new BadRequestException(
-        `Wallet ${wallet.accountNumber} is ${wallet.status} and ${cannot}`,
-      );
+    if (refusal === 'WALLET_STATE') {
+      const cannot = role === 'RECEIVE' ? 'cannot receive money' : 'cannot be debited';
+      throw new BadRequestException(`Wallet ${wallet.accountNumber} is ${wallet.status} and ${cannot}`);
     }
   }
 }

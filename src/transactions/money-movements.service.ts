@@ -1,22 +1,19 @@
-import { BadRequestException, Injectable } from "@nestjs/common";
-import Decimal from "decimal.js";
-import { randomUUID } from "node:crypto";
-import { EntityManager } from "typeorm";
-import { WalletPrincipal } from "../auth/principal";
-import {
-  ClientServicesService,
-  ServiceTerms,
-} from "../client-services/client-services.service";
-import { feeFor } from "../client-services/fees";
-import { formatAmount, Money, roundMoney } from "../common/money";
-import { ConversionDirection, FxService } from "../fx/fx.service";
-import { EntryBuilder } from "../ledger/entry-builder";
-import { LedgerService } from "../ledger/ledger.service";
-import { IdempotentExecutor } from "./idempotent-executor";
-import { MoneyAccounts } from "./money-accounts";
-import { CreditDebitDto, MoneyCommand, TransferDto } from "./transaction.dto";
-import { Leg, pairRecord, transactionRecord } from "./transaction-records";
-import { requestFingerprint } from "../common/fingerprint";
+import { BadRequestException, Injectable } from '@nestjs/common';
+import Decimal from 'decimal.js';
+import { randomUUID } from 'node:crypto';
+import { EntityManager } from 'typeorm';
+import { WalletPrincipal } from '../auth/principal';
+import { ClientServicesService, ServiceTerms } from '../client-services/client-services.service';
+import { feeFor } from '../client-services/fees';
+import { formatAmount, Money, roundMoney } from '../common/money';
+import { ConversionDirection, FxService } from '../fx/fx.service';
+import { EntryBuilder } from '../ledger/entry-builder';
+import { LedgerService } from '../ledger/ledger.service';
+import { IdempotentExecutor } from './idempotent-executor';
+import { MoneyAccounts } from './money-accounts';
+import { CreditDebitDto, MoneyCommand, TransferDto } from './transaction.dto';
+import { Leg, pairRecord, transactionRecord } from './transaction-records';
+import { requestFingerprint } from '../common/fingerprint';
 
 /** An amount priced in the wallet's currency, with the fee and, when converted, what the merchant sent. */
 interface Priced {
@@ -39,11 +36,7 @@ export class MoneyMovementsService {
     private readonly fx: FxService,
   ) {}
 
-  async creditOrDebit(
-    principal: WalletPrincipal,
-    command: MoneyCommand,
-    dto: CreditDebitDto,
-  ) {
+  async creditOrDebit(principal: WalletPrincipal, command: MoneyCommand, dto: CreditDebitDto) {
     const request = {
       clientId: principal.clientId,
       reference: dto.source_transaction_id,
@@ -53,62 +46,31 @@ export class MoneyMovementsService {
     return this.executor.run(
       request,
       async (manager, recordOperation) => {
-        const [wallet] = await this.accounts.walletsForMoney(
-          manager,
-          principal.clientId,
-          [dto.account_number],
-        );
-        const role = command === "CREDIT" ? "RECEIVE" : "PAY";
+        const [wallet] = await this.accounts.walletsForMoney(manager, principal.clientId, [dto.account_number]);
+        const role = command === 'CREDIT' ? 'RECEIVE' : 'PAY';
         this.accounts.assertMay(wallet, role);
-        const service = await this.usableService(
-          manager,
-          principal.clientId,
-          dto.client_service_code,
-        );
-        const priced = await this.price(
-          manager,
-          service,
-          dto,
-          wallet.currency,
-          command === "CREDIT" ? "INTO_WALLET" : "OUT_OF_WALLET",
-        );
-        if (command === "CREDIT" && priced.fee.gte(priced.amount)) {
-          throw new BadRequestException(
-            `Transaction amount must be greater than the fee of ${formatAmount(priced.fee)}`,
-          );
+        const service = await this.usableService(manager, principal.clientId, dto.client_service_code);
+        const priced = await this.price(manager, service, dto, wallet.currency, command === 'CREDIT' ? 'INTO_WALLET' : 'OUT_OF_WALLET');
+        if (command === 'CREDIT' && priced.fee.gte(priced.amount)) {
+          throw new BadRequestException(`Transaction amount must be greater than the fee of ${formatAmount(priced.fee)}`);
         }
 
-        const settlement = await this.ledger.systemAccount(
-          manager,
-          principal.clientId,
-          "SETTLEMENT",
-          dto.currency,
-        );
+        const settlement = await this.ledger.systemAccount(manager, principal.clientId, 'SETTLEMENT', dto.currency);
         const entry = new EntryBuilder();
         const outside = priced.original?.amount ?? priced.amount;
-        if (command === "CREDIT") {
-          entry
-            .debit(settlement.id, outside)
-            .credit(wallet.id, priced.amount.minus(priced.fee));
+        if (command === 'CREDIT') {
+          entry.debit(settlement.id, outside).credit(wallet.id, priced.amount.minus(priced.fee));
         } else {
-          entry
-            .debit(wallet.id, priced.amount.plus(priced.fee))
-            .credit(settlement.id, outside);
+          entry.debit(wallet.id, priced.amount.plus(priced.fee)).credit(settlement.id, outside);
         }
-        await this.addFee(
-          manager,
-          entry,
-          principal.clientId,
-          wallet.currency,
-          priced.fee,
-        );
+        await this.addFee(manager, entry, principal.clientId, wallet.currency, priced.fee);
         await this.addConversion(
           manager,
           entry,
           principal.clientId,
           wallet.currency,
           priced,
-          command === "CREDIT" ? "INTO_WALLET" : "OUT_OF_WALLET",
+          command === 'CREDIT' ? 'INTO_WALLET' : 'OUT_OF_WALLET',
         );
 
         const posted = await this.ledger.postEntry(manager, {
@@ -122,9 +84,9 @@ export class MoneyMovementsService {
             id: randomUUID(),
             accountId: wallet.id,
             accountNumber: wallet.accountNumber,
-            accountKind: "WALLET",
+            accountKind: 'WALLET',
             type: command,
-            source: command === "CREDIT" ? "EXTERNAL_CREDIT" : "EXTERNAL_DEBIT",
+            source: command === 'CREDIT' ? 'EXTERNAL_CREDIT' : 'EXTERNAL_DEBIT',
             currency: wallet.currency,
             amount: priced.amount,
             fee: priced.fee,
@@ -143,75 +105,47 @@ export class MoneyMovementsService {
     const request = {
       clientId: principal.clientId,
       reference: dto.source_transaction_id,
-      kind: "TRANSFER" as const,
-      fingerprint: requestFingerprint("TRANSFER", normalised(dto)),
+      kind: 'TRANSFER' as const,
+      fingerprint: requestFingerprint('TRANSFER', normalised(dto)),
     };
     return this.executor.run(
       request,
       async (manager, recordOperation) => {
         if (dto.source_account_number === dto.destination_account_number) {
-          throw new BadRequestException(
-            "Source and destination wallets must be different",
-          );
+          throw new BadRequestException('Source and destination wallets must be different');
         }
-        const [source, destination] = await this.accounts.walletsForMoney(
-          manager,
-          principal.clientId,
-          [dto.source_account_number, dto.destination_account_number],
-        );
-        this.accounts.assertMay(source, "PAY");
-        this.accounts.assertMay(destination, "RECEIVE");
+        const [source, destination] = await this.accounts.walletsForMoney(manager, principal.clientId, [
+          dto.source_account_number,
+          dto.destination_account_number,
+        ]);
+        this.accounts.assertMay(source, 'PAY');
+        this.accounts.assertMay(destination, 'RECEIVE');
         if (source.currency !== destination.currency) {
-          throw new BadRequestException(
-            "Transfers need source and destination wallets of the same currency",
-          );
+          throw new BadRequestException('Transfers need source and destination wallets of the same currency');
         }
-        const service = await this.usableService(
-          manager,
-          principal.clientId,
-          dto.client_service_code,
-        );
+        const service = await this.usableService(manager, principal.clientId, dto.client_service_code);
         // Only the amount is converted: no money in the request currency moves, so there is no FX position.
-        const priced = await this.price(
-          manager,
-          service,
-          dto,
-          source.currency,
-          "OUT_OF_WALLET",
-        );
-        const entry = new EntryBuilder()
-          .debit(source.id, priced.amount.plus(priced.fee))
-          .credit(destination.id, priced.amount);
-        await this.addFee(
-          manager,
-          entry,
-          principal.clientId,
-          source.currency,
-          priced.fee,
-        );
+        const priced = await this.price(manager, service, dto, source.currency, 'OUT_OF_WALLET');
+        const entry = new EntryBuilder().debit(source.id, priced.amount.plus(priced.fee)).credit(destination.id, priced.amount);
+        await this.addFee(manager, entry, principal.clientId, source.currency, priced.fee);
 
         const posted = await this.ledger.postEntry(manager, {
           clientId: principal.clientId,
-          kind: "WALLET_TRANSFER",
+          kind: 'WALLET_TRANSFER',
           lines: entry.lines(),
         });
         const debitId = randomUUID();
         const creditId = randomUUID();
-        const common = {
-          ...this.legDefaults(dto, service),
-          currency: source.currency,
-          amount: priced.amount,
-          original: priced.original,
-        };
+        const common = { ...this.legDefaults(dto, service), currency: source.currency, amount: priced.amount, original: priced.original };
         return recordOperation(posted.entryId, [
           {
             ...common,
             id: debitId,
             accountId: source.id,
             accountNumber: source.accountNumber,
-            accountKind: "WALLET",
-            type: "DEBIT",
-            source: "INTERNAL_TRANSFER_DEBIT",
+            accountKind: 'WALLET',
+            type: 'DEBIT',
+            source: 'INTERNAL_TRANSFER_DEBIT',
             fee: priced.fee,
             movement: posted.movements.get(source.id)!,
             otherPartyAccount: destination.accountNumber,
@@ -222,9 +156,9 @@ export class MoneyMovementsService {
             id: creditId,
             accountId: destination.id,
             accountNumber: destination.accountNumber,
-            accountKind: "WALLET",
-            type: "CREDIT",
-            source: "INTERNAL_TRANSFER_CREDIT",
+            accountKind: 'WALLET',
+            type: 'CREDIT',
+            source: 'INTERNAL_TRANSFER_CREDIT',
             fee: new Money(0),
             movement: posted.movements.get(destination.id)!,
             otherPartyAccount: source.accountNumber,
@@ -240,53 +174,30 @@ export class MoneyMovementsService {
    * Operator funding (admin CLI `wallet:fund`): an EXTERNAL_CREDIT from the client's settlement account, with
    * no client service and no fee.
    */
-  async fund(
-    clientId: string,
-    accountNumber: string,
-    amount: Decimal,
-    narration = "Wallet funding",
-  ) {
+  async fund(clientId: string, accountNumber: string, amount: Decimal, narration = 'Wallet funding') {
     return this.executor.run(
       {
         clientId,
         reference: null,
-        kind: "FUNDING",
-        fingerprint: requestFingerprint("FUNDING", {
-          accountNumber,
-          amount: amount.toFixed(),
-        }),
+        kind: 'FUNDING',
+        fingerprint: requestFingerprint('FUNDING', { accountNumber, amount: amount.toFixed() }),
       },
       async (manager, recordOperation) => {
-        const [wallet] = await this.accounts.walletsForMoney(
-          manager,
-          clientId,
-          [accountNumber],
-        );
-        this.accounts.assertMay(wallet, "RECEIVE");
-        const settlement = await this.ledger.systemAccount(
-          manager,
-          clientId,
-          "SETTLEMENT",
-          wallet.currency,
-        );
-        const entry = new EntryBuilder()
-          .debit(settlement.id, amount)
-          .credit(wallet.id, amount);
-        const posted = await this.ledger.postEntry(manager, {
-          clientId,
-          kind: "WALLET_FUNDING",
-          lines: entry.lines(),
-        });
+        const [wallet] = await this.accounts.walletsForMoney(manager, clientId, [accountNumber]);
+        this.accounts.assertMay(wallet, 'RECEIVE');
+        const settlement = await this.ledger.systemAccount(manager, clientId, 'SETTLEMENT', wallet.currency);
+        const entry = new EntryBuilder().debit(settlement.id, amount).credit(wallet.id, amount);
+        const posted = await this.ledger.postEntry(manager, { clientId, kind: 'WALLET_FUNDING', lines: entry.lines() });
         return recordOperation(posted.entryId, [
           {
             id: randomUUID(),
             accountId: wallet.id,
             accountNumber: wallet.accountNumber,
-            accountKind: "WALLET",
+            accountKind: 'WALLET',
             clientServiceId: null,
             clientServiceCode: null,
-            type: "CREDIT",
-            source: "EXTERNAL_CREDIT",
+            type: 'CREDIT',
+            source: 'EXTERNAL_CREDIT',
             currency: wallet.currency,
             amount,
             fee: new Money(0),
@@ -305,14 +216,9 @@ export class MoneyMovementsService {
     );
   }
 
-  private async usableService(
-    manager: EntityManager,
-    clientId: string,
-    code: string,
-  ): Promise<ServiceTerms> {
+  private async usableService(manager: EntityManager, clientId: string, code: string): Promise<ServiceTerms> {
     const service = await this.services.termsFor(manager, clientId, code);
-    if (!service.isActive)
-      throw new BadRequestException(`Client service ${code} is inactive`);
+    if (!service.isActive) throw new BadRequestException(`Client service ${code} is inactive`);
     return service;
   }
 
@@ -325,21 +231,13 @@ export class MoneyMovementsService {
     direction: ConversionDirection,
   ): Promise<Priced> {
     const requested = new Money(dto.transaction_amount);
-    let original: Priced["original"] = null;
+    let original: Priced['original'] = null;
     let amount = requested;
     if (dto.currency !== walletCurrency) {
-      const exchangeRate = await this.fx.conversionRate(
-        manager,
-        dto.currency,
-        walletCurrency,
-        direction,
-      );
+      const exchangeRate = await this.fx.conversionRate(manager, dto.currency, walletCurrency, direction);
       amount = roundMoney(requested.times(exchangeRate));
       original = { currency: dto.currency, amount: requested, exchangeRate };
-      if (amount.isZero())
-        throw new BadRequestException(
-          "Transaction amount is too small to convert",
-        );
+      if (amount.isZero()) throw new BadRequestException('Transaction amount is too small to convert');
     }
     if (amount.lt(service.minimumAmount) || amount.gt(service.maximumAmount)) {
       throw new BadRequestException(
@@ -349,20 +247,9 @@ export class MoneyMovementsService {
     return { amount, fee: feeFor(service.fees, amount), original };
   }
 
-  private async addFee(
-    manager: EntityManager,
-    entry: EntryBuilder,
-    clientId: string,
-    currency: string,
-    fee: Decimal,
-  ): Promise<void> {
+  private async addFee(manager: EntityManager, entry: EntryBuilder, clientId: string, currency: string, fee: Decimal): Promise<void> {
     if (fee.isZero()) return;
-    const feeIncome = await this.ledger.systemAccount(
-      manager,
-      clientId,
-      "FEE_INCOME",
-      currency,
-    );
+    const feeIncome = await this.ledger.systemAccount(manager, clientId, 'FEE_INCOME', currency);
     entry.credit(feeIncome.id, fee);
   }
 
@@ -379,45 +266,21 @@ export class MoneyMovementsService {
     direction: ConversionDirection,
   ): Promise<void> {
     if (!priced.original) return;
-    const outside = await this.ledger.systemAccount(
-      manager,
-      clientId,
-      "FX_POSITION",
-      priced.original.currency,
-    );
-    const inside = await this.ledger.systemAccount(
-      manager,
-      clientId,
-      "FX_POSITION",
-      walletCurrency,
-    );
-    if (direction === "INTO_WALLET") {
-      entry
-        .credit(outside.id, priced.original.amount)
-        .debit(inside.id, priced.amount);
+    const outside = await this.ledger.systemAccount(manager, clientId, 'FX_POSITION', priced.original.currency);
+    const inside = await this.ledger.systemAccount(manager, clientId, 'FX_POSITION', walletCurrency);
+    if (direction === 'INTO_WALLET') {
+      entry.credit(outside.id, priced.original.amount).debit(inside.id, priced.amount);
     } else {
-      entry
-        .debit(outside.id, priced.original.amount)
-        .credit(inside.id, priced.amount);
+      entry.debit(outside.id, priced.original.amount).credit(inside.id, priced.amount);
     }
   }
 
   private legDefaults(
-    dto: {
-      source_transaction_id: string;
-      source_transaction_data?: unknown;
-      transaction_narration?: string;
-      transaction_date?: string;
-    },
+    dto: { source_transaction_id: string; source_transaction_data?: unknown; transaction_narration?: string; transaction_date?: string },
     service: ServiceTerms,
   ): Pick<
     Leg,
-    | "clientServiceId"
-    | "clientServiceCode"
-    | "sourceTransactionId"
-    | "sourceTransactionData"
-    | "narration"
-    | "transactionDate"
+    'clientServiceId' | 'clientServiceCode' | 'sourceTransactionId' | 'sourceTransactionData' | 'narration' | 'transactionDate'
   > {
     return {
       clientServiceId: service.id,
@@ -425,9 +288,7 @@ export class MoneyMovementsService {
       sourceTransactionId: dto.source_transaction_id,
       sourceTransactionData: dto.source_transaction_data ?? null,
       narration: dto.transaction_narration ?? null,
-      transactionDate: dto.transaction_date
-        ? new Date(dto.transaction_date)
-        : new Date(),
+      transactionDate: dto.transaction_date ? new Date(dto.transaction_date) : new Date(),
     };
   }
 }
@@ -435,8 +296,6 @@ export class MoneyMovementsService {
 /** The request as compared for idempotency: amounts as decimals, so 100 and "100.00" are the same request. */
 function normalised(dto: object): Record<string, unknown> {
   const body = { ...(dto as Record<string, unknown>) };
-  body.transaction_amount = new Money(
-    body.transaction_amount as string,
-  ).toFixed();
+  body.transaction_amount = new Money(body.transaction_amount as string).toFixed();
   return body;
 }

@@ -1,17 +1,17 @@
-import { UUID } from "../common/validation/validators";
-import { Injectable } from "@nestjs/common";
-import Decimal from "decimal.js";
-import { EntityManager } from "typeorm";
-import { formatAmount } from "../common/money";
-import { AccountMovement } from "../ledger/ledger.service";
+import { UUID } from '../common/validation/validators';
+import { Injectable } from '@nestjs/common';
+import Decimal from 'decimal.js';
+import { EntityManager } from 'typeorm';
+import { formatAmount } from '../common/money';
+import { AccountMovement } from '../ledger/ledger.service';
 
 export type TransactionSource =
-  | "EXTERNAL_CREDIT"
-  | "EXTERNAL_DEBIT"
-  | "INTERNAL_TRANSFER_DEBIT"
-  | "INTERNAL_TRANSFER_CREDIT"
-  | "INTERNAL_REVERAL_DEBIT"
-  | "INTERNAL_REVERAL_CREDIT";
+  | 'EXTERNAL_CREDIT'
+  | 'EXTERNAL_DEBIT'
+  | 'INTERNAL_TRANSFER_DEBIT'
+  | 'INTERNAL_TRANSFER_CREDIT'
+  | 'INTERNAL_REVERAL_DEBIT'
+  | 'INTERNAL_REVERAL_CREDIT';
 
 /** One account's side of an operation, as the merchant sees it. */
 export interface Leg {
@@ -21,7 +21,7 @@ export interface Leg {
   accountKind: string;
   clientServiceId: string | null;
   clientServiceCode: string | null;
-  type: "CREDIT" | "DEBIT";
+  type: 'CREDIT' | 'DEBIT';
   source: TransactionSource;
   currency: string;
   amount: Decimal;
@@ -44,7 +44,7 @@ export interface TransactionRow {
   account_number: string;
   account_kind: string;
   client_service_code: string | null;
-  transaction_type: "CREDIT" | "DEBIT";
+  transaction_type: 'CREDIT' | 'DEBIT';
   transaction_source: TransactionSource;
   currency: string;
   transaction_amount: string;
@@ -81,40 +81,25 @@ export interface OperationToRecord {
 
 /** Column of wallet_transactions and the SQL type its parameter is cast to. */
 const LEG_COLUMNS: Array<[string, string, (leg: Leg) => unknown]> = [
-  ["id", "uuid", (l) => l.id],
-  ["account_id", "uuid", (l) => l.accountId],
-  ["client_service_id", "uuid", (l) => l.clientServiceId],
-  ["transaction_type", "varchar", (l) => l.type],
-  ["transaction_source", "varchar", (l) => l.source],
-  ["currency", "char(3)", (l) => l.currency],
-  ["transaction_amount", "numeric", (l) => l.amount.toFixed()],
-  ["transaction_fee", "numeric", (l) => l.fee.toFixed()],
-  ["previous_balance", "numeric", (l) => l.movement.balanceBefore.toFixed()],
-  ["current_balance", "numeric", (l) => l.movement.balanceAfter.toFixed()],
-  ["other_party_account", "varchar", (l) => l.otherPartyAccount],
-  [
-    "other_party_transaction_hash",
-    "varchar",
-    (l) => l.otherPartyTransactionHash,
-  ],
-  ["source_transaction_id", "varchar", (l) => l.sourceTransactionId],
-  [
-    "source_transaction_data",
-    "jsonb",
-    (l) =>
-      l.sourceTransactionData === undefined
-        ? null
-        : JSON.stringify(l.sourceTransactionData),
-  ],
-  ["transaction_narration", "varchar", (l) => l.narration],
-  ["transaction_date", "timestamptz", (l) => l.transactionDate],
-  ["original_currency", "char(3)", (l) => l.original?.currency ?? null],
-  ["original_amount", "numeric", (l) => l.original?.amount.toFixed() ?? null],
-  [
-    "exchange_rate",
-    "numeric",
-    (l) => l.original?.exchangeRate.toFixed() ?? null,
-  ],
+  ['id', 'uuid', (l) => l.id],
+  ['account_id', 'uuid', (l) => l.accountId],
+  ['client_service_id', 'uuid', (l) => l.clientServiceId],
+  ['transaction_type', 'varchar', (l) => l.type],
+  ['transaction_source', 'varchar', (l) => l.source],
+  ['currency', 'char(3)', (l) => l.currency],
+  ['transaction_amount', 'numeric', (l) => l.amount.toFixed()],
+  ['transaction_fee', 'numeric', (l) => l.fee.toFixed()],
+  ['previous_balance', 'numeric', (l) => l.movement.balanceBefore.toFixed()],
+  ['current_balance', 'numeric', (l) => l.movement.balanceAfter.toFixed()],
+  ['other_party_account', 'varchar', (l) => l.otherPartyAccount],
+  ['other_party_transaction_hash', 'varchar', (l) => l.otherPartyTransactionHash],
+  ['source_transaction_id', 'varchar', (l) => l.sourceTransactionId],
+  ['source_transaction_data', 'jsonb', (l) => (l.sourceTransactionData === undefined ? null : JSON.stringify(l.sourceTransactionData))],
+  ['transaction_narration', 'varchar', (l) => l.narration],
+  ['transaction_date', 'timestamptz', (l) => l.transactionDate],
+  ['original_currency', 'char(3)', (l) => l.original?.currency ?? null],
+  ['original_amount', 'numeric', (l) => l.original?.amount.toFixed() ?? null],
+  ['exchange_rate', 'numeric', (l) => l.original?.exchangeRate.toFixed() ?? null],
 ];
 
 /** Reads and writes the per-account transaction records of wallet operations. */
@@ -125,25 +110,14 @@ export class TransactionRecords {
    * Returns null when another request with the same reference committed first: the unique index makes a
    * concurrent duplicate wait for it, then insert nothing.
    */
-  async recordOperation(
-    manager: EntityManager,
-    op: OperationToRecord,
-    legs: Leg[],
-  ): Promise<TransactionRow[] | null> {
-    const values: unknown[] = [
-      op.clientId,
-      op.kind,
-      op.sourceTransactionId,
-      op.fingerprint,
-      op.entryId,
-      op.reversesOperationId ?? null,
-    ];
+  async recordOperation(manager: EntityManager, op: OperationToRecord, legs: Leg[]): Promise<TransactionRow[] | null> {
+    const values: unknown[] = [op.clientId, op.kind, op.sourceTransactionId, op.fingerprint, op.entryId, op.reversesOperationId ?? null];
     const rows = legs.map((leg) => {
       const params = LEG_COLUMNS.map(([, type, read]) => {
         values.push(read(leg));
         return `$${values.length}::${type}`;
       });
-      return `(${params.join(", ")})`;
+      return `(${params.join(', ')})`;
     });
     const names = LEG_COLUMNS.map(([name]) => name);
     const inserted: Array<{ operation_id: string }> = await manager.query(
@@ -153,8 +127,8 @@ export class TransactionRecords {
          ON CONFLICT (client_id, source_transaction_id) WHERE source_transaction_id IS NOT NULL DO NOTHING
          RETURNING id
        )
-       INSERT INTO wallet_transactions (operation_id, client_id, ${names.join(", ")})
-       SELECT op.id, $1, leg.* FROM op CROSS JOIN (VALUES ${rows.join(", ")}) AS leg(${names.join(", ")})
+       INSERT INTO wallet_transactions (operation_id, client_id, ${names.join(', ')})
+       SELECT op.id, $1, leg.* FROM op CROSS JOIN (VALUES ${rows.join(', ')}) AS leg(${names.join(', ')})
        RETURNING operation_id`,
       values,
     );
@@ -164,36 +138,19 @@ export class TransactionRecords {
   }
 
   /** The records of an operation, debit leg first. */
-  async ofOperation(
-    manager: EntityManager,
-    operationId: string,
-  ): Promise<TransactionRow[]> {
-    return manager.query(
-      `${SELECT_TRANSACTIONS} WHERE t.operation_id = $1 ORDER BY t.transaction_type = 'CREDIT', t.id`,
-      [operationId],
-    );
+  async ofOperation(manager: EntityManager, operationId: string): Promise<TransactionRow[]> {
+    return manager.query(`${SELECT_TRANSACTIONS} WHERE t.operation_id = $1 ORDER BY t.transaction_type = 'CREDIT', t.id`, [operationId]);
   }
 
-  async byId(
-    manager: EntityManager,
-    clientId: string,
-    transactionId: string,
-  ): Promise<TransactionRow | null> {
+  async byId(manager: EntityManager, clientId: string, transactionId: string): Promise<TransactionRow | null> {
     if (!UUID.test(transactionId)) return null;
-    const [row] = await manager.query(
-      `${SELECT_TRANSACTIONS} WHERE t.client_id = $1 AND t.id = $2`,
-      [clientId, transactionId],
-    );
+    const [row] = await manager.query(`${SELECT_TRANSACTIONS} WHERE t.client_id = $1 AND t.id = $2`, [clientId, transactionId]);
     return row ?? null;
   }
 }
 
 /** A just-written leg as the record reader would return it, so the answer needs no second query. */
-function rowOf(
-  leg: Leg,
-  operationId: string,
-  operationKind: string,
-): TransactionRow {
+function rowOf(leg: Leg, operationId: string, operationKind: string): TransactionRow {
   return {
     id: leg.id,
     operation_id: operationId,
@@ -241,16 +198,15 @@ export function transactionRecord(row: TransactionRow) {
     transaction_narration: row.transaction_narration,
     transaction_date: new Date(row.transaction_date).toISOString(),
     original_currency: row.original_currency,
-    original_amount:
-      row.original_amount === null ? null : formatAmount(row.original_amount),
+    original_amount: row.original_amount === null ? null : formatAmount(row.original_amount),
     exchange_rate: row.exchange_rate,
   };
 }
 
 /** Transfers and reversals answer with both sides. */
 export function pairRecord(rows: TransactionRow[]) {
-  const debit = rows.find((r) => r.transaction_type === "DEBIT")!;
-  const credit = rows.find((r) => r.transaction_type === "CREDIT")!;
+  const debit = rows.find((r) => r.transaction_type === 'DEBIT')!;
+  const credit = rows.find((r) => r.transaction_type === 'CREDIT')!;
   return {
     source_transaction: transactionRecord(debit),
     destination_transaction: transactionRecord(credit),

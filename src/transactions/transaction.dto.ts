@@ -1,35 +1,21 @@
-import { ApiProperty, ApiPropertyOptional } from "@nestjs/swagger";
-import {
-  IsIn,
-  IsISO8601,
-  IsObject,
-  IsOptional,
-  IsString,
-  Matches,
-  MaxLength,
-} from "class-validator";
-import { CURRENCIES } from "../common/currencies";
-import { IsBoundedJson } from "../common/validation/json-size";
-import {
-  IsCurrencyCode,
-  IsMoneyAmount,
-  LIMITS,
-  RequiredText,
-} from "../common/validation/validators";
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsISO8601, IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { CURRENCIES } from '../common/currencies';
+import { IsBoundedJson } from '../common/validation/json-size';
+import { IsCurrencyCode, IsMoneyAmount, LIMITS, RequiredText } from '../common/validation/validators';
 
 class MoneyRequestDto {
-  @ApiProperty({ example: "ACME" })
+  @ApiProperty({ example: 'ACME' })
   @RequiredText(LIMITS.code)
   client_code: string;
-  @ApiProperty({ example: "TOPUP" })
+  @ApiProperty({ example: 'TOPUP' })
   @RequiredText(LIMITS.code)
   client_service_code: string;
-  @ApiProperty({ example: 100 }) @IsMoneyAmount() transaction_amount:
-    number | string;
-  @ApiProperty({ example: "KES", enum: CURRENCIES })
+  @ApiProperty({ example: 100 }) @IsMoneyAmount() transaction_amount: number | string;
+  @ApiProperty({ example: 'KES', enum: CURRENCIES })
   @IsCurrencyCode()
   currency: string;
-  @ApiProperty({ example: "INV-2024-0001" })
+  @ApiProperty({ example: 'INV-2024-0001' })
   @RequiredText(LIMITS.reference)
   source_transaction_id: string;
   @ApiPropertyOptional({ example: { order: 42 } })
@@ -37,53 +23,52 @@ class MoneyRequestDto {
   @IsObject()
   @IsBoundedJson()
   source_transaction_data?: Record<string, unknown>;
-  @ApiPropertyOptional({ example: "Top-up from M-Pesa" })
+  @ApiPropertyOptional({ example: 'Top-up from M-Pesa' })
   @IsOptional()
   @IsString()
   @MaxLength(LIMITS.text)
   transaction_narration?: string;
-  @ApiPropertyOptional({ example: "2024-03-01T10:15:00Z" })
+  @ApiPropertyOptional({ example: '2024-03-01T10:15:00Z' })
   @IsOptional()
   @IsISO8601({ strict: true })
   // ISO 8601 also has week (2009-W01-1) and ordinal (2009-123) dates, which JavaScript cannot read: calendar dates only.
   @Matches(/^\d{4}-\d{2}-\d{2}(T|$)/, {
-    message:
-      "transaction_date must be a calendar date or date-time (YYYY-MM-DD…)",
+    message: 'transaction_date must be a calendar date or date-time (YYYY-MM-DD…)',
   })
   transaction_date?: string;
 }
 
 export class CreditDebitDto extends MoneyRequestDto {
-  @ApiProperty({ example: "1000000001" })
+  @ApiProperty({ example: '1000000001' })
   @RequiredText(LIMITS.code)
   account_number: string;
 }
 
 export class TransferDto extends MoneyRequestDto {
-  @ApiProperty({ example: "1000000001" })
+  @ApiProperty({ example: '1000000001' })
   @RequiredText(LIMITS.code)
   source_account_number: string;
-  @ApiProperty({ example: "1000000002" })
+  @ApiProperty({ example: '1000000002' })
   @RequiredText(LIMITS.code)
   destination_account_number: string;
-  @ApiProperty({ example: "INTERNAL" })
+  @ApiProperty({ example: 'INTERNAL' })
   @RequiredText(LIMITS.code)
   transaction_source: string;
 }
 
 export class ReversalDto {
-  @ApiPropertyOptional({ example: "REV-INV-2024-0001" })
+  @ApiPropertyOptional({ example: 'REV-INV-2024-0001' })
   @IsOptional()
   @RequiredText(LIMITS.reference)
   source_transaction_id?: string;
-  @ApiPropertyOptional({ example: "Reversal of INV-2024-0001" })
+  @ApiPropertyOptional({ example: 'Reversal of INV-2024-0001' })
   @IsOptional()
   @IsString()
   @MaxLength(LIMITS.text)
   transaction_narration?: string;
 }
 
-export const MONEY_COMMANDS = ["CREDIT", "DEBIT"] as const;
+export const MONEY_COMMANDS = ['CREDIT', 'DEBIT'] as const;
 export type MoneyCommand = (typeof MONEY_COMMANDS)[number];
 
 export class MoneyCommandQuery {
@@ -93,5 +78,5 @@ export class MoneyCommandQuery {
 }
 
 export class ReverseCommandQuery {
-  @ApiProperty({ enum: ["REVERSE"] }) @IsIn(["REVERSE"]) command: "REVERSE";
+  @ApiProperty({ enum: ['REVERSE'] }) @IsIn(['REVERSE']) command: 'REVERSE';
 }

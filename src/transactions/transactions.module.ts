@@ -1,13 +1,13 @@
-import { Module } from "@nestjs/common";
-import { ClientServicesModule } from "../client-services/client-services.module";
-import { HistoryService } from "./history.service";
-import { IdempotentExecutor } from "./idempotent-executor";
-import { MoneyAccounts } from "./money-accounts";
-import { MoneyMovementsService } from "./money-movements.service";
-import { ReversalsService } from "./reversals.service";
-import { TransactionRecords } from "./transaction-records";
-import { TransactionsController } from "./transactions.controller";
-import { WalletOperations } from "./wallet-operations";
+import { Module } from '@nestjs/common';
+import { ClientServicesModule } from '../client-services/client-services.module';
+import { HistoryService } from './history.service';
+import { IdempotentExecutor } from './idempotent-executor';
+import { MoneyAccounts } from './money-accounts';
+import { MoneyMovementsService } from './money-movements.service';
+import { ReversalsService } from './reversals.service';
+import { TransactionRecords } from './transaction-records';
+import { TransactionsController } from './transactions.controller';
+import { WalletOperations } from './wallet-operations';
 
 @Module({
   imports: [ClientServicesModule],

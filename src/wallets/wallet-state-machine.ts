@@ -1,26 +1,21 @@
-import { WalletStatus } from "./wallet.entity";
+import { WalletStatus } from './wallet.entity';
 
-export const WALLET_COMMANDS = [
-  "CLOSE",
-  "ACTIVATE",
-  "DORMANT",
-  "SUSPEND",
-] as const;
+export const WALLET_COMMANDS = ['CLOSE', 'ACTIVATE', 'DORMANT', 'SUSPEND'] as const;
 export type WalletCommand = (typeof WALLET_COMMANDS)[number];
 
 export const COMMAND_TARGET: Record<WalletCommand, WalletStatus> = {
-  ACTIVATE: "ACTIVE",
-  DORMANT: "DORMANT",
-  SUSPEND: "SUSPENDED",
-  CLOSE: "CLOSED",
+  ACTIVATE: 'ACTIVE',
+  DORMANT: 'DORMANT',
+  SUSPEND: 'SUSPENDED',
+  CLOSE: 'CLOSED',
 };
 
 /** Provider contract §4. A command to the current state is a no-op and is not listed here. */
 const ALLOWED: Record<WalletStatus, readonly WalletStatus[]> = {
-  PRE_ACTIVE: ["ACTIVE", "CLOSED"],
-  ACTIVE: ["DORMANT", "SUSPENDED", "CLOSED"],
-  DORMANT: ["ACTIVE", "SUSPENDED", "CLOSED"],
-  SUSPENDED: ["ACTIVE", "CLOSED"],
+  PRE_ACTIVE: ['ACTIVE', 'CLOSED'],
+  ACTIVE: ['DORMANT', 'SUSPENDED', 'CLOSED'],
+  DORMANT: ['ACTIVE', 'SUSPENDED', 'CLOSED'],
+  SUSPENDED: ['ACTIVE', 'CLOSED'],
   CLOSED: [],
 };
 
@@ -29,36 +24,33 @@ export function canTransition(from: WalletStatus, to: WalletStatus): boolean {
 }
 
 /** The side a wallet takes in a money movement: PAY is debited, RECEIVE is credited. */
-export type MoneyRole = "PAY" | "RECEIVE";
+export type MoneyRole = 'PAY' | 'RECEIVE';
 
 /** Provider contract §4: ACTIVE pays and receives, DORMANT only receives, the other states neither. */
 const MONEY_ROLES: Record<WalletStatus, readonly MoneyRole[]> = {
   PRE_ACTIVE: [],
-  ACTIVE: ["PAY", "RECEIVE"],
-  DORMANT: ["RECEIVE"],
+  ACTIVE: ['PAY', 'RECEIVE'],
+  DORMANT: ['RECEIVE'],
   SUSPENDED: [],
   CLOSED: [],
 };
 
-export type MoneyRefusal = "PROFILE_DEACTIVATED" | "WALLET_STATE";
+export type MoneyRefusal = 'PROFILE_DEACTIVATED' | 'WALLET_STATE';
 
 /**
  * Why a wallet may not take `role` in a money movement, or null when it may (provider contract §4): a wallet whose
  * profile is deactivated cannot transact at all, otherwise its state decides. The one place these rules live.
  */
-export function moneyRefusal(
-  wallet: { status: WalletStatus; profileActive: boolean },
-  role: MoneyRole,
-): MoneyRefusal | null {
-  if (!wallet.profileActive) return "PROFILE_DEACTIVATED";
-  return MONEY_ROLES[wallet.status].includes(role) ? null : "WALLET_STATE";
+export function moneyRefusal(wallet: { status: WalletStatus; profileActive: boolean }, role: MoneyRole): MoneyRefusal | null {
+  if (!wallet.profileActive) return 'PROFILE_DEACTIVATED';
+  return MONEY_ROLES[wallet.status].includes(role) ? null : 'WALLET_STATE';
 }
 
 /** The state half of `moneyRefusal`, for callers that check the profile separately (split settlements, to be merged). */
 export function mayReceive(status: WalletStatus): boolean {
-  return MONEY_ROLES[status].includes("RECEIVE");
+  return MONEY_ROLES[status].includes('RECEIVE');
 }
 
 export function mayPay(status: WalletStatus): boolean {
-  return MONEY_ROLES[status].includes("PAY");
+  return MONEY_ROLES[status].includes('PAY');
 }

@@ -1,7 +1,7 @@
-import { formatAmount } from "../common/money";
-import { LedgerAccount } from "../ledger/ledger-account";
-import { AccountType } from "./account-type.entity";
-import { Wallet } from "./wallet.entity";
+import { formatAmount } from '../common/money';
+import { LedgerAccount } from '../ledger/ledger-account';
+import { AccountType } from './account-type.entity';
+import { Wallet } from './wallet.entity';
 
 export function accountTypeRecord(type: AccountType) {
   return {
@@ -26,10 +26,7 @@ export function accountTypeListRecord(type: AccountType, clientCode: string) {
 
 export function walletRecord(
   wallet: Wallet,
-  account: Pick<
-    LedgerAccount,
-    "accountNumber" | "currency" | "minimumBalance" | "canOverdraw"
-  >,
+  account: Pick<LedgerAccount, 'accountNumber' | 'currency' | 'minimumBalance' | 'canOverdraw'>,
 ) {
   return {
     account_id: wallet.id,
@@ -47,8 +44,5 @@ export function walletRecord(
 
 /** A wallet as listed under its profile: the record plus its ledger balance. */
 export function walletSummary(wallet: Wallet, account: LedgerAccount) {
-  return {
-    ...walletRecord(wallet, account),
-    current_balance: formatAmount(account.balance),
-  };
+  return { ...walletRecord(wallet, account), current_balance: formatAmount(account.balance) };
 }

@@ -1,24 +1,19 @@
-import { ApiProperty, ApiPropertyOptional } from "@nestjs/swagger";
-import { ListMetadata, ListStatistic } from "../common/openapi/list-envelope";
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ListMetadata, ListStatistic } from '../common/openapi/list-envelope';
 
 export class AccountTypeRecord {
-  @ApiProperty({ format: "uuid" }) account_type_id: string;
-  @ApiProperty({ example: "SAVINGS" }) account_type_code: string;
-  @ApiProperty({ example: "Savings" }) account_type_name: string;
-  @ApiPropertyOptional({
-    type: String,
-    nullable: true,
-    example: "Customer savings wallets",
-  })
-  account_type_description: string | null;
+  @ApiProperty({ format: 'uuid' }) account_type_id: string;
+  @ApiProperty({ example: 'SAVINGS' }) account_type_code: string;
+  @ApiProperty({ example: 'Savings' }) account_type_name: string;
+  @ApiPropertyOptional({ type: String, nullable: true, example: 'Customer savings wallets' }) account_type_description: string | null;
   @ApiProperty({ example: true }) is_active: boolean;
-  @ApiProperty({ format: "date-time" }) created_at: string;
-  @ApiProperty({ format: "date-time" }) updated_at: string;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ format: 'date-time' }) updated_at: string;
 }
 
 class ClientRef {
-  @ApiProperty({ format: "uuid" }) client_id: string;
-  @ApiProperty({ example: "ACME" }) client_code: string;
+  @ApiProperty({ format: 'uuid' }) client_id: string;
+  @ApiProperty({ example: 'ACME' }) client_code: string;
 }
 
 export class AccountTypeListRecord extends AccountTypeRecord {
@@ -30,51 +25,41 @@ export class AccountTypeListRecord extends AccountTypeRecord {
 export class AccountTypeList {
   @ApiProperty({ type: ListMetadata }) metadata: ListMetadata;
   @ApiProperty({ type: [ListStatistic] }) statistics: ListStatistic[];
-  @ApiProperty({ type: [AccountTypeListRecord] })
-  records: AccountTypeListRecord[];
+  @ApiProperty({ type: [AccountTypeListRecord] }) records: AccountTypeListRecord[];
 }
 
 export class WalletRecord {
-  @ApiProperty({ format: "uuid" }) account_id: string;
-  @ApiProperty({ example: "1000000001" }) account_number: string;
-  @ApiProperty({ example: "Jane Doe savings" }) account_name: string;
-  @ApiProperty({ example: "KES" }) currency: string;
-  @ApiProperty({ example: "0.0000" }) minimum_balance: string;
+  @ApiProperty({ format: 'uuid' }) account_id: string;
+  @ApiProperty({ example: '1000000001' }) account_number: string;
+  @ApiProperty({ example: 'Jane Doe savings' }) account_name: string;
+  @ApiProperty({ example: 'KES' }) currency: string;
+  @ApiProperty({ example: '0.0000' }) minimum_balance: string;
   @ApiProperty({ example: false }) can_overdraw: boolean;
-  @ApiProperty({
-    enum: ["PRE_ACTIVE", "ACTIVE", "DORMANT", "SUSPENDED", "CLOSED"],
-    example: "ACTIVE",
-  })
-  status: string;
-  @ApiPropertyOptional({ type: String, nullable: true }) status_description:
-    string | null;
-  @ApiProperty({ format: "date-time" }) created_at: string;
-  @ApiProperty({ format: "date-time" }) updated_at: string;
+  @ApiProperty({ enum: ['PRE_ACTIVE', 'ACTIVE', 'DORMANT', 'SUSPENDED', 'CLOSED'], example: 'ACTIVE' }) status: string;
+  @ApiPropertyOptional({ type: String, nullable: true }) status_description: string | null;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ format: 'date-time' }) updated_at: string;
 }
 
 /** A wallet with its ledger balance, as fetched or listed under its profile. */
 export class WalletWithBalance extends WalletRecord {
-  @ApiProperty({ example: "1500.0000" }) current_balance: string;
+  @ApiProperty({ example: '1500.0000' }) current_balance: string;
 }
 
 class WalletClient {
-  @ApiProperty({ format: "uuid" }) client_id: string;
-  @ApiProperty({ example: "Acme Ltd" }) client_name: string;
-  @ApiProperty({ example: "ACME" }) client_code: string;
+  @ApiProperty({ format: 'uuid' }) client_id: string;
+  @ApiProperty({ example: 'Acme Ltd' }) client_name: string;
+  @ApiProperty({ example: 'ACME' }) client_code: string;
 }
 
 export class WalletDetails extends WalletWithBalance {
-  @ApiProperty({
-    type: Object,
-    nullable: true,
-    description: "the owning profile, as GET client-profiles returns it",
-  })
-  profile: object | null;
+  @ApiProperty({ type: Object, nullable: true, description: 'the owning profile, as GET client-profiles returns it' }) profile:
+    object | null;
   @ApiProperty({ type: WalletClient }) client: WalletClient;
 }
 
 export class WalletStatusChange {
-  @ApiProperty({ example: "1000000001" }) account_number: string;
-  @ApiProperty({ example: "SUSPENDED" }) status: string;
-  @ApiProperty({ example: "Wallet status is SUSPENDED" }) message: string;
+  @ApiProperty({ example: '1000000001' }) account_number: string;
+  @ApiProperty({ example: 'SUSPENDED' }) status: string;
+  @ApiProperty({ example: 'Wallet status is SUSPENDED' }) message: string;
 }

@@ -1,26 +1,17 @@
-import {
-  BadRequestException,
-  ConflictException,
-  Injectable,
-  NotFoundException,
-} from "@nestjs/common";
-import { InjectDataSource } from "@nestjs/typeorm";
-import { DataSource, EntityManager } from "typeorm";
-import { WalletPrincipal } from "../auth/principal";
-import { Money } from "../common/money";
-import { LedgerAccount } from "../ledger/ledger-account";
-import { LedgerService } from "../ledger/ledger.service";
-import { Profile } from "../profiles/profile.entity";
-import { profileFields } from "../profiles/profile.presenter";
-import { AccountType } from "./account-type.entity";
-import { CreateWalletDto } from "./wallet.dto";
-import { Wallet } from "./wallet.entity";
-import { walletRecord, walletSummary } from "./wallet.presenter";
-import {
-  canTransition,
-  COMMAND_TARGET,
-  WalletCommand,
-} from "./wallet-state-machine";
+import { BadRequestException, ConflictException, Injectable, NotFoundException } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { WalletPrincipal } from '../auth/principal';
+import { Money } from '../common/money';
+import { LedgerAccount } from '../ledger/ledger-account';
+import { LedgerService } from '../ledger/ledger.service';
+import { Profile } from '../profiles/profile.entity';
+import { profileFields } from '../profiles/profile.presenter';
+import { AccountType } from './account-type.entity';
+import { CreateWalletDto } from './wallet.dto';
+import { Wallet } from './wallet.entity';
+import { walletRecord, walletSummary } from './wallet.presenter';
+import { canTransition, COMMAND_TARGET, WalletCommand } from './wallet-state-machine';
 
 const LEDGER_COLUMNS = `a.account_number AS "accountNumber", a.currency, a.balance, a.minimum_balance AS "minimumBalance",
   a.can_overdraw AS "canOverdraw", a.kind, a.client_id AS "clientId", a.id`;
@@ -34,20 +25,12 @@ export class WalletsService {
 
   async create(principal: WalletPrincipal, dto: CreateWalletDto) {
     return this.db.transaction(async (manager) => {
-      const profile = await manager.findOneBy(Profile, {
-        clientId: principal.clientId,
-        clientProfileId: dto.client_profile_id,
-      });
-      if (!profile) throw new NotFoundException("Profile not found");
-      if (profile.isActive !== 1)
-        throw new BadRequestException("Profile is inactive");
-      const type = await manager.findOneBy(AccountType, {
-        clientId: principal.clientId,
-        code: dto.account_type_code,
-      });
-      if (!type) throw new NotFoundException("Account type not found");
-      if (type.isActive !== 1)
-        throw new BadRequestException("Account type is inactive");
+      const profile = await manager.findOneBy(Profile, { clientId: principal.clientId, clientProfileId: dto.client_profile_id });
+      if (!profile) throw new NotFoundException('Profile not found');
+      if (profile.isActive !== 1) throw new BadRequestException('Profile is inactive');
+      const type = await manager.findOneBy(AccountType, { clientId: principal.clientId, code: dto.account_type_code });
+      if (!type) throw new NotFoundException('Account type not found');
+      if (type.isActive !== 1) throw new BadRequestException('Account type is inactive');
 
       const account = await this.ledger.openWalletAccount(manager, {
         clientId: principal.clientId,
@@ -65,42 +48,22 @@ export class WalletsService {
         statusDescription: dto.status_description ?? null,
       });
       await manager.insert(Wallet, wallet);
-      return walletRecord(
-        await manager.findOneByOrFail(Wallet, { id: wallet.id }),
-        account,
-      );
+      return walletRecord(await manager.findOneByOrFail(Wallet, { id: wallet.id }), account);
     });
   }
 
   async fetch(principal: WalletPrincipal, accountNumber: string) {
-    const { wallet, account } = await this.findOwned(
-      this.db.manager,
-      principal,
-      accountNumber,
-    );
-    const profile = await this.db.manager.findOneBy(Profile, {
-      id: wallet.profileId,
-    });
-    const [client] = await this.db.query(
-      "SELECT id, code, name FROM clients WHERE id = $1",
-      [principal.clientId],
-    );
+    const { wallet, account } = await this.findOwned(this.db.manager, principal, accountNumber);
+    const profile = await this.db.manager.findOneBy(Profile, { id: wallet.profileId });
+    const [client] = await this.db.query('SELECT id, code, name FROM clients WHERE id = $1', [principal.clientId]);
     return {
       ...walletSummary(wallet, account),
       profile: profile ? profileFields(profile, client) : null,
-      client: {
-        client_id: client.id,
-        client_name: client.name,
-        client_code: client.code,
-      },
+      client: { client_id: client.id, client_name: client.name, client_code: client.code },
     };
   }
 
-  async applyCommand(
-    principal: WalletPrincipal,
-    accountNumber: string,
-    command: WalletCommand,
-  ) {
+  async applyCommand(principal: WalletPrincipal, accountNumber: string, command: WalletCommand) {
     return this.db.transaction(async (manager) => {
       // Locks in the order money movements take them: the wallet row (they share-lock it, so this waits for any
       // in flight), then its ledger row (every posting locks it), so no money moves while the state changes.
@@ -108,63 +71,39 @@ export class WalletsService {
         `SELECT 1 FROM wallets w JOIN ledger_accounts a ON a.id = w.id WHERE a.client_id = $1 AND a.account_number = $2 FOR UPDATE OF w`,
         [principal.clientId, accountNumber],
       );
-      const { wallet, account } = await this.findOwned(
-        manager,
-        principal,
-        accountNumber,
-        true,
-      );
+      const { wallet, account } = await this.findOwned(manager, principal, accountNumber, true);
       const target = COMMAND_TARGET[command];
       if (!canTransition(wallet.status, target)) {
-        throw new ConflictException(
-          `Wallet cannot move from ${wallet.status} to ${target}`,
-        );
+        throw new ConflictException(`Wallet cannot move from ${wallet.status} to ${target}`);
       }
-      if (
-        target === "CLOSED" &&
-        wallet.status !== "CLOSED" &&
-        !new Money(account.balance).isZero()
-      ) {
-        throw new ConflictException("Wallet balance must be zero to close it");
+      if (target === 'CLOSED' && wallet.status !== 'CLOSED' && !new Money(account.balance).isZero()) {
+        throw new ConflictException('Wallet balance must be zero to close it');
       }
       if (wallet.status !== target) {
         await manager.update(Wallet, { id: wallet.id }, { status: target });
       }
-      return {
-        account_number: account.accountNumber,
-        status: target,
-        message: `Wallet status is ${target}`,
-      };
+      return { account_number: account.accountNumber, status: target, message: `Wallet status is ${target}` };
     });
   }
 
   async summariesOfProfile(profileId: string) {
-    const wallets = await this.db.manager.find(Wallet, {
-      where: { profileId },
-      order: { createdAt: "ASC" },
-    });
+    const wallets = await this.db.manager.find(Wallet, { where: { profileId }, order: { createdAt: 'ASC' } });
     if (wallets.length === 0) return [];
-    const accounts: LedgerAccount[] = await this.db.query(
-      `SELECT ${LEDGER_COLUMNS} FROM ledger_accounts a WHERE a.id = ANY($1)`,
-      [wallets.map((w) => w.id)],
-    );
+    const accounts: LedgerAccount[] = await this.db.query(`SELECT ${LEDGER_COLUMNS} FROM ledger_accounts a WHERE a.id = ANY($1)`, [
+      wallets.map((w) => w.id),
+    ]);
     const byId = new Map(accounts.map((a) => [a.id, a]));
     return wallets.map((w) => walletSummary(w, byId.get(w.id)!));
   }
 
   /** Another client's wallet is reported exactly as a missing one. */
-  async findOwned(
-    manager: EntityManager,
-    principal: WalletPrincipal,
-    accountNumber: string,
-    lock = false,
-  ) {
+  async findOwned(manager: EntityManager, principal: WalletPrincipal, accountNumber: string, lock = false) {
     const [account]: LedgerAccount[] = await manager.query(
       `SELECT ${LEDGER_COLUMNS} FROM ledger_accounts a
-       WHERE a.client_id = $1 AND a.account_number = $2 AND a.kind = 'WALLET' ${lock ? "FOR UPDATE" : ""}`,
+       WHERE a.client_id = $1 AND a.account_number = $2 AND a.kind = 'WALLET' ${lock ? 'FOR UPDATE' : ''}`,
       [principal.clientId, accountNumber],
     );
-    if (!account) throw new NotFoundException("Wallet not found");
+    if (!account) throw new NotFoundException('Wallet not found');
     const wallet = await manager.findOneByOrFail(Wallet, { id: account.id });
     return { wallet, account };
   }

@@ -1,20 +1,15 @@
-import { Processor } from "@nestjs/bullmq";
-import { InjectDataSource } from "@nestjs/typeorm";
-import { Job } from "bullmq";
-import { DataSource } from "typeorm";
-import { EngineMetrics } from "../infra/metrics/engine-metrics";
-import { OutboxJobProcessor } from "../infra/queue/outbox-job.processor";
-import { QUEUES } from "../infra/queue/queues";
-import { CheckoutSessionsService } from "../payments/checkout-sessions.service";
-import { PaymentSettlementService } from "../payments/payment-settlement.service";
-import { CollectionReversalsService } from "../reversals/collection-reversals.service";
+import { Processor } from '@nestjs/bullmq';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { Job } from 'bullmq';
+import { DataSource } from 'typeorm';
+import { EngineMetrics } from '../infra/metrics/engine-metrics';
+import { OutboxJobProcessor } from '../infra/queue/outbox-job.processor';
+import { QUEUES } from '../infra/queue/queues';
+import { CheckoutSessionsService } from '../payments/checkout-sessions.service';
+import { PaymentSettlementService } from '../payments/payment-settlement.service';
+import { CollectionReversalsService } from '../reversals/collection-reversals.service';
 
-type PaymentsJob = {
-  paymentId?: string;
-  sessionId?: string;
-  reversalId?: string;
-  outboxId?: string;
-};
+type PaymentsJob = { paymentId?: string; sessionId?: string; reversalId?: string; outboxId?: string };
 
 /**
  * The payments queue (worker role): settling payments with the operator and expiring checkout sessions (the
@@ -35,11 +30,11 @@ export class PaymentsProcessor extends OutboxJobProcessor<PaymentsJob> {
 
   async process(job: Job<PaymentsJob>): Promise<void> {
     switch (job.name) {
-      case "settle":
+      case 'settle':
         return this.settlement.settle(job.data.paymentId!);
-      case "expire-checkout":
+      case 'expire-checkout':
         return this.sessions.expire(job.data.sessionId!);
-      case "reverse":
+      case 'reverse':
         return this.reversals.advance(job.data.reversalId!);
       default:
         throw new Error(`unknown payments job ${job.name}`);

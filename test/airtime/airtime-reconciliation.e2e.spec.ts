@@ -1,12 +1,7 @@
-import { NestFastifyApplication } from "@nestjs/platform-fastify";
-import Decimal from "decimal.js";
-import { AirtimeReconciliationService } from "../../src/airtime/airtime-reconciliation.service";
-import {
-  AIRTIME_RAIL,
-  AirtimeOutcome,
-  AirtimeRail,
-  AirtimeTopUp,
-} from "../../src/rails/airtime.rail";
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import Decimal from 'decimal.js';
+import { AirtimeReconciliationService } from '../../src/airtime/airtime-reconciliation.service';
+import { AIRTIME_RAIL, AirtimeOutcome, AirtimeRail, AirtimeTopUp } from '../../src/rails/airtime.rail';
 import {
   AirtimeMerchant,
   airtimeBody,
@@ -15,16 +10,10 @@ import {
   createAirtimeMerchant,
   sendAirtime,
   waitForProcessed,
-} from "../support/airtime-fixtures";
-import {
-  IsolatedSandbox,
-  MerchantReceiver,
-  sleep,
-  startIsolatedSandbox,
-  waitFor,
-} from "../support/gateway-fixtures";
-import { ledgerViolations } from "../support/money-fixtures";
-import { dataSource } from "../support/test-app";
+} from '../support/airtime-fixtures';
+import { IsolatedSandbox, MerchantReceiver, sleep, startIsolatedSandbox, waitFor } from '../support/gateway-fixtures';
+import { ledgerViolations } from '../support/money-fixtures';
+import { dataSource } from '../support/test-app';
 
 jest.setTimeout(120_000);
 
@@ -38,7 +27,7 @@ const FEE = 10; // the merchant's FIXED airtime fee
  * provider answers by number, so its 601/604 numbers stay held; a test answer stands in for a provider that
  * later resolves them.
  */
-describe("airtime reconciliation (worker, sandbox provider)", () => {
+describe('airtime reconciliation (worker, sandbox provider)', () => {
   let sandbox: IsolatedSandbox;
   let app: NestFastifyApplication;
   let receiver: MerchantReceiver;
@@ -46,10 +35,7 @@ describe("airtime reconciliation (worker, sandbox provider)", () => {
   let reconciliation: AirtimeReconciliationService;
 
   beforeAll(async () => {
-    sandbox = await startIsolatedSandbox({
-      SANDBOX_SETTLE_DELAY_MS: "100",
-      PAYOUT_RECONCILE_AFTER_MS: String(RECONCILE_AFTER_MS),
-    });
+    sandbox = await startIsolatedSandbox({ SANDBOX_SETTLE_DELAY_MS: '100', PAYOUT_RECONCILE_AFTER_MS: String(RECONCILE_AFTER_MS) });
     ({ app, receiver } = sandbox);
     rail = app.get(AIRTIME_RAIL);
     reconciliation = app.get(AirtimeReconciliationService);
@@ -61,13 +47,8 @@ describe("airtime reconciliation (worker, sandbox provider)", () => {
   });
 
   /** Accepts a request and waits until the provider was asked about every recipient. */
-  async function send(
-    merchant: AirtimeMerchant,
-    recipients: Array<{ phone_number: string; amount: string }>,
-  ) {
-    const body = airtimeBody(recipients, {
-      service_code: merchant.serviceCode,
-    });
+  async function send(merchant: AirtimeMerchant, recipients: Array<{ phone_number: string; amount: string }>) {
+    const body = airtimeBody(recipients, { service_code: merchant.serviceCode });
     expect((await sendAirtime(app, merchant, body)).status).toBe(200);
     const results = await waitForProcessed(app, merchant, body.reference);
     return { reference: body.reference, results };
@@ -96,115 +77,69 @@ describe("airtime reconciliation (worker, sandbox provider)", () => {
   /** The provider now answers `answers` by correlation id, and the sandbox's answer for every other top-up. */
   function providerAnswers(answers: Record<string, AirtimeOutcome>) {
     const sandboxAnswer = rail.outcomeOf.bind(rail);
-    return jest
-      .spyOn(rail, "outcomeOf")
-      .mockImplementation(
-        async (t: AirtimeTopUp) => answers[t.correlationId] ?? sandboxAnswer(t),
-      );
+    return jest.spyOn(rail, 'outcomeOf').mockImplementation(async (t: AirtimeTopUp) => answers[t.correlationId] ?? sandboxAnswer(t));
   }
 
-  it("re-asks about 601/604 recipients, keeps them held while the provider says so, and books its final answer once", async () => {
+  it('re-asks about 601/604 recipients, keeps them held while the provider says so, and books its final answer once', async () => {
     const merchant = await createAirtimeMerchant(app, receiver);
     const before = await airtimeMoney(app, merchant);
-    const outcomeOf = jest.spyOn(rail, "outcomeOf");
+    const outcomeOf = jest.spyOn(rail, 'outcomeOf');
     const { reference, results } = await send(merchant, [
-      { phone_number: "254700000002", amount: "10.1234" },
-      { phone_number: "254700000003", amount: "20.5001" },
-      { phone_number: "254712345678", amount: "5" },
+      { phone_number: '254700000002', amount: '10.1234' },
+      { phone_number: '254700000003', amount: '20.5001' },
+      { phone_number: '254712345678', amount: '5' },
     ]);
     const [processing, jammed] = results;
     expect(results.map((r) => r.service_status)).toEqual([601, 604, 602]);
     const withFee = (amount: string) => new Decimal(amount).plus(FEE);
-    const held = withFee("10.1234").plus(withFee("20.5001"));
+    const held = withFee('10.1234').plus(withFee('20.5001'));
     const afterProcessing = await airtimeMoney(app, merchant);
-    expect(afterProcessing.float).toBe(
-      new Decimal(before.float).minus(held).minus(withFee("5")).toFixed(4),
-    );
-    expect(afterProcessing.inFlight).toBe(
-      new Decimal(before.inFlight).plus(held).toFixed(4),
-    );
+    expect(afterProcessing.float).toBe(new Decimal(before.float).minus(held).minus(withFee('5')).toFixed(4));
+    expect(afterProcessing.inFlight).toBe(new Decimal(before.inFlight).plus(held).toFixed(4));
 
     // The worker re-asks once the last ask is overdue; the sandbox still answers by number, so both stay held.
-    const asked = (t: AirtimeTopUp) =>
-      [processing.correlation_id, jammed.correlation_id].includes(
-        t.correlationId,
-      );
+    const asked = (t: AirtimeTopUp) => [processing.correlation_id, jammed.correlation_id].includes(t.correlationId);
     await waitFor(
-      "the worker to re-ask about both stuck recipients",
+      'the worker to re-ask about both stuck recipients',
       () => outcomeOf.mock.calls.filter(([t]) => asked(t)).length >= 2,
       30_000,
     );
-    expect(
-      (await holds(reference)).map(
-        (h: { service_status: number; hold: string }) => [
-          h.service_status,
-          h.hold,
-        ],
-      ),
-    ).toEqual([
-      [601, "HELD"],
-      [604, "HELD"],
-      [602, "SETTLED"],
+    expect((await holds(reference)).map((h: { service_status: number; hold: string }) => [h.service_status, h.hold])).toEqual([
+      [601, 'HELD'],
+      [604, 'HELD'],
+      [602, 'SETTLED'],
     ]);
     expect(await airtimeMoney(app, merchant)).toEqual(afterProcessing);
 
     // The provider has final answers now: the top-up went through, the jammed one failed.
     outcomeOf.mockRestore();
     providerAnswers({
-      [processing.correlation_id]: {
-        status: "SUCCESSFUL",
-        providerReference: "PROV-LATE-1",
-      },
-      [jammed.correlation_id]: { status: "FAILED", reason: "Number barred" },
+      [processing.correlation_id]: { status: 'SUCCESSFUL', providerReference: 'PROV-LATE-1' },
+      [jammed.correlation_id]: { status: 'FAILED', reason: 'Number barred' },
     });
     const finalResults = await waitFor(
-      "the worker to book both answers",
+      'the worker to book both answers',
       async () => {
         const res = await airtimeStatus(app, merchant, reference);
-        return res.body.every((r: { service_status: number }) =>
-          [602, 603].includes(r.service_status),
-        )
-          ? res.body
-          : undefined;
+        return res.body.every((r: { service_status: number }) => [602, 603].includes(r.service_status)) ? res.body : undefined;
       },
       30_000,
       100,
     );
-    expect(
-      finalResults.map((r: { service_status: number }) => r.service_status),
-    ).toEqual([602, 603, 602]);
-    expect(finalResults[0]).toMatchObject({
-      provider_reference: "PROV-LATE-1",
-      message: "Airtime sent",
-    });
+    expect(finalResults.map((r: { service_status: number }) => r.service_status)).toEqual([602, 603, 602]);
+    expect(finalResults[0]).toMatchObject({ provider_reference: 'PROV-LATE-1', message: 'Airtime sent' });
     expect(await holds(reference)).toEqual([
-      { position: 1, service_status: 602, hold: "SETTLED", outcome_entries: 1 },
-      {
-        position: 2,
-        service_status: 603,
-        hold: "RELEASED",
-        outcome_entries: 1,
-      },
-      { position: 3, service_status: 602, hold: "SETTLED", outcome_entries: 1 },
+      { position: 1, service_status: 602, hold: 'SETTLED', outcome_entries: 1 },
+      { position: 2, service_status: 603, hold: 'RELEASED', outcome_entries: 1 },
+      { position: 3, service_status: 602, hold: 'SETTLED', outcome_entries: 1 },
     ]);
     const after = await airtimeMoney(app, merchant);
-    expect(after.float).toBe(
-      new Decimal(before.float)
-        .minus(withFee("10.1234"))
-        .minus(withFee("5"))
-        .toFixed(4),
-    );
+    expect(after.float).toBe(new Decimal(before.float).minus(withFee('10.1234')).minus(withFee('5')).toFixed(4));
     expect(after.inFlight).toBe(before.inFlight);
-    expect(after.feeIncome).toBe(
-      new Decimal(before.feeIncome).plus(2 * FEE).toFixed(4),
-    );
+    expect(after.feeIncome).toBe(new Decimal(before.feeIncome).plus(2 * FEE).toFixed(4));
 
     // One callback per final recipient, the late ones equal to their status items.
-    await waitFor(
-      "three callbacks",
-      () => receiver.at(merchant.airtimeUrl!).length >= 3,
-      30_000,
-    );
+    await waitFor('three callbacks', () => receiver.at(merchant.airtimeUrl!).length >= 3, 30_000);
     await sleep(500);
     const callbacks = receiver.at(merchant.airtimeUrl!).map((c) => c.body);
     expect(callbacks).toHaveLength(3);
@@ -212,72 +147,42 @@ describe("airtime reconciliation (worker, sandbox provider)", () => {
 
     // Later passes, even far in the future, find nothing to do and change nothing.
     const settled = await footprint(merchant);
-    expect(
-      await reconciliation.reconcile(
-        new Date(Date.now() + 100 * RECONCILE_AFTER_MS),
-      ),
-    ).toEqual({ checked: 0, finished: 0 });
+    expect(await reconciliation.reconcile(new Date(Date.now() + 100 * RECONCILE_AFTER_MS))).toEqual({ checked: 0, finished: 0 });
     expect(await footprint(merchant)).toEqual(settled);
   });
 
-  it("passes run by several workers at once ask about each stuck recipient once and book it once", async () => {
+  it('passes run by several workers at once ask about each stuck recipient once and book it once', async () => {
     const merchant = await createAirtimeMerchant(app, receiver);
-    const amounts = ["1.0001", "2.0002", "3.0003", "4.0004"];
+    const amounts = ['1.0001', '2.0002', '3.0003', '4.0004'];
     const { reference, results } = await send(
       merchant,
-      amounts.map((amount, i) => ({
-        phone_number: `${900 + i}25470000000${i % 2 === 0 ? 2 : 3}`,
-        amount,
-      })),
+      amounts.map((amount, i) => ({ phone_number: `${900 + i}25470000000${i % 2 === 0 ? 2 : 3}`, amount })),
     );
     expect(results.map((r) => r.service_status)).toEqual([601, 604, 601, 604]);
     const before = await airtimeMoney(app, merchant);
     const outcomeOf = providerAnswers(
-      Object.fromEntries(
-        results.map((r) => [
-          r.correlation_id,
-          { status: "SUCCESSFUL", providerReference: `P-${r.correlation_id}` },
-        ]),
-      ),
+      Object.fromEntries(results.map((r) => [r.correlation_id, { status: 'SUCCESSFUL', providerReference: `P-${r.correlation_id}` }])),
     );
 
     // Until all four are booked, four passes at a time (standing in for four workers, besides the worker's own).
     await waitFor(
-      "all four booked",
+      'all four booked',
       async () => {
-        await Promise.all(
-          Array.from({ length: 4 }, () => reconciliation.reconcile()),
-        );
-        return (await holds(reference)).every(
-          (h: { hold: string }) => h.hold === "SETTLED",
-        );
+        await Promise.all(Array.from({ length: 4 }, () => reconciliation.reconcile()));
+        return (await holds(reference)).every((h: { hold: string }) => h.hold === 'SETTLED');
       },
       30_000,
     );
     const mine = new Set(results.map((r) => r.correlation_id));
-    expect(
-      outcomeOf.mock.calls.filter(([t]) => mine.has(t.correlationId)),
-    ).toHaveLength(4);
-    expect(
-      (await holds(reference)).map(
-        (h: { outcome_entries: number }) => h.outcome_entries,
-      ),
-    ).toEqual([1, 1, 1, 1]);
+    expect(outcomeOf.mock.calls.filter(([t]) => mine.has(t.correlationId))).toHaveLength(4);
+    expect((await holds(reference)).map((h: { outcome_entries: number }) => h.outcome_entries)).toEqual([1, 1, 1, 1]);
     const after = await airtimeMoney(app, merchant);
     expect(after.float).toBe(before.float);
     expect(after.inFlight).toBe(
-      new Decimal(before.inFlight)
-        .minus(amounts.reduce((t, a) => t.plus(a).plus(FEE), new Decimal(0)))
-        .toFixed(4),
+      new Decimal(before.inFlight).minus(amounts.reduce((t, a) => t.plus(a).plus(FEE), new Decimal(0))).toFixed(4),
     );
-    expect(after.feeIncome).toBe(
-      new Decimal(before.feeIncome).plus(4 * FEE).toFixed(4),
-    );
-    await waitFor(
-      "four callbacks",
-      () => receiver.at(merchant.airtimeUrl!).length >= 4,
-      30_000,
-    );
+    expect(after.feeIncome).toBe(new Decimal(before.feeIncome).plus(4 * FEE).toFixed(4));
+    await waitFor('four callbacks', () => receiver.at(merchant.airtimeUrl!).length >= 4, 30_000);
     await sleep(500);
     expect(receiver.at(merchant.airtimeUrl!)).toHaveLength(4);
   });

@@ -1,71 +1,54 @@
-import { NestFastifyApplication } from "@nestjs/platform-fastify";
-import request from "supertest";
-import { ApiKeysService } from "../../src/auth/gateway/api-keys.service";
-import { UsersService } from "../../src/auth/users.service";
-import { ClientsService } from "../../src/clients/clients.service";
-import {
-  IsolatedSandbox,
-  startIsolatedSandbox,
-} from "../support/gateway-fixtures";
-import { uniqueCode } from "../support/test-app";
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import request from 'supertest';
+import { ApiKeysService } from '../../src/auth/gateway/api-keys.service';
+import { UsersService } from '../../src/auth/users.service';
+import { ClientsService } from '../../src/clients/clients.service';
+import { IsolatedSandbox, startIsolatedSandbox } from '../support/gateway-fixtures';
+import { uniqueCode } from '../support/test-app';
 
-const PASSWORD = "correct horse battery";
+const PASSWORD = 'correct horse battery';
 
 /**
  * Issue 11 §4: sign-in is rate-limited per credential and per client address, answering 429 with Retry-After in
  * the interface's shape; X-Forwarded-For counts only from a trusted proxy. Each app has its own database and
  * Redis, so counters start at zero.
  */
-describe("sign-in throttling behind a trusted proxy", () => {
+describe('sign-in throttling behind a trusted proxy', () => {
   let sandbox: IsolatedSandbox;
   let app: NestFastifyApplication;
 
   beforeAll(async () => {
     sandbox = await startIsolatedSandbox(
       {
-        TRUSTED_PROXIES: "127.0.0.1/8",
-        LOGIN_RATE_LIMIT_PER_MINUTE: "10",
-        LOGIN_IP_RATE_LIMIT_PER_MINUTE: "20",
-        GATEWAY_RATE_LIMIT_PER_MINUTE: "30",
+        TRUSTED_PROXIES: '127.0.0.1/8',
+        LOGIN_RATE_LIMIT_PER_MINUTE: '10',
+        LOGIN_IP_RATE_LIMIT_PER_MINUTE: '20',
+        GATEWAY_RATE_LIMIT_PER_MINUTE: '30',
       },
-      "api",
+      'api',
     );
     app = sandbox.app;
   });
   afterAll(async () => sandbox?.close());
 
   async function user(): Promise<{ clientId: string; username: string }> {
-    const client = await app
-      .get(ClientsService)
-      .create(uniqueCode(), "Throttled client");
+    const client = await app.get(ClientsService).create(uniqueCode(), 'Throttled client');
     const username = `user-${uniqueCode().toLowerCase()}`;
     await app.get(UsersService).create(client.id, username, PASSWORD);
     return { clientId: client.id, username };
   }
   const login = (body: object, from: string) =>
-    request(app.getHttpServer())
-      .post("/api/v1/auth/login")
-      .set("x-forwarded-for", from)
-      .send(body);
-  const gatewayAuth = (body: object, from: string) =>
-    request(app.getHttpServer())
-      .post("/v1/auth")
-      .set("x-forwarded-for", from)
-      .send(body);
+    request(app.getHttpServer()).post('/api/v1/auth/login').set('x-forwarded-for', from).send(body);
+  const gatewayAuth = (body: object, from: string) => request(app.getHttpServer()).post('/v1/auth').set('x-forwarded-for', from).send(body);
 
-  it("200 wrong passwords for one user: 429 with Retry-After after the limit; another user signs in from elsewhere", async () => {
+  it('200 wrong passwords for one user: 429 with Retry-After after the limit; another user signs in from elsewhere', async () => {
     const victim = await user();
     const other = await user();
     const answers = [];
     for (let i = 0; i < 200; i += 20) {
       answers.push(
         ...(await Promise.all(
-          Array.from({ length: 20 }, (_, j) =>
-            login(
-              { username: victim.username, password: `guess-${i + j}` },
-              `198.51.100.${j}`,
-            ),
-          ),
+          Array.from({ length: 20 }, (_, j) => login({ username: victim.username, password: `guess-${i + j}` }, `198.51.100.${j}`)),
         )),
       );
     }
@@ -73,60 +56,35 @@ describe("sign-in throttling behind a trusted proxy", () => {
     const limited = answers.filter((r) => r.status === 429);
     expect(limited).toHaveLength(190);
     for (const r of limited) {
-      expect(Number(r.headers["retry-after"])).toBeGreaterThan(0);
+      expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
       expect(r.body).toEqual({
         status: 429,
         message: expect.stringMatching(/Too many requests/),
-        code: "HttpException",
+        code: 'HttpException',
       });
     }
     // Even the right password is refused for the attacked account for now…
-    expect(
-      (
-        await login(
-          { username: victim.username, password: PASSWORD },
-          "192.0.2.77",
-        )
-      ).status,
-    ).toBe(429);
+    expect((await login({ username: victim.username, password: PASSWORD }, '192.0.2.77')).status).toBe(429);
     // …but other accounts are not locked out.
-    expect(
-      (
-        await login(
-          { username: other.username, password: PASSWORD },
-          "192.0.2.78",
-        )
-      ).status,
-    ).toBe(200);
+    expect((await login({ username: other.username, password: PASSWORD }, '192.0.2.78')).status).toBe(200);
   });
 
-  it("one address spraying many usernames is limited per address; others are not", async () => {
+  it('one address spraying many usernames is limited per address; others are not', async () => {
     const statuses: number[] = [];
     for (let i = 0; i < 30; i += 10) {
       const batch = await Promise.all(
-        Array.from({ length: 10 }, (_, j) =>
-          login({ username: `nobody-${i + j}`, password: "x" }, "203.0.113.5"),
-        ),
+        Array.from({ length: 10 }, (_, j) => login({ username: `nobody-${i + j}`, password: 'x' }, '203.0.113.5')),
       );
       statuses.push(...batch.map((r) => r.status));
     }
     expect(statuses.filter((s) => s === 401)).toHaveLength(20);
     expect(statuses.filter((s) => s === 429)).toHaveLength(10);
     const someone = await user();
-    expect(
-      (
-        await login(
-          { username: someone.username, password: PASSWORD },
-          "203.0.113.6",
-        )
-      ).status,
-    ).toBe(200);
+    expect((await login({ username: someone.username, password: PASSWORD }, '203.0.113.6')).status).toBe(200);
   });
 
-  it("200 wrong consumer secrets: 429 in the gateway shape; another key still gets a token", async () => {
-    const attacked = await app
-      .get(ApiKeysService)
-      .issue((await user()).clientId);
+  it('200 wrong consumer secrets: 429 in the gateway shape; another key still gets a token', async () => {
+    const attacked = await app.get(ApiKeysService).issue((await user()).clientId);
     const other = await app.get(ApiKeysService).issue((await user()).clientId);
     const answers = [];
     for (let i = 0; i < 200; i += 20) {
@@ -148,52 +106,42 @@ describe("sign-in throttling behind a trusted proxy", () => {
     const limited = answers.filter((r) => r.status === 429);
     expect(limited).toHaveLength(190);
     for (const r of limited) {
-      expect(Number(r.headers["retry-after"])).toBeGreaterThan(0);
+      expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
       expect(r.body).toEqual({
         status_code: expect.anything(),
         status_description: expect.any(String),
         message: expect.stringMatching(/Too many requests/),
       });
     }
-    expect((await gatewayAuth(other, "192.0.2.90")).status).toBe(200);
+    expect((await gatewayAuth(other, '192.0.2.90')).status).toBe(200);
   });
 
-  it("the gateway limits requests per access token", async () => {
+  it('the gateway limits requests per access token', async () => {
     const keys = await app.get(ApiKeysService).issue((await user()).clientId);
-    const token = (await gatewayAuth(keys, "192.0.2.91")).body
-      .access_token as string;
+    const token = (await gatewayAuth(keys, '192.0.2.91')).body.access_token as string;
     const statuses = [];
     for (let i = 0; i < 35; i++)
-      statuses.push(
-        (
-          await request(app.getHttpServer())
-            .get("/v1/transaction/1/status")
-            .set("x-access-token", token)
-        ).status,
-      );
+      statuses.push((await request(app.getHttpServer()).get('/v1/transaction/1/status').set('x-access-token', token)).status);
     expect(statuses.slice(0, 30).every((s) => s === 404)).toBe(true);
     expect(statuses.slice(30).every((s) => s === 429)).toBe(true);
   });
 });
 
-describe("sign-in throttling without a trusted proxy", () => {
+describe('sign-in throttling without a trusted proxy', () => {
   let sandbox: IsolatedSandbox;
 
   beforeAll(async () => {
-    sandbox = await startIsolatedSandbox(
-      { LOGIN_IP_RATE_LIMIT_PER_MINUTE: "5" },
-      "api",
-    );
+    sandbox = await startIsolatedSandbox({ LOGIN_IP_RATE_LIMIT_PER_MINUTE: '5' }, 'api');
   });
   afterAll(async () => sandbox?.close());
 
-  it("a spoofed X-Forwarded-For does not give each attempt a fresh address", async () => {
+  it('a spoofed X-Forwarded-For does not give each attempt a fresh address', async () => {
     const statuses = [];
     for (let i = 0; i < 8; i++) {
       const res = await request(sandbox.app.getHttpServer())
-        .post("/api/v1/auth/login")
-        .set("x-forwarded-for", `10.9.${i}.1`)
-        .send({ username: `spoof-${i}`, password: "x" });
+        .post('/api/v1/auth/login')
+        .set('x-forwarded-for', `10.9.${i}.1`)
+        .send({ username: `spoof-${i}`, password: 'x' });
       statuses.push(res.status);
     }
     expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429, 429]);

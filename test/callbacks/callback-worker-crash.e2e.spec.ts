@@ -1,19 +1,8 @@
-import { NestFastifyApplication } from "@nestjs/platform-fastify";
-import {
-  createServer,
-  IncomingMessage,
-  Server,
-  ServerResponse,
-} from "node:http";
-import { AddressInfo } from "node:net";
-import { createHttpApp } from "../../src/http-app";
-import {
-  Child,
-  diagnostics,
-  killChild,
-  startChild,
-  stopChild,
-} from "../support/child-processes";
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { createHttpApp } from '../../src/http-app';
+import { Child, diagnostics, killChild, startChild, stopChild } from '../support/child-processes';
 import {
   chargeBody,
   createGatewayMerchant,
@@ -25,8 +14,8 @@ import {
   startOwnRedis,
   waitFor,
   withEnv,
-} from "../support/gateway-fixtures";
-import { dataSource } from "../support/test-app";
+} from '../support/gateway-fixtures';
+import { dataSource } from '../support/test-app';
 
 const CALLBACKS = 12;
 
@@ -44,18 +33,16 @@ class HoldingReceiver {
   async start(): Promise<this> {
     this.server = createServer((req: IncomingMessage, res: ServerResponse) => {
       req.resume();
-      req.on("end", () => {
-        const id = String(req.headers["x-event-id"]);
+      req.on('end', () => {
+        const id = String(req.headers['x-event-id']);
         if (this.holding) this.held.set(id, res);
         else {
           this.answered.add(id);
-          res.writeHead(200, { "content-type": "application/json" }).end("{}");
+          res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
         }
       });
     });
-    await new Promise<void>((resolve) =>
-      this.server.listen(0, "127.0.0.1", resolve),
-    );
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
     this.port = (this.server.address() as AddressInfo).port;
     return this;
   }
@@ -65,7 +52,7 @@ class HoldingReceiver {
     for (const [id, res] of this.held) {
       if (!res.destroyed && !res.socket?.destroyed) {
         this.answered.add(id);
-        res.writeHead(200, { "content-type": "application/json" }).end("{}");
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
       }
     }
   }
@@ -81,7 +68,7 @@ class HoldingReceiver {
  * the other worker's jobs that find a lease held book themselves again for its end, and the sweeper re-queues
  * PENDING deliveries whose lease and due time have passed. Every delivery ends DELIVERED with at least one attempt.
  */
-describe("callbacks survive a worker killed mid-delivery", () => {
+describe('callbacks survive a worker killed mid-delivery', () => {
   let redis: OwnRedis;
   let db: IsolatedDatabase;
   let restoreEnv: () => void;
@@ -93,26 +80,26 @@ describe("callbacks survive a worker killed mid-delivery", () => {
 
   beforeAll(async () => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    require("../../scripts/lib/build").ensureBuilt();
+    require('../../scripts/lib/build').ensureBuilt();
     redis = await startOwnRedis();
     db = await createIsolatedDatabase();
     restoreEnv = withEnv({ DATABASE_URL: db.url, REDIS_URL: redis.url });
     receiver = await new HoldingReceiver().start();
-    setup = await createHttpApp("api"); // prepares the merchant and takes charges; runs no relay and no worker
+    setup = await createHttpApp('api'); // prepares the merchant and takes charges; runs no relay and no worker
     merchant = await createGatewayMerchant(setup);
     env = {
       ...process.env,
       DATABASE_URL: db.url,
       REDIS_URL: redis.url,
-      APP_ENV: "sandbox",
-      SANDBOX_SETTLE_DELAY_MS: "50",
+      APP_ENV: 'sandbox',
+      SANDBOX_SETTLE_DELAY_MS: '50',
       // Many retries: on a loaded machine worker-1's posts may time out (and retry) before it is killed.
-      CALLBACK_RETRY_DELAYS_MS: "3000,6000,9000,12000,15000,18000,21000,24000",
+      CALLBACK_RETRY_DELAYS_MS: '3000,6000,9000,12000,15000,18000,21000,24000',
       // A lease long enough to outlast the killed worker's posts (the post timeout is half of it), short enough for a test.
-      CALLBACK_LEASE_MS: "20000",
-      CALLBACK_SWEEP_AFTER_MS: "1000",
-      LOG_LEVEL: "info",
-      DB_POOL_SIZE: "5",
+      CALLBACK_LEASE_MS: '20000',
+      CALLBACK_SWEEP_AFTER_MS: '1000',
+      LOG_LEVEL: 'info',
+      DB_POOL_SIZE: '5',
     };
     delete env.PORT;
   }, 120_000);
@@ -127,16 +114,11 @@ describe("callbacks survive a worker killed mid-delivery", () => {
   }, 60_000);
 
   async function started(child: Child): Promise<void> {
-    await waitFor(
-      `${child.name} to start`,
-      () => child.output.join("").includes("worker started"),
-      60_000,
-      100,
-    );
+    await waitFor(`${child.name} to start`, () => child.output.join('').includes('worker started'), 60_000, 100);
   }
 
   it(`${CALLBACKS} callbacks in flight on the killed worker are all delivered by the other`, async () => {
-    workers.push(startChild("worker-1", ["worker"], env));
+    workers.push(startChild('worker-1', ['worker'], env));
     await started(workers[0]);
 
     const references: string[] = [];
@@ -144,19 +126,12 @@ describe("callbacks survive a worker killed mid-delivery", () => {
       const body = chargeBody(merchant, {
         callback_url: `http://127.0.0.1:${receiver.port}/cb/${i}`,
       });
-      await gateway(setup, merchant.token)
-        .post("/v1/mobile-money/charge")
-        .send(body)
-        .expect(200);
+      await gateway(setup, merchant.token).post('/v1/mobile-money/charge').send(body).expect(200);
       references.push(body.external_reference as string);
     }
-    await waitFor(
-      "every callback to be in flight on worker-1",
-      () => receiver.held.size === CALLBACKS,
-      30_000,
-    );
+    await waitFor('every callback to be in flight on worker-1', () => receiver.held.size === CALLBACKS, 30_000);
 
-    workers.push(startChild("worker-2", ["worker"], env));
+    workers.push(startChild('worker-2', ['worker'], env));
     await started(workers[1]);
     await killChild(workers[0]);
     const killedAt = Date.now();
@@ -166,24 +141,17 @@ describe("callbacks survive a worker killed mid-delivery", () => {
     const sql = `SELECT status, attempts FROM callback_deliveries WHERE client_id = $1`;
     try {
       await waitFor(
-        "every delivery to be DELIVERED",
+        'every delivery to be DELIVERED',
         async () => {
-          const rows: Array<{ status: string; attempts: number }> =
-            await dataSource(setup).query(sql, [merchant.clientId]);
-          return (
-            rows.length === CALLBACKS &&
-            rows.every((r) => r.status === "DELIVERED" && r.attempts >= 1)
-          );
+          const rows: Array<{ status: string; attempts: number }> = await dataSource(setup).query(sql, [merchant.clientId]);
+          return rows.length === CALLBACKS && rows.every((r) => r.status === 'DELIVERED' && r.attempts >= 1);
         },
         60_000,
         250,
       );
     } catch (error) {
       const rows = await dataSource(setup).query(sql, [merchant.clientId]);
-      throw new Error(
-        `${(error as Error).message}\n${JSON.stringify(rows)}\n${diagnostics(workers)}`,
-        { cause: error },
-      );
+      throw new Error(`${(error as Error).message}\n${JSON.stringify(rows)}\n${diagnostics(workers)}`, { cause: error });
     }
     expect(Date.now() - killedAt).toBeLessThan(60_000);
     expect(receiver.answered.size).toBe(CALLBACKS);

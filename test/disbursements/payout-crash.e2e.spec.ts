@@ -1,7 +1,7 @@
-import { NestFastifyApplication } from "@nestjs/platform-fastify";
-import Decimal from "decimal.js";
-import { createHttpApp } from "../../src/http-app";
-import { verifySignature } from "../../src/callbacks/signature";
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import Decimal from 'decimal.js';
+import { createHttpApp } from '../../src/http-app';
+import { verifySignature } from '../../src/callbacks/signature';
 import {
   createIsolatedDatabase,
   freePort,
@@ -13,7 +13,7 @@ import {
   startOwnRedis,
   waitFor,
   withEnv,
-} from "../support/gateway-fixtures";
+} from '../support/gateway-fixtures';
 import {
   cliJson,
   createPayoutMerchant,
@@ -26,22 +26,16 @@ import {
   SANDBOX,
   SANDBOX_STATUS,
   SandboxRow,
-} from "../support/disbursement-fixtures";
-import {
-  Child,
-  diagnostics,
-  killChild,
-  startChild,
-  stopChild,
-} from "../support/child-processes";
-import { dataSource } from "../support/test-app";
+} from '../support/disbursement-fixtures';
+import { Child, diagnostics, killChild, startChild, stopChild } from '../support/child-processes';
+import { dataSource } from '../support/test-app';
 
 /** The mix of payouts: row → how many. Amounts vary per payout so a wrong sum cannot hide. */
 const MIX: Array<[SandboxRow, number]> = [
-  ["ok", 50],
-  ["failed", 10],
-  ["pending", 10],
-  ["jammed", 10],
+  ['ok', 50],
+  ['failed', 10],
+  ['pending', 10],
+  ['jammed', 10],
 ];
 const SETTLE_DELAY_MS = 1000;
 
@@ -51,7 +45,7 @@ const SETTLE_DELAY_MS = 1000;
  * worker is started. Afterwards every hold has exactly one outcome (HELD only for 703/704 payouts, one settle or
  * release entry per resolved hold), the float is exact and the ledger verifies.
  */
-describe("payouts survive a worker killed mid-settlement", () => {
+describe('payouts survive a worker killed mid-settlement', () => {
   let redis: OwnRedis;
   let db: IsolatedDatabase;
   let restoreEnv: () => void;
@@ -65,57 +59,48 @@ describe("payouts survive a worker killed mid-settlement", () => {
 
   beforeAll(async () => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    require("../../scripts/lib/build").ensureBuilt();
+    require('../../scripts/lib/build').ensureBuilt();
     redis = await startOwnRedis();
     db = await createIsolatedDatabase();
     restoreEnv = withEnv({ DATABASE_URL: db.url, REDIS_URL: redis.url });
     receiver = await new MerchantReceiver().start();
     // This process only prepares the merchant and reads the database: as `api` it runs no relay and no worker.
-    setup = await createHttpApp("api");
-    merchant = await createPayoutMerchant(setup, { float: "1000000" });
+    setup = await createHttpApp('api');
+    merchant = await createPayoutMerchant(setup, { float: '1000000' });
 
     env = {
       ...process.env,
       DATABASE_URL: db.url,
       REDIS_URL: redis.url,
-      APP_ENV: "sandbox",
+      APP_ENV: 'sandbox',
       SANDBOX_SETTLE_DELAY_MS: String(SETTLE_DELAY_MS),
-      CALLBACK_RETRY_DELAYS_MS: "500,1000,1500",
+      CALLBACK_RETRY_DELAYS_MS: '500,1000,1500',
       // A job that died with its worker is relayed again soon, and stuck payouts are re-checked at the rail soon.
-      OUTBOX_LOST_JOB_AFTER_MS: "3000",
-      PAYOUT_RECONCILE_AFTER_MS: "3000",
-      LOG_LEVEL: "info",
-      DB_POOL_SIZE: "10",
+      OUTBOX_LOST_JOB_AFTER_MS: '3000',
+      PAYOUT_RECONCILE_AFTER_MS: '3000',
+      LOG_LEVEL: 'info',
+      DB_POOL_SIZE: '10',
     };
     delete env.PORT;
-    workers.push(startChild("worker-1", ["worker"], env));
+    workers.push(startChild('worker-1', ['worker'], env));
     const port = await freePort();
     apiUrl = `http://127.0.0.1:${port}`;
-    api = startChild("api", ["api"], {
+    api = startChild('api', ['api'], {
       ...env,
       PORT: String(port),
       PUBLIC_BASE_URL: apiUrl,
     });
     await waitFor(
-      "the api process to serve",
-      async () =>
-        (await fetch(`${apiUrl}/health/live`).catch(() => null))?.status ===
-        200,
+      'the api process to serve',
+      async () => (await fetch(`${apiUrl}/health/live`).catch(() => null))?.status === 200,
       60_000,
       200,
     );
-    await waitFor(
-      "the worker process to start",
-      () => workers[0].output.join("").includes("worker started"),
-      60_000,
-      200,
-    );
+    await waitFor('the worker process to start', () => workers[0].output.join('').includes('worker started'), 60_000, 200);
   }, 180_000);
 
   afterAll(async () => {
-    await Promise.all(
-      [api, ...workers].filter(Boolean).map((c) => stopChild(c)),
-    );
+    await Promise.all([api, ...workers].filter(Boolean).map((c) => stopChild(c)));
     await setup?.close();
     await receiver?.close();
     await redis?.stop();
@@ -123,18 +108,14 @@ describe("payouts survive a worker killed mid-settlement", () => {
     await db?.drop();
   }, 60_000);
 
-  const query = (sql: string, params: unknown[] = []) =>
-    dataSource(setup).query(sql, params);
+  const query = (sql: string, params: unknown[] = []) => dataSource(setup).query(sql, params);
 
-  it("every hold ends with exactly one outcome, matching its payout; the float and the ledger are exact", async () => {
-    const planned: Array<{ row: SandboxRow; body: Record<string, unknown> }> =
-      [];
+  it('every hold ends with exactly one outcome, matching its payout; the float and the ledger are exact', async () => {
+    const planned: Array<{ row: SandboxRow; body: Record<string, unknown> }> = [];
     let i = 0;
     for (const [row, count] of MIX) {
       for (let n = 0; n < count; n++, i++) {
-        const amount = dec(
-          new Decimal(100).plus(i).plus(new Decimal(i).div(10000)),
-        );
+        const amount = dec(new Decimal(100).plus(i).plus(new Decimal(i).div(10000)));
         planned.push({
           row,
           body: localPayoutBody(merchant, {
@@ -148,19 +129,15 @@ describe("payouts survive a worker killed mid-settlement", () => {
       }
     }
     // Interleave the rows so the kill hits all kinds.
-    planned.sort((a, b) =>
-      String(a.body.payout_reference).localeCompare(
-        String(b.body.payout_reference),
-      ),
-    );
+    planned.sort((a, b) => String(a.body.payout_reference).localeCompare(String(b.body.payout_reference)));
 
     const answers = await Promise.all(
       planned.map(async ({ body }) => {
         const res = await fetch(`${apiUrl}${PAYOUT_PATHS.local}`, {
-          method: "POST",
+          method: 'POST',
           headers: {
-            "content-type": "application/json",
-            "x-access-token": merchant.token,
+            'content-type': 'application/json',
+            'x-access-token': merchant.token,
           },
           body: JSON.stringify(body),
         });
@@ -173,39 +150,20 @@ describe("payouts survive a worker killed mid-settlement", () => {
     expect(answers.filter((a) => a.status !== 200)).toEqual([]);
 
     // Kill the worker once some payouts are final but most are still at the rail.
-    const finals = MIX.filter(
-      ([row]) => SANDBOX_STATUS[row] === 700 || SANDBOX_STATUS[row] === 701,
-    ).reduce((n, [, c]) => n + c, 0);
+    const finals = MIX.filter(([row]) => SANDBOX_STATUS[row] === 700 || SANDBOX_STATUS[row] === 701).reduce((n, [, c]) => n + c, 0);
     const finalCount = async () =>
-      (
-        await query(
-          `SELECT count(*)::int AS n FROM payouts WHERE client_id = $1 AND status IN (700, 701)`,
-          [merchant.clientId],
-        )
-      )[0].n as number;
-    await waitFor(
-      "some payouts to be final",
-      async () => (await finalCount()) >= 3,
-      60_000,
-      20,
-    );
+      (await query(`SELECT count(*)::int AS n FROM payouts WHERE client_id = $1 AND status IN (700, 701)`, [merchant.clientId]))[0]
+        .n as number;
+    await waitFor('some payouts to be final', async () => (await finalCount()) >= 3, 60_000, 20);
     await killChild(workers[0]);
     const finalAtKill = await finalCount();
     expect(finalAtKill).toBeLessThan(finals);
-    workers.push(startChild("worker-2", ["worker"], env));
+    workers.push(startChild('worker-2', ['worker'], env));
 
     try {
-      await waitFor(
-        "every payout to reach its final status",
-        async () => (await finalCount()) === finals,
-        120_000,
-        250,
-      );
+      await waitFor('every payout to reach its final status', async () => (await finalCount()) === finals, 120_000, 250);
     } catch (error) {
-      throw new Error(
-        `${(error as Error).message} (final at kill: ${finalAtKill})\n${diagnostics([api, ...workers])}`,
-        { cause: error },
-      );
+      throw new Error(`${(error as Error).message} (final at kill: ${finalAtKill})\n${diagnostics([api, ...workers])}`, { cause: error });
     }
     await sleep(1500);
 
@@ -227,10 +185,10 @@ describe("payouts survive a worker killed mid-settlement", () => {
     for (const { row, body } of planned) {
       const stored = byRef.get(body.payout_reference as string)!;
       const expectedHold = {
-        700: "SETTLED",
-        701: "RELEASED",
-        703: "HELD",
-        704: "HELD",
+        700: 'SETTLED',
+        701: 'RELEASED',
+        703: 'HELD',
+        704: 'HELD',
       }[SANDBOX_STATUS[row]];
       expect({
         ref: body.payout_reference,
@@ -246,73 +204,46 @@ describe("payouts survive a worker killed mid-settlement", () => {
     }
 
     // Exactly one outcome entry per resolved hold, none for a held one; one reserve entry per payout.
-    const resolved = rows.filter((r) => r.hold_status !== "HELD");
-    expect(new Set(resolved.map((r) => r.outcome_entry_id)).size).toBe(
-      resolved.length,
-    );
-    expect(
-      rows
-        .filter((r) => r.hold_status === "HELD")
-        .every((r) => r.outcome_entry_id === null),
-    ).toBe(true);
-    const kinds = await query(
-      `SELECT kind, count(*)::int AS n FROM journal_entries WHERE client_id = $1 GROUP BY kind ORDER BY kind`,
-      [merchant.clientId],
-    );
+    const resolved = rows.filter((r) => r.hold_status !== 'HELD');
+    expect(new Set(resolved.map((r) => r.outcome_entry_id)).size).toBe(resolved.length);
+    expect(rows.filter((r) => r.hold_status === 'HELD').every((r) => r.outcome_entry_id === null)).toBe(true);
+    const kinds = await query(`SELECT kind, count(*)::int AS n FROM journal_entries WHERE client_id = $1 GROUP BY kind ORDER BY kind`, [
+      merchant.clientId,
+    ]);
     expect(kinds).toEqual([
-      { kind: "FLOAT_RELEASE", n: 10 },
-      { kind: "FLOAT_RESERVE", n: planned.length },
-      { kind: "FLOAT_SETTLE", n: 50 },
-      { kind: "WALLET_FUNDING", n: 1 },
+      { kind: 'FLOAT_RELEASE', n: 10 },
+      { kind: 'FLOAT_RESERVE', n: planned.length },
+      { kind: 'FLOAT_SETTLE', n: 50 },
+      { kind: 'WALLET_FUNDING', n: 1 },
     ]);
 
     // The float: successes and holds out, failures back in.
     const sumOf = (pred: (row: SandboxRow) => boolean) =>
-      planned
-        .filter((p) => pred(p.row))
-        .reduce(
-          (s, p) => s.plus(p.body.sender_amount as string).plus(10),
-          new Decimal(0),
-        );
+      planned.filter((p) => pred(p.row)).reduce((s, p) => s.plus(p.body.sender_amount as string).plus(10), new Decimal(0));
     const paid = sumOf((r) => SANDBOX_STATUS[r] === 700);
-    const held = sumOf(
-      (r) => SANDBOX_STATUS[r] === 703 || SANDBOX_STATUS[r] === 704,
-    );
-    const res = await fetch(
-      `${apiUrl}/v1/accounts/${merchant.settlementAccountNumber}/balance`,
-      {
-        headers: { "x-access-token": merchant.token },
-      },
-    );
-    expect(await res.json()).toEqual(
-      expectedFloat(minus("1000000", paid, held), held),
-    );
+    const held = sumOf((r) => SANDBOX_STATUS[r] === 703 || SANDBOX_STATUS[r] === 704);
+    const res = await fetch(`${apiUrl}/v1/accounts/${merchant.settlementAccountNumber}/balance`, {
+      headers: { 'x-access-token': merchant.token },
+    });
+    expect(await res.json()).toEqual(expectedFloat(minus('1000000', paid, held), held));
 
     // Every final payout was told (at least once; a retry after the crash repeats the same event id, same bytes).
     // Deliveries run after the status change, so under load the last ones may still be on their way.
-    const told = planned.filter(
-      ({ row }) => SANDBOX_STATUS[row] === 700 || SANDBOX_STATUS[row] === 701,
-    );
+    const told = planned.filter(({ row }) => SANDBOX_STATUS[row] === 700 || SANDBOX_STATUS[row] === 701);
     try {
       await waitFor(
-        "every final payout’s callback",
-        () =>
-          told.every(
-            ({ body }) => receiver.at(body.callback_url as string).length > 0,
-          ),
+        'every final payout’s callback',
+        () => told.every(({ body }) => receiver.at(body.callback_url as string).length > 0),
         90_000,
         250,
       );
     } catch (error) {
       const missing = told
-        .filter(
-          ({ body }) => receiver.at(body.callback_url as string).length === 0,
-        )
+        .filter(({ body }) => receiver.at(body.callback_url as string).length === 0)
         .map(({ body }) => body.payout_reference);
-      throw new Error(
-        `${(error as Error).message}: no callback for ${missing.join(", ")}\n${diagnostics([api, ...workers])}`,
-        { cause: error },
-      );
+      throw new Error(`${(error as Error).message}: no callback for ${missing.join(', ')}\n${diagnostics([api, ...workers])}`, {
+        cause: error,
+      });
     }
     for (const { row, body } of planned) {
       const calls = receiver.at(body.callback_url as string);
@@ -321,22 +252,16 @@ describe("payouts survive a worker killed mid-settlement", () => {
         continue;
       }
       expect(calls.length).toBeGreaterThanOrEqual(1);
-      expect(new Set(calls.map((c) => c.headers["x-event-id"])).size).toBe(1);
+      expect(new Set(calls.map((c) => c.headers['x-event-id'])).size).toBe(1);
       expect(calls[0].body.data).toMatchObject({
         payment_status: SANDBOX_STATUS[row],
       });
       for (const call of calls)
-        expect(
-          verifySignature(
-            merchant.signingSecret,
-            call.rawBody,
-            call.headers["x-signature"] as string,
-          ),
-        ).toBe(true);
+        expect(verifySignature(merchant.signingSecret, call.rawBody, call.headers['x-signature'] as string)).toBe(true);
     }
 
     expect(workers[1].process.exitCode).toBeNull();
-    const verify = cliJson(await runCli(db.url, "ledger:verify", "--json"));
+    const verify = cliJson(await runCli(db.url, 'ledger:verify', '--json'));
     expect(verify.ok).toBe(true);
   }, 360_000);
 });

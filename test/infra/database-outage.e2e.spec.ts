@@ -1,14 +1,9 @@
-import { NestFastifyApplication } from "@nestjs/platform-fastify";
-import { createServer, Server, Socket } from "node:net";
-import request from "supertest";
-import { createHttpApp } from "../../src/http-app";
-import {
-  createGatewayMerchant,
-  gateway,
-  GatewayMerchant,
-  withEnv,
-} from "../support/gateway-fixtures";
-import { createTenant, TestTenant } from "../support/test-app";
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { createServer, Server, Socket } from 'node:net';
+import request from 'supertest';
+import { createHttpApp } from '../../src/http-app';
+import { createGatewayMerchant, gateway, GatewayMerchant, withEnv } from '../support/gateway-fixtures';
+import { createTenant, TestTenant } from '../support/test-app';
 
 /** A TCP proxy to Postgres that the test can cut (every connection dropped, new ones refused) and restore. */
 class CuttableProxy {
@@ -28,14 +23,12 @@ class CuttableProxy {
       upstream.connect(this.targetPort, this.targetHost);
       for (const s of [client, upstream]) {
         this.sockets.add(s);
-        s.on("close", () => this.sockets.delete(s));
-        s.on("error", () => undefined);
+        s.on('close', () => this.sockets.delete(s));
+        s.on('error', () => undefined);
       }
       client.pipe(upstream).pipe(client);
     });
-    await new Promise<void>((resolve) =>
-      this.server!.listen(this.port, "127.0.0.1", resolve),
-    );
+    await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve));
     this.port = (this.server!.address() as { port: number }).port;
   }
 
@@ -43,9 +36,7 @@ class CuttableProxy {
     const server = this.server;
     this.server = null;
     for (const s of this.sockets) s.destroy();
-    await new Promise<void>(
-      (resolve) => server?.close(() => resolve()) ?? resolve(),
-    );
+    await new Promise<void>((resolve) => server?.close(() => resolve()) ?? resolve());
   }
 }
 
@@ -53,7 +44,7 @@ class CuttableProxy {
  * Issue 11 §7: while Postgres cannot be reached, requests answer 503 with Retry-After in each interface's shape
  * (not 500), and the service recovers by itself once Postgres is back.
  */
-describe("database outage", () => {
+describe('database outage', () => {
   let proxy: CuttableProxy;
   let restoreEnv: () => void;
   let app: NestFastifyApplication;
@@ -65,13 +56,13 @@ describe("database outage", () => {
     proxy = new CuttableProxy(target.hostname, Number(target.port || 5432));
     await proxy.open();
     const proxied = new URL(target.toString());
-    proxied.hostname = "127.0.0.1";
+    proxied.hostname = '127.0.0.1';
     proxied.port = String(proxy.port);
     restoreEnv = withEnv({
       DATABASE_URL: proxied.toString(),
-      DB_POOL_SIZE: "4",
+      DB_POOL_SIZE: '4',
     });
-    app = await createHttpApp("api");
+    app = await createHttpApp('api');
     tenant = await createTenant(app);
     merchant = await createGatewayMerchant(app);
   }, 60_000);
@@ -83,37 +74,33 @@ describe("database outage", () => {
     await proxy.cut();
   });
 
-  const walletCall = () =>
-    request(app.getHttpServer())
-      .get("/api/v1/account-types")
-      .set("authorization", tenant.auth);
-  const gatewayCall = () =>
-    gateway(app, merchant.token).get("/v1/transaction/1/status");
+  const walletCall = () => request(app.getHttpServer()).get('/api/v1/account-types').set('authorization', tenant.auth);
+  const gatewayCall = () => gateway(app, merchant.token).get('/v1/transaction/1/status');
 
-  it("answers 503 with Retry-After while Postgres is away, then recovers", async () => {
+  it('answers 503 with Retry-After while Postgres is away, then recovers', async () => {
     expect((await walletCall()).status).toBe(200);
     await proxy.cut();
 
     const wallet = await walletCall();
     expect(wallet.status).toBe(503);
-    expect(wallet.headers["retry-after"]).toMatch(/^\d+$/);
+    expect(wallet.headers['retry-after']).toMatch(/^\d+$/);
     expect(wallet.body).toEqual({
       status: 503,
       message: expect.any(String),
-      code: "HttpException",
+      code: 'HttpException',
     });
 
     const gw = await gatewayCall();
     expect(gw.status).toBe(503);
-    expect(gw.headers["retry-after"]).toMatch(/^\d+$/);
+    expect(gw.headers['retry-after']).toMatch(/^\d+$/);
     expect(gw.body).toEqual({
       status_code: 174,
-      status_description: "Service unavailable",
+      status_description: 'Service unavailable',
       message: expect.any(String),
     });
 
     const login = await request(app.getHttpServer())
-      .post("/api/v1/auth/login")
+      .post('/api/v1/auth/login')
       .send({ username: tenant.username, password: tenant.password });
     expect(login.status).toBe(503);
 

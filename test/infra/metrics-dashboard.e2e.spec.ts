@@ -1,5 +1,5 @@
-import { NestFastifyApplication } from "@nestjs/platform-fastify";
-import request from "supertest";
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import request from 'supertest';
 import {
   chargeBody,
   createGatewayMerchant,
@@ -9,12 +9,12 @@ import {
   MerchantReceiver,
   startIsolatedSandbox,
   waitFor,
-} from "../support/gateway-fixtures";
-import { QUEUES } from "../../src/infra/queue/queues";
-import { dataSource } from "../support/test-app";
+} from '../support/gateway-fixtures';
+import { QUEUES } from '../../src/infra/queue/queues';
+import { dataSource } from '../support/test-app';
 
-const ADMIN_USERNAME = "ops-admin";
-const ADMIN_PASSWORD = "a-long-operator-password-42";
+const ADMIN_USERNAME = 'ops-admin';
+const ADMIN_PASSWORD = 'a-long-operator-password-42';
 
 interface Sample {
   name: string;
@@ -25,32 +25,23 @@ interface Sample {
 /** Parses the Prometheus text exposition format into samples. */
 function parseMetrics(text: string): Sample[] {
   const samples: Sample[] = [];
-  for (const line of text.split("\n")) {
-    if (!line || line.startsWith("#")) continue;
+  for (const line of text.split('\n')) {
+    if (!line || line.startsWith('#')) continue;
     const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line);
     if (!match) continue;
     const labels: Record<string, string> = {};
-    for (const pair of (match[2] ?? "").matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g))
-      labels[pair[1]] = pair[2];
+    for (const pair of (match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[pair[1]] = pair[2];
     samples.push({ name: match[1], labels, value: Number(match[3]) });
   }
   return samples;
 }
 
-function sample(
-  samples: Sample[],
-  name: string,
-  labels: Record<string, string>,
-): number | undefined {
-  return samples.find(
-    (s) =>
-      s.name === name &&
-      Object.entries(labels).every(([k, v]) => s.labels[k] === v),
-  )?.value;
+function sample(samples: Sample[], name: string, labels: Record<string, string>): number | undefined {
+  return samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
 }
 
 /** Operators' view of the engine: Prometheus metrics at /metrics and the BullMQ dashboard at /admin/queues. */
-describe("engine metrics and the queue dashboard", () => {
+describe('engine metrics and the queue dashboard', () => {
   let sandbox: IsolatedSandbox;
   let app: NestFastifyApplication;
   let receiver: MerchantReceiver;
@@ -59,8 +50,8 @@ describe("engine metrics and the queue dashboard", () => {
 
   beforeAll(async () => {
     sandbox = await startIsolatedSandbox({
-      SANDBOX_SETTLE_DELAY_MS: "100",
-      CALLBACK_RETRY_DELAYS_MS: "200,200,200",
+      SANDBOX_SETTLE_DELAY_MS: '100',
+      CALLBACK_RETRY_DELAYS_MS: '200,200,200',
       ADMIN_USERNAME,
       ADMIN_PASSWORD,
     });
@@ -69,150 +60,115 @@ describe("engine metrics and the queue dashboard", () => {
   });
   afterAll(async () => sandbox?.close());
 
-  it("/metrics exposes queue jobs, outbox backlog and callback attempts, and they move with traffic", async () => {
+  it('/metrics exposes queue jobs, outbox backlog and callback attempts, and they move with traffic', async () => {
     const okUrl = receiver.url();
     const failingUrl = receiver.url();
     receiver.failFor(failingUrl, Infinity);
     for (const url of [okUrl, okUrl, failingUrl]) {
       await gateway(app, merchant.token)
-        .post("/v1/mobile-money/charge")
+        .post('/v1/mobile-money/charge')
         .send(chargeBody(merchant, { callback_url: url }))
         .expect(200);
     }
     await waitFor(
-      "two acknowledged callbacks and four failed attempts",
-      () =>
-        receiver.at(okUrl).length === 2 && receiver.at(failingUrl).length === 4,
+      'two acknowledged callbacks and four failed attempts',
+      () => receiver.at(okUrl).length === 2 && receiver.at(failingUrl).length === 4,
     );
 
-    const samples = await waitFor(
-      "the metrics to show the finished work",
-      async () => {
-        const res = await http().get("/metrics").expect(200);
-        expect(res.headers["content-type"]).toMatch(/^text\/plain/);
-        const parsed = parseMetrics(res.text);
-        const delivered =
-          sample(parsed, "paygate_callback_attempts_total", {
-            outcome: "delivered",
-          }) ?? 0;
-        const failed =
-          sample(parsed, "paygate_callback_attempts_total", {
-            outcome: "failed",
-          }) ?? 0;
-        const completed =
-          sample(parsed, "paygate_queue_jobs", {
-            queue: "payments",
-            state: "completed",
-          }) ?? 0;
-        return delivered >= 2 && failed >= 1 && completed >= 3
-          ? parsed
-          : undefined;
-      },
-    );
+    const samples = await waitFor('the metrics to show the finished work', async () => {
+      const res = await http().get('/metrics').expect(200);
+      expect(res.headers['content-type']).toMatch(/^text\/plain/);
+      const parsed = parseMetrics(res.text);
+      const delivered =
+        sample(parsed, 'paygate_callback_attempts_total', {
+          outcome: 'delivered',
+        }) ?? 0;
+      const failed =
+        sample(parsed, 'paygate_callback_attempts_total', {
+          outcome: 'failed',
+        }) ?? 0;
+      const completed =
+        sample(parsed, 'paygate_queue_jobs', {
+          queue: 'payments',
+          state: 'completed',
+        }) ?? 0;
+      return delivered >= 2 && failed >= 1 && completed >= 3 ? parsed : undefined;
+    });
 
     expect(
-      sample(samples, "paygate_callback_attempts_total", {
-        outcome: "delivered",
+      sample(samples, 'paygate_callback_attempts_total', {
+        outcome: 'delivered',
       }),
     ).toBe(2);
     expect(
-      sample(samples, "paygate_callback_attempts_total", {
-        outcome: "retry_scheduled",
+      sample(samples, 'paygate_callback_attempts_total', {
+        outcome: 'retry_scheduled',
       }),
     ).toBe(3);
-    expect(
-      sample(samples, "paygate_callback_attempts_total", { outcome: "failed" }),
-    ).toBe(1);
-    for (const queue of ["payments", "callbacks"]) {
-      for (const state of [
-        "waiting",
-        "active",
-        "delayed",
-        "failed",
-        "completed",
-      ]) {
-        expect(sample(samples, "paygate_queue_jobs", { queue, state })).toEqual(
-          expect.any(Number),
-        );
+    expect(sample(samples, 'paygate_callback_attempts_total', { outcome: 'failed' })).toBe(1);
+    for (const queue of ['payments', 'callbacks']) {
+      for (const state of ['waiting', 'active', 'delayed', 'failed', 'completed']) {
+        expect(sample(samples, 'paygate_queue_jobs', { queue, state })).toEqual(expect.any(Number));
       }
     }
     // 3 settlements; 2 + 4 callback attempts.
     expect(
-      sample(samples, "paygate_queue_jobs", {
-        queue: "payments",
-        state: "completed",
+      sample(samples, 'paygate_queue_jobs', {
+        queue: 'payments',
+        state: 'completed',
       }),
     ).toBe(3);
     expect(
-      sample(samples, "paygate_queue_jobs", {
-        queue: "callbacks",
-        state: "completed",
+      sample(samples, 'paygate_queue_jobs', {
+        queue: 'callbacks',
+        state: 'completed',
       }),
     ).toBe(6);
-    expect(sample(samples, "paygate_outbox_pending", { due: "now" })).toEqual(
-      expect.any(Number),
-    );
-    expect(sample(samples, "paygate_outbox_pending", { due: "later" })).toEqual(
-      expect.any(Number),
-    );
+    expect(sample(samples, 'paygate_outbox_pending', { due: 'now' })).toEqual(expect.any(Number));
+    expect(sample(samples, 'paygate_outbox_pending', { due: 'later' })).toEqual(expect.any(Number));
   });
 
-  it("paygate_outbox_pending counts work scheduled for later", async () => {
+  it('paygate_outbox_pending counts work scheduled for later', async () => {
     // Work scheduled an hour ahead (as a late callback retry would be) waits in the outbox and is counted.
-    const before = parseMetrics(
-      (await http().get("/metrics").expect(200)).text,
-    );
-    const later =
-      sample(before, "paygate_outbox_pending", { due: "later" }) ?? 0;
+    const before = parseMetrics((await http().get('/metrics').expect(200)).text);
+    const later = sample(before, 'paygate_outbox_pending', { due: 'later' }) ?? 0;
     await dataSource(app).query(
       `INSERT INTO outbox (topic, payload, available_at) VALUES ('payments.settle', '{"paymentId":"0"}', now() + interval '1 hour')`,
     );
-    const after = parseMetrics((await http().get("/metrics").expect(200)).text);
-    expect(sample(after, "paygate_outbox_pending", { due: "later" })).toBe(
-      later + 1,
-    );
-    await dataSource(app).query(
-      `DELETE FROM outbox WHERE payload->>'paymentId' = '0' AND relayed_at IS NULL`,
-    );
+    const after = parseMetrics((await http().get('/metrics').expect(200)).text);
+    expect(sample(after, 'paygate_outbox_pending', { due: 'later' })).toBe(later + 1);
+    await dataSource(app).query(`DELETE FROM outbox WHERE payload->>'paymentId' = '0' AND relayed_at IS NULL`);
   });
 
-  describe("/admin/queues", () => {
-    const basic = (user: string, password: string) =>
-      `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
+  describe('/admin/queues', () => {
+    const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
-    it("answers 401 with a Basic challenge without credentials", async () => {
-      const res = await http().get("/admin/queues");
+    it('answers 401 with a Basic challenge without credentials', async () => {
+      const res = await http().get('/admin/queues');
       expect(res.status).toBe(401);
-      expect(res.headers["www-authenticate"]).toMatch(/^Basic/);
+      expect(res.headers['www-authenticate']).toMatch(/^Basic/);
     });
 
     it.each([
-      ["a wrong password", basic(ADMIN_USERNAME, `${ADMIN_PASSWORD}x`)],
-      ["a wrong username", basic("root", ADMIN_PASSWORD)],
-      ["a bearer token", "Bearer abc"],
-    ])("answers 401 with %s", async (_name, authorization) => {
-      expect(
-        (await http().get("/admin/queues").set("authorization", authorization))
-          .status,
-      ).toBe(401);
+      ['a wrong password', basic(ADMIN_USERNAME, `${ADMIN_PASSWORD}x`)],
+      ['a wrong username', basic('root', ADMIN_PASSWORD)],
+      ['a bearer token', 'Bearer abc'],
+    ])('answers 401 with %s', async (_name, authorization) => {
+      expect((await http().get('/admin/queues').set('authorization', authorization)).status).toBe(401);
     });
 
-    it("the dashboard’s API is protected too", async () => {
-      expect((await http().get("/admin/queues/api/queues")).status).toBe(401);
+    it('the dashboard’s API is protected too', async () => {
+      expect((await http().get('/admin/queues/api/queues')).status).toBe(401);
     });
 
-    it("answers 200 with ADMIN_USERNAME / ADMIN_PASSWORD, and shows every queue", async () => {
+    it('answers 200 with ADMIN_USERNAME / ADMIN_PASSWORD, and shows every queue', async () => {
       const auth = basic(ADMIN_USERNAME, ADMIN_PASSWORD);
-      const page = await http().get("/admin/queues").set("authorization", auth);
+      const page = await http().get('/admin/queues').set('authorization', auth);
       expect(page.status).toBe(200);
-      expect(page.headers["content-type"]).toMatch(/text\/html/);
-      const api = await http()
-        .get("/admin/queues/api/queues")
-        .set("authorization", auth);
+      expect(page.headers['content-type']).toMatch(/text\/html/);
+      const api = await http().get('/admin/queues/api/queues').set('authorization', auth);
       expect(api.status).toBe(200);
-      const names = (api.body.queues as Array<{ name: string }>)
-        .map((q) => q.name)
-        .sort();
+      const names = (api.body.queues as Array<{ name: string }>).map((q) => q.name).sort();
       expect(names).toEqual(Object.values(QUEUES).sort());
     });
   });

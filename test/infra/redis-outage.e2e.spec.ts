@@ -1,10 +1,10 @@
-import { getQueueToken } from "@nestjs/bullmq";
-import { NestFastifyApplication } from "@nestjs/platform-fastify";
-import { Queue } from "bullmq";
-import Decimal from "decimal.js";
-import request from "supertest";
-import { CallbackDeliveryProcessor } from "../../src/callbacks/callback-delivery.processor";
-import { PaymentsProcessor } from "../../src/worker/payments-queue.processor";
+import { getQueueToken } from '@nestjs/bullmq';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Queue } from 'bullmq';
+import Decimal from 'decimal.js';
+import request from 'supertest';
+import { CallbackDeliveryProcessor } from '../../src/callbacks/callback-delivery.processor';
+import { PaymentsProcessor } from '../../src/worker/payments-queue.processor';
 import {
   chargeBody,
   createGatewayMerchant,
@@ -17,8 +17,8 @@ import {
   sleep,
   startIsolatedSandbox,
   waitFor,
-} from "../support/gateway-fixtures";
-import { dataSource } from "../support/test-app";
+} from '../support/gateway-fixtures';
+import { dataSource } from '../support/test-app';
 
 /** Short, so that the lost-job sweeper's work is seen in seconds (production default: 2 minutes). */
 const LOST_JOB_AFTER_MS = 3000;
@@ -28,7 +28,7 @@ const LOST_JOB_AFTER_MS = 3000;
  * the transaction of the state change and relayed to BullMQ afterwards; while Redis is away charges are still
  * accepted, and jobs Redis lost after they were relayed are relayed again by the sweeper.
  */
-describe("Redis outage", () => {
+describe('Redis outage', () => {
   let sandbox: IsolatedSandbox;
   let app: NestFastifyApplication;
   let receiver: MerchantReceiver;
@@ -37,8 +37,8 @@ describe("Redis outage", () => {
 
   beforeAll(async () => {
     sandbox = await startIsolatedSandbox({
-      SANDBOX_SETTLE_DELAY_MS: "100",
-      CALLBACK_RETRY_DELAYS_MS: "500,1000,1500",
+      SANDBOX_SETTLE_DELAY_MS: '100',
+      CALLBACK_RETRY_DELAYS_MS: '500,1000,1500',
       OUTBOX_LOST_JOB_AFTER_MS: String(LOST_JOB_AFTER_MS),
     });
     ({ app, receiver } = sandbox);
@@ -50,51 +50,33 @@ describe("Redis outage", () => {
   async function postCharge(amount: number) {
     const body = chargeBody(merchant, { callback_url: receiver.url(), amount });
     const started = Date.now();
-    const res = await gateway(app, merchant.token)
-      .post("/v1/mobile-money/charge")
-      .send(body);
-    return {
-      res,
-      ms: Date.now() - started,
-      reference: body.external_reference as string,
-      url: body.callback_url as string,
-    };
+    const res = await gateway(app, merchant.token).post('/v1/mobile-money/charge').send(body);
+    return { res, ms: Date.now() - started, reference: body.external_reference as string, url: body.callback_url as string };
   }
 
   async function statuses(ids: number[]): Promise<number[]> {
-    const rows = await dataSource(app).query(
-      `SELECT payment_status FROM payments WHERE id = ANY($1) ORDER BY id`,
-      [ids],
-    );
+    const rows = await dataSource(app).query(`SELECT payment_status FROM payments WHERE id = ANY($1) ORDER BY id`, [ids]);
     return rows.map((r: { payment_status: number }) => r.payment_status);
   }
 
   /** Every charge settled (700) and its one callback acknowledged, each received exactly once. */
-  async function expectAllSettledAndCalledBack(
-    charges: Array<{ id: number; reference: string; url: string }>,
-  ) {
+  async function expectAllSettledAndCalledBack(charges: Array<{ id: number; reference: string; url: string }>) {
     await waitFor(
-      "every charge to settle and every callback to arrive",
+      'every charge to settle and every callback to arrive',
       async () =>
-        (await statuses(charges.map((c) => c.id))).every((s) => s === 700) &&
-        charges.every((c) => receiver.at(c.url).length >= 1),
+        (await statuses(charges.map((c) => c.id))).every((s) => s === 700) && charges.every((c) => receiver.at(c.url).length >= 1),
       30_000,
       100,
     );
     await sleep(500);
     for (const c of charges) {
       expect(receiver.at(c.url)).toHaveLength(1);
-      expect(receiver.at(c.url)[0].body).toMatchObject({
-        external_reference: c.reference,
-        payment_status: "700",
-      });
+      expect(receiver.at(c.url)[0].body).toMatchObject({ external_reference: c.reference, payment_status: '700' });
       const log = await finishedCallbackLog(app, merchant, c.reference);
-      expect(log.deliveries.map((d) => d.status)).toEqual(["DELIVERED"]);
+      expect(log.deliveries.map((d) => d.status)).toEqual(['DELIVERED']);
     }
     // One entry per payment: the wallet holds exactly the sum of what was collected, net of the fee of 10.
-    expect(await ledgerBalance(app, merchant.settlementAccountNumber)).toBe(
-      expectedSettlement.toFixed(4),
-    );
+    expect(await ledgerBalance(app, merchant.settlementAccountNumber)).toBe(expectedSettlement.toFixed(4));
     const [entries] = await dataSource(app).query(
       `SELECT count(*)::int AS n, count(DISTINCT entry_id)::int AS distinct_entries FROM payments WHERE client_id = $1 AND entry_id IS NOT NULL`,
       [merchant.clientId],
@@ -102,16 +84,14 @@ describe("Redis outage", () => {
     expect(entries.n).toBe(entries.distinct_entries);
   }
 
-  it("works before the outage", async () => {
+  it('works before the outage', async () => {
     const c = await postCharge(110);
     expect(c.res.status).toBe(200);
     expectedSettlement = expectedSettlement.plus(100);
-    await expectAllSettledAndCalledBack([
-      { id: c.res.body.charge_request_id, reference: c.reference, url: c.url },
-    ]);
+    await expectAllSettledAndCalledBack([{ id: c.res.body.charge_request_id, reference: c.reference, url: c.url }]);
   });
 
-  it("charges posted while Redis is down are accepted at once, and all settle and call back once it is back", async () => {
+  it('charges posted while Redis is down are accepted at once, and all settle and call back once it is back', async () => {
     await sandbox.redis.stop();
 
     const charges: Array<{ id: number; reference: string; url: string }> = [];
@@ -121,47 +101,33 @@ describe("Redis outage", () => {
       expect(c.res.body).toMatchObject({ status_code: 176, next_step: null });
       // Accepted without waiting on Redis.
       expect(c.ms).toBeLessThan(2000);
-      charges.push({
-        id: c.res.body.charge_request_id,
-        reference: c.reference,
-        url: c.url,
-      });
+      charges.push({ id: c.res.body.charge_request_id, reference: c.reference, url: c.url });
       expectedSettlement = expectedSettlement.plus(90 + i);
     }
     // Status queries and metrics still answer.
-    const status = await gateway(app, merchant.token).get(
-      `/v1/transaction/${charges[0].id}/status`,
-    );
+    const status = await gateway(app, merchant.token).get(`/v1/transaction/${charges[0].id}/status`);
     expect(status.status).toBe(200);
-    expect(status.body.payment_status).toBe("703");
-    expect((await request(app.getHttpServer()).get("/metrics")).status).toBe(
-      200,
-    );
+    expect(status.body.payment_status).toBe('703');
+    expect((await request(app.getHttpServer()).get('/metrics')).status).toBe(200);
 
     // Nothing can be processed meanwhile: the work waits in the outbox.
     await sleep(1500);
-    expect(await statuses(charges.map((c) => c.id))).toEqual(
-      Array(8).fill(703),
-    );
+    expect(await statuses(charges.map((c) => c.id))).toEqual(Array(8).fill(703));
     const [waiting] = await dataSource(app).query(
       `SELECT count(*)::int AS n FROM outbox WHERE relayed_at IS NULL AND topic = 'payments.settle' AND payload->>'paymentId' = ANY($1)`,
       [charges.map((c) => String(c.id))],
     );
     expect(waiting.n).toBe(8);
-    expect(
-      receiver.received.filter((r) =>
-        charges.some((c) => c.reference === r.body.external_reference),
-      ),
-    ).toHaveLength(0);
+    expect(receiver.received.filter((r) => charges.some((c) => c.reference === r.body.external_reference))).toHaveLength(0);
 
     await sandbox.redis.start();
     await expectAllSettledAndCalledBack(charges);
   });
 
-  it("jobs Redis loses after they were relayed are relayed again by the sweeper, and complete exactly once", async () => {
+  it('jobs Redis loses after they were relayed are relayed again by the sweeper, and complete exactly once', async () => {
     const payments = app.get(PaymentsProcessor).worker;
     const callbacks = app.get(CallbackDeliveryProcessor).worker;
-    const paymentsQueue = app.get<Queue>(getQueueToken("payments"));
+    const paymentsQueue = app.get<Queue>(getQueueToken('payments'));
     await payments.pause(true);
     await callbacks.pause(true);
 
@@ -169,50 +135,34 @@ describe("Redis outage", () => {
     for (let i = 0; i < 5; i++) {
       const c = await postCharge(200 + i);
       expect(c.res.status).toBe(200);
-      charges.push({
-        id: c.res.body.charge_request_id,
-        reference: c.reference,
-        url: c.url,
-      });
+      charges.push({ id: c.res.body.charge_request_id, reference: c.reference, url: c.url });
       expectedSettlement = expectedSettlement.plus(190 + i);
     }
     // The relay hands the settlements to Redis, where they wait for the paused workers (a fetch the worker had
     // already started when it was paused may still take one of them)...
     const ids = charges.map((c) => String(c.id));
-    await waitFor("the settlement jobs to be relayed", async () => {
+    await waitFor('the settlement jobs to be relayed', async () => {
       const [row] = await dataSource(app).query(
         `SELECT count(*)::int AS n FROM outbox WHERE relayed_at IS NOT NULL AND payload->>'paymentId' = ANY($1)`,
         [ids],
       );
       return row.n === 5;
     });
-    const lost = await waitFor(
-      "the relayed, unfinished jobs to be waiting in Redis",
-      async () => {
-        const rows = await dataSource(app).query(
-          `SELECT payload->>'paymentId' AS id FROM outbox WHERE done_at IS NULL AND payload->>'paymentId' = ANY($1)`,
-          [ids],
-        );
-        const counts = await paymentsQueue.getJobCounts("waiting", "active");
-        return counts.active === 0 && counts.waiting === rows.length
-          ? (rows.map((r: { id: string }) => r.id) as string[])
-          : undefined;
-      },
-    );
+    const lost = await waitFor('the relayed, unfinished jobs to be waiting in Redis', async () => {
+      const rows = await dataSource(app).query(
+        `SELECT payload->>'paymentId' AS id FROM outbox WHERE done_at IS NULL AND payload->>'paymentId' = ANY($1)`,
+        [ids],
+      );
+      const counts = await paymentsQueue.getJobCounts('waiting', 'active');
+      return counts.active === 0 && counts.waiting === rows.length ? (rows.map((r: { id: string }) => r.id) as string[]) : undefined;
+    });
     expect(lost.length).toBeGreaterThanOrEqual(3);
-    expect(await statuses(lost.map(Number))).toEqual(
-      Array(lost.length).fill(703),
-    );
+    expect(await statuses(lost.map(Number))).toEqual(Array(lost.length).fill(703));
 
     // ...and Redis restarts without its data: the jobs are gone.
     await sandbox.redis.stop();
     await sandbox.redis.start();
-    await waitFor(
-      "the queue to answer again",
-      async () => (await paymentsQueue.getJobCounts("waiting")).waiting === 0,
-      10_000,
-      200,
-    );
+    await waitFor('the queue to answer again', async () => (await paymentsQueue.getJobCounts('waiting')).waiting === 0, 10_000, 200);
     await payments.resume();
     await callbacks.resume();
 
@@ -223,7 +173,6 @@ describe("Redis outage", () => {
       [lost],
     );
     expect(relays).toHaveLength(lost.length);
-    for (const r of relays)
-      expect(r).toEqual({ relay_count: 1, done_at: expect.any(Date) });
+    for (const r of relays) expect(r).toEqual({ relay_count: 1, done_at: expect.any(Date) });
   });
 });

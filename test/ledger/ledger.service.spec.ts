@@ -1,33 +1,17 @@
-import { NestFastifyApplication } from "@nestjs/platform-fastify";
-import { randomUUID } from "node:crypto";
-import { DataSource } from "typeorm";
-import { Money } from "../../src/common/money";
-import { LedgerAccount } from "../../src/ledger/ledger-account";
-import { verifyLedger } from "../../src/ledger/ledger-invariants";
-import {
-  FloorBreachError,
-  UnbalancedEntryError,
-  UnknownLedgerAccountError,
-  UnknownLedgerEntryError,
-} from "../../src/ledger/ledger.errors";
-import { EntryToPost, LedgerService } from "../../src/ledger/ledger.service";
-import {
-  balanceOf,
-  openLedgerWallet,
-  postEntryWithOperation,
-  recordFundingOperation,
-  settlementAccount,
-} from "../support/ledger-fixtures";
-import {
-  appWithTenants,
-  createTenant,
-  dataSource,
-  TestTenant,
-} from "../support/test-app";
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { Money } from '../../src/common/money';
+import { LedgerAccount } from '../../src/ledger/ledger-account';
+import { verifyLedger } from '../../src/ledger/ledger-invariants';
+import { FloorBreachError, UnbalancedEntryError, UnknownLedgerAccountError, UnknownLedgerEntryError } from '../../src/ledger/ledger.errors';
+import { EntryToPost, LedgerService } from '../../src/ledger/ledger.service';
+import { balanceOf, openLedgerWallet, postEntryWithOperation, recordFundingOperation, settlementAccount } from '../support/ledger-fixtures';
+import { appWithTenants, createTenant, dataSource, TestTenant } from '../support/test-app';
 
 const m = (value: string) => new Money(value);
 
-describe("LedgerService (double-entry core, provider contract §3)", () => {
+describe('LedgerService (double-entry core, provider contract §3)', () => {
   let app: NestFastifyApplication;
   let ledger: LedgerService;
   let db: DataSource;
@@ -49,464 +33,281 @@ describe("LedgerService (double-entry core, provider contract §3)", () => {
               (SELECT count(*) FROM wallet_operations WHERE client_id = $1)::int AS operations`,
       [clientId],
     );
-    const balances = await db.query(
-      "SELECT id, balance FROM ledger_accounts WHERE client_id = $1 ORDER BY id",
-      [clientId],
-    );
+    const balances = await db.query('SELECT id, balance FROM ledger_accounts WHERE client_id = $1 ORDER BY id', [clientId]);
     return { ...counts, balances };
   }
 
-  const transfer = (
-    clientId: string,
-    from: Pick<LedgerAccount, "id">,
-    to: Pick<LedgerAccount, "id">,
-    amount: string,
-  ): EntryToPost => ({
+  const transfer = (clientId: string, from: Pick<LedgerAccount, 'id'>, to: Pick<LedgerAccount, 'id'>, amount: string): EntryToPost => ({
     clientId,
-    kind: "TEST_TRANSFER",
+    kind: 'TEST_TRANSFER',
     lines: [
       { accountId: from.id, amount: m(amount).neg() },
       { accountId: to.id, amount: m(amount) },
     ],
   });
 
-  describe("a balanced entry", () => {
-    it("moves both balances and writes one posting per account with its balance_after", async () => {
+  describe('a balanced entry', () => {
+    it('moves both balances and writes one posting per account with its balance_after', async () => {
       const wallet = await openLedgerWallet(app, tenant.clientId);
-      const settlement = await settlementAccount(app, tenant.clientId, "KES");
+      const settlement = await settlementAccount(app, tenant.clientId, 'KES');
       const settlementBefore = m(await balanceOf(app, settlement.id));
 
-      const funded = await postEntryWithOperation(
-        app,
-        transfer(tenant.clientId, settlement, wallet, "100.5"),
-      );
+      const funded = await postEntryWithOperation(app, transfer(tenant.clientId, settlement, wallet, '100.5'));
       expect(funded.entryId).toMatch(/^\d+$/);
       const walletMove = funded.movements.get(wallet.id)!;
-      expect([
-        walletMove.amount.toFixed(4),
-        walletMove.balanceBefore.toFixed(4),
-        walletMove.balanceAfter.toFixed(4),
-      ]).toEqual(["100.5000", "0.0000", "100.5000"]);
+      expect([walletMove.amount.toFixed(4), walletMove.balanceBefore.toFixed(4), walletMove.balanceAfter.toFixed(4)]).toEqual([
+        '100.5000',
+        '0.0000',
+        '100.5000',
+      ]);
       const settlementMove = funded.movements.get(settlement.id)!;
-      expect(settlementMove.balanceBefore.toFixed(4)).toBe(
-        settlementBefore.toFixed(4),
-      );
-      expect(settlementMove.balanceAfter.toFixed(4)).toBe(
-        settlementBefore.minus("100.5").toFixed(4),
-      );
+      expect(settlementMove.balanceBefore.toFixed(4)).toBe(settlementBefore.toFixed(4));
+      expect(settlementMove.balanceAfter.toFixed(4)).toBe(settlementBefore.minus('100.5').toFixed(4));
 
       const target = await openLedgerWallet(app, tenant.clientId);
-      const moved = await postEntryWithOperation(
-        app,
-        transfer(tenant.clientId, wallet, target, "30.25"),
-      );
+      const moved = await postEntryWithOperation(app, transfer(tenant.clientId, wallet, target, '30.25'));
 
-      expect(await balanceOf(app, wallet.id)).toBe("70.2500");
-      expect(await balanceOf(app, target.id)).toBe("30.2500");
-      expect(await balanceOf(app, settlement.id)).toBe(
-        settlementBefore.minus("100.5").toFixed(4),
-      );
+      expect(await balanceOf(app, wallet.id)).toBe('70.2500');
+      expect(await balanceOf(app, target.id)).toBe('30.2500');
+      expect(await balanceOf(app, settlement.id)).toBe(settlementBefore.minus('100.5').toFixed(4));
 
       const postings = await db.query(
         `SELECT account_id, currency, amount, balance_after FROM postings WHERE entry_id = $1 ORDER BY amount`,
         [moved.entryId],
       );
       expect(postings).toEqual([
-        {
-          account_id: wallet.id,
-          currency: "KES",
-          amount: "-30.2500",
-          balance_after: "70.2500",
-        },
-        {
-          account_id: target.id,
-          currency: "KES",
-          amount: "30.2500",
-          balance_after: "30.2500",
-        },
+        { account_id: wallet.id, currency: 'KES', amount: '-30.2500', balance_after: '70.2500' },
+        { account_id: target.id, currency: 'KES', amount: '30.2500', balance_after: '30.2500' },
       ]);
-      const [entry] = await db.query(
-        "SELECT client_id, kind FROM journal_entries WHERE id = $1",
-        [moved.entryId],
-      );
-      expect(entry).toEqual({
-        client_id: tenant.clientId,
-        kind: "TEST_TRANSFER",
-      });
+      const [entry] = await db.query('SELECT client_id, kind FROM journal_entries WHERE id = $1', [moved.entryId]);
+      expect(entry).toEqual({ client_id: tenant.clientId, kind: 'TEST_TRANSFER' });
     });
 
-    it("an entry balanced in each of two currencies is accepted (FX legs)", async () => {
-      const kes = await openLedgerWallet(app, tenant.clientId, {
-        currency: "KES",
-      });
-      const usd = await openLedgerWallet(app, tenant.clientId, {
-        currency: "USD",
-        initialBalance: "10",
-      });
-      const fxKes = await ledger.systemAccount(
-        db.manager,
-        tenant.clientId,
-        "FX_POSITION",
-        "KES",
-      );
-      const fxUsd = await ledger.systemAccount(
-        db.manager,
-        tenant.clientId,
-        "FX_POSITION",
-        "USD",
-      );
+    it('an entry balanced in each of two currencies is accepted (FX legs)', async () => {
+      const kes = await openLedgerWallet(app, tenant.clientId, { currency: 'KES' });
+      const usd = await openLedgerWallet(app, tenant.clientId, { currency: 'USD', initialBalance: '10' });
+      const fxKes = await ledger.systemAccount(db.manager, tenant.clientId, 'FX_POSITION', 'KES');
+      const fxUsd = await ledger.systemAccount(db.manager, tenant.clientId, 'FX_POSITION', 'USD');
       await postEntryWithOperation(app, {
         clientId: tenant.clientId,
-        kind: "TEST_FX",
+        kind: 'TEST_FX',
         lines: [
-          { accountId: usd.id, amount: m("-10") },
-          { accountId: fxUsd.id, amount: m("10") },
-          { accountId: fxKes.id, amount: m("-1285") },
-          { accountId: kes.id, amount: m("1285") },
+          { accountId: usd.id, amount: m('-10') },
+          { accountId: fxUsd.id, amount: m('10') },
+          { accountId: fxKes.id, amount: m('-1285') },
+          { accountId: kes.id, amount: m('1285') },
         ],
       });
-      expect(await balanceOf(app, usd.id)).toBe("0.0000");
-      expect(await balanceOf(app, kes.id)).toBe("1285.0000");
+      expect(await balanceOf(app, usd.id)).toBe('0.0000');
+      expect(await balanceOf(app, kes.id)).toBe('1285.0000');
     });
   });
 
-  describe("rejected entries write nothing", () => {
-    it("postings that do not sum to zero → UnbalancedEntryError", async () => {
-      const a = await openLedgerWallet(app, tenant.clientId, {
-        initialBalance: "50",
-      });
+  describe('rejected entries write nothing', () => {
+    it('postings that do not sum to zero → UnbalancedEntryError', async () => {
+      const a = await openLedgerWallet(app, tenant.clientId, { initialBalance: '50' });
       const b = await openLedgerWallet(app, tenant.clientId);
       const before = await snapshot(tenant.clientId);
       await expect(
         postEntryWithOperation(app, {
           clientId: tenant.clientId,
-          kind: "TEST",
+          kind: 'TEST',
           lines: [
-            { accountId: a.id, amount: m("-10") },
-            { accountId: b.id, amount: m("9.9999") },
+            { accountId: a.id, amount: m('-10') },
+            { accountId: b.id, amount: m('9.9999') },
           ],
         }),
       ).rejects.toBeInstanceOf(UnbalancedEntryError);
       expect(await snapshot(tenant.clientId)).toEqual(before);
     });
 
-    it("an entry that sums to zero overall but not per currency → UnbalancedEntryError", async () => {
-      const kes = await openLedgerWallet(app, tenant.clientId, {
-        currency: "KES",
-        initialBalance: "100",
-      });
-      const usd = await openLedgerWallet(app, tenant.clientId, {
-        currency: "USD",
-      });
+    it('an entry that sums to zero overall but not per currency → UnbalancedEntryError', async () => {
+      const kes = await openLedgerWallet(app, tenant.clientId, { currency: 'KES', initialBalance: '100' });
+      const usd = await openLedgerWallet(app, tenant.clientId, { currency: 'USD' });
       const before = await snapshot(tenant.clientId);
-      await expect(
-        postEntryWithOperation(app, transfer(tenant.clientId, kes, usd, "100")),
-      ).rejects.toBeInstanceOf(UnbalancedEntryError);
+      await expect(postEntryWithOperation(app, transfer(tenant.clientId, kes, usd, '100'))).rejects.toBeInstanceOf(UnbalancedEntryError);
       expect(await snapshot(tenant.clientId)).toEqual(before);
-      expect(await balanceOf(app, kes.id)).toBe("100.0000");
-      expect(await balanceOf(app, usd.id)).toBe("0.0000");
+      expect(await balanceOf(app, kes.id)).toBe('100.0000');
+      expect(await balanceOf(app, usd.id)).toBe('0.0000');
     });
 
-    it("an entry on a single account, or with more than 4 decimals → UnbalancedEntryError", async () => {
-      const a = await openLedgerWallet(app, tenant.clientId, {
-        initialBalance: "5",
-      });
+    it('an entry on a single account, or with more than 4 decimals → UnbalancedEntryError', async () => {
+      const a = await openLedgerWallet(app, tenant.clientId, { initialBalance: '5' });
       const b = await openLedgerWallet(app, tenant.clientId);
       const before = await snapshot(tenant.clientId);
       await expect(
         postEntryWithOperation(app, {
           clientId: tenant.clientId,
-          kind: "TEST",
+          kind: 'TEST',
           lines: [
-            { accountId: a.id, amount: m("-1") },
-            { accountId: a.id, amount: m("1") },
+            { accountId: a.id, amount: m('-1') },
+            { accountId: a.id, amount: m('1') },
           ],
         }),
       ).rejects.toBeInstanceOf(UnbalancedEntryError);
-      await expect(
-        postEntryWithOperation(app, transfer(tenant.clientId, a, b, "0.00001")),
-      ).rejects.toBeInstanceOf(UnbalancedEntryError);
+      await expect(postEntryWithOperation(app, transfer(tenant.clientId, a, b, '0.00001'))).rejects.toBeInstanceOf(UnbalancedEntryError);
       expect(await snapshot(tenant.clientId)).toEqual(before);
     });
 
     it("an entry naming another client's account → UnknownLedgerAccountError, neither client changes", async () => {
-      const mine = await openLedgerWallet(app, tenant.clientId, {
-        initialBalance: "20",
-      });
-      const theirs = await openLedgerWallet(app, other.clientId, {
-        initialBalance: "20",
-      });
+      const mine = await openLedgerWallet(app, tenant.clientId, { initialBalance: '20' });
+      const theirs = await openLedgerWallet(app, other.clientId, { initialBalance: '20' });
       const mineBefore = await snapshot(tenant.clientId);
       const theirsBefore = await snapshot(other.clientId);
 
-      await expect(
-        postEntryWithOperation(
-          app,
-          transfer(tenant.clientId, mine, theirs, "5"),
-        ),
-      ).rejects.toBeInstanceOf(UnknownLedgerAccountError);
-      await expect(
-        postEntryWithOperation(
-          app,
-          transfer(tenant.clientId, theirs, mine, "5"),
-        ),
-      ).rejects.toBeInstanceOf(UnknownLedgerAccountError);
+      await expect(postEntryWithOperation(app, transfer(tenant.clientId, mine, theirs, '5'))).rejects.toBeInstanceOf(
+        UnknownLedgerAccountError,
+      );
+      await expect(postEntryWithOperation(app, transfer(tenant.clientId, theirs, mine, '5'))).rejects.toBeInstanceOf(
+        UnknownLedgerAccountError,
+      );
       // Posted in the other client's name, the entry still names an account that is not theirs.
-      await expect(
-        postEntryWithOperation(
-          app,
-          transfer(other.clientId, theirs, mine, "5"),
-        ),
-      ).rejects.toBeInstanceOf(UnknownLedgerAccountError);
-      await expect(
-        postEntryWithOperation(
-          app,
-          transfer(tenant.clientId, mine, { ...mine, id: randomUUID() }, "5"),
-        ),
-      ).rejects.toBeInstanceOf(UnknownLedgerAccountError);
+      await expect(postEntryWithOperation(app, transfer(other.clientId, theirs, mine, '5'))).rejects.toBeInstanceOf(
+        UnknownLedgerAccountError,
+      );
+      await expect(postEntryWithOperation(app, transfer(tenant.clientId, mine, { ...mine, id: randomUUID() }, '5'))).rejects.toBeInstanceOf(
+        UnknownLedgerAccountError,
+      );
 
       expect(await snapshot(tenant.clientId)).toEqual(mineBefore);
       expect(await snapshot(other.clientId)).toEqual(theirsBefore);
     });
   });
 
-  describe("floors", () => {
-    it("a debit that would take a wallet below minimum_balance → FloorBreachError naming it; down to the floor is fine", async () => {
-      const wallet = await openLedgerWallet(app, tenant.clientId, {
-        minimumBalance: "50",
-        initialBalance: "100",
-      });
+  describe('floors', () => {
+    it('a debit that would take a wallet below minimum_balance → FloorBreachError naming it; down to the floor is fine', async () => {
+      const wallet = await openLedgerWallet(app, tenant.clientId, { minimumBalance: '50', initialBalance: '100' });
       const sink = await openLedgerWallet(app, tenant.clientId);
       const before = await snapshot(tenant.clientId);
 
-      const attempt = postEntryWithOperation(
-        app,
-        transfer(tenant.clientId, wallet, sink, "50.0001"),
-      );
+      const attempt = postEntryWithOperation(app, transfer(tenant.clientId, wallet, sink, '50.0001'));
       await expect(attempt).rejects.toBeInstanceOf(FloorBreachError);
-      await expect(attempt).rejects.toMatchObject({
-        accountNumber: wallet.accountNumber,
-      });
+      await expect(attempt).rejects.toMatchObject({ accountNumber: wallet.accountNumber });
       expect(await snapshot(tenant.clientId)).toEqual(before);
 
-      await postEntryWithOperation(
-        app,
-        transfer(tenant.clientId, wallet, sink, "50"),
-      );
-      expect(await balanceOf(app, wallet.id)).toBe("50.0000");
-      await expect(
-        postEntryWithOperation(
-          app,
-          transfer(tenant.clientId, wallet, sink, "0.0001"),
-        ),
-      ).rejects.toBeInstanceOf(FloorBreachError);
+      await postEntryWithOperation(app, transfer(tenant.clientId, wallet, sink, '50'));
+      expect(await balanceOf(app, wallet.id)).toBe('50.0000');
+      await expect(postEntryWithOperation(app, transfer(tenant.clientId, wallet, sink, '0.0001'))).rejects.toBeInstanceOf(FloorBreachError);
     });
 
-    it("a zero floor refuses the smallest overdraft", async () => {
+    it('a zero floor refuses the smallest overdraft', async () => {
       const wallet = await openLedgerWallet(app, tenant.clientId);
       const sink = await openLedgerWallet(app, tenant.clientId);
-      await expect(
-        postEntryWithOperation(
-          app,
-          transfer(tenant.clientId, wallet, sink, "0.0001"),
-        ),
-      ).rejects.toBeInstanceOf(FloorBreachError);
-      expect(await balanceOf(app, wallet.id)).toBe("0.0000");
+      await expect(postEntryWithOperation(app, transfer(tenant.clientId, wallet, sink, '0.0001'))).rejects.toBeInstanceOf(FloorBreachError);
+      expect(await balanceOf(app, wallet.id)).toBe('0.0000');
     });
 
-    it("can_overdraw lets a wallet go below its floor, even below zero", async () => {
-      const wallet = await openLedgerWallet(app, tenant.clientId, {
-        minimumBalance: "10",
-        canOverdraw: true,
-      });
+    it('can_overdraw lets a wallet go below its floor, even below zero', async () => {
+      const wallet = await openLedgerWallet(app, tenant.clientId, { minimumBalance: '10', canOverdraw: true });
       const sink = await openLedgerWallet(app, tenant.clientId);
-      const posted = await postEntryWithOperation(
-        app,
-        transfer(tenant.clientId, wallet, sink, "30"),
-      );
-      expect(posted.movements.get(wallet.id)!.balanceAfter.toFixed(4)).toBe(
-        "-30.0000",
-      );
-      expect(await balanceOf(app, wallet.id)).toBe("-30.0000");
+      const posted = await postEntryWithOperation(app, transfer(tenant.clientId, wallet, sink, '30'));
+      expect(posted.movements.get(wallet.id)!.balanceAfter.toFixed(4)).toBe('-30.0000');
+      expect(await balanceOf(app, wallet.id)).toBe('-30.0000');
     });
 
-    it("a system account (SETTLEMENT) may go negative", async () => {
+    it('a system account (SETTLEMENT) may go negative', async () => {
       const tenant2 = await createTenant(app);
-      const settlement = await settlementAccount(app, tenant2.clientId, "KES");
+      const settlement = await settlementAccount(app, tenant2.clientId, 'KES');
       const wallet = await openLedgerWallet(app, tenant2.clientId);
-      await postEntryWithOperation(
-        app,
-        transfer(tenant2.clientId, settlement, wallet, "999"),
-      );
-      expect(await balanceOf(app, settlement.id)).toBe("-999.0000");
+      await postEntryWithOperation(app, transfer(tenant2.clientId, settlement, wallet, '999'));
+      expect(await balanceOf(app, settlement.id)).toBe('-999.0000');
     });
   });
 
-  describe("system accounts", () => {
-    it("exist once per (client, kind, currency)", async () => {
+  describe('system accounts', () => {
+    it('exist once per (client, kind, currency)', async () => {
       const t = await createTenant(app);
-      const first = await ledger.systemAccount(
-        db.manager,
-        t.clientId,
-        "FEE_INCOME",
-        "KES",
-      );
-      const again = await db.transaction((manager) =>
-        ledger.systemAccount(manager, t.clientId, "FEE_INCOME", "KES"),
-      );
+      const first = await ledger.systemAccount(db.manager, t.clientId, 'FEE_INCOME', 'KES');
+      const again = await db.transaction((manager) => ledger.systemAccount(manager, t.clientId, 'FEE_INCOME', 'KES'));
       expect(again.id).toBe(first.id);
-      expect(first).toMatchObject({ kind: "FEE_INCOME", currency: "KES" });
-      const [stored] = await db.query(
-        "SELECT client_id, can_overdraw FROM ledger_accounts WHERE id = $1",
-        [first.id],
-      );
+      expect(first).toMatchObject({ kind: 'FEE_INCOME', currency: 'KES' });
+      const [stored] = await db.query('SELECT client_id, can_overdraw FROM ledger_accounts WHERE id = $1', [first.id]);
       expect(stored).toEqual({ client_id: t.clientId, can_overdraw: true });
       expect(first.accountNumber).toMatch(/^\d+$/);
 
-      const otherCurrency = await ledger.systemAccount(
-        db.manager,
-        t.clientId,
-        "FEE_INCOME",
-        "USD",
-      );
-      const otherKind = await ledger.systemAccount(
-        db.manager,
-        t.clientId,
-        "SETTLEMENT",
-        "KES",
-      );
-      const otherClient = await ledger.systemAccount(
-        db.manager,
-        other.clientId,
-        "FEE_INCOME",
-        "KES",
-      );
-      expect(
-        new Set([first.id, otherCurrency.id, otherKind.id, otherClient.id])
-          .size,
-      ).toBe(4);
+      const otherCurrency = await ledger.systemAccount(db.manager, t.clientId, 'FEE_INCOME', 'USD');
+      const otherKind = await ledger.systemAccount(db.manager, t.clientId, 'SETTLEMENT', 'KES');
+      const otherClient = await ledger.systemAccount(db.manager, other.clientId, 'FEE_INCOME', 'KES');
+      expect(new Set([first.id, otherCurrency.id, otherKind.id, otherClient.id]).size).toBe(4);
 
-      const rows = await db.query(
-        `SELECT kind, currency FROM ledger_accounts WHERE client_id = $1 ORDER BY kind, currency`,
-        [t.clientId],
-      );
+      const rows = await db.query(`SELECT kind, currency FROM ledger_accounts WHERE client_id = $1 ORDER BY kind, currency`, [t.clientId]);
       expect(rows).toEqual([
-        { kind: "FEE_INCOME", currency: "KES" },
-        { kind: "FEE_INCOME", currency: "USD" },
-        { kind: "SETTLEMENT", currency: "KES" },
+        { kind: 'FEE_INCOME', currency: 'KES' },
+        { kind: 'FEE_INCOME', currency: 'USD' },
+        { kind: 'SETTLEMENT', currency: 'KES' },
       ]);
     });
 
-    it("first use from many transactions at once still creates exactly one", async () => {
+    it('first use from many transactions at once still creates exactly one', async () => {
       const t = await createTenant(app);
       const ids = await Promise.all(
-        Array.from({ length: 12 }, () =>
-          db.transaction((manager) =>
-            ledger.systemAccount(manager, t.clientId, "IN_FLIGHT_BANK", "UGX"),
-          ),
-        ),
+        Array.from({ length: 12 }, () => db.transaction((manager) => ledger.systemAccount(manager, t.clientId, 'IN_FLIGHT_BANK', 'UGX'))),
       );
       expect(new Set(ids.map((a) => a.id)).size).toBe(1);
-      const [{ n }] = await db.query(
-        `SELECT count(*)::int AS n FROM ledger_accounts WHERE client_id = $1 AND kind = 'IN_FLIGHT_BANK'`,
-        [t.clientId],
-      );
+      const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM ledger_accounts WHERE client_id = $1 AND kind = 'IN_FLIGHT_BANK'`, [
+        t.clientId,
+      ]);
       expect(n).toBe(1);
     });
 
-    it("one created in a transaction that rolled back is not handed out afterwards", async () => {
+    it('one created in a transaction that rolled back is not handed out afterwards', async () => {
       const t = await createTenant(app);
       let ghost: { id: string } | undefined;
       await expect(
         db.transaction(async (manager) => {
-          ghost = await ledger.systemAccount(
-            manager,
-            t.clientId,
-            "IN_FLIGHT_AIRTIME",
-            "KES",
-          );
-          throw new Error("roll back");
+          ghost = await ledger.systemAccount(manager, t.clientId, 'IN_FLIGHT_AIRTIME', 'KES');
+          throw new Error('roll back');
         }),
-      ).rejects.toThrow("roll back");
-      const real = await ledger.systemAccount(
-        db.manager,
-        t.clientId,
-        "IN_FLIGHT_AIRTIME",
-        "KES",
-      );
+      ).rejects.toThrow('roll back');
+      const real = await ledger.systemAccount(db.manager, t.clientId, 'IN_FLIGHT_AIRTIME', 'KES');
       expect(real.id).not.toBe(ghost!.id);
-      const [row] = await db.query(
-        "SELECT id FROM ledger_accounts WHERE id = $1",
-        [real.id],
-      );
+      const [row] = await db.query('SELECT id FROM ledger_accounts WHERE id = $1', [real.id]);
       expect(row).toEqual({ id: real.id });
       // And it is usable: an entry on it posts.
       const wallet = await openLedgerWallet(app, t.clientId);
-      await postEntryWithOperation(
-        app,
-        transfer(t.clientId, real, wallet, "1"),
-      );
-      expect(await balanceOf(app, wallet.id)).toBe("1.0000");
+      await postEntryWithOperation(app, transfer(t.clientId, real, wallet, '1'));
+      expect(await balanceOf(app, wallet.id)).toBe('1.0000');
     });
   });
 
-  describe("concurrency", () => {
-    it("50 concurrent entries moving money A→B and B→A at once all succeed (ordered locks, no deadlock)", async () => {
+  describe('concurrency', () => {
+    it('50 concurrent entries moving money A→B and B→A at once all succeed (ordered locks, no deadlock)', async () => {
       const t = await createTenant(app);
-      const a = await openLedgerWallet(app, t.clientId, {
-        initialBalance: "1000",
-      });
-      const b = await openLedgerWallet(app, t.clientId, {
-        initialBalance: "1000",
-      });
+      const a = await openLedgerWallet(app, t.clientId, { initialBalance: '1000' });
+      const b = await openLedgerWallet(app, t.clientId, { initialBalance: '1000' });
       const results = await Promise.allSettled(
         Array.from({ length: 50 }, (_, i) =>
-          postEntryWithOperation(
-            app,
-            i % 2 === 0
-              ? transfer(t.clientId, a, b, `${i + 1}`)
-              : transfer(t.clientId, b, a, `${i + 1}`),
-          ),
+          postEntryWithOperation(app, i % 2 === 0 ? transfer(t.clientId, a, b, `${i + 1}`) : transfer(t.clientId, b, a, `${i + 1}`)),
         ),
       );
       const failures = results
-        .filter((r): r is PromiseRejectedResult => r.status === "rejected")
+        .filter((r): r is PromiseRejectedResult => r.status === 'rejected')
         .map((r) => String(r.reason?.code ?? r.reason));
       expect(failures).toEqual([]);
       // A sends 1+3+…+49 = 625 and receives 2+4+…+50 = 650.
-      expect(await balanceOf(app, a.id)).toBe("1025.0000");
-      expect(await balanceOf(app, b.id)).toBe("975.0000");
-      const [{ n }] = await db.query(
-        `SELECT count(*)::int AS n FROM postings WHERE account_id = $1`,
-        [a.id],
-      );
+      expect(await balanceOf(app, a.id)).toBe('1025.0000');
+      expect(await balanceOf(app, b.id)).toBe('975.0000');
+      const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM postings WHERE account_id = $1`, [a.id]);
       expect(n).toBe(51);
     });
 
-    it("100 parallel debits on a wallet funded for exactly 60: 60 succeed, 40 hit the floor, balance exact, invariants hold", async () => {
+    it('100 parallel debits on a wallet funded for exactly 60: 60 succeed, 40 hit the floor, balance exact, invariants hold', async () => {
       const t = await createTenant(app);
-      const unit = "1.2345";
-      const wallet = await openLedgerWallet(app, t.clientId, {
-        initialBalance: m(unit).times(60).toFixed(4),
-      });
+      const unit = '1.2345';
+      const wallet = await openLedgerWallet(app, t.clientId, { initialBalance: m(unit).times(60).toFixed(4) });
       const sink = await openLedgerWallet(app, t.clientId);
 
       const results = await Promise.allSettled(
-        Array.from({ length: 100 }, () =>
-          postEntryWithOperation(app, transfer(t.clientId, wallet, sink, unit)),
-        ),
+        Array.from({ length: 100 }, () => postEntryWithOperation(app, transfer(t.clientId, wallet, sink, unit))),
       );
-      const succeeded = results.filter((r) => r.status === "fulfilled");
-      const failed = results.filter(
-        (r): r is PromiseRejectedResult => r.status === "rejected",
-      );
+      const succeeded = results.filter((r) => r.status === 'fulfilled');
+      const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
       expect(succeeded).toHaveLength(60);
       expect(failed).toHaveLength(40);
-      for (const failure of failed)
-        expect(failure.reason).toBeInstanceOf(FloorBreachError);
+      for (const failure of failed) expect(failure.reason).toBeInstanceOf(FloorBreachError);
 
-      expect(await balanceOf(app, wallet.id)).toBe("0.0000");
-      expect(await balanceOf(app, sink.id)).toBe("74.0700");
+      expect(await balanceOf(app, wallet.id)).toBe('0.0000');
+      expect(await balanceOf(app, sink.id)).toBe('74.0700');
 
       // Each successful debit saw the one before it: the running balances step down by exactly one unit.
       const afters: Array<{ balance_after: string }> = await db.query(
@@ -520,54 +321,41 @@ describe("LedgerService (double-entry core, provider contract §3)", () => {
             .toFixed(4),
         ),
       );
-      const [{ n }] = await db.query(
-        `SELECT count(*)::int AS n FROM wallet_operations WHERE client_id = $1`,
-        [t.clientId],
-      );
+      const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM wallet_operations WHERE client_id = $1`, [t.clientId]);
       expect(n).toBe(61);
 
       const invariants = await verifyLedger(db.manager);
       expect(invariants.map((i) => i.name)).toEqual([
-        "a_entries_balance",
-        "b_balances_match_postings",
-        "c_no_debit_below_floor",
-        "d_one_entry_per_business_record",
+        'a_entries_balance',
+        'b_balances_match_postings',
+        'c_no_debit_below_floor',
+        'd_one_entry_per_business_record',
       ]);
       for (const invariant of invariants)
-        expect({
-          name: invariant.name,
-          violations: invariant.violations,
-        }).toEqual({ name: invariant.name, violations: [] });
+        expect({ name: invariant.name, violations: invariant.violations }).toEqual({ name: invariant.name, violations: [] });
     });
   });
 
-  describe("reverseEntry", () => {
+  describe('reverseEntry', () => {
     /** Reverses inside a transaction that also writes the reversal's business record, as every caller does. */
     const reverse = (clientId: string, entryId: string) =>
       db.transaction(async (manager) => {
-        const posted = await ledger.reverseEntry(
-          manager,
-          clientId,
-          entryId,
-          "TEST_REVERSAL",
-        );
+        const posted = await ledger.reverseEntry(manager, clientId, entryId, 'TEST_REVERSAL');
         await recordFundingOperation(manager, clientId, posted.entryId);
         return posted;
       });
 
-    it("posts the exact negation of every posting of the entry, restoring each balance", async () => {
-      const a = await openLedgerWallet(app, tenant.clientId, {
-        initialBalance: "50",
-      });
+    it('posts the exact negation of every posting of the entry, restoring each balance', async () => {
+      const a = await openLedgerWallet(app, tenant.clientId, { initialBalance: '50' });
       const b = await openLedgerWallet(app, tenant.clientId);
       const c = await openLedgerWallet(app, tenant.clientId);
       const original = await postEntryWithOperation(app, {
         clientId: tenant.clientId,
-        kind: "TEST_SPLIT",
+        kind: 'TEST_SPLIT',
         lines: [
-          { accountId: a.id, amount: m("-30.1234") },
-          { accountId: b.id, amount: m("20") },
-          { accountId: c.id, amount: m("10.1234") },
+          { accountId: a.id, amount: m('-30.1234') },
+          { accountId: b.id, amount: m('20') },
+          { accountId: c.id, amount: m('10.1234') },
         ],
       });
 
@@ -575,120 +363,63 @@ describe("LedgerService (double-entry core, provider contract §3)", () => {
 
       expect(reversed.entryId).not.toBe(original.entryId);
       const postingsOf = (entryId: string) =>
-        db.query(
-          `SELECT account_id, amount FROM postings WHERE entry_id = $1 ORDER BY account_id`,
-          [entryId],
-        );
-      const negated = (await postingsOf(original.entryId)).map(
-        (p: { account_id: string; amount: string }) => ({
-          account_id: p.account_id,
-          amount: m(p.amount).neg().toFixed(4),
-        }),
-      );
+        db.query(`SELECT account_id, amount FROM postings WHERE entry_id = $1 ORDER BY account_id`, [entryId]);
+      const negated = (await postingsOf(original.entryId)).map((p: { account_id: string; amount: string }) => ({
+        account_id: p.account_id,
+        amount: m(p.amount).neg().toFixed(4),
+      }));
       expect(await postingsOf(reversed.entryId)).toEqual(negated);
-      expect([
-        await balanceOf(app, a.id),
-        await balanceOf(app, b.id),
-        await balanceOf(app, c.id),
-      ]).toEqual(["50.0000", "0.0000", "0.0000"]);
-      const [entry] = await db.query(
-        `SELECT kind, client_id FROM journal_entries WHERE id = $1`,
-        [reversed.entryId],
-      );
-      expect(entry).toEqual({
-        kind: "TEST_REVERSAL",
-        client_id: tenant.clientId,
-      });
+      expect([await balanceOf(app, a.id), await balanceOf(app, b.id), await balanceOf(app, c.id)]).toEqual(['50.0000', '0.0000', '0.0000']);
+      const [entry] = await db.query(`SELECT kind, client_id FROM journal_entries WHERE id = $1`, [reversed.entryId]);
+      expect(entry).toEqual({ kind: 'TEST_REVERSAL', client_id: tenant.clientId });
     });
 
-    it("respects floors: undoing money already spent → FloorBreachError, nothing written", async () => {
-      const a = await openLedgerWallet(app, tenant.clientId, {
-        initialBalance: "10",
-      });
+    it('respects floors: undoing money already spent → FloorBreachError, nothing written', async () => {
+      const a = await openLedgerWallet(app, tenant.clientId, { initialBalance: '10' });
       const b = await openLedgerWallet(app, tenant.clientId);
       const c = await openLedgerWallet(app, tenant.clientId);
-      const original = await postEntryWithOperation(
-        app,
-        transfer(tenant.clientId, a, b, "10"),
-      );
-      await postEntryWithOperation(app, transfer(tenant.clientId, b, c, "4"));
+      const original = await postEntryWithOperation(app, transfer(tenant.clientId, a, b, '10'));
+      await postEntryWithOperation(app, transfer(tenant.clientId, b, c, '4'));
       const before = await snapshot(tenant.clientId);
 
-      await expect(
-        reverse(tenant.clientId, original.entryId),
-      ).rejects.toBeInstanceOf(FloorBreachError);
+      await expect(reverse(tenant.clientId, original.entryId)).rejects.toBeInstanceOf(FloorBreachError);
       expect(await snapshot(tenant.clientId)).toEqual(before);
     });
 
     it("another client's entry, or no entry at all → UnknownLedgerEntryError, nothing written", async () => {
-      const a = await openLedgerWallet(app, other.clientId, {
-        initialBalance: "5",
-      });
+      const a = await openLedgerWallet(app, other.clientId, { initialBalance: '5' });
       const b = await openLedgerWallet(app, other.clientId);
-      const foreign = await postEntryWithOperation(
-        app,
-        transfer(other.clientId, a, b, "5"),
-      );
-      const before = [
-        await snapshot(tenant.clientId),
-        await snapshot(other.clientId),
-      ];
+      const foreign = await postEntryWithOperation(app, transfer(other.clientId, a, b, '5'));
+      const before = [await snapshot(tenant.clientId), await snapshot(other.clientId)];
 
-      await expect(
-        reverse(tenant.clientId, foreign.entryId),
-      ).rejects.toBeInstanceOf(UnknownLedgerEntryError);
-      await expect(
-        reverse(tenant.clientId, "999999999999"),
-      ).rejects.toBeInstanceOf(UnknownLedgerEntryError);
-      expect([
-        await snapshot(tenant.clientId),
-        await snapshot(other.clientId),
-      ]).toEqual(before);
+      await expect(reverse(tenant.clientId, foreign.entryId)).rejects.toBeInstanceOf(UnknownLedgerEntryError);
+      await expect(reverse(tenant.clientId, '999999999999')).rejects.toBeInstanceOf(UnknownLedgerEntryError);
+      expect([await snapshot(tenant.clientId), await snapshot(other.clientId)]).toEqual(before);
     });
   });
 
-  describe("the invariant queries detect violations", () => {
-    it("an entry without a business record is reported by (d) — inside a transaction that is rolled back", async () => {
+  describe('the invariant queries detect violations', () => {
+    it('an entry without a business record is reported by (d) — inside a transaction that is rolled back', async () => {
       const t = await createTenant(app);
-      const a = await openLedgerWallet(app, t.clientId, {
-        initialBalance: "5",
-      });
+      const a = await openLedgerWallet(app, t.clientId, { initialBalance: '5' });
       const b = await openLedgerWallet(app, t.clientId);
       await db
         .transaction(async (manager) => {
-          const posted = await ledger.postEntry(
-            manager,
-            transfer(t.clientId, a, b, "1"),
-          );
+          const posted = await ledger.postEntry(manager, transfer(t.clientId, a, b, '1'));
           const results = await verifyLedger(manager);
-          const d = results.find(
-            (r) => r.name === "d_one_entry_per_business_record",
-          )!;
-          expect(d.violations.map((v) => String(v.entry_id))).toContain(
-            posted.entryId,
-          );
+          const d = results.find((r) => r.name === 'd_one_entry_per_business_record')!;
+          expect(d.violations.map((v) => String(v.entry_id))).toContain(posted.entryId);
           await recordFundingOperation(manager, t.clientId, posted.entryId);
-          const fixed = (await verifyLedger(manager)).find(
-            (r) => r.name === "d_one_entry_per_business_record",
-          )!;
-          expect(fixed.violations.map((v) => String(v.entry_id))).not.toContain(
-            posted.entryId,
-          );
+          const fixed = (await verifyLedger(manager)).find((r) => r.name === 'd_one_entry_per_business_record')!;
+          expect(fixed.violations.map((v) => String(v.entry_id))).not.toContain(posted.entryId);
           // A stored balance that disagrees with the postings is reported by (b).
-          await manager.query(
-            "UPDATE ledger_accounts SET balance = balance + 1 WHERE id = $1",
-            [b.id],
-          );
-          const b2 = (await verifyLedger(manager)).find(
-            (r) => r.name === "b_balances_match_postings",
-          )!;
-          expect(b2.violations.map((v) => v.account_number)).toContain(
-            b.accountNumber,
-          );
-          throw new Error("roll back");
+          await manager.query('UPDATE ledger_accounts SET balance = balance + 1 WHERE id = $1', [b.id]);
+          const b2 = (await verifyLedger(manager)).find((r) => r.name === 'b_balances_match_postings')!;
+          expect(b2.violations.map((v) => v.account_number)).toContain(b.accountNumber);
+          throw new Error('roll back');
         })
-        .catch((error: Error) => expect(error.message).toBe("roll back"));
-      expect(await balanceOf(app, b.id)).toBe("0.0000");
+        .catch((error: Error) => expect(error.message).toBe('roll back'));
+      expect(await balanceOf(app, b.id)).toBe('0.0000');
     });
   });
 });

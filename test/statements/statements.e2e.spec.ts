@@ -1,33 +1,23 @@
-import { NestFastifyApplication } from "@nestjs/platform-fastify";
-import Decimal from "decimal.js";
-import request from "supertest";
-import { Money } from "../../src/common/money";
-import { MoneyMovementsService } from "../../src/transactions/money-movements.service";
-import { withEnv } from "../support/gateway-fixtures";
-import { binary, pdfPages, readWorkbook } from "../support/statement-readers";
-import {
-  appWithTenants,
-  createTenant,
-  createTestApp,
-  TestTenant,
-  uniqueCode,
-} from "../support/test-app";
-import { createWallet } from "../support/wallet-fixtures";
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import Decimal from 'decimal.js';
+import request from 'supertest';
+import { Money } from '../../src/common/money';
+import { MoneyMovementsService } from '../../src/transactions/money-movements.service';
+import { withEnv } from '../support/gateway-fixtures';
+import { binary, pdfPages, readWorkbook } from '../support/statement-readers';
+import { appWithTenants, createTenant, createTestApp, TestTenant, uniqueCode } from '../support/test-app';
+import { createWallet } from '../support/wallet-fixtures';
 
-const XLSX_TYPE =
-  "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
-const DOC = "/api/v1/account-statements/doc";
+const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
+const DOC = '/api/v1/account-statements/doc';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A KES amount as an accountant reads it: 2 decimals, thousands separated ("1,115.50"). */
 const displayKes = (value: string) =>
-  new Intl.NumberFormat("en-US", {
-    minimumFractionDigits: 2,
-    maximumFractionDigits: 2,
-  }).format(Number(value));
+  new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(Number(value));
 
-describe("account statements (GET /account-statements/doc)", () => {
+describe('account statements (GET /account-statements/doc)', () => {
   let app: NestFastifyApplication;
   let tenant: TestTenant;
   let other: TestTenant;
@@ -48,26 +38,21 @@ describe("account statements (GET /account-statements/doc)", () => {
   const http = () => request(app.getHttpServer());
 
   const statement = (query: Record<string, string>, auth = tenant.auth) =>
-    http()
-      .get(DOC)
-      .query(query)
-      .set("authorization", auth)
-      .buffer(true)
-      .parse(binary);
+    http().get(DOC).query(query).set('authorization', auth).buffer(true).parse(binary);
 
   beforeAll(async () => {
     ({ app, tenant, other } = await appWithTenants());
     walletA = await createWallet(app, tenant);
     walletB = await createWallet(app, tenant);
     const service = await http()
-      .post("/api/v1/client-services")
-      .set("authorization", tenant.auth)
+      .post('/api/v1/client-services')
+      .set('authorization', tenant.auth)
       .send({
         client_code: tenant.clientCode,
-        client_service_name: "Statements",
-        service_code: "CUSTOM_SERVICE",
+        client_service_name: 'Statements',
+        service_code: 'CUSTOM_SERVICE',
         has_transaction_fee: true,
-        transaction_fee_type: "FIXED",
+        transaction_fee_type: 'FIXED',
         transaction_fee: 2.5,
         minimum_transaction_amount: 1,
         maximum_transaction_amount: 100000,
@@ -77,94 +62,65 @@ describe("account statements (GET /account-statements/doc)", () => {
     serviceCode = service.body.client_service_code;
 
     // Before the period: the funding.
-    await app
-      .get(MoneyMovementsService)
-      .fund(tenant.clientId, walletA.account_number, new Money("1000"));
-    await app
-      .get(MoneyMovementsService)
-      .fund(tenant.clientId, walletB.account_number, new Money("500"));
+    await app.get(MoneyMovementsService).fund(tenant.clientId, walletA.account_number, new Money('1000'));
+    await app.get(MoneyMovementsService).fund(tenant.clientId, walletB.account_number, new Money('500'));
     await sleep(30);
     periodStart = new Date();
     await sleep(30);
 
-    const money = (
-      command: "CREDIT" | "DEBIT",
-      amount: number,
-      narration: string,
-    ) =>
+    const money = (command: 'CREDIT' | 'DEBIT', amount: number, narration: string) =>
       http()
-        .post("/api/v1/transactions")
+        .post('/api/v1/transactions')
         .query({ command })
-        .set("authorization", tenant.auth)
+        .set('authorization', tenant.auth)
         .send({
           account_number: walletA.account_number,
           client_code: tenant.clientCode,
           client_service_code: serviceCode,
           transaction_amount: amount,
-          currency: "KES",
-          source_transaction_id: uniqueCode("S"),
+          currency: 'KES',
+          source_transaction_id: uniqueCode('S'),
           transaction_narration: narration,
         })
         .expect(201);
-    const transfer = (
-      from: string,
-      to: string,
-      amount: number,
-      narration: string,
-    ) =>
+    const transfer = (from: string, to: string, amount: number, narration: string) =>
       http()
-        .post("/api/v1/account-transfers")
-        .set("authorization", tenant.auth)
+        .post('/api/v1/account-transfers')
+        .set('authorization', tenant.auth)
         .send({
           source_account_number: from,
           destination_account_number: to,
           client_code: tenant.clientCode,
           client_service_code: serviceCode,
           transaction_amount: amount,
-          currency: "KES",
-          source_transaction_id: uniqueCode("S"),
-          transaction_source: "INTERNAL",
+          currency: 'KES',
+          source_transaction_id: uniqueCode('S'),
+          transaction_source: 'INTERNAL',
           transaction_narration: narration,
         })
         .expect(201);
 
-    const credit = await money("CREDIT", 200, "Top up");
-    expected.push({ ...credit.body, narration: "Top up" });
-    const debit = await money("DEBIT", 75.25, "Groceries");
-    expected.push({ ...debit.body, narration: "Groceries" });
-    const out = await transfer(
-      walletA.account_number,
-      walletB.account_number,
-      120,
-      "Rent share",
-    );
-    expected.push({ ...out.body.source_transaction, narration: "Rent share" });
-    const back = await transfer(
-      walletB.account_number,
-      walletA.account_number,
-      40.5,
-      "Refund",
-    );
-    expected.push({
-      ...back.body.destination_transaction,
-      narration: "Refund",
-    });
+    const credit = await money('CREDIT', 200, 'Top up');
+    expected.push({ ...credit.body, narration: 'Top up' });
+    const debit = await money('DEBIT', 75.25, 'Groceries');
+    expected.push({ ...debit.body, narration: 'Groceries' });
+    const out = await transfer(walletA.account_number, walletB.account_number, 120, 'Rent share');
+    expected.push({ ...out.body.source_transaction, narration: 'Rent share' });
+    const back = await transfer(walletB.account_number, walletA.account_number, 40.5, 'Refund');
+    expected.push({ ...back.body.destination_transaction, narration: 'Refund' });
     const reversal = await http()
       .post(`/api/v1/transactions/${debit.body.transaction_id}`)
-      .query({ command: "REVERSE" })
-      .set("authorization", tenant.auth)
-      .send({ transaction_narration: "Groceries returned" });
+      .query({ command: 'REVERSE' })
+      .set('authorization', tenant.auth)
+      .send({ transaction_narration: 'Groceries returned' });
     expect([200, 201]).toContain(reversal.status);
-    expected.push({
-      ...reversal.body.destination_transaction,
-      narration: "Groceries returned",
-    });
+    expected.push({ ...reversal.body.destination_transaction, narration: 'Groceries returned' });
 
     await sleep(30);
     periodEnd = new Date();
     await sleep(30);
     // After the period: must not appear.
-    await money("CREDIT", 10, "Too late");
+    await money('CREDIT', 10, 'Too late');
   });
   afterAll(async () => app.close());
 
@@ -174,38 +130,33 @@ describe("account statements (GET /account-statements/doc)", () => {
     end_date: periodEnd.toISOString(),
   });
 
-  it("streams an XLSX statement with the header, opening balance, rows, running balances, totals and closing balance", async () => {
-    const res = await statement({ ...period(), doc_type: "EXCEL" }).expect(200);
-    expect(res.headers["content-type"]).toBe(XLSX_TYPE);
-    expect(res.headers["content-disposition"]).toBe(
+  it('streams an XLSX statement with the header, opening balance, rows, running balances, totals and closing balance', async () => {
+    const res = await statement({ ...period(), doc_type: 'EXCEL' }).expect(200);
+    expect(res.headers['content-type']).toBe(XLSX_TYPE);
+    expect(res.headers['content-disposition']).toBe(
       `attachment; filename="statement-${walletA.account_number}-${periodStart.toISOString().slice(0, 10)}-${periodEnd.toISOString().slice(0, 10)}.xlsx"`,
     );
-    const { labels, rows, totals, money, amountFormats, title } =
-      await readWorkbook(res.body);
+    const { labels, rows, totals, money, amountFormats, title } = await readWorkbook(res.body);
 
-    expect(labels.get("Account number")).toBe(walletA.account_number);
-    expect(labels.get("Account name")).toBe("Main wallet");
-    expect(labels.get("Currency")).toBe("KES");
-    expect(labels.get("Account holder")).toBe("Jane Wanjiru");
-    expect((labels.get("Period from") as Date).toISOString()).toBe(
-      periodStart.toISOString(),
-    );
-    expect(money(labels.get("Opening balance"))).toBe("1000.0000");
+    expect(labels.get('Account number')).toBe(walletA.account_number);
+    expect(labels.get('Account name')).toBe('Main wallet');
+    expect(labels.get('Currency')).toBe('KES');
+    expect(labels.get('Account holder')).toBe('Jane Wanjiru');
+    expect((labels.get('Period from') as Date).toISOString()).toBe(periodStart.toISOString());
+    expect(money(labels.get('Opening balance'))).toBe('1000.0000');
 
     // A posting with a fee is two lines: the movement at its full amount, then the fee as booked (refunded by the
     // reversal); sources are readable, and each line carries its record's id and the merchant's reference.
-    expect(
-      rows.map((r) => [r.source, r.narration, r.debit, r.credit, r.balance]),
-    ).toEqual([
-      ["Credit", "Top up", null, "200.0000", "1200.0000"],
-      ["Fee", "Transaction fee", "2.5000", null, "1197.5000"],
-      ["Debit", "Groceries", "75.2500", null, "1122.2500"],
-      ["Fee", "Transaction fee", "2.5000", null, "1119.7500"],
-      ["Transfer out", "Rent share", "120.0000", null, "999.7500"],
-      ["Fee", "Transaction fee", "2.5000", null, "997.2500"],
-      ["Transfer in", "Refund", null, "40.5000", "1037.7500"],
-      ["Reversal", "Groceries returned", null, "75.2500", "1113.0000"],
-      ["Fee", "Transaction fee refunded", null, "2.5000", "1115.5000"],
+    expect(rows.map((r) => [r.source, r.narration, r.debit, r.credit, r.balance])).toEqual([
+      ['Credit', 'Top up', null, '200.0000', '1200.0000'],
+      ['Fee', 'Transaction fee', '2.5000', null, '1197.5000'],
+      ['Debit', 'Groceries', '75.2500', null, '1122.2500'],
+      ['Fee', 'Transaction fee', '2.5000', null, '1119.7500'],
+      ['Transfer out', 'Rent share', '120.0000', null, '999.7500'],
+      ['Fee', 'Transaction fee', '2.5000', null, '997.2500'],
+      ['Transfer in', 'Refund', null, '40.5000', '1037.7500'],
+      ['Reversal', 'Groceries returned', null, '75.2500', '1113.0000'],
+      ['Fee', 'Transaction fee refunded', null, '2.5000', '1115.5000'],
     ]);
     const linesOf = [2, 2, 2, 1, 2];
     let line = 0;
@@ -214,27 +165,19 @@ describe("account statements (GET /account-statements/doc)", () => {
       line += linesOf[i];
       for (const row of own) {
         expect(row.id).toBe(record.transaction_id);
-        expect(row.reference).toBe(record.source_transaction_id ?? "");
-        expect(row.date.getTime()).toBeGreaterThanOrEqual(
-          periodStart.getTime() - 1000,
-        ); // date cells are whole seconds
-        expect(row.date.getTime()).toBeLessThanOrEqual(
-          periodEnd.getTime() + 1000,
-        );
+        expect(row.reference).toBe(record.source_transaction_id ?? '');
+        expect(row.date.getTime()).toBeGreaterThanOrEqual(periodStart.getTime() - 1000); // date cells are whole seconds
+        expect(row.date.getTime()).toBeLessThanOrEqual(periodEnd.getTime() + 1000);
       }
       // The posting's last line shows the ledger's running balance after it.
-      expect(own[own.length - 1].balance).toBe(
-        new Money(record.current_balance).toFixed(4),
-      );
+      expect(own[own.length - 1].balance).toBe(new Money(record.current_balance).toFixed(4));
     });
-    expect(expected.slice(0, 4).every((r) => r.source_transaction_id)).toBe(
-      true,
-    );
+    expect(expected.slice(0, 4).every((r) => r.source_transaction_id)).toBe(true);
     // KES has 2 minor-unit digits: the cells keep the exact values, the sheet shows them with 2 decimals.
-    expect([...amountFormats]).toEqual(["#,##0.00"]);
+    expect([...amountFormats]).toEqual(['#,##0.00']);
 
     // The running balance walks from the opening to the closing balance, and the totals add up.
-    let running = new Money("1000");
+    let running = new Money('1000');
     let debits = new Money(0);
     let credits = new Money(0);
     for (const row of rows) {
@@ -249,212 +192,152 @@ describe("account statements (GET /account-statements/doc)", () => {
       expect(row.balance).toBe(running.toFixed(4));
     }
     const closing = expected[expected.length - 1].current_balance;
-    expect(money(labels.get("Closing balance"))).toBe(
-      new Money(closing).toFixed(4),
-    );
-    expect(money(labels.get("Total debits"))).toBe(debits.toFixed(4));
-    expect(money(labels.get("Total credits"))).toBe(credits.toFixed(4));
-    expect(totals).toEqual({
-      debit: debits.toFixed(4),
-      credit: credits.toFixed(4),
-    });
-    expect(labels.get("Lines")).toBe(rows.length);
-    expect(title).toBe("Paygate - Account statement");
-    expect(labels.get("Issued by")).toBe("Paygate");
+    expect(money(labels.get('Closing balance'))).toBe(new Money(closing).toFixed(4));
+    expect(money(labels.get('Total debits'))).toBe(debits.toFixed(4));
+    expect(money(labels.get('Total credits'))).toBe(credits.toFixed(4));
+    expect(totals).toEqual({ debit: debits.toFixed(4), credit: credits.toFixed(4) });
+    expect(labels.get('Lines')).toBe(rows.length);
+    expect(title).toBe('Paygate - Account statement');
+    expect(labels.get('Issued by')).toBe('Paygate');
     // 1000 + 197.5 − 77.75 − 122.5 + 40.5 + 77.75 (fees: 2.5 each on the credit, the debit and the outgoing transfer)
-    expect(new Money(closing).toFixed(4)).toBe(
-      new Decimal("1115.5").toFixed(4),
-    );
+    expect(new Money(closing).toFixed(4)).toBe(new Decimal('1115.5').toFixed(4));
   });
 
-  it("streams a PDF statement showing the account, the rows and the closing balance", async () => {
-    const res = await statement({ ...period(), doc_type: "PDF" }).expect(200);
-    expect(res.headers["content-type"]).toBe("application/pdf");
-    expect(res.headers["content-disposition"]).toMatch(
-      new RegExp(
-        `^attachment; filename="statement-${walletA.account_number}-[0-9-]+\\.pdf"$`,
-      ),
+  it('streams a PDF statement showing the account, the rows and the closing balance', async () => {
+    const res = await statement({ ...period(), doc_type: 'PDF' }).expect(200);
+    expect(res.headers['content-type']).toBe('application/pdf');
+    expect(res.headers['content-disposition']).toMatch(
+      new RegExp(`^attachment; filename="statement-${walletA.account_number}-[0-9-]+\\.pdf"$`),
     );
     const pdf: Buffer = res.body;
-    expect(pdf.subarray(0, 5).toString()).toBe("%PDF-");
+    expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
     const pages = pdfPages(pdf);
     expect(pages).toHaveLength(1);
     const text = pages[0];
-    const all = text.join("\n");
-    expect(all).toContain("Paygate - Account statement");
+    const all = text.join('\n');
+    expect(all).toContain('Paygate - Account statement');
     expect(text).toContain(walletA.account_number);
-    expect(text).toContain("Jane Wanjiru");
-    expect(text).toContain("1,000.00 KES"); // opening balance, in KES minor units
-    expect(text).toContain("1,115.50 KES"); // closing balance
-    expect(all).toContain("rounded half-up");
+    expect(text).toContain('Jane Wanjiru');
+    expect(text).toContain('1,000.00 KES'); // opening balance, in KES minor units
+    expect(text).toContain('1,115.50 KES'); // closing balance
+    expect(all).toContain('rounded half-up');
     for (const record of expected) {
       const lines = text.filter((t) => t.includes(record.transaction_id));
       expect(lines.length).toBeGreaterThanOrEqual(1);
-      if (record.source_transaction_id)
-        for (const l of lines)
-          expect(l).toContain(record.source_transaction_id.slice(0, 19));
-      expect(
-        lines[lines.length - 1]
-          .trimEnd()
-          .endsWith(` ${displayKes(record.current_balance)}`),
-      ).toBe(true);
+      if (record.source_transaction_id) for (const l of lines) expect(l).toContain(record.source_transaction_id.slice(0, 19));
+      expect(lines[lines.length - 1].trimEnd().endsWith(` ${displayKes(record.current_balance)}`)).toBe(true);
     }
-    const line = (source: string, narration: string) =>
-      text.find((t) => t.includes(` ${source} `) && t.includes(narration));
-    expect(line("Credit", "Top up")).toMatch(/ 200\.00 +1,200\.00$/);
-    expect(line("Fee", "Transaction fee refunded")).toMatch(
-      / 2\.50 +1,115\.50$/,
-    );
-    expect(line("Transfer out", "Rent share")).toMatch(/ 120\.00 +999\.75$/);
-    expect(line("Transfer in", "Refund")).toBeDefined();
-    expect(line("Reversal", "Groceries returned")).toBeDefined();
+    const line = (source: string, narration: string) => text.find((t) => t.includes(` ${source} `) && t.includes(narration));
+    expect(line('Credit', 'Top up')).toMatch(/ 200\.00 +1,200\.00$/);
+    expect(line('Fee', 'Transaction fee refunded')).toMatch(/ 2\.50 +1,115\.50$/);
+    expect(line('Transfer out', 'Rent share')).toMatch(/ 120\.00 +999\.75$/);
+    expect(line('Transfer in', 'Refund')).toBeDefined();
+    expect(line('Reversal', 'Groceries returned')).toBeDefined();
     expect(all).not.toMatch(/INTERNAL_|EXTERNAL_/);
-    expect(
-      text.filter((t) => /^Paygate - account statement \d+$/.test(t)),
-    ).toHaveLength(1);
-    expect(text).toContain("Page 1 of 1");
-    expect(all).not.toContain("Too late");
+    expect(text.filter((t) => /^Paygate - account statement \d+$/.test(t))).toHaveLength(1);
+    expect(text).toContain('Page 1 of 1');
+    expect(all).not.toContain('Too late');
   });
 
-  it("takes a bare end date as the whole day and starts from a zero opening balance before the first posting", async () => {
-    const yesterday = new Date(periodStart.getTime() - 86_400_000)
-      .toISOString()
-      .slice(0, 10);
+  it('takes a bare end date as the whole day and starts from a zero opening balance before the first posting', async () => {
+    const yesterday = new Date(periodStart.getTime() - 86_400_000).toISOString().slice(0, 10);
     const today = new Date().toISOString().slice(0, 10);
     const res = await statement({
       account_number: walletA.account_number,
       start_date: yesterday,
       end_date: today,
-      doc_type: "EXCEL",
+      doc_type: 'EXCEL',
     }).expect(200);
-    expect(res.headers["content-disposition"]).toBe(
+    expect(res.headers['content-disposition']).toBe(
       `attachment; filename="statement-${walletA.account_number}-${yesterday}-${today}.xlsx"`,
     );
     const { labels, rows, money } = await readWorkbook(res.body);
-    expect(money(labels.get("Opening balance"))).toBe("0.0000");
+    expect(money(labels.get('Opening balance'))).toBe('0.0000');
     expect(rows).toHaveLength(1 + 9 + 2); // the funding, the period's nine lines, the late credit and its fee
     expect(rows[0]).toMatchObject({
-      credit: "1000.0000",
-      balance: "1000.0000",
-      source: "Credit",
-      narration: "Wallet funding",
-      reference: "",
+      credit: '1000.0000',
+      balance: '1000.0000',
+      source: 'Credit',
+      narration: 'Wallet funding',
+      reference: '',
     });
-    expect(money(labels.get("Closing balance"))).toBe(
-      rows[rows.length - 1].balance,
-    );
+    expect(money(labels.get('Closing balance'))).toBe(rows[rows.length - 1].balance);
   });
 
-  describe("errors", () => {
+  describe('errors', () => {
     const expectError = (res: request.Response, status: number) => {
       expect(res.status).toBe(status);
-      expect(res.headers["content-type"]).toMatch(/application\/json/);
+      expect(res.headers['content-type']).toMatch(/application\/json/);
       const body = JSON.parse(res.body.toString());
-      expect(body).toMatchObject({ status, code: "HttpException" });
+      expect(body).toMatchObject({ status, code: 'HttpException' });
       return body as { message: string | string[] };
     };
 
-    it("answers 400 with an array of messages when parameters are missing or invalid", async () => {
+    it('answers 400 with an array of messages when parameters are missing or invalid', async () => {
       const missing = expectError(await statement({}), 400);
       expect(Array.isArray(missing.message)).toBe(true);
       expect(missing.message.length).toBeGreaterThanOrEqual(4);
 
-      const badType = expectError(
-        await statement({ ...period(), doc_type: "CSV" }),
-        400,
-      );
-      expect(badType.message).toEqual([
-        "doc_type must be one of the following values: EXCEL, PDF",
-      ]);
+      const badType = expectError(await statement({ ...period(), doc_type: 'CSV' }), 400);
+      expect(badType.message).toEqual(['doc_type must be one of the following values: EXCEL, PDF']);
 
-      const badDate = expectError(
-        await statement({
-          ...period(),
-          start_date: "yesterday",
-          doc_type: "PDF",
-        }),
-        400,
-      );
-      expect(badDate.message).toEqual([
-        "start_date must be an ISO 8601 date or date-time",
-      ]);
+      const badDate = expectError(await statement({ ...period(), start_date: 'yesterday', doc_type: 'PDF' }), 400);
+      expect(badDate.message).toEqual(['start_date must be an ISO 8601 date or date-time']);
 
-      const noAccount = expectError(
-        await statement({
-          start_date: "2025-01-01",
-          end_date: "2025-01-02",
-          doc_type: "PDF",
-        }),
-        400,
-      );
+      const noAccount = expectError(await statement({ start_date: '2025-01-01', end_date: '2025-01-02', doc_type: 'PDF' }), 400);
       expect(Array.isArray(noAccount.message)).toBe(true);
     });
 
-    it("answers 400 when end_date is before start_date", async () => {
+    it('answers 400 when end_date is before start_date', async () => {
       const body = expectError(
-        await statement({
-          account_number: walletA.account_number,
-          start_date: "2025-02-01",
-          end_date: "2025-01-31",
-          doc_type: "EXCEL",
-        }),
+        await statement({ account_number: walletA.account_number, start_date: '2025-02-01', end_date: '2025-01-31', doc_type: 'EXCEL' }),
         400,
       );
-      expect(body.message).toEqual(["end_date must not be before start_date"]);
+      expect(body.message).toEqual(['end_date must not be before start_date']);
       expectError(
         await statement({
           account_number: walletA.account_number,
-          start_date: "2025-02-01T10:00:00Z",
-          end_date: "2025-02-01T09:59:59Z",
-          doc_type: "PDF",
+          start_date: '2025-02-01T10:00:00Z',
+          end_date: '2025-02-01T09:59:59Z',
+          doc_type: 'PDF',
         }),
         400,
       );
     });
 
-    it("answers 400 when the period has no transactions (and gives its connection back every time)", async () => {
+    it('answers 400 when the period has no transactions (and gives its connection back every time)', async () => {
       for (let i = 0; i < 25; i++) {
         const body = expectError(
           await statement({
             account_number: walletA.account_number,
-            start_date: "2000-01-01",
-            end_date: "2000-12-31",
-            doc_type: i % 2 ? "PDF" : "EXCEL",
+            start_date: '2000-01-01',
+            end_date: '2000-12-31',
+            doc_type: i % 2 ? 'PDF' : 'EXCEL',
           }),
           400,
         );
-        expect(body.message).toBe("No transactions in the period");
+        expect(body.message).toBe('No transactions in the period');
       }
-      await statement({ ...period(), doc_type: "PDF" }).expect(200);
+      await statement({ ...period(), doc_type: 'PDF' }).expect(200);
     });
 
     it("answers 404 for an unknown wallet and for another client's wallet", async () => {
-      const unknown = expectError(
-        await statement({
-          ...period(),
-          account_number: "19999999999",
-          doc_type: "PDF",
-        }),
-        404,
-      );
-      expect(unknown.message).toBe("Wallet not found");
-      const foreign = expectError(
-        await statement({ ...period(), doc_type: "EXCEL" }, other.auth),
-        404,
-      );
-      expect(foreign.message).toBe("Wallet not found");
+      const unknown = expectError(await statement({ ...period(), account_number: '19999999999', doc_type: 'PDF' }), 404);
+      expect(unknown.message).toBe('Wallet not found');
+      const foreign = expectError(await statement({ ...period(), doc_type: 'EXCEL' }, other.auth), 404);
+      expect(foreign.message).toBe('Wallet not found');
     });
 
-    it("answers 401 without a token", async () => {
+    it('answers 401 without a token', async () => {
       const res = await http()
         .get(DOC)
-        .query({ ...period(), doc_type: "PDF" });
+        .query({ ...period(), doc_type: 'PDF' });
       expect(res.status).toBe(401);
     });
   });
 });
 
-describe("account statements: minor units, page numbering and the issuer on every page", () => {
+describe('account statements: minor units, page numbering and the issuer on every page', () => {
   const ROWS = 90;
   let app: NestFastifyApplication;
   let tenant: TestTenant;
@@ -462,77 +345,54 @@ describe("account statements: minor units, page numbering and the issuer on ever
   let restoreEnv: () => void;
 
   beforeAll(async () => {
-    restoreEnv = withEnv({ ISSUER_NAME: "Acme Payments Ltd" });
+    restoreEnv = withEnv({ ISSUER_NAME: 'Acme Payments Ltd' });
     app = await createTestApp();
     tenant = await createTenant(app);
-    wallet = await createWallet(app, tenant, {
-      currency: "UGX",
-      account_name: "Kampala float",
-    });
+    wallet = await createWallet(app, tenant, { currency: 'UGX', account_name: 'Kampala float' });
     // UGX has no minor unit: 1234.5 is shown as 1,235 (half-up), the running balances 2,469, 3,704, …
-    for (let i = 0; i < ROWS; i++)
-      await app
-        .get(MoneyMovementsService)
-        .fund(tenant.clientId, wallet.account_number, new Money("1234.5"));
+    for (let i = 0; i < ROWS; i++) await app.get(MoneyMovementsService).fund(tenant.clientId, wallet.account_number, new Money('1234.5'));
   });
   afterAll(async () => {
     await app.close();
     restoreEnv();
   });
 
-  const download = (docType: "PDF" | "EXCEL") =>
+  const download = (docType: 'PDF' | 'EXCEL') =>
     request(app.getHttpServer())
       .get(DOC)
-      .query({
-        account_number: wallet.account_number,
-        start_date: "2000-01-01",
-        end_date: "2100-01-01",
-        doc_type: docType,
-      })
-      .set("authorization", tenant.auth)
+      .query({ account_number: wallet.account_number, start_date: '2000-01-01', end_date: '2100-01-01', doc_type: docType })
+      .set('authorization', tenant.auth)
       .buffer(true)
       .parse(binary)
       .expect(200);
 
   it('numbers every PDF page "Page X of N" with the issuer on each, and shows UGX without decimals', async () => {
-    const pdf: Buffer = (await download("PDF")).body;
+    const pdf: Buffer = (await download('PDF')).body;
     const pages = pdfPages(pdf);
     expect(pages.length).toBe(3); // 90 lines: the first page holds fewer (header block), the summary fits on the last
-    expect(pdf.toString("latin1").match(/\/Type \/Page\b/g)).toHaveLength(3);
+    expect(pdf.toString('latin1').match(/\/Type \/Page\b/g)).toHaveLength(3);
     pages.forEach((texts, i) => {
-      expect(texts).toContain(
-        `Acme Payments Ltd - account statement ${wallet.account_number}`,
-      );
+      expect(texts).toContain(`Acme Payments Ltd - account statement ${wallet.account_number}`);
       expect(texts).toContain(`Page ${i + 1} of ${pages.length}`);
     });
     const all = pages.flat();
-    expect(all[0]).toBe("Acme Payments Ltd - Account statement");
-    const rows = all.filter(
-      (t) => t.includes(" Credit ") && t.includes("Wallet funding"),
-    );
+    expect(all[0]).toBe('Acme Payments Ltd - Account statement');
+    const rows = all.filter((t) => t.includes(' Credit ') && t.includes('Wallet funding'));
     expect(rows).toHaveLength(ROWS);
     expect(rows[0]).toMatch(/ 1,235 +1,235$/);
     expect(rows[1]).toMatch(/ 1,235 +2,469$/);
     expect(rows[2]).toMatch(/ 1,235 +3,704$/); // 3,703.5 rounded half-up
-    expect(all).toContain("111,105 UGX"); // closing balance 90 × 1234.5
-    expect(all.join("\n")).toContain(
-      "Amounts in UGX are shown with 0 decimals",
-    );
+    expect(all).toContain('111,105 UGX'); // closing balance 90 × 1234.5
+    expect(all.join('\n')).toContain('Amounts in UGX are shown with 0 decimals');
   });
 
-  it("gives the XLSX amounts the UGX number format and keeps their exact values", async () => {
-    const { rows, amountFormats, labels, money, title } = await readWorkbook(
-      (await download("EXCEL")).body,
-    );
-    expect(title).toBe("Acme Payments Ltd - Account statement");
-    expect(labels.get("Issued by")).toBe("Acme Payments Ltd");
-    expect([...amountFormats]).toEqual(["#,##0"]);
+  it('gives the XLSX amounts the UGX number format and keeps their exact values', async () => {
+    const { rows, amountFormats, labels, money, title } = await readWorkbook((await download('EXCEL')).body);
+    expect(title).toBe('Acme Payments Ltd - Account statement');
+    expect(labels.get('Issued by')).toBe('Acme Payments Ltd');
+    expect([...amountFormats]).toEqual(['#,##0']);
     expect(rows).toHaveLength(ROWS);
-    expect(rows[2]).toMatchObject({
-      credit: "1234.5000",
-      balance: "3703.5000",
-      source: "Credit",
-    });
-    expect(money(labels.get("Closing balance"))).toBe("111105.0000");
+    expect(rows[2]).toMatchObject({ credit: '1234.5000', balance: '3703.5000', source: 'Credit' });
+    expect(money(labels.get('Closing balance'))).toBe('111105.0000');
   });
 });

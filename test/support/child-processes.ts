@@ -1,7 +1,7 @@
-import { ChildProcess, spawn, SpawnOptions } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { Client } from "pg";
-import { MAIN_JS, ROOT } from "./gateway-fixtures";
+import { ChildProcess, spawn, SpawnOptions } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import { MAIN_JS, ROOT } from './gateway-fixtures';
 
 /**
  * Child processes for tests: the npm scripts (sandbox, admin, build) in process groups of their own with empty
@@ -19,11 +19,9 @@ export async function answers(url: string): Promise<boolean> {
 }
 
 /** A database of its own on the run's server (TEST_SERVER_DATABASE_URL, set by the global setup); drop() removes it. */
-export async function scratchDatabase(
-  prefix: string,
-): Promise<{ name: string; url: string; drop: () => Promise<void> }> {
+export async function scratchDatabase(prefix: string): Promise<{ name: string; url: string; drop: () => Promise<void> }> {
   const serverUrl = process.env.TEST_SERVER_DATABASE_URL!;
-  const name = `${prefix}_${Date.now()}_${randomBytes(3).toString("hex")}`;
+  const name = `${prefix}_${Date.now()}_${randomBytes(3).toString('hex')}`;
   const admin = new Client({ connectionString: serverUrl });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${name}`);
@@ -39,13 +37,7 @@ export async function databaseExists(name: string): Promise<boolean> {
   });
   await admin.connect();
   try {
-    return (
-      (
-        await admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [
-          name,
-        ])
-      ).rowCount === 1
-    );
+    return (await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount === 1;
   } finally {
     await admin.end();
   }
@@ -70,26 +62,19 @@ export interface Run {
 }
 
 /** Runs a command to its end. */
-export function runToEnd(
-  command: string,
-  args: string[],
-  options: SpawnOptions & { timeoutMs?: number } = {},
-): Promise<Run> {
+export function runToEnd(command: string, args: string[], options: SpawnOptions & { timeoutMs?: number } = {}): Promise<Run> {
   return new Promise((done) => {
     const child = spawn(command, args, {
       cwd: ROOT,
       ...options,
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    let stdout = "";
-    let stderr = "";
-    child.stdout!.on("data", (chunk) => (stdout += chunk));
-    child.stderr!.on("data", (chunk) => (stderr += chunk));
-    const timer = setTimeout(
-      () => child.kill("SIGKILL"),
-      options.timeoutMs ?? 120_000,
-    );
-    child.on("close", (code, signal) => {
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (chunk) => (stdout += chunk));
+    child.stderr!.on('data', (chunk) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 120_000);
+    child.on('close', (code, signal) => {
       clearTimeout(timer);
       done({ code: code ?? (signal ? 128 : 1), stdout, stderr });
     });
@@ -107,42 +92,29 @@ export interface Background {
   }>;
 }
 
-export function startInBackground(
-  command: string,
-  args: string[],
-  env: NodeJS.ProcessEnv,
-): Background {
+export function startInBackground(command: string, args: string[], env: NodeJS.ProcessEnv): Background {
   const child = spawn(command, args, {
     cwd: ROOT,
     env,
     detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = "";
-  child.stdout!.on("data", (chunk) => (output += chunk));
-  child.stderr!.on("data", (chunk) => (output += chunk));
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
   const exited = new Promise<{
     code: number | null;
     signal: NodeJS.Signals | null;
     at: number;
-  }>((done) =>
-    child.once("exit", (code, signal) =>
-      done({ code, signal, at: Date.now() }),
-    ),
-  );
+  }>((done) => child.once('exit', (code, signal) => done({ code, signal, at: Date.now() })));
   return { child, output: () => output, exited };
 }
 
 /** Kills the whole process group of a background child (what is left of it after a failed test). */
 export function killGroup(background: Background | undefined): void {
-  if (
-    !background?.child.pid ||
-    background.child.exitCode !== null ||
-    background.child.signalCode !== null
-  )
-    return;
+  if (!background?.child.pid || background.child.exitCode !== null || background.child.signalCode !== null) return;
   try {
-    process.kill(-background.child.pid, "SIGKILL");
+    process.kill(-background.child.pid, 'SIGKILL');
   } catch {
     // already gone
   }
@@ -155,50 +127,41 @@ export interface Child {
   output: string[];
 }
 
-export function startChild(
-  name: string,
-  args: string[],
-  env: NodeJS.ProcessEnv,
-): Child {
+export function startChild(name: string, args: string[], env: NodeJS.ProcessEnv): Child {
   const child = spawn(process.execPath, [MAIN_JS, ...args], {
     env,
     cwd: ROOT,
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];
   const keep = (chunk: Buffer) => {
     output.push(chunk.toString());
     if (output.length > 400) output.shift();
   };
-  child.stdout!.on("data", keep);
-  child.stderr!.on("data", keep);
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
   return { name, process: child, output };
 }
 
 export async function stopChild(child: Child): Promise<void> {
-  if (child.process.exitCode !== null || child.process.signalCode !== null)
-    return;
-  const exited = new Promise((resolve) => child.process.once("exit", resolve));
-  child.process.kill("SIGTERM");
-  const timer = setTimeout(() => child.process.kill("SIGKILL"), 10_000);
+  if (child.process.exitCode !== null || child.process.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.process.once('exit', resolve));
+  child.process.kill('SIGTERM');
+  const timer = setTimeout(() => child.process.kill('SIGKILL'), 10_000);
   await exited;
   clearTimeout(timer);
 }
 
 /** Kills the process as a crash would (SIGKILL) and waits for it to be gone. */
 export async function killChild(child: Child): Promise<void> {
-  if (child.process.exitCode !== null || child.process.signalCode !== null)
-    return;
-  const exited = new Promise((resolve) => child.process.once("exit", resolve));
-  child.process.kill("SIGKILL");
+  if (child.process.exitCode !== null || child.process.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.process.once('exit', resolve));
+  child.process.kill('SIGKILL');
   await exited;
 }
 
 export function diagnostics(children: Child[]): string {
   return children
-    .map(
-      (c) =>
-        `--- ${c.name} (exit ${c.process.exitCode}, signal ${c.process.signalCode})\n${c.output.join("").slice(-3000)}`,
-    )
-    .join("\n");
+    .map((c) => `--- ${c.name} (exit ${c.process.exitCode}, signal ${c.process.signalCode})\n${c.output.join('').slice(-3000)}`)
+    .join('\n');
 }

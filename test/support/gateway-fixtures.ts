@@ -1,19 +1,19 @@
-import { NestFastifyApplication } from "@nestjs/platform-fastify";
-import { ChildProcess, spawn } from "node:child_process";
-import { randomBytes, randomUUID } from "node:crypto";
-import { createServer, IncomingHttpHeaders, Server } from "node:http";
-import { AddressInfo, createServer as createNetServer, Socket } from "node:net";
-import { join } from "node:path";
-import { Client } from "pg";
-import request from "supertest";
-import { ApiKeysService } from "../../src/auth/gateway/api-keys.service";
-import { CallbackSettingsService } from "../../src/callbacks/callback-settings.service";
-import { ClientServicesService } from "../../src/client-services/client-services.service";
-import { Money } from "../../src/common/money";
-import { createHttpApp } from "../../src/http-app";
-import { LEDGER_INVARIANTS } from "../../src/ledger/ledger-invariants";
-import { createTenant, dataSource, TestTenant } from "./test-app";
-import { createWallet } from "./wallet-fixtures";
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { ChildProcess, spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer, IncomingHttpHeaders, Server } from 'node:http';
+import { AddressInfo, createServer as createNetServer, Socket } from 'node:net';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import request from 'supertest';
+import { ApiKeysService } from '../../src/auth/gateway/api-keys.service';
+import { CallbackSettingsService } from '../../src/callbacks/callback-settings.service';
+import { ClientServicesService } from '../../src/client-services/client-services.service';
+import { Money } from '../../src/common/money';
+import { createHttpApp } from '../../src/http-app';
+import { LEDGER_INVARIANTS } from '../../src/ledger/ledger-invariants';
+import { createTenant, dataSource, TestTenant } from './test-app';
+import { createWallet } from './wallet-fixtures';
 
 /**
  * Helpers for the gateway tests: a merchant with API keys, a client service settling into a KES wallet and
@@ -21,15 +21,14 @@ import { createWallet } from "./wallet-fixtures";
  * own (so tests that stop Redis, or that run workers, never touch the shared one); and polling with a deadline.
  */
 
-export const ROOT = join(__dirname, "..", "..");
-export const MAIN_JS = join(ROOT, "dist", "src", "main.js");
-export const CLI_JS = join(ROOT, "dist", "src", "admin", "cli.js");
+export const ROOT = join(__dirname, '..', '..');
+export const MAIN_JS = join(ROOT, 'dist', 'src', 'main.js');
+export const CLI_JS = join(ROOT, 'dist', 'src', 'admin', 'cli.js');
 
 /** Polls `probe` until it returns a value other than undefined/false/null, or fails after `timeoutMs`. */
 export async function waitFor<T>(
   what: string,
-  probe: () =>
-    Promise<T | undefined | null | false> | T | undefined | null | false,
+  probe: () => Promise<T | undefined | null | false> | T | undefined | null | false,
   timeoutMs = 15_000,
   intervalMs = 50,
 ): Promise<T> {
@@ -38,15 +37,12 @@ export async function waitFor<T>(
   for (;;) {
     try {
       const value = await probe();
-      if (value !== undefined && value !== null && value !== false)
-        return value as T;
+      if (value !== undefined && value !== null && value !== false) return value as T;
     } catch (error) {
       lastError = error;
     }
     if (Date.now() > deadline) {
-      throw new Error(
-        `timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${(lastError as Error).message}` : ""}`,
-      );
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${(lastError as Error).message}` : ''}`);
     }
     await sleep(intervalMs);
   }
@@ -59,8 +55,8 @@ export function sleep(ms: number): Promise<void> {
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createNetServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
       const { port } = server.address() as AddressInfo;
       server.close(() => resolve(port));
     });
@@ -71,16 +67,16 @@ function portAnswers(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = new Socket();
     socket.setTimeout(500);
-    socket.once("connect", () => {
+    socket.once('connect', () => {
       socket.destroy();
       resolve(true);
     });
-    socket.once("error", () => resolve(false));
-    socket.once("timeout", () => {
+    socket.once('error', () => resolve(false));
+    socket.once('timeout', () => {
       socket.destroy();
       resolve(false);
     });
-    socket.connect(port, "127.0.0.1");
+    socket.connect(port, '127.0.0.1');
   });
 }
 
@@ -101,40 +97,19 @@ export async function startOwnRedis(): Promise<OwnRedis> {
     port,
     url: `redis://127.0.0.1:${port}`,
     async start() {
-      child = spawn(
-        "redis-server",
-        [
-          "--port",
-          String(port),
-          "--bind",
-          "127.0.0.1",
-          "--save",
-          "",
-          "--appendonly",
-          "no",
-        ],
-        {
-          stdio: "ignore",
-        },
-      );
-      await waitFor(
-        `redis-server on port ${port}`,
-        () => portAnswers(port),
-        10_000,
-      );
+      child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+        stdio: 'ignore',
+      });
+      await waitFor(`redis-server on port ${port}`, () => portAnswers(port), 10_000);
     },
     async stop() {
       const running = child;
       child = null;
       if (!running || running.exitCode !== null) return;
-      const exited = new Promise((resolve) => running.once("exit", resolve));
-      running.kill("SIGKILL");
+      const exited = new Promise((resolve) => running.once('exit', resolve));
+      running.kill('SIGKILL');
       await exited;
-      await waitFor(
-        `port ${port} to close`,
-        async () => !(await portAnswers(port)),
-        5000,
-      );
+      await waitFor(`port ${port} to close`, async () => !(await portAnswers(port)), 5000);
     },
   };
   await redis.start();
@@ -163,19 +138,19 @@ export class MerchantReceiver {
   async start(): Promise<this> {
     this.server = createServer((req, res) => {
       const chunks: Buffer[] = [];
-      req.on("data", (chunk: Buffer) => chunks.push(chunk));
-      req.on("end", () => {
-        const rawBody = Buffer.concat(chunks).toString("utf8");
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const rawBody = Buffer.concat(chunks).toString('utf8');
         let body: Record<string, unknown>;
         try {
           body = JSON.parse(rawBody);
         } catch {
           body = {};
         }
-        const path = req.url ?? "/";
+        const path = req.url ?? '/';
         this.received.push({
           path,
-          method: req.method ?? "",
+          method: req.method ?? '',
           headers: req.headers,
           rawBody,
           body,
@@ -184,24 +159,20 @@ export class MerchantReceiver {
         const left = this.failures.get(path) ?? 0;
         if (left !== 0) {
           if (left > 0) this.failures.set(path, left - 1);
-          res
-            .writeHead(500, { "content-type": "application/json" })
-            .end('{"error":"merchant down"}');
+          res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":"merchant down"}');
           return;
         }
-        res.writeHead(200, { "content-type": "application/json" }).end(
+        res.writeHead(200, { 'content-type': 'application/json' }).end(
           JSON.stringify({
-            charge_request_id: String(body.charge_request_id ?? ""),
-            acknowledgement_code: "900",
-            acknowledgement_description: `received ${String(body.external_reference ?? "")}`,
-            payment_id: String(body.payment_id ?? ""),
+            charge_request_id: String(body.charge_request_id ?? ''),
+            acknowledgement_code: '900',
+            acknowledgement_description: `received ${String(body.external_reference ?? '')}`,
+            payment_id: String(body.payment_id ?? ''),
           }),
         );
       });
     });
-    await new Promise<void>((resolve) =>
-      this.server.listen(0, "127.0.0.1", resolve),
-    );
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
     this.port = (this.server.address() as AddressInfo).port;
     return this;
   }
@@ -261,52 +232,39 @@ export async function createGatewayMerchant(
 ): Promise<GatewayMerchant> {
   const tenant = await createTenant(app);
   const service = await request(app.getHttpServer())
-    .post("/api/v1/client-services")
-    .set("authorization", tenant.auth)
+    .post('/api/v1/client-services')
+    .set('authorization', tenant.auth)
     .send({
       client_code: tenant.clientCode,
-      client_service_name: "Collections",
-      service_code: "CUSTOM_SERVICE",
+      client_service_name: 'Collections',
+      service_code: 'CUSTOM_SERVICE',
       has_transaction_fee: true,
-      transaction_fee_type: "FIXED",
+      transaction_fee_type: 'FIXED',
       transaction_fee: 10,
       minimum_transaction_amount: 1,
       maximum_transaction_amount: 1_000_000,
       is_active: 1,
       ...options.serviceOverrides,
     });
-  if (service.status !== 201)
-    throw new Error(
-      `client service create failed: ${service.status} ${JSON.stringify(service.body)}`,
-    );
+  if (service.status !== 201) throw new Error(`client service create failed: ${service.status} ${JSON.stringify(service.body)}`);
   const serviceCode = service.body.client_service_code as string;
   const wallet = await createWallet(app, tenant, {
-    account_name: "Settlement wallet",
+    account_name: 'Settlement wallet',
   });
-  await app
-    .get(ClientServicesService)
-    .setSettlementWallet(
-      dataSource(app).manager,
-      tenant.clientId,
-      serviceCode,
-      wallet.account_id,
-    );
+  await app.get(ClientServicesService).setSettlementWallet(dataSource(app).manager, tenant.clientId, serviceCode, wallet.account_id);
 
   const callbackUsername = `cb-${tenant.clientCode.toLowerCase()}`;
   const callbackPassword = `pw-${randomUUID()}`;
   const settings = app.get(CallbackSettingsService);
-  await settings.setEndpoint(tenant.clientId, "collections", {
-    url: options.clientCallbackUrl ?? "https://merchant.invalid/never-used",
+  await settings.setEndpoint(tenant.clientId, 'collections', {
+    url: options.clientCallbackUrl ?? 'https://merchant.invalid/never-used',
     username: callbackUsername,
     password: callbackPassword,
   });
   const signingSecret = await settings.rotateSigningSecret(tenant.clientId);
   const keys = await app.get(ApiKeysService).issue(tenant.clientId);
-  const auth = await request(app.getHttpServer()).post("/v1/auth").send(keys);
-  if (auth.status !== 200)
-    throw new Error(
-      `gateway auth failed: ${auth.status} ${JSON.stringify(auth.body)}`,
-    );
+  const auth = await request(app.getHttpServer()).post('/v1/auth').send(keys);
+  if (auth.status !== 200) throw new Error(`gateway auth failed: ${auth.status} ${JSON.stringify(auth.body)}`);
   return {
     tenant,
     clientId: tenant.clientId,
@@ -325,41 +283,37 @@ export async function createGatewayMerchant(
 }
 
 /** A complete, valid charge request of the merchant; the payer number decides the sandbox outcome. */
-export function chargeBody(
-  merchant: GatewayMerchant,
-  overrides: Record<string, unknown> = {},
-): Record<string, unknown> {
+export function chargeBody(merchant: GatewayMerchant, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     external_reference: `ext-${randomUUID()}`,
     client_code: merchant.clientCode,
-    origin_channel_code: "API",
-    originator_msisdn: "254711000111",
-    payer_msisdn: "254712345678",
-    payer_name: "Jane Payer",
-    payer_email: "jane.payer@example.com",
+    origin_channel_code: 'API',
+    originator_msisdn: '254711000111',
+    payer_msisdn: '254712345678',
+    payer_name: 'Jane Payer',
+    payer_email: 'jane.payer@example.com',
     service_code: merchant.serviceCode,
-    account_number: "INV-ACC-1",
-    invoice_number: "",
-    currency_code: "KES",
-    country_code: "KEN",
-    amount: "100",
+    account_number: 'INV-ACC-1',
+    invoice_number: '',
+    currency_code: 'KES',
+    country_code: 'KEN',
+    amount: '100',
     add_transaction_charge: false,
-    transaction_charge: "0",
-    payment_method_code: "MMONEY_KEN",
-    extra_data: { order: "A-1", nested: { ok: true } },
-    description: "Order A-1",
+    transaction_charge: '0',
+    payment_method_code: 'MMONEY_KEN',
+    extra_data: { order: 'A-1', nested: { ok: true } },
+    description: 'Order A-1',
     notify_client: false,
     notify_originator: false,
-    callback_url: "https://merchant.invalid/callback",
+    callback_url: 'https://merchant.invalid/callback',
     ...overrides,
   };
 }
 
 /** Gateway requests with the merchant's token in x-access-token. */
 export function gateway(app: NestFastifyApplication | string, token?: string) {
-  const agent = request(typeof app === "string" ? app : app.getHttpServer());
-  const withToken = <T extends request.Test>(test: T) =>
-    token ? test.set("x-access-token", token) : test;
+  const agent = request(typeof app === 'string' ? app : app.getHttpServer());
+  const withToken = <T extends request.Test>(test: T) => (token ? test.set('x-access-token', token) : test);
   return {
     post: (path: string) => withToken(agent.post(path)),
     get: (path: string) => withToken(agent.get(path)),
@@ -371,21 +325,15 @@ export async function paymentRow(
   clientId: string,
   externalReference: string,
 ): Promise<Record<string, any> | undefined> {
-  const [row] = await dataSource(app).query(
-    `SELECT * FROM payments WHERE client_id = $1 AND external_reference = $2`,
-    [clientId, externalReference],
-  );
+  const [row] = await dataSource(app).query(`SELECT * FROM payments WHERE client_id = $1 AND external_reference = $2`, [
+    clientId,
+    externalReference,
+  ]);
   return row;
 }
 
-export async function paymentCount(
-  app: NestFastifyApplication,
-  clientId: string,
-): Promise<number> {
-  const [row] = await dataSource(app).query(
-    `SELECT count(*)::int AS n FROM payments WHERE client_id = $1`,
-    [clientId],
-  );
+export async function paymentCount(app: NestFastifyApplication, clientId: string): Promise<number> {
+  const [row] = await dataSource(app).query(`SELECT count(*)::int AS n FROM payments WHERE client_id = $1`, [clientId]);
   return row.n;
 }
 
@@ -400,28 +348,17 @@ export async function waitForPaymentStatus(
   return waitFor(
     `payment ${chargeRequestId} to reach ${status}`,
     async () => {
-      const res = await gateway(app, merchant.token).get(
-        `/v1/transaction/${chargeRequestId}/status`,
-      );
-      return res.status === 200 && res.body.payment_status === String(status)
-        ? (res.body as Record<string, unknown>)
-        : undefined;
+      const res = await gateway(app, merchant.token).get(`/v1/transaction/${chargeRequestId}/status`);
+      return res.status === 200 && res.body.payment_status === String(status) ? (res.body as Record<string, unknown>) : undefined;
     },
     timeoutMs,
   );
 }
 
 /** The merchant's delivery log of one reference (GET /v1/callbacks). */
-export async function callbackLog(
-  app: NestFastifyApplication,
-  merchant: GatewayMerchant,
-  reference: string,
-) {
-  const res = await gateway(app, merchant.token).get(
-    `/v1/callbacks?reference=${encodeURIComponent(reference)}`,
-  );
-  if (res.status !== 200)
-    throw new Error(`callback log: ${res.status} ${JSON.stringify(res.body)}`);
+export async function callbackLog(app: NestFastifyApplication, merchant: GatewayMerchant, reference: string) {
+  const res = await gateway(app, merchant.token).get(`/v1/callbacks?reference=${encodeURIComponent(reference)}`);
+  if (res.status !== 200) throw new Error(`callback log: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body as {
     reference: string;
     deliveries: Array<Record<string, any>>;
@@ -432,68 +369,38 @@ export async function callbackLog(
  * The delivery log once every delivery of the reference is final (DELIVERED or FAILED): the receiver sees a
  * callback a moment before its outcome is recorded.
  */
-export async function finishedCallbackLog(
-  app: NestFastifyApplication,
-  merchant: GatewayMerchant,
-  reference: string,
-  deliveries = 1,
-) {
-  return waitFor(
-    `the ${deliveries} deliveries of ${reference} to finish`,
-    async () => {
-      const log = await callbackLog(app, merchant, reference);
-      return log.deliveries.length === deliveries &&
-        log.deliveries.every((d) => d.status !== "PENDING")
-        ? log
-        : undefined;
-    },
-  );
+export async function finishedCallbackLog(app: NestFastifyApplication, merchant: GatewayMerchant, reference: string, deliveries = 1) {
+  return waitFor(`the ${deliveries} deliveries of ${reference} to finish`, async () => {
+    const log = await callbackLog(app, merchant, reference);
+    return log.deliveries.length === deliveries && log.deliveries.every((d) => d.status !== 'PENDING') ? log : undefined;
+  });
 }
 
 /** True once the settlement job of the payment has run to completion (its outbox row is marked done). */
-export async function settlementJobDone(
-  app: NestFastifyApplication,
-  paymentId: number | string,
-): Promise<boolean> {
-  const rows = await dataSource(app).query(
-    `SELECT done_at FROM outbox WHERE topic = 'payments.settle' AND payload->>'paymentId' = $1`,
-    [String(paymentId)],
-  );
-  return (
-    rows.length > 0 &&
-    rows.every((r: { done_at: Date | null }) => r.done_at !== null)
-  );
+export async function settlementJobDone(app: NestFastifyApplication, paymentId: number | string): Promise<boolean> {
+  const rows = await dataSource(app).query(`SELECT done_at FROM outbox WHERE topic = 'payments.settle' AND payload->>'paymentId' = $1`, [
+    String(paymentId),
+  ]);
+  return rows.length > 0 && rows.every((r: { done_at: Date | null }) => r.done_at !== null);
 }
 
-export async function ledgerBalance(
-  app: NestFastifyApplication,
-  accountNumber: string,
-): Promise<string> {
-  const [row] = await dataSource(app).query(
-    `SELECT balance FROM ledger_accounts WHERE account_number = $1`,
-    [accountNumber],
-  );
+export async function ledgerBalance(app: NestFastifyApplication, accountNumber: string): Promise<string> {
+  const [row] = await dataSource(app).query(`SELECT balance FROM ledger_accounts WHERE account_number = $1`, [accountNumber]);
   return new Money(row.balance).toFixed(4);
 }
 
-export async function systemBalance(
-  app: NestFastifyApplication,
-  clientId: string,
-  kind: string,
-  currency = "KES",
-): Promise<string> {
-  const [row] = await dataSource(app).query(
-    `SELECT balance FROM ledger_accounts WHERE client_id = $1 AND kind = $2 AND currency = $3`,
-    [clientId, kind, currency],
-  );
+export async function systemBalance(app: NestFastifyApplication, clientId: string, kind: string, currency = 'KES'): Promise<string> {
+  const [row] = await dataSource(app).query(`SELECT balance FROM ledger_accounts WHERE client_id = $1 AND kind = $2 AND currency = $3`, [
+    clientId,
+    kind,
+    currency,
+  ]);
   return new Money(row?.balance ?? 0).toFixed(4);
 }
 
 /** Sets env vars for an app created in this test file; returns a function restoring the previous values. */
 export function withEnv(values: Record<string, string>): () => void {
-  const previous = Object.fromEntries(
-    Object.keys(values).map((k) => [k, process.env[k]]),
-  );
+  const previous = Object.fromEntries(Object.keys(values).map((k) => [k, process.env[k]]));
   Object.assign(process.env, values);
   return () => {
     for (const [k, v] of Object.entries(previous)) {
@@ -517,13 +424,9 @@ export interface IsolatedDatabase {
 
 export async function createIsolatedDatabase(): Promise<IsolatedDatabase> {
   const runUrl = process.env.DATABASE_URL;
-  if (!runUrl) throw new Error("DATABASE_URL is not set");
+  if (!runUrl) throw new Error('DATABASE_URL is not set');
   const serverUrl = process.env.TEST_SERVER_DATABASE_URL ?? runUrl;
-  const name =
-    `${process.env.TEST_DATABASE_NAME ?? "paygate_test"}_f${randomBytes(4).toString("hex")}`.slice(
-      0,
-      63,
-    );
+  const name = `${process.env.TEST_DATABASE_NAME ?? 'paygate_test'}_f${randomBytes(4).toString('hex')}`.slice(0, 63);
   const admin = new Client({ connectionString: serverUrl });
   await admin.connect();
   try {
@@ -534,13 +437,11 @@ export async function createIsolatedDatabase(): Promise<IsolatedDatabase> {
   const url = new URL(runUrl);
   url.pathname = `/${name}`;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { migrationDataSource } = require(
-    join(ROOT, "dist", "src", "infra", "database", "data-source"),
-  );
+  const { migrationDataSource } = require(join(ROOT, 'dist', 'src', 'infra', 'database', 'data-source'));
   const migrations = migrationDataSource(url.toString());
   await migrations.initialize();
   try {
-    await migrations.runMigrations({ transaction: "each" });
+    await migrations.runMigrations({ transaction: 'each' });
   } finally {
     await migrations.destroy();
   }
@@ -554,10 +455,7 @@ export async function createIsolatedDatabase(): Promise<IsolatedDatabase> {
       try {
         for (const invariant of LEDGER_INVARIANTS) {
           const { rows } = await db.query(invariant.sql);
-          if (rows.length > 0)
-            violations.push(
-              `${invariant.name}: ${JSON.stringify(rows.slice(0, 3))}`,
-            );
+          if (rows.length > 0) violations.push(`${invariant.name}: ${JSON.stringify(rows.slice(0, 3))}`);
         }
       } finally {
         await db.end();
@@ -565,14 +463,9 @@ export async function createIsolatedDatabase(): Promise<IsolatedDatabase> {
       if (!process.env.KEEP_TEST_DATABASE) {
         const dropper = new Client({ connectionString: serverUrl });
         await dropper.connect();
-        await dropper
-          .query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-          .finally(() => dropper.end());
+        await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).finally(() => dropper.end());
       }
-      if (violations.length > 0)
-        throw new Error(
-          `ledger invariants violated in ${name}:\n${violations.join("\n")}`,
-        );
+      if (violations.length > 0) throw new Error(`ledger invariants violated in ${name}:\n${violations.join('\n')}`);
     },
   };
 }
@@ -591,10 +484,8 @@ export interface IsolatedSandbox {
 
 export async function startIsolatedSandbox(
   env: Record<string, string> = {},
-  role: "sandbox" | "api" = "sandbox",
-  create: (
-    role: "sandbox" | "api",
-  ) => Promise<NestFastifyApplication> = createHttpApp,
+  role: 'sandbox' | 'api' = 'sandbox',
+  create: (role: 'sandbox' | 'api') => Promise<NestFastifyApplication> = createHttpApp,
 ): Promise<IsolatedSandbox> {
   const redis = await startOwnRedis();
   const db = await createIsolatedDatabase();

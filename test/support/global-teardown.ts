@@ -1,5 +1,5 @@
-import { Client } from "pg";
-import { LEDGER_INVARIANTS } from "../../src/ledger/ledger-invariants";
+import { Client } from 'pg';
+import { LEDGER_INVARIANTS } from '../../src/ledger/ledger-invariants';
 
 /**
  * Checks the ledger invariants over everything the whole suite wrote, then drops the run's database. A
@@ -15,10 +15,7 @@ export default async function globalTeardown(): Promise<void> {
   try {
     for (const invariant of LEDGER_INVARIANTS) {
       const { rows } = await db.query(invariant.sql);
-      if (rows.length > 0)
-        violations.push(
-          `${invariant.name}: ${JSON.stringify(rows.slice(0, 3))}`,
-        );
+      if (rows.length > 0) violations.push(`${invariant.name}: ${JSON.stringify(rows.slice(0, 3))}`);
     }
   } finally {
     await db.end();
@@ -30,11 +27,7 @@ export default async function globalTeardown(): Promise<void> {
     await admin.end();
   }
   if (violations.length > 0) {
-    throw new Error(
-      `Ledger invariants violated after the suite:\n${violations.join("\n")}`,
-    );
+    throw new Error(`Ledger invariants violated after the suite:\n${violations.join('\n')}`);
   }
-  process.stdout.write(
-    "\nLedger invariants (a)-(d) hold over all data the suite wrote.\n",
-  );
+  process.stdout.write('\nLedger invariants (a)-(d) hold over all data the suite wrote.\n');
 }

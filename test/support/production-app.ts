@@ -1,15 +1,15 @@
-import { NestFastifyApplication } from "@nestjs/platform-fastify";
-import { Test } from "@nestjs/testing";
-import { rootModule } from "../../src/app.module";
-import { configureHttpApp, createHttpAdapter } from "../../src/http-app";
-import { loadConfig } from "../../src/infra/config/app-config";
-import { AIRTIME_RAIL } from "../../src/rails/airtime.rail";
-import { MOBILE_MONEY_RAIL } from "../../src/rails/mobile-money.rail";
-import { PAYOUT_RAIL } from "../../src/rails/payout.rail";
-import { SandboxAirtimeRail } from "../../src/rails/sandbox-airtime.rail";
-import { SandboxMobileMoneyRail } from "../../src/rails/sandbox-mobile-money.rail";
-import { SandboxPayoutRail } from "../../src/rails/sandbox-payout.rail";
-import { withEnv } from "./gateway-fixtures";
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Test } from '@nestjs/testing';
+import { rootModule } from '../../src/app.module';
+import { configureHttpApp, createHttpAdapter } from '../../src/http-app';
+import { loadConfig } from '../../src/infra/config/app-config';
+import { AIRTIME_RAIL } from '../../src/rails/airtime.rail';
+import { MOBILE_MONEY_RAIL } from '../../src/rails/mobile-money.rail';
+import { PAYOUT_RAIL } from '../../src/rails/payout.rail';
+import { SandboxAirtimeRail } from '../../src/rails/sandbox-airtime.rail';
+import { SandboxMobileMoneyRail } from '../../src/rails/sandbox-mobile-money.rail';
+import { SandboxPayoutRail } from '../../src/rails/sandbox-payout.rail';
+import { withEnv } from './gateway-fixtures';
 
 /**
  * Stand in for real operators' adapters in production-mode tests: they behave like the simulators, but they are not
@@ -20,16 +20,16 @@ export class TestPayoutRail extends SandboxPayoutRail {}
 export class TestAirtimeRail extends SandboxAirtimeRail {}
 
 export const PRODUCTION_ENV = {
-  APP_ENV: "production",
-  JWT_SECRET: "production-test-secret-0123456789abcdef",
-  DOCS_ENABLED: "",
-  METRICS_TOKEN: "",
+  APP_ENV: 'production',
+  JWT_SECRET: 'production-test-secret-0123456789abcdef',
+  DOCS_ENABLED: '',
+  METRICS_TOKEN: '',
 };
 
 /** The HTTP application with APP_ENV=production (and any other env given), its rails played by the test adapters above. */
 export async function createProductionApp(
   env: Record<string, string> = {},
-  role: "api" | "sandbox" = "api",
+  role: 'api' | 'sandbox' = 'api',
 ): Promise<NestFastifyApplication> {
   const restore = withEnv({ ...PRODUCTION_ENV, ...env });
   try {
@@ -43,10 +43,7 @@ export async function createProductionApp(
       .overrideProvider(AIRTIME_RAIL)
       .useClass(TestAirtimeRail)
       .compile();
-    const app = moduleRef.createNestApplication<NestFastifyApplication>(
-      createHttpAdapter(loadConfig()),
-      { bufferLogs: true },
-    );
+    const app = moduleRef.createNestApplication<NestFastifyApplication>(createHttpAdapter(loadConfig()), { bufferLogs: true });
     return await configureHttpApp(app);
   } finally {
     restore();

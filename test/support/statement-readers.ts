@@ -1,19 +1,16 @@
-import ExcelJS from "exceljs";
-import { inflateSync } from "node:zlib";
-import request from "supertest";
-import { Money } from "../../src/common/money";
+import ExcelJS from 'exceljs';
+import { inflateSync } from 'node:zlib';
+import request from 'supertest';
+import { Money } from '../../src/common/money';
 
 /** Readers for the statement documents (GET /api/v1/account-statements/doc): the XLSX table and the PDF text. */
 
 /** Reads a binary response body into a Buffer (supertest buffers only text by default). */
-export function binary(
-  res: request.Response,
-  done: (err: Error | null, body: Buffer) => void,
-) {
+export function binary(res: request.Response, done: (err: Error | null, body: Buffer) => void) {
   const stream = res as unknown as NodeJS.ReadableStream;
   const chunks: Buffer[] = [];
-  stream.on("data", (chunk: Buffer) => chunks.push(chunk));
-  stream.on("end", () => done(null, Buffer.concat(chunks)));
+  stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+  stream.on('end', () => done(null, Buffer.concat(chunks)));
 }
 
 /**
@@ -22,7 +19,7 @@ export function binary(
  */
 export function pdfPages(pdf: Buffer): string[][] {
   const pages: string[][] = [];
-  const raw = pdf.toString("latin1");
+  const raw = pdf.toString('latin1');
   // Each stream is read by its /Length and skipped whole, so no byte of compressed data is ever taken for syntax.
   const streamRe = /<<([^<>]*)>>\s*stream\r?\n/g;
   let match: RegExpExecArray | null;
@@ -33,14 +30,8 @@ export function pdfPages(pdf: Buffer): string[][] {
     let body = pdf.subarray(start, start + length);
     if (/FlateDecode/.test(match[1])) body = inflateSync(body);
     const texts: string[] = [];
-    for (const tj of body
-      .toString("latin1")
-      .matchAll(/\[((?:<[0-9a-f]*>\s*-?[\d.]*\s*)+)\]\s*TJ/gi)) {
-      texts.push(
-        [...tj[1].matchAll(/<([0-9a-f]*)>/gi)]
-          .map((h) => Buffer.from(h[1], "hex").toString("latin1"))
-          .join(""),
-      );
+    for (const tj of body.toString('latin1').matchAll(/\[((?:<[0-9a-f]*>\s*-?[\d.]*\s*)+)\]\s*TJ/gi)) {
+      texts.push([...tj[1].matchAll(/<([0-9a-f]*)>/gi)].map((h) => Buffer.from(h[1], 'hex').toString('latin1')).join(''));
     }
     if (texts.length > 0) pages.push(texts);
   }
@@ -71,14 +62,11 @@ export async function readWorkbook(buffer: Buffer) {
   let tableDone = false;
   let totals: { debit: string; credit: string } | null = null;
   const amountFormats = new Set<string>();
-  const money = (v: ExcelJS.CellValue) =>
-    v === null || v === undefined || v === ""
-      ? null
-      : new Money(v as string | number).toFixed(4);
+  const money = (v: ExcelJS.CellValue) => (v === null || v === undefined || v === '' ? null : new Money(v as string | number).toFixed(4));
   sheet.eachRow({ includeEmpty: true }, (row) => {
     const values = row.values as ExcelJS.CellValue[];
     const first = values[1];
-    if (!inTable && first === "Date") {
+    if (!inTable && first === 'Date') {
       inTable = true;
       return;
     }
@@ -90,8 +78,8 @@ export async function readWorkbook(buffer: Buffer) {
       rows.push({
         date: first as Date,
         id: values[2] as string,
-        reference: (values[3] as string) ?? "",
-        narration: (values[4] as string) ?? "",
+        reference: (values[3] as string) ?? '',
+        narration: (values[4] as string) ?? '',
         source: values[5] as string,
         debit: money(values[6]),
         credit: money(values[7]),
@@ -100,11 +88,11 @@ export async function readWorkbook(buffer: Buffer) {
       amountFormats.add(String(row.getCell(8).numFmt));
       return;
     }
-    if (first === "Totals") {
+    if (first === 'Totals') {
       totals = { debit: money(values[6])!, credit: money(values[7])! };
       return;
     }
-    if (typeof first === "string") labels.set(first, values[2]);
+    if (typeof first === 'string') labels.set(first, values[2]);
   });
   return {
     labels,

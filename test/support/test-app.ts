@@ -1,23 +1,23 @@
-import { NestFastifyApplication } from "@nestjs/platform-fastify";
-import { getDataSourceToken } from "@nestjs/typeorm";
-import { randomBytes } from "node:crypto";
-import request from "supertest";
-import { DataSource } from "typeorm";
-import { UsersService } from "../../src/auth/users.service";
-import { ClientsService } from "../../src/clients/clients.service";
-import { createHttpApp } from "../../src/http-app";
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import { randomBytes } from 'node:crypto';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { UsersService } from '../../src/auth/users.service';
+import { ClientsService } from '../../src/clients/clients.service';
+import { createHttpApp } from '../../src/http-app';
 
 /** The real HTTP application on the run's database; one per test file. */
 export async function createTestApp(): Promise<NestFastifyApplication> {
-  return createHttpApp("api");
+  return createHttpApp('api');
 }
 
 export function dataSource(app: NestFastifyApplication): DataSource {
   return app.get<DataSource>(getDataSourceToken());
 }
 
-export function uniqueCode(prefix = "C"): string {
-  return `${prefix}${randomBytes(5).toString("hex").toUpperCase()}`;
+export function uniqueCode(prefix = 'C'): string {
+  return `${prefix}${randomBytes(5).toString('hex').toUpperCase()}`;
 }
 
 export interface TestTenant {
@@ -31,40 +31,18 @@ export interface TestTenant {
 }
 
 /** A fresh client with one wallet user, logged in. Every test builds its own tenants, so files run in parallel. */
-export async function createTenant(
-  app: NestFastifyApplication,
-): Promise<TestTenant> {
+export async function createTenant(app: NestFastifyApplication): Promise<TestTenant> {
   const clientCode = uniqueCode();
-  const client = await app
-    .get(ClientsService)
-    .create(clientCode, `Client ${clientCode}`);
+  const client = await app.get(ClientsService).create(clientCode, `Client ${clientCode}`);
   const username = `user-${clientCode.toLowerCase()}`;
-  const password = "correct horse battery";
+  const password = 'correct horse battery';
   await app.get(UsersService).create(client.id, username, password);
-  const res = await request(app.getHttpServer())
-    .post("/api/v1/auth/login")
-    .send({ username, password })
-    .expect(200);
-  return {
-    clientId: client.id,
-    clientCode,
-    username,
-    password,
-    token: res.body.access_token,
-    auth: `Bearer ${res.body.access_token}`,
-  };
+  const res = await request(app.getHttpServer()).post('/api/v1/auth/login').send({ username, password }).expect(200);
+  return { clientId: client.id, clientCode, username, password, token: res.body.access_token, auth: `Bearer ${res.body.access_token}` };
 }
 
 /** The app with the tenant under test and another one, whose resources the first must neither reach nor see. */
-export async function appWithTenants(): Promise<{
-  app: NestFastifyApplication;
-  tenant: TestTenant;
-  other: TestTenant;
-}> {
+export async function appWithTenants(): Promise<{ app: NestFastifyApplication; tenant: TestTenant; other: TestTenant }> {
   const app = await createTestApp();
-  return {
-    app,
-    tenant: await createTenant(app),
-    other: await createTenant(app),
-  };
+  return { app, tenant: await createTenant(app), other: await createTenant(app) };
 }

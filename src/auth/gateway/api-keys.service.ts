@@ -1,14 +1,11 @@
-import { Injectable, UnauthorizedException } from "@nestjs/common";
-import { JwtService } from "@nestjs/jwt";
-import { InjectDataSource } from "@nestjs/typeorm";
-import { randomBytes } from "node:crypto";
-import { DataSource } from "typeorm";
-import { hashSecret, verifySecret } from "../../common/crypto/secret-hash";
-import { CredentialStatusService } from "../credential-status.service";
-import {
-  GATEWAY_AUDIENCE,
-  GATEWAY_TOKEN_TTL_SECONDS,
-} from "./gateway-principal";
+import { Injectable, UnauthorizedException } from '@nestjs/common';
+import { JwtService } from '@nestjs/jwt';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { randomBytes } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { hashSecret, verifySecret } from '../../common/crypto/secret-hash';
+import { CredentialStatusService } from '../credential-status.service';
+import { GATEWAY_AUDIENCE, GATEWAY_TOKEN_TTL_SECONDS } from './gateway-principal';
 
 export interface ApiKeySummary {
   consumer_key: string;
@@ -20,11 +17,7 @@ export interface ApiKeySummary {
 
 export class InvalidGatewayCredentials extends UnauthorizedException {
   constructor() {
-    super({
-      statusCode: 401,
-      message: "Invalid Authentication Credentials",
-      error: "Unauthorized",
-    });
+    super({ statusCode: 401, message: 'Invalid Authentication Credentials', error: 'Unauthorized' });
   }
 }
 
@@ -37,15 +30,14 @@ export class ApiKeysService {
     private readonly credentials: CredentialStatusService,
   ) {}
 
-  async issue(
-    clientId: string,
-  ): Promise<{ consumer_key: string; consumer_secret: string }> {
-    const consumerKey = `ck_${randomBytes(16).toString("hex")}`;
-    const consumerSecret = `cs_${randomBytes(24).toString("base64url")}`;
-    await this.db.query(
-      `INSERT INTO api_keys (client_id, consumer_key, secret_hash) VALUES ($1, $2, $3)`,
-      [clientId, consumerKey, await hashSecret(consumerSecret)],
-    );
+  async issue(clientId: string): Promise<{ consumer_key: string; consumer_secret: string }> {
+    const consumerKey = `ck_${randomBytes(16).toString('hex')}`;
+    const consumerSecret = `cs_${randomBytes(24).toString('base64url')}`;
+    await this.db.query(`INSERT INTO api_keys (client_id, consumer_key, secret_hash) VALUES ($1, $2, $3)`, [
+      clientId,
+      consumerKey,
+      await hashSecret(consumerSecret),
+    ]);
     return { consumer_key: consumerKey, consumer_secret: consumerSecret };
   }
 
@@ -55,19 +47,12 @@ export class ApiKeysService {
       `SELECT consumer_key, created_at, revoked_at, last_authenticated_at FROM api_keys WHERE client_id = $1 ORDER BY created_at DESC, consumer_key`,
       [clientId],
     );
-    return rows.map(
-      (r: {
-        consumer_key: string;
-        created_at: Date;
-        revoked_at: Date | null;
-        last_authenticated_at: Date | null;
-      }) => ({
-        consumer_key: r.consumer_key,
-        created_at: r.created_at.toISOString(),
-        revoked_at: r.revoked_at?.toISOString() ?? null,
-        last_authenticated_at: r.last_authenticated_at?.toISOString() ?? null,
-      }),
-    );
+    return rows.map((r: { consumer_key: string; created_at: Date; revoked_at: Date | null; last_authenticated_at: Date | null }) => ({
+      consumer_key: r.consumer_key,
+      created_at: r.created_at.toISOString(),
+      revoked_at: r.revoked_at?.toISOString() ?? null,
+      last_authenticated_at: r.last_authenticated_at?.toISOString() ?? null,
+    }));
   }
 
   /**
@@ -75,30 +60,19 @@ export class ApiKeysService {
    * (within CREDENTIAL_STATUS_TTL_MS on other processes). Revoking a revoked key changes nothing. Null when the
    * client has no such key.
    */
-  async revoke(
-    clientId: string,
-    consumerKey: string,
-  ): Promise<ApiKeySummary | null> {
+  async revoke(clientId: string, consumerKey: string): Promise<ApiKeySummary | null> {
     const [[revoked]]: [{ id: string }[], number] = await this.db.query(
       `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE client_id = $1 AND consumer_key = $2 RETURNING id`,
       [clientId, consumerKey],
     );
     if (!revoked) return null;
     this.credentials.forgetApiKey(revoked.id);
-    return (
-      (await this.list(clientId)).find((k) => k.consumer_key === consumerKey) ??
-      null
-    );
+    return (await this.list(clientId)).find((k) => k.consumer_key === consumerKey) ?? null;
   }
 
   /** POST /v1/auth: both spellings of the lifetime, since the FX document reads expires_in. */
   async token(consumerKey: unknown, consumerSecret: unknown) {
-    if (
-      typeof consumerKey !== "string" ||
-      typeof consumerSecret !== "string" ||
-      consumerKey.length > 64 ||
-      consumerSecret.length > 200
-    ) {
+    if (typeof consumerKey !== 'string' || typeof consumerSecret !== 'string' || consumerKey.length > 64 || consumerSecret.length > 200) {
       throw new InvalidGatewayCredentials();
     }
     const [key] = await this.db.query(
@@ -107,20 +81,12 @@ export class ApiKeysService {
       [consumerKey],
     );
     // An unknown key costs a verification too, so unknown keys and wrong secrets take the same time.
-    if (!(await verifySecret(key?.secret_hash, consumerSecret)))
-      throw new InvalidGatewayCredentials();
-    await this.db.query(
-      `UPDATE api_keys SET last_authenticated_at = now() WHERE id = $1`,
-      [key.id],
-    );
+    if (!(await verifySecret(key?.secret_hash, consumerSecret))) throw new InvalidGatewayCredentials();
+    await this.db.query(`UPDATE api_keys SET last_authenticated_at = now() WHERE id = $1`, [key.id]);
     const access_token = await this.jwt.signAsync(
       { sub: key.id, cid: key.client_id, ccode: key.client_code },
       { expiresIn: GATEWAY_TOKEN_TTL_SECONDS, audience: GATEWAY_AUDIENCE },
     );
-    return {
-      access_token,
-      expiresIn: GATEWAY_TOKEN_TTL_SECONDS,
-      expires_in: GATEWAY_TOKEN_TTL_SECONDS,
-    };
+    return { access_token, expiresIn: GATEWAY_TOKEN_TTL_SECONDS, expires_in: GATEWAY_TOKEN_TTL_SECONDS };
   }
 }

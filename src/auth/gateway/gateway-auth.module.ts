@@ -1,7 +1,7 @@
-import { Global, Module } from "@nestjs/common";
-import { ApiKeysService } from "./api-keys.service";
-import { GatewayAuthController } from "./gateway-auth.controller";
-import { GatewayAuthGuard } from "./gateway-auth.guard";
+import { Global, Module } from '@nestjs/common';
+import { ApiKeysService } from './api-keys.service';
+import { GatewayAuthController } from './gateway-auth.controller';
+import { GatewayAuthGuard } from './gateway-auth.guard';
 
 @Global()
 @Module({

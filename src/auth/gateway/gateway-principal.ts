@@ -1,4 +1,4 @@
-import { createParamDecorator, ExecutionContext } from "@nestjs/common";
+import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 
 /** A gateway caller: an API key acting for one client. */
 export interface GatewayPrincipal {
@@ -8,9 +8,8 @@ export interface GatewayPrincipal {
 }
 
 export const CurrentGatewayClient = createParamDecorator(
-  (_: unknown, ctx: ExecutionContext): GatewayPrincipal =>
-    ctx.switchToHttp().getRequest().gatewayPrincipal,
+  (_: unknown, ctx: ExecutionContext): GatewayPrincipal => ctx.switchToHttp().getRequest().gatewayPrincipal,
 );
 
 export const GATEWAY_TOKEN_TTL_SECONDS = 3600;
-export const GATEWAY_AUDIENCE = "gateway";
+export const GATEWAY_AUDIENCE = 'gateway';

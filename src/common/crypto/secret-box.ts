@@ -1,9 +1,4 @@
-import {
-  createCipheriv,
-  createDecipheriv,
-  hkdfSync,
-  randomBytes,
-} from "node:crypto";
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 
 /**
  * Encrypts the few secrets we must be able to use again (a merchant's callback password, its signing secret):
@@ -12,40 +7,22 @@ import {
 export class SecretBox {
   private readonly key: Buffer;
 
-  constructor(serverSecret: string, purpose = "paygate/secret-box/v1") {
-    this.key = Buffer.from(
-      hkdfSync("sha256", serverSecret, "paygate", purpose, 32),
-    );
+  constructor(serverSecret: string, purpose = 'paygate/secret-box/v1') {
+    this.key = Buffer.from(hkdfSync('sha256', serverSecret, 'paygate', purpose, 32));
   }
 
   seal(plaintext: string): string {
     const iv = randomBytes(12);
-    const cipher = createCipheriv("aes-256-gcm", this.key, iv);
-    const body = Buffer.concat([
-      cipher.update(plaintext, "utf8"),
-      cipher.final(),
-    ]);
-    return [
-      "v1",
-      iv.toString("base64url"),
-      cipher.getAuthTag().toString("base64url"),
-      body.toString("base64url"),
-    ].join(".");
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+    return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), body.toString('base64url')].join('.');
   }
 
   open(sealed: string): string {
-    const [version, iv, tag, body] = sealed.split(".");
-    if (version !== "v1" || !iv || !tag || body === undefined)
-      throw new Error("sealed secret has an unknown format");
-    const decipher = createDecipheriv(
-      "aes-256-gcm",
-      this.key,
-      Buffer.from(iv, "base64url"),
-    );
-    decipher.setAuthTag(Buffer.from(tag, "base64url"));
-    return Buffer.concat([
-      decipher.update(Buffer.from(body, "base64url")),
-      decipher.final(),
-    ]).toString("utf8");
+    const [version, iv, tag, body] = sealed.split('.');
+    if (version !== 'v1' || !iv || !tag || body === undefined) throw new Error('sealed secret has an unknown format');
+    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
   }
 }

@@ -1,5 +1,5 @@
-import { HttpException } from "@nestjs/common";
-import type { ValidationContext } from "./request-validation.error";
+import { HttpException } from '@nestjs/common';
+import type { ValidationContext } from './request-validation.error';
 
 /** Gateway status codes of the collection document §7. */
 export const GATEWAY_CODES = {
@@ -26,43 +26,19 @@ export class GatewayError extends HttpException {
   }
 
   body(): Record<string, unknown> {
-    return {
-      status_code: this.statusCode,
-      status_description: this.statusDescription,
-      message: this.message,
-      ...this.extra,
-    };
+    return { status_code: this.statusCode, status_description: this.statusDescription, message: this.message, ...this.extra };
   }
 
-  static validation(
-    message: string,
-    extra: Record<string, unknown> = {},
-  ): GatewayError {
-    return new GatewayError(
-      400,
-      GATEWAY_CODES.VALIDATION,
-      "Validation Failed",
-      message,
-      extra,
-    );
+  static validation(message: string, extra: Record<string, unknown> = {}): GatewayError {
+    return new GatewayError(400, GATEWAY_CODES.VALIDATION, 'Validation Failed', message, extra);
   }
 
-  static notFound(message = "Transaction not found"): GatewayError {
-    return new GatewayError(
-      404,
-      GATEWAY_CODES.NOT_FOUND,
-      "Transaction not found",
-      message,
-    );
+  static notFound(message = 'Transaction not found'): GatewayError {
+    return new GatewayError(404, GATEWAY_CODES.NOT_FOUND, 'Transaction not found', message);
   }
 
   static duplicate(field: string): GatewayError {
-    return new GatewayError(
-      409,
-      GATEWAY_CODES.VALIDATION,
-      "Duplicate Reference",
-      `${field} was already used for a different request`,
-    );
+    return new GatewayError(409, GATEWAY_CODES.VALIDATION, 'Duplicate Reference', `${field} was already used for a different request`);
   }
 }
 
@@ -71,28 +47,10 @@ export class GatewayError extends HttpException {
  * own; the gateway error filter answers the code of the first failed rule, 172 when it has none.
  */
 export const GATEWAY_CONTEXT = {
-  missingMsisdn: {
-    gateway: {
-      code: GATEWAY_CODES.MISSING_MSISDN,
-      description: "Customer msisdn missing",
-    },
-  },
-  invalidMsisdn: {
-    gateway: {
-      code: GATEWAY_CODES.INVALID_MSISDN,
-      description: "Invalid customer msisdn",
-    },
-  },
-  invalidCurrency: {
-    gateway: {
-      code: GATEWAY_CODES.INVALID_CURRENCY,
-      description: "Invalid currency code",
-    },
-  },
+  missingMsisdn: { gateway: { code: GATEWAY_CODES.MISSING_MSISDN, description: 'Customer msisdn missing' } },
+  invalidMsisdn: { gateway: { code: GATEWAY_CODES.INVALID_MSISDN, description: 'Invalid customer msisdn' } },
+  invalidCurrency: { gateway: { code: GATEWAY_CODES.INVALID_CURRENCY, description: 'Invalid currency code' } },
 } satisfies Record<string, ValidationContext>;
 
 /** The payer's number: missing (109) and malformed (110) are answered apart. */
-export const PAYER_MSISDN = {
-  missing: GATEWAY_CONTEXT.missingMsisdn,
-  invalid: GATEWAY_CONTEXT.invalidMsisdn,
-};
+export const PAYER_MSISDN = { missing: GATEWAY_CONTEXT.missingMsisdn, invalid: GATEWAY_CONTEXT.invalidMsisdn };

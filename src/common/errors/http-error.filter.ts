@@ -1,16 +1,9 @@
-import {
-  ArgumentsHost,
-  Catch,
-  ExceptionFilter,
-  HttpException,
-  HttpStatus,
-  Logger,
-} from "@nestjs/common";
-import type { FastifyReply, FastifyRequest } from "fastify";
-import { PayoutError } from "../../disbursements/payout-error";
-import { isDatabaseUnavailable } from "../../infra/database/pg-errors";
-import { GATEWAY_CODES, GatewayError } from "./gateway-error";
-import { RequestValidationError } from "./request-validation.error";
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { PayoutError } from '../../disbursements/payout-error';
+import { isDatabaseUnavailable } from '../../infra/database/pg-errors';
+import { GATEWAY_CODES, GatewayError } from './gateway-error';
+import { RequestValidationError } from './request-validation.error';
 
 type Rendered = { status: number; message: string | string[] };
 
@@ -27,23 +20,13 @@ abstract class InterfaceErrorFilter implements ExceptionFilter {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const request = host.switchToHttp().getRequest<FastifyRequest>();
     const described = describe(exception);
-    sendError(
-      reply,
-      request.url,
-      exception,
-      described.status,
-      this.body(exception, described, request.url),
-    );
+    sendError(reply, request.url, exception, described.status, this.body(exception, described, request.url));
   }
 
-  protected abstract body(
-    exception: unknown,
-    described: Rendered,
-    url: string,
-  ): unknown;
+  protected abstract body(exception: unknown, described: Rendered, url: string): unknown;
 }
 
-const logger = new Logger("Errors");
+const logger = new Logger('Errors');
 
 /**
  * Every error answer leaves through here, whichever interface shaped its body (the filters below, the payout and
@@ -51,24 +34,10 @@ const logger = new Logger("Errors");
  * `Retry-After` while the database is away (a 429's is set by the throttler), and unexpected errors logged
  * without the query string.
  */
-export function sendError(
-  reply: FastifyReply,
-  url: string,
-  exception: unknown,
-  status: number,
-  body: unknown,
-): void {
-  if (status >= 500)
-    logger.error(
-      { err: loggable(exception), url: url.split("?")[0] },
-      "unhandled error",
-    );
-  if (status === HttpStatus.SERVICE_UNAVAILABLE)
-    void reply.header("retry-after", String(RETRY_AFTER_SECONDS));
-  void reply
-    .status(status)
-    .header("content-type", "application/json; charset=utf-8")
-    .send(body);
+export function sendError(reply: FastifyReply, url: string, exception: unknown, status: number, body: unknown): void {
+  if (status >= 500) logger.error({ err: loggable(exception), url: url.split('?')[0] }, 'unhandled error');
+  if (status === HttpStatus.SERVICE_UNAVAILABLE) void reply.header('retry-after', String(RETRY_AFTER_SECONDS));
+  void reply.status(status).header('content-type', 'application/json; charset=utf-8').send(body);
 }
 
 /** Wallet service (`/api/v1`): `{status, message, code: "HttpException"}`, `message` an array for validation. */
@@ -91,13 +60,12 @@ export class GatewayErrorFilter extends InterfaceErrorFilter {
 @Catch()
 export class PaymentStatementErrorFilter extends InterfaceErrorFilter {
   protected body(exception: unknown, described: Rendered): unknown {
-    if (!(exception instanceof RequestValidationError))
-      return gatewayBody(exception, described);
+    if (!(exception instanceof RequestValidationError)) return gatewayBody(exception, described);
     const [first] = exception.problems;
     return {
       response_code: 400,
-      response_description: first?.message ?? "Request body is invalid",
-      error_code: first?.context.statementErrorCode ?? "INVALID_REQUEST",
+      response_description: first?.message ?? 'Request body is invalid',
+      error_code: first?.context.statementErrorCode ?? 'INVALID_REQUEST',
     };
   }
 }
@@ -109,7 +77,7 @@ export class HostedPageErrorFilter extends InterfaceErrorFilter {
     if (exception instanceof RequestValidationError)
       return {
         message: exception.problems[0]?.message,
-        error: "Bad Request",
+        error: 'Bad Request',
         statusCode: 400,
       };
     return libraryBody(exception, described);
@@ -122,20 +90,13 @@ export class HostedPageErrorFilter extends InterfaceErrorFilter {
  */
 @Catch()
 export class FallbackErrorFilter extends InterfaceErrorFilter {
-  protected body(
-    exception: unknown,
-    described: Rendered,
-    url: string,
-  ): unknown {
+  protected body(exception: unknown, described: Rendered, url: string): unknown {
     return fallbackBody(exception, described, url);
   }
 }
 
 /** The status and fallback-shaped body of an error on this URL; for errors Fastify and Node raise before any route runs. */
-export function errorResponse(
-  exception: unknown,
-  url: string,
-): { status: number; body: unknown } {
+export function errorResponse(exception: unknown, url: string): { status: number; body: unknown } {
   const described = describe(exception);
   return {
     status: described.status,
@@ -144,31 +105,18 @@ export function errorResponse(
 }
 
 /** Answers an error raised before any route runs (Fastify's own), exactly as the fallback filter would. */
-export function sendFallbackError(
-  reply: FastifyReply,
-  exception: unknown,
-  url: string,
-): void {
+export function sendFallbackError(reply: FastifyReply, exception: unknown, url: string): void {
   const { status, body } = errorResponse(exception, url);
   sendError(reply, url, exception, status, body);
 }
 
-function fallbackBody(
-  exception: unknown,
-  described: Rendered,
-  url: string,
-): unknown {
+function fallbackBody(exception: unknown, described: Rendered, url: string): unknown {
   if (refusedBeforePayoutRoute(url, described.status)) {
-    const [first] = Array.isArray(described.message)
-      ? described.message
-      : [described.message];
-    return PayoutError.rejected(
-      "VALIDATION_FAILED",
-      `Validation Failed: ${first}`,
-    ).body("payout_reference");
+    const [first] = Array.isArray(described.message) ? described.message : [described.message];
+    return PayoutError.rejected('VALIDATION_FAILED', `Validation Failed: ${first}`).body('payout_reference');
   }
   if (isGatewayRoute(url)) return gatewayBody(exception, described);
-  if (url.startsWith("/api/")) return walletBody(described);
+  if (url.startsWith('/api/')) return walletBody(described);
   return libraryBody(exception, described);
 }
 
@@ -177,94 +125,68 @@ function fallbackBody(
  * sees it, so it is answered here in the payout family's 721 body.
  */
 function refusedBeforePayoutRoute(url: string, status: number): boolean {
-  return (
-    url.startsWith("/v1/payouts/") &&
-    (status === HttpStatus.BAD_REQUEST ||
-      status === HttpStatus.PAYLOAD_TOO_LARGE)
-  );
+  return url.startsWith('/v1/payouts/') && (status === HttpStatus.BAD_REQUEST || status === HttpStatus.PAYLOAD_TOO_LARGE);
 }
 
 /** Gateway paths (collection and disbursement); the fallback and the gateway rate limit tell them by path. */
 export function isGatewayRoute(url: string): boolean {
-  return (
-    url.startsWith("/v1/") ||
-    url.startsWith("/v2/") ||
-    url.startsWith("/transactions/acknowledge")
-  );
+  return url.startsWith('/v1/') || url.startsWith('/v2/') || url.startsWith('/transactions/acknowledge');
 }
 
 function walletBody({ status, message }: Rendered): Record<string, unknown> {
-  return { status, message, code: "HttpException" };
+  return { status, message, code: 'HttpException' };
 }
 
 /** The body its library produced (Nest's `{statusCode, message, error}`), else the wallet shape. */
 function libraryBody(exception: unknown, described: Rendered): unknown {
-  if (
-    exception instanceof HttpException &&
-    typeof exception.getResponse() === "object"
-  )
-    return exception.getResponse();
+  if (exception instanceof HttpException && typeof exception.getResponse() === 'object') return exception.getResponse();
   return walletBody(described);
 }
 
-function gatewayBody(
-  exception: unknown,
-  { status, message }: Rendered,
-): Record<string, unknown> {
+function gatewayBody(exception: unknown, { status, message }: Rendered): Record<string, unknown> {
   if (exception instanceof GatewayError) return exception.body();
-  if (
-    status === 401 &&
-    exception instanceof HttpException &&
-    typeof exception.getResponse() === "object"
-  ) {
+  if (status === 401 && exception instanceof HttpException && typeof exception.getResponse() === 'object') {
     return exception.getResponse() as Record<string, unknown>;
   }
-  if (exception instanceof RequestValidationError)
-    return gatewayValidationBody(exception);
-  const text = Array.isArray(message) ? message.join("; ") : message;
+  if (exception instanceof RequestValidationError) return gatewayValidationBody(exception);
+  const text = Array.isArray(message) ? message.join('; ') : message;
   if (status === 404)
     return {
       status_code: GATEWAY_CODES.NOT_FOUND,
-      status_description: "Transaction not found",
+      status_description: 'Transaction not found',
       message: text,
     };
   if (status === HttpStatus.SERVICE_UNAVAILABLE) {
     return {
       status_code: GATEWAY_CODES.FAILURE,
-      status_description: "Service unavailable",
+      status_description: 'Service unavailable',
       message: text,
     };
   }
   if (status >= 500)
     return {
       status_code: GATEWAY_CODES.FAILURE,
-      status_description: "Generic failure",
-      message: "Internal server error",
+      status_description: 'Generic failure',
+      message: 'Internal server error',
     };
   return {
     status_code: GATEWAY_CODES.VALIDATION,
-    status_description: "Validation Failed",
+    status_description: 'Validation Failed',
     message: text,
   };
 }
 
 /** The code of the first failed rule (its decorator's context), every distinct message, and any echoed field. */
-function gatewayValidationBody(
-  exception: RequestValidationError,
-): Record<string, unknown> {
+function gatewayValidationBody(exception: RequestValidationError): Record<string, unknown> {
   const gateway = exception.problems[0]?.context.gateway;
   const body: Record<string, unknown> = {
     status_code: gateway?.code ?? GATEWAY_CODES.VALIDATION,
-    status_description: gateway?.description ?? "Validation Failed",
-    message:
-      [...new Set(exception.problems.map((p) => p.message))].join("; ") ||
-      "Request body is invalid",
+    status_description: gateway?.description ?? 'Validation Failed',
+    message: [...new Set(exception.problems.map((p) => p.message))].join('; ') || 'Request body is invalid',
   };
   if (gateway?.echo) {
-    const value = (exception.target as Record<string, unknown> | undefined)?.[
-      gateway.echo.field
-    ];
-    body[gateway.echo.as] = typeof value === "string" ? value : "";
+    const value = (exception.target as Record<string, unknown> | undefined)?.[gateway.echo.field];
+    body[gateway.echo.as] = typeof value === 'string' ? value : '';
   }
   return body;
 }
@@ -273,17 +195,13 @@ function describe(exception: unknown): Rendered {
   if (exception instanceof HttpException) {
     const status = exception.getStatus();
     const body = exception.getResponse();
-    const message =
-      typeof body === "string"
-        ? body
-        : ((body as { message?: string | string[] }).message ??
-          exception.message);
+    const message = typeof body === 'string' ? body : ((body as { message?: string | string[] }).message ?? exception.message);
     return { status, message };
   }
   if (isDatabaseUnavailable(exception)) {
     return {
       status: HttpStatus.SERVICE_UNAVAILABLE,
-      message: "The service is temporarily unavailable; retry later",
+      message: 'The service is temporarily unavailable; retry later',
     };
   }
   // Errors raised by Fastify itself before a route runs: invalid JSON, wrong content type, body too large.
@@ -292,11 +210,7 @@ function describe(exception: unknown): Rendered {
     code?: string;
     message?: string;
   };
-  if (
-    typeof fastifyError.statusCode === "number" &&
-    fastifyError.statusCode >= 400 &&
-    fastifyError.statusCode < 500
-  ) {
+  if (typeof fastifyError.statusCode === 'number' && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
     return {
       status: fastifyError.statusCode,
       message: fastifyMessage(fastifyError),
@@ -304,25 +218,24 @@ function describe(exception: unknown): Rendered {
   }
   return {
     status: HttpStatus.INTERNAL_SERVER_ERROR,
-    message: "Internal server error",
+    message: 'Internal server error',
   };
 }
 
 function fastifyMessage(error: { code?: string; message?: string }): string {
   switch (error.code) {
-    case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
-      return "Content-Type must be application/json";
-    case "FST_ERR_CTP_EMPTY_JSON_BODY":
-      return "Request body is empty";
-    case "FST_ERR_CTP_BODY_TOO_LARGE":
-      return "Request body is too large";
-    case "FST_ERR_BAD_URL":
-      return "The request path is not validly %-encoded";
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return 'Content-Type must be application/json';
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return 'Request body is empty';
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return 'Request body is too large';
+    case 'FST_ERR_BAD_URL':
+      return 'The request path is not validly %-encoded';
     default:
-      return error.code?.startsWith("FST_ERR_CTP") ||
-        error.message?.includes("JSON")
-        ? "Request body is not valid JSON"
-        : (error.message ?? "Bad request");
+      return error.code?.startsWith('FST_ERR_CTP') || error.message?.includes('JSON')
+        ? 'Request body is not valid JSON'
+        : (error.message ?? 'Bad request');
   }
 }
 

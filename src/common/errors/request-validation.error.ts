@@ -1,4 +1,4 @@
-import { BadRequestException, ValidationError } from "@nestjs/common";
+import { BadRequestException, ValidationError } from '@nestjs/common';
 
 /**
  * What a validation decorator may carry in its `context` option for the interfaces whose errors have codes of
@@ -7,11 +7,7 @@ import { BadRequestException, ValidationError } from "@nestjs/common";
  * interface's generic validation answer.
  */
 export interface ValidationContext {
-  gateway?: {
-    code: number;
-    description: string;
-    echo?: { field: string; as: string };
-  };
+  gateway?: { code: number; description: string; echo?: { field: string; as: string } };
   statementErrorCode?: string;
   /** The payout family's error_code (disbursement document §7) for a broken rule of a payout or airtime body. */
   payoutErrorCode?: string;
@@ -33,11 +29,7 @@ export class RequestValidationError extends BadRequestException {
     /** The object validated (a DTO instance), for error shapes that echo a field of the request. */
     readonly target: object | undefined,
   ) {
-    super(
-      problems.length > 0
-        ? problems.map((p) => p.message)
-        : ["Request body is invalid"],
-    );
+    super(problems.length > 0 ? problems.map((p) => p.message) : ['Request body is invalid']);
   }
 
   static fromErrors(errors: ValidationError[]): RequestValidationError {
@@ -45,23 +37,17 @@ export class RequestValidationError extends BadRequestException {
   }
 }
 
-function problemsOf(
-  errors: ValidationError[],
-  prefix = "",
-): ValidationProblem[] {
+function problemsOf(errors: ValidationError[], prefix = ''): ValidationProblem[] {
   const problems: ValidationProblem[] = [];
   for (const error of errors) {
     const path = prefix ? `${prefix}.${error.property}` : error.property;
-    for (const [constraint, message] of Object.entries(
-      error.constraints ?? {},
-    )) {
+    for (const [constraint, message] of Object.entries(error.constraints ?? {})) {
       problems.push({
         message: prefix ? `${path}: ${message}` : message,
         context: (error.contexts?.[constraint] ?? {}) as ValidationContext,
       });
     }
-    if (error.children?.length)
-      problems.push(...problemsOf(error.children, path));
+    if (error.children?.length) problems.push(...problemsOf(error.children, path));
   }
   return problems;
 }

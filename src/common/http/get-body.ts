@@ -1,5 +1,5 @@
-import { BadRequestException, PayloadTooLargeException } from "@nestjs/common";
-import type { FastifyRequest } from "fastify";
+import { BadRequestException, PayloadTooLargeException } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
 
 const MAX_GET_BODY_BYTES = 1_048_576;
 
@@ -8,36 +8,24 @@ const MAX_GET_BODY_BYTES = 1_048_576;
  * body on a GET. This reads and parses such a body once, so `request.body` holds it as for any other method.
  * Only JSON bodies are read; anything else is left alone (and the request acts as if it had no body).
  */
-export async function parseJsonBodyOfGet(
-  request: FastifyRequest,
-): Promise<void> {
-  if (request.method !== "GET" || request.body !== undefined) return;
-  const contentType = String(
-    request.headers["content-type"] ?? "",
-  ).toLowerCase();
-  const hasBody =
-    request.headers["transfer-encoding"] !== undefined ||
-    Number(request.headers["content-length"] ?? 0) > 0;
-  if (
-    !hasBody ||
-    !/^application\/(.+\+)?json\b/.test(contentType) ||
-    request.raw.readableEnded
-  )
-    return;
+export async function parseJsonBodyOfGet(request: FastifyRequest): Promise<void> {
+  if (request.method !== 'GET' || request.body !== undefined) return;
+  const contentType = String(request.headers['content-type'] ?? '').toLowerCase();
+  const hasBody = request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
+  if (!hasBody || !/^application\/(.+\+)?json\b/.test(contentType) || request.raw.readableEnded) return;
 
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request.raw) {
     size += (chunk as Buffer).length;
-    if (size > MAX_GET_BODY_BYTES)
-      throw new PayloadTooLargeException("Request body is too large");
+    if (size > MAX_GET_BODY_BYTES) throw new PayloadTooLargeException('Request body is too large');
     chunks.push(chunk as Buffer);
   }
-  const text = Buffer.concat(chunks).toString("utf8");
-  if (text.trim() === "") return;
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') return;
   try {
     (request as { body: unknown }).body = JSON.parse(text);
   } catch {
-    throw new BadRequestException("Request body is not valid JSON");
+    throw new BadRequestException('Request body is not valid JSON');
   }
 }

@@ -1,10 +1,5 @@
-import {
-  CanActivate,
-  ExecutionContext,
-  Injectable,
-  UnsupportedMediaTypeException,
-} from "@nestjs/common";
-import type { FastifyRequest } from "fastify";
+import { CanActivate, ExecutionContext, Injectable, UnsupportedMediaTypeException } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
 
 /**
  * The wallet service speaks JSON only (wallet document §4: "Content-Type is application/json"). Fastify already
@@ -15,17 +10,11 @@ import type { FastifyRequest } from "fastify";
 export class JsonBodyGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
-    const hasBody =
-      request.headers["transfer-encoding"] !== undefined ||
-      Number(request.headers["content-length"] ?? 0) > 0;
+    const hasBody = request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
     if (!hasBody) return true;
-    const contentType = String(
-      request.headers["content-type"] ?? "",
-    ).toLowerCase();
+    const contentType = String(request.headers['content-type'] ?? '').toLowerCase();
     if (!/^application\/([\w.+-]+\+)?json\s*(;|$)/.test(contentType)) {
-      throw new UnsupportedMediaTypeException(
-        "Content-Type must be application/json",
-      );
+      throw new UnsupportedMediaTypeException('Content-Type must be application/json');
     }
     return true;
   }

@@ -1,10 +1,5 @@
-import {
-  ArgumentMetadata,
-  BadRequestException,
-  ValidationError,
-  ValidationPipe,
-} from "@nestjs/common";
-import { RequestValidationError } from "../errors/request-validation.error";
+import { ArgumentMetadata, BadRequestException, ValidationError, ValidationPipe } from '@nestjs/common';
+import { RequestValidationError } from '../errors/request-validation.error';
 
 /**
  * Global validation: unknown fields are dropped, types are never coerced (a string where a number is expected
@@ -20,8 +15,7 @@ export function createValidationPipe(): ValidationPipe {
     stopAtFirstError: true,
     // The target (the DTO instance) stays on the errors for shapes that echo a request field; never sent as is.
     validationError: { target: true, value: false },
-    exceptionFactory: (errors: ValidationError[]) =>
-      RequestValidationError.fromErrors(errors),
+    exceptionFactory: (errors: ValidationError[]) => RequestValidationError.fromErrors(errors),
   });
 }
 
@@ -29,8 +23,7 @@ export function createValidationPipe(): ValidationPipe {
 const MAX_INPUT_DEPTH = 64;
 
 /** Half of a UTF-16 surrogate pair without the other half (JSON lets `\ud800` through): not text any system can store. */
-const LONE_SURROGATE =
-  /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /**
  * Three kinds of input would get past validation and fail later as a 500: a string holding a NUL character, which
@@ -38,15 +31,9 @@ const LONE_SURROGATE =
  * stack. Both are refused up front with a 400 naming where they were found.
  */
 class SafeInputValidationPipe extends ValidationPipe {
-  async transform(
-    value: unknown,
-    metadata: ArgumentMetadata,
-  ): Promise<unknown> {
-    if (metadata.type !== "custom") {
-      const problem = inputProblem(
-        value,
-        metadata.type === "body" ? "" : (metadata.data ?? metadata.type),
-      );
+  async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type !== 'custom') {
+      const problem = inputProblem(value, metadata.type === 'body' ? '' : (metadata.data ?? metadata.type));
       if (problem !== null) throw new BadRequestException([problem]);
     }
     return super.transform(value, metadata);
@@ -58,27 +45,20 @@ function inputProblem(root: unknown, rootPath: string): string | null {
   const stack: Array<[unknown, string, number]> = [[root, rootPath, 0]];
   while (stack.length > 0) {
     const [value, path, depth] = stack.pop()!;
-    if (typeof value === "string") {
-      if (value.includes("\u0000"))
-        return `${path || "body"} must not contain NUL characters`;
-      if (LONE_SURROGATE.test(value))
-        return `${path || "body"} must be valid Unicode text`;
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) return `${path || 'body'} must not contain NUL characters`;
+      if (LONE_SURROGATE.test(value)) return `${path || 'body'} must be valid Unicode text`;
       continue;
     }
-    if (value === null || typeof value !== "object") continue;
-    if (depth >= MAX_INPUT_DEPTH)
-      return `${path || "body"} is nested too deeply`;
+    if (value === null || typeof value !== 'object') continue;
+    if (depth >= MAX_INPUT_DEPTH) return `${path || 'body'} is nested too deeply`;
     if (Array.isArray(value)) {
-      value.forEach((item, i) =>
-        stack.push([item, `${path}[${i}]`, depth + 1]),
-      );
+      value.forEach((item, i) => stack.push([item, `${path}[${i}]`, depth + 1]));
       continue;
     }
     for (const [key, item] of Object.entries(value)) {
-      if (key.includes("\u0000"))
-        return `${path || "body"} must not contain NUL characters`;
-      if (LONE_SURROGATE.test(key))
-        return `${path || "body"} must be valid Unicode text`;
+      if (key.includes('\u0000')) return `${path || 'body'} must not contain NUL characters`;
+      if (LONE_SURROGATE.test(key)) return `${path || 'body'} must be valid Unicode text`;
       stack.push([item, path ? `${path}.${key}` : key, depth + 1]);
     }
   }

@@ -1,37 +1,24 @@
-import { applyDecorators, Type } from "@nestjs/common";
-import {
-  ApiBody,
-  ApiExtension,
-  ApiOperation,
-  ApiQuery,
-  ApiResponse,
-} from "@nestjs/swagger";
-import { DEFAULT_LIMIT, MAX_LIMIT } from "../http/pagination";
-import {
-  GatewayErrorBody,
-  PayoutErrorBody,
-  WalletErrorBody,
-} from "./error-bodies";
+import { applyDecorators, Type } from '@nestjs/common';
+import { ApiBody, ApiExtension, ApiOperation, ApiQuery, ApiResponse } from '@nestjs/swagger';
+import { DEFAULT_LIMIT, MAX_LIMIT } from '../http/pagination';
+import { GatewayErrorBody, PayoutErrorBody, WalletErrorBody } from './error-bodies';
 
 /** Security scheme names of the document (http-app.ts): one for the wallet service, two accepted forms for the gateways. */
-export const WALLET_SECURITY = "wallet-jwt";
-export const GATEWAY_SECURITY = {
-  header: "gateway-token",
-  bearer: "gateway-bearer",
-} as const;
+export const WALLET_SECURITY = 'wallet-jwt';
+export const GATEWAY_SECURITY = { header: 'gateway-token', bearer: 'gateway-bearer' } as const;
 
 /** Extension marking a POST that takes its input from the path and query only (the completeness test reads it). */
-export const NO_REQUEST_BODY = "x-no-request-body";
+export const NO_REQUEST_BODY = 'x-no-request-body';
 
 type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 410;
 
 const MEANING: Record<ErrorStatus, string> = {
-  400: "the request is invalid; nothing was changed",
-  401: "missing, expired or invalid token",
-  403: "the request names another client",
-  404: "no such resource of the caller",
-  409: "the reference was used before, or the resource is in a state that forbids this",
-  410: "expired",
+  400: 'the request is invalid; nothing was changed',
+  401: 'missing, expired or invalid token',
+  403: 'the request names another client',
+  404: 'no such resource of the caller',
+  409: 'the reference was used before, or the resource is in a state that forbids this',
+  410: 'expired',
 };
 
 /** Statuses with the default meaning, or a map of status to what it means on this route. */
@@ -40,27 +27,17 @@ type ErrorStatuses = (ErrorStatus | Partial<Record<ErrorStatus, string>>)[];
 /** Error responses of a route, all in one interface's body shape. */
 export function ApiErrors(body: Type<unknown>, ...statuses: ErrorStatuses) {
   const entries = statuses.flatMap((s) =>
-    typeof s === "number"
-      ? [[s, MEANING[s]] as const]
-      : Object.entries(s).map(([k, v]) => [Number(k), v] as const),
+    typeof s === 'number' ? [[s, MEANING[s]] as const] : Object.entries(s).map(([k, v]) => [Number(k), v] as const),
   );
-  return applyDecorators(
-    ...entries.map(([status, description]) =>
-      ApiResponse({ status, description, type: body }),
-    ),
-  );
+  return applyDecorators(...entries.map(([status, description]) => ApiResponse({ status, description, type: body })));
 }
 
-export const WalletErrors = (...statuses: ErrorStatuses) =>
-  ApiErrors(WalletErrorBody, ...statuses);
-export const GatewayErrors = (...statuses: ErrorStatuses) =>
-  ApiErrors(GatewayErrorBody, ...statuses);
-export const PayoutErrors = (...statuses: ErrorStatuses) =>
-  ApiErrors(PayoutErrorBody, ...statuses);
+export const WalletErrors = (...statuses: ErrorStatuses) => ApiErrors(WalletErrorBody, ...statuses);
+export const GatewayErrors = (...statuses: ErrorStatuses) => ApiErrors(GatewayErrorBody, ...statuses);
+export const PayoutErrors = (...statuses: ErrorStatuses) => ApiErrors(PayoutErrorBody, ...statuses);
 
 /** The operation's summary line and, where the summary is not enough, a short description. */
-export const Doc = (summary: string, description?: string) =>
-  ApiOperation({ summary, description });
+export const Doc = (summary: string, description?: string) => ApiOperation({ summary, description });
 
 /** A POST whose input is in its path and query string. */
 export const NoRequestBody = () => ApiExtension(NO_REQUEST_BODY, true);
@@ -68,22 +45,10 @@ export const NoRequestBody = () => ApiExtension(NO_REQUEST_BODY, true);
 /** `page` and `limit` of the wallet service's lists (common/http/pagination.ts). */
 export const ApiPageQuery = () =>
   applyDecorators(
-    ApiQuery({
-      name: "page",
-      required: false,
-      type: Number,
-      description: "from 1; default 1",
-    }),
-    ApiQuery({
-      name: "limit",
-      required: false,
-      type: Number,
-      description: `1 to ${MAX_LIMIT}; default ${DEFAULT_LIMIT}`,
-    }),
+    ApiQuery({ name: 'page', required: false, type: Number, description: 'from 1; default 1' }),
+    ApiQuery({ name: 'limit', required: false, type: Number, description: `1 to ${MAX_LIMIT}; default ${DEFAULT_LIMIT}` }),
   );
 
 /** The request body with named examples, for routes whose DTO fields carry none of their own. */
-export const BodyExamples = (
-  type: Type<unknown>,
-  examples: Record<string, { summary: string; value: object }>,
-) => ApiBody({ type, examples });
+export const BodyExamples = (type: Type<unknown>, examples: Record<string, { summary: string; value: object }>) =>
+  ApiBody({ type, examples });

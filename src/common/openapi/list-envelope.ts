@@ -1,4 +1,4 @@
-import { ApiProperty } from "@nestjs/swagger";
+import { ApiProperty } from '@nestjs/swagger';
 
 /** The wallet service's list envelope (common/http/pagination.ts), for the list response classes. */
 export class ListMetadata {
@@ -8,6 +8,6 @@ export class ListMetadata {
 }
 
 export class ListStatistic {
-  @ApiProperty({ example: "active" }) name: string;
+  @ApiProperty({ example: 'active' }) name: string;
   @ApiProperty({ example: 1 }) count: number;
 }

@@ -1,20 +1,8 @@
-import { applyDecorators } from "@nestjs/common";
-import {
-  IsNotEmpty,
-  IsString,
-  Matches,
-  MaxLength,
-  registerDecorator,
-  ValidationOptions,
-} from "class-validator";
-import { isCurrency } from "../currencies";
-import type { ValidationContext } from "../errors/request-validation.error";
-import {
-  amountProblem,
-  MAX_INTEGER_DIGITS,
-  MONEY_SCALE,
-  nonNegativeAmountProblem,
-} from "../money";
+import { applyDecorators } from '@nestjs/common';
+import { IsNotEmpty, IsString, Matches, MaxLength, registerDecorator, ValidationOptions } from 'class-validator';
+import { isCurrency } from '../currencies';
+import type { ValidationContext } from '../errors/request-validation.error';
+import { amountProblem, MAX_INTEGER_DIGITS, MONEY_SCALE, nonNegativeAmountProblem } from '../money';
 
 /** String limits of the provider contract §10. */
 export const LIMITS = {
@@ -29,8 +17,7 @@ export const LIMITS = {
 } as const;
 
 /** A UUID in its canonical text form (what Postgres' uuid type accepts without error, and all our ids look like). */
-export const UUID =
-  /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A required, non-blank string of at most `max` characters; `options` (e.g. a `context`) go to every rule. */
 export function RequiredText(max: number, options: ValidationOptions = {}) {
@@ -38,7 +25,7 @@ export function RequiredText(max: number, options: ValidationOptions = {}) {
     IsString(options),
     IsNotEmpty(options),
     MaxLength(max, options),
-    Matches(/\S/, { ...options, message: "$property must not be blank" }),
+    Matches(/\S/, { ...options, message: '$property must not be blank' }),
   );
 }
 
@@ -46,14 +33,12 @@ export function RequiredText(max: number, options: ValidationOptions = {}) {
  * Phone number: digits with an optional leading +, at most 25 characters. The contexts tell a missing number
  * (not a string) from a malformed one, for interfaces that answer them differently.
  */
-export function IsMsisdn(
-  contexts: { missing?: ValidationContext; invalid?: ValidationContext } = {},
-) {
+export function IsMsisdn(contexts: { missing?: ValidationContext; invalid?: ValidationContext } = {}) {
   return applyDecorators(
     IsString({ context: contexts.missing }),
     MaxLength(LIMITS.msisdn, { context: contexts.invalid }),
     Matches(/^(?:\+\d{6,24}|\d{6,25})$/, {
-      message: "$property must be 6 or more digits with an optional leading +",
+      message: '$property must be 6 or more digits with an optional leading +',
       context: contexts.invalid,
     }),
   );
@@ -63,14 +48,13 @@ export function IsMsisdn(
 export function IsMoneyAmount(options?: ValidationOptions) {
   return function (target: object, propertyName: string) {
     registerDecorator({
-      name: "isMoneyAmount",
+      name: 'isMoneyAmount',
       target: target.constructor,
       propertyName,
       options,
       validator: {
         validate: (value: unknown) => amountProblem(value) === null,
-        defaultMessage: (args) =>
-          `${args?.property} ${amountProblem(args?.value) ?? "is invalid"}`,
+        defaultMessage: (args) => `${args?.property} ${amountProblem(args?.value) ?? 'is invalid'}`,
       },
     });
   };
@@ -80,7 +64,7 @@ export function IsMoneyAmount(options?: ValidationOptions) {
 export function IsNonNegativeMoney(options?: ValidationOptions) {
   return function (target: object, propertyName: string) {
     registerDecorator({
-      name: "isNonNegativeMoney",
+      name: 'isNonNegativeMoney',
       target: target.constructor,
       propertyName,
       options,
@@ -96,14 +80,13 @@ export function IsNonNegativeMoney(options?: ValidationOptions) {
 export function IsCurrencyCode(options?: ValidationOptions) {
   return function (target: object, propertyName: string) {
     registerDecorator({
-      name: "isCurrencyCode",
+      name: 'isCurrencyCode',
       target: target.constructor,
       propertyName,
       options,
       validator: {
         validate: (value: unknown) => isCurrency(value),
-        defaultMessage: (args) =>
-          `${args?.property} must be a supported ISO 4217 currency code`,
+        defaultMessage: (args) => `${args?.property} must be a supported ISO 4217 currency code`,
       },
     });
   };

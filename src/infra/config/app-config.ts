@@ -1,19 +1,7 @@
-import { plainToInstance, Transform } from "class-transformer";
-import {
-  IsIn,
-  IsInt,
-  IsOptional,
-  IsString,
-  IsUrl,
-  Matches,
-  Max,
-  MaxLength,
-  Min,
-  MinLength,
-  validateSync,
-} from "class-validator";
+import { plainToInstance, Transform } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, MaxLength, Min, MinLength, validateSync } from 'class-validator';
 
-const DEFAULT_CALLBACK_RETRY_DELAYS_MS = "900000,21600000,172800000";
+const DEFAULT_CALLBACK_RETRY_DELAYS_MS = '900000,21600000,172800000';
 /** Postgres' own default max_connections: a pool beyond it would only wait inside Postgres, for every process. */
 const MAX_DB_POOL_SIZE = 100;
 
@@ -28,17 +16,17 @@ class Environment {
 
   @IsString()
   @Matches(/^postgres(ql)?:\/\//, {
-    message: "DATABASE_URL must be a postgres:// URL",
+    message: 'DATABASE_URL must be a postgres:// URL',
   })
   DATABASE_URL: string;
 
   @IsOptional()
-  @Matches(/^rediss?:\/\//, { message: "REDIS_URL must be a redis:// URL" })
+  @Matches(/^rediss?:\/\//, { message: 'REDIS_URL must be a redis:// URL' })
   REDIS_URL?: string;
 
   @IsOptional()
-  @IsIn(["sandbox", "production"])
-  APP_ENV?: "sandbox" | "production";
+  @IsIn(['sandbox', 'production'])
+  APP_ENV?: 'sandbox' | 'production';
 
   @IsOptional()
   @IsUrl({ require_tld: false, require_protocol: true })
@@ -46,47 +34,42 @@ class Environment {
 
   @IsOptional()
   @Matches(/^\d+(,\d+)*$/, {
-    message: "CALLBACK_RETRY_DELAYS_MS must be a comma list of milliseconds",
+    message: 'CALLBACK_RETRY_DELAYS_MS must be a comma list of milliseconds',
   })
   CALLBACK_RETRY_DELAYS_MS?: string;
 
   @IsOptional()
   @Matches(/^\d+$/, {
-    message: "SANDBOX_SETTLE_DELAY_MS must be a whole number of milliseconds",
+    message: 'SANDBOX_SETTLE_DELAY_MS must be a whole number of milliseconds',
   })
   SANDBOX_SETTLE_DELAY_MS?: string;
 
   @IsOptional()
   @Matches(/^\d+$/, {
-    message: "SANDBOX_MINUTE_MS must be a whole number of milliseconds",
+    message: 'SANDBOX_MINUTE_MS must be a whole number of milliseconds',
   })
   SANDBOX_MINUTE_MS?: string;
 
   @IsOptional()
   @Matches(/^[1-9]\d{3,}$/, {
-    message:
-      "OUTBOX_LOST_JOB_AFTER_MS must be a whole number of milliseconds, at least 1000",
+    message: 'OUTBOX_LOST_JOB_AFTER_MS must be a whole number of milliseconds, at least 1000',
   })
   OUTBOX_LOST_JOB_AFTER_MS?: string;
 
   @IsOptional()
   @Matches(/^[1-9]\d{2,}$/, {
-    message:
-      "PAYOUT_RECONCILE_AFTER_MS must be a whole number of milliseconds, at least 100",
+    message: 'PAYOUT_RECONCILE_AFTER_MS must be a whole number of milliseconds, at least 100',
   })
   PAYOUT_RECONCILE_AFTER_MS?: string;
 
   @IsOptional()
   @Matches(/^[1-9]\d*$/, {
-    message:
-      "FX_MAX_RATE_AGE_MS must be a positive whole number of milliseconds",
+    message: 'FX_MAX_RATE_AGE_MS must be a positive whole number of milliseconds',
   })
   FX_MAX_RATE_AGE_MS?: string;
 
   @IsOptional()
-  @Transform(({ value }) =>
-    value === undefined ? undefined : /^\d+$/.test(value) ? Number(value) : NaN,
-  )
+  @Transform(({ value }) => (value === undefined ? undefined : /^\d+$/.test(value) ? Number(value) : NaN))
   @IsInt({
     message: `DB_POOL_SIZE must be a whole number from 1 to ${MAX_DB_POOL_SIZE}`,
   })
@@ -100,72 +83,68 @@ class Environment {
 
   @IsOptional()
   @Matches(/^[1-9]\d{2,}$/, {
-    message:
-      "PORTAL_IDLE_TIMEOUT_MS must be a whole number of milliseconds, at least 100",
+    message: 'PORTAL_IDLE_TIMEOUT_MS must be a whole number of milliseconds, at least 100',
   })
   PORTAL_IDLE_TIMEOUT_MS?: string;
 
   @IsOptional()
   @Matches(/^\d+$/, {
-    message:
-      "CALLBACK_SECRET_OVERLAP_MS must be a whole number of milliseconds",
+    message: 'CALLBACK_SECRET_OVERLAP_MS must be a whole number of milliseconds',
   })
   CALLBACK_SECRET_OVERLAP_MS?: string;
 
   @IsOptional()
   @Matches(/^[1-9]\d{3,}$/, {
-    message:
-      "CALLBACK_LEASE_MS must be a whole number of milliseconds, at least 1000",
+    message: 'CALLBACK_LEASE_MS must be a whole number of milliseconds, at least 1000',
   })
   CALLBACK_LEASE_MS?: string;
 
   @IsOptional()
   @Matches(/^[1-9]\d{3,}$/, {
-    message:
-      "CALLBACK_SWEEP_AFTER_MS must be a whole number of milliseconds, at least 1000",
+    message: 'CALLBACK_SWEEP_AFTER_MS must be a whole number of milliseconds, at least 1000',
   })
   CALLBACK_SWEEP_AFTER_MS?: string;
 
   @IsOptional()
   @IsString()
-  @MinLength(32, { message: "JWT_SECRET must be at least 32 characters" })
+  @MinLength(32, { message: 'JWT_SECRET must be at least 32 characters' })
   JWT_SECRET?: string;
 
   @IsOptional()
   @Matches(/^[\w.:/]+(\s*,\s*[\w.:/]+)*$/, {
-    message: "TRUSTED_PROXIES must be a comma list of addresses or CIDRs",
+    message: 'TRUSTED_PROXIES must be a comma list of addresses or CIDRs',
   })
   TRUSTED_PROXIES?: string;
 
   @IsOptional()
-  @IsIn(["true", "false"], { message: "DOCS_ENABLED must be true or false" })
+  @IsIn(['true', 'false'], { message: 'DOCS_ENABLED must be true or false' })
   DOCS_ENABLED?: string;
 
   @IsOptional()
   @IsString()
-  @MinLength(16, { message: "METRICS_TOKEN must be at least 16 characters" })
+  @MinLength(16, { message: 'METRICS_TOKEN must be at least 16 characters' })
   METRICS_TOKEN?: string;
 
   @IsOptional()
   @Matches(/^[1-9]\d*$/, {
-    message: "GATEWAY_RATE_LIMIT_PER_MINUTE must be a positive whole number",
+    message: 'GATEWAY_RATE_LIMIT_PER_MINUTE must be a positive whole number',
   })
   GATEWAY_RATE_LIMIT_PER_MINUTE?: string;
 
   @IsOptional()
   @Matches(/^[1-9]\d*$/, {
-    message: "LOGIN_RATE_LIMIT_PER_MINUTE must be a positive whole number",
+    message: 'LOGIN_RATE_LIMIT_PER_MINUTE must be a positive whole number',
   })
   LOGIN_RATE_LIMIT_PER_MINUTE?: string;
 
   @IsOptional()
   @Matches(/^[1-9]\d*$/, {
-    message: "LOGIN_IP_RATE_LIMIT_PER_MINUTE must be a positive whole number",
+    message: 'LOGIN_IP_RATE_LIMIT_PER_MINUTE must be a positive whole number',
   })
   LOGIN_IP_RATE_LIMIT_PER_MINUTE?: string;
 
   @IsOptional()
-  @IsIn(["fatal", "error", "warn", "info", "debug", "trace", "silent"])
+  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL?: string;
 
   @IsOptional()
@@ -175,12 +154,12 @@ class Environment {
 
   @IsOptional()
   @IsString()
-  @MinLength(12, { message: "ADMIN_PASSWORD must be at least 12 characters" })
+  @MinLength(12, { message: 'ADMIN_PASSWORD must be at least 12 characters' })
   ADMIN_PASSWORD?: string;
 
   @IsOptional()
   @Matches(/^\d+$/, {
-    message: "SHUTDOWN_GRACE_MS must be a whole number of milliseconds",
+    message: 'SHUTDOWN_GRACE_MS must be a whole number of milliseconds',
   })
   SHUTDOWN_GRACE_MS?: string;
 
@@ -195,7 +174,7 @@ export interface AppConfig {
   port: number;
   databaseUrl: string;
   redisUrl: string;
-  appEnv: "sandbox" | "production";
+  appEnv: 'sandbox' | 'production';
   isSandbox: boolean;
   publicBaseUrl: string;
   callbackRetryDelaysMs: number[];
@@ -247,11 +226,11 @@ export interface AppConfig {
  * The configuration as the environment gives it: without JWT_SECRET (sandbox only) the secret is null here and
  * is read from the database by resolveConfig (src/infra/config/server-secret.ts).
  */
-export type EnvironmentConfig = Omit<AppConfig, "jwtSecret"> & {
+export type EnvironmentConfig = Omit<AppConfig, 'jwtSecret'> & {
   jwtSecret: string | null;
 };
 
-export const APP_CONFIG = Symbol("APP_CONFIG");
+export const APP_CONFIG = Symbol('APP_CONFIG');
 
 export class ConfigError extends Error {}
 
@@ -259,114 +238,87 @@ export class ConfigError extends Error {}
  * Reads and validates the environment. A missing or malformed variable throws a ConfigError naming it,
  * so the process stops at start-up instead of failing on the first request.
  */
-export function loadConfig(
-  env: NodeJS.ProcessEnv = process.env,
-): EnvironmentConfig {
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): EnvironmentConfig {
   const raw = plainToInstance(Environment, pick(env), {
     enableImplicitConversion: false,
   });
   const errors = validateSync(raw, { whitelist: true });
   if (errors.length > 0) {
-    const details = errors
-      .flatMap((e) => Object.values(e.constraints ?? {}))
-      .join("; ");
+    const details = errors.flatMap((e) => Object.values(e.constraints ?? {})).join('; ');
     throw new ConfigError(`Invalid configuration: ${details}`);
   }
-  const appEnv = raw.APP_ENV ?? "sandbox";
+  const appEnv = raw.APP_ENV ?? 'sandbox';
   const port = raw.PORT ?? 3000;
-  if (appEnv === "production" && !raw.JWT_SECRET) {
-    throw new ConfigError(
-      "Invalid configuration: JWT_SECRET is required when APP_ENV=production",
-    );
+  if (appEnv === 'production' && !raw.JWT_SECRET) {
+    throw new ConfigError('Invalid configuration: JWT_SECRET is required when APP_ENV=production');
   }
   return {
     port,
     databaseUrl: raw.DATABASE_URL,
-    redisUrl: raw.REDIS_URL ?? "redis://127.0.0.1:6379",
+    redisUrl: raw.REDIS_URL ?? 'redis://127.0.0.1:6379',
     appEnv,
-    isSandbox: appEnv === "sandbox",
-    publicBaseUrl: (raw.PUBLIC_BASE_URL ?? `http://localhost:${port}`).replace(
-      /\/$/,
-      "",
-    ),
-    callbackRetryDelaysMs: (
-      raw.CALLBACK_RETRY_DELAYS_MS ?? DEFAULT_CALLBACK_RETRY_DELAYS_MS
-    )
-      .split(",")
-      .map(Number),
+    isSandbox: appEnv === 'sandbox',
+    publicBaseUrl: (raw.PUBLIC_BASE_URL ?? `http://localhost:${port}`).replace(/\/$/, ''),
+    callbackRetryDelaysMs: (raw.CALLBACK_RETRY_DELAYS_MS ?? DEFAULT_CALLBACK_RETRY_DELAYS_MS).split(',').map(Number),
     sandboxSettleDelayMs: Number(raw.SANDBOX_SETTLE_DELAY_MS ?? 2000),
     sandboxMinuteMs: Number(raw.SANDBOX_MINUTE_MS ?? 60000),
     outboxLostJobAfterMs: Number(raw.OUTBOX_LOST_JOB_AFTER_MS ?? 120000),
     fxMaxRateAgeMs: Number(raw.FX_MAX_RATE_AGE_MS ?? 7_200_000),
-    payoutReconcileAfterMs: Number(
-      raw.PAYOUT_RECONCILE_AFTER_MS ?? (appEnv === "sandbox" ? 60000 : 900000),
-    ),
+    payoutReconcileAfterMs: Number(raw.PAYOUT_RECONCILE_AFTER_MS ?? (appEnv === 'sandbox' ? 60000 : 900000)),
     // Sized for a 2-core machine where Postgres shares the CPU.
     dbPoolSize: raw.DB_POOL_SIZE ?? 20,
     portalIdleTimeoutMs: Number(raw.PORTAL_IDLE_TIMEOUT_MS ?? 1_800_000),
-    callbackSecretOverlapMs: Number(
-      raw.CALLBACK_SECRET_OVERLAP_MS ?? 86_400_000,
-    ),
+    callbackSecretOverlapMs: Number(raw.CALLBACK_SECRET_OVERLAP_MS ?? 86_400_000),
     callbackLeaseMs: Number(raw.CALLBACK_LEASE_MS ?? 60000),
     callbackSweepAfterMs: Number(raw.CALLBACK_SWEEP_AFTER_MS ?? 300000),
-    trustedProxies: (raw.TRUSTED_PROXIES ?? "")
-      .split(",")
+    trustedProxies: (raw.TRUSTED_PROXIES ?? '')
+      .split(',')
       .map((p) => p.trim())
       .filter(Boolean),
-    docsEnabled: raw.DOCS_ENABLED
-      ? raw.DOCS_ENABLED === "true"
-      : appEnv === "sandbox",
+    docsEnabled: raw.DOCS_ENABLED ? raw.DOCS_ENABLED === 'true' : appEnv === 'sandbox',
     metricsToken: raw.METRICS_TOKEN ?? null,
-    gatewayRateLimitPerMinute: Number(
-      raw.GATEWAY_RATE_LIMIT_PER_MINUTE ?? 60000,
-    ),
+    gatewayRateLimitPerMinute: Number(raw.GATEWAY_RATE_LIMIT_PER_MINUTE ?? 60000),
     loginRateLimitPerMinute: Number(raw.LOGIN_RATE_LIMIT_PER_MINUTE ?? 10),
     loginIpRateLimitPerMinute: Number(raw.LOGIN_IP_RATE_LIMIT_PER_MINUTE ?? 60),
     jwtSecret: raw.JWT_SECRET ?? null,
-    logLevel: raw.LOG_LEVEL ?? "info",
-    adminUsername: raw.ADMIN_USERNAME ?? "admin",
+    logLevel: raw.LOG_LEVEL ?? 'info',
+    adminUsername: raw.ADMIN_USERNAME ?? 'admin',
     adminPassword: raw.ADMIN_PASSWORD ?? null,
-    shutdownGraceMs: Number(
-      raw.SHUTDOWN_GRACE_MS ?? (appEnv === "sandbox" ? 1000 : 10000),
-    ),
-    issuerName: raw.ISSUER_NAME ?? "Paygate",
+    shutdownGraceMs: Number(raw.SHUTDOWN_GRACE_MS ?? (appEnv === 'sandbox' ? 1000 : 10000)),
+    issuerName: raw.ISSUER_NAME ?? 'Paygate',
   };
 }
 
 function pick(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
   const keys = [
-    "PORT",
-    "DATABASE_URL",
-    "REDIS_URL",
-    "APP_ENV",
-    "PUBLIC_BASE_URL",
-    "CALLBACK_RETRY_DELAYS_MS",
-    "SANDBOX_SETTLE_DELAY_MS",
-    "SANDBOX_MINUTE_MS",
-    "OUTBOX_LOST_JOB_AFTER_MS",
-    "PAYOUT_RECONCILE_AFTER_MS",
-    "FX_MAX_RATE_AGE_MS",
-    "DB_POOL_SIZE",
-    "PORTAL_IDLE_TIMEOUT_MS",
-    "CALLBACK_SECRET_OVERLAP_MS",
-    "CALLBACK_LEASE_MS",
-    "CALLBACK_SWEEP_AFTER_MS",
-    "TRUSTED_PROXIES",
-    "DOCS_ENABLED",
-    "METRICS_TOKEN",
-    "GATEWAY_RATE_LIMIT_PER_MINUTE",
-    "LOGIN_RATE_LIMIT_PER_MINUTE",
-    "LOGIN_IP_RATE_LIMIT_PER_MINUTE",
-    "JWT_SECRET",
-    "LOG_LEVEL",
-    "ADMIN_USERNAME",
-    "ADMIN_PASSWORD",
-    "SHUTDOWN_GRACE_MS",
-    "ISSUER_NAME",
+    'PORT',
+    'DATABASE_URL',
+    'REDIS_URL',
+    'APP_ENV',
+    'PUBLIC_BASE_URL',
+    'CALLBACK_RETRY_DELAYS_MS',
+    'SANDBOX_SETTLE_DELAY_MS',
+    'SANDBOX_MINUTE_MS',
+    'OUTBOX_LOST_JOB_AFTER_MS',
+    'PAYOUT_RECONCILE_AFTER_MS',
+    'FX_MAX_RATE_AGE_MS',
+    'DB_POOL_SIZE',
+    'PORTAL_IDLE_TIMEOUT_MS',
+    'CALLBACK_SECRET_OVERLAP_MS',
+    'CALLBACK_LEASE_MS',
+    'CALLBACK_SWEEP_AFTER_MS',
+    'TRUSTED_PROXIES',
+    'DOCS_ENABLED',
+    'METRICS_TOKEN',
+    'GATEWAY_RATE_LIMIT_PER_MINUTE',
+    'LOGIN_RATE_LIMIT_PER_MINUTE',
+    'LOGIN_IP_RATE_LIMIT_PER_MINUTE',
+    'JWT_SECRET',
+    'LOG_LEVEL',
+    'ADMIN_USERNAME',
+    'ADMIN_PASSWORD',
+    'SHUTDOWN_GRACE_MS',
+    'ISSUER_NAME',
   ];
-  return Object.fromEntries(
-    keys
-      .filter((k) => env[k] !== undefined && env[k] !== "")
-      .map((k) => [k, env[k]]),
-  );
+  return Object.fromEntries(keys.filter((k) => env[k] !== undefined && env[k] !== '').map((k) => [k, env[k]]));
 }

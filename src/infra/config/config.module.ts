@@ -1,6 +1,6 @@
-import { Global, Module } from "@nestjs/common";
-import { APP_CONFIG } from "./app-config";
-import { resolveConfig } from "./server-secret";
+import { Global, Module } from '@nestjs/common';
+import { APP_CONFIG } from './app-config';
+import { resolveConfig } from './server-secret';
 
 @Global()
 @Module({

@@ -1,17 +1,14 @@
-import { Global, Module } from "@nestjs/common";
-import { TypeOrmModule } from "@nestjs/typeorm";
-import { APP_CONFIG, AppConfig } from "../config/app-config";
-import { dataSourceOptions } from "./data-source";
+import { Global, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { dataSourceOptions } from './data-source';
 
 @Global()
 @Module({
   imports: [
     TypeOrmModule.forRootAsync({
       inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => ({
-        ...dataSourceOptions(config.databaseUrl, config.dbPoolSize),
-        autoLoadEntities: true,
-      }),
+      useFactory: (config: AppConfig) => ({ ...dataSourceOptions(config.databaseUrl, config.dbPoolSize), autoLoadEntities: true }),
     }),
   ],
 })

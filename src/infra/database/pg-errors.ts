@@ -3,11 +3,8 @@ function sqlState(error: unknown): string | undefined {
   return e?.code ?? e?.driverError?.code;
 }
 
-export function isUniqueViolation(
-  error: unknown,
-  constraint?: string,
-): boolean {
-  if (sqlState(error) !== "23505") return false;
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  if (sqlState(error) !== '23505') return false;
   if (!constraint) return true;
   const e = error as {
     constraint?: string;
@@ -19,20 +16,11 @@ export function isUniqueViolation(
 /** Serialization failures and deadlocks are safe to retry: the transaction rolled back as a whole. */
 export function isRetryableTransactionError(error: unknown): boolean {
   const state = sqlState(error);
-  return state === "40001" || state === "40P01" || state === "55P03";
+  return state === '40001' || state === '40P01' || state === '55P03';
 }
 
 /** Socket-level codes of a database that cannot be reached. */
-const UNREACHABLE = new Set([
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "ETIMEDOUT",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "EPIPE",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-]);
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
 
 /**
  * True when Postgres is away rather than the request wrong: refused or dropped connections, a server shutting
@@ -40,14 +28,10 @@ const UNREACHABLE = new Set([
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
   const state = sqlState(error);
-  if (
-    state !== undefined &&
-    (UNREACHABLE.has(state) || /^57P0[123]$/.test(state) || /^08/.test(state))
-  )
-    return true;
+  if (state !== undefined && (UNREACHABLE.has(state) || /^57P0[123]$/.test(state) || /^08/.test(state))) return true;
   const message = (error as { message?: unknown })?.message;
   return (
-    typeof message === "string" &&
+    typeof message === 'string' &&
     /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connect ECONNREFUSED/.test(
       message,
     )

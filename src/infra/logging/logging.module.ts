@@ -1,7 +1,7 @@
-import { Module } from "@nestjs/common";
-import { randomUUID } from "node:crypto";
-import { LoggerModule } from "nestjs-pino";
-import { APP_CONFIG, AppConfig } from "../config/app-config";
+import { Module } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { LoggerModule } from 'nestjs-pino';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
 
 /**
  * pino logs; every line written during a request carries its request id (from X-Request-Id or generated, and
@@ -15,32 +15,19 @@ import { APP_CONFIG, AppConfig } from "../config/app-config";
         pinoHttp: {
           level: config.logLevel,
           genReqId: (req, res) => {
-            const incoming = req.headers["x-request-id"];
-            const id =
-              typeof incoming === "string" && /^[\w.-]{1,64}$/.test(incoming)
-                ? incoming
-                : randomUUID();
-            res.setHeader("x-request-id", id);
+            const incoming = req.headers['x-request-id'];
+            const id = typeof incoming === 'string' && /^[\w.-]{1,64}$/.test(incoming) ? incoming : randomUUID();
+            res.setHeader('x-request-id', id);
             return id;
           },
           customProps: (req) => ({ requestId: req.id }),
           redact: {
-            paths: [
-              "req.headers.authorization",
-              'req.headers["x-access-token"]',
-              "req.headers.cookie",
-            ],
-            censor: "[redacted]",
+            paths: ['req.headers.authorization', 'req.headers["x-access-token"]', 'req.headers.cookie'],
+            censor: '[redacted]',
           },
-          autoLogging: {
-            ignore: (req) => req.url?.startsWith("/health") ?? false,
-          },
+          autoLogging: { ignore: (req) => req.url?.startsWith('/health') ?? false },
           serializers: {
-            req: (req: { id: string; method: string; url: string }) => ({
-              id: req.id,
-              method: req.method,
-              url: req.url,
-            }),
+            req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
           },
         },
       }),

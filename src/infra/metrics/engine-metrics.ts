@@ -1,34 +1,28 @@
-import { getQueueToken } from "@nestjs/bullmq";
-import { Injectable, OnModuleInit } from "@nestjs/common";
-import { ModuleRef } from "@nestjs/core";
-import { InjectDataSource } from "@nestjs/typeorm";
-import { Queue } from "bullmq";
-import { collectDefaultMetrics, Counter, Gauge, Registry } from "prom-client";
-import { DataSource } from "typeorm";
-import { QUEUES } from "../queue/queues";
+import { getQueueToken } from '@nestjs/bullmq';
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { Queue } from 'bullmq';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { DataSource } from 'typeorm';
+import { QUEUES } from '../queue/queues';
 
-const JOB_STATES = [
-  "waiting",
-  "active",
-  "delayed",
-  "failed",
-  "completed",
-] as const;
+const JOB_STATES = ['waiting', 'active', 'delayed', 'failed', 'completed'] as const;
 
 /** Prometheus metrics of the asynchronous engine, served at /metrics. */
 @Injectable()
 export class EngineMetrics implements OnModuleInit {
   readonly registry = new Registry();
   private readonly jobFailures = new Counter({
-    name: "paygate_job_failures_total",
-    help: "Jobs whose processing threw (they are retried by BullMQ)",
-    labelNames: ["queue"],
+    name: 'paygate_job_failures_total',
+    help: 'Jobs whose processing threw (they are retried by BullMQ)',
+    labelNames: ['queue'],
     registers: [this.registry],
   });
   private readonly callbackOutcomes = new Counter({
-    name: "paygate_callback_attempts_total",
-    help: "Callback delivery attempts by outcome",
-    labelNames: ["outcome"],
+    name: 'paygate_callback_attempts_total',
+    help: 'Callback delivery attempts by outcome',
+    labelNames: ['outcome'],
     registers: [this.registry],
   });
 
@@ -38,43 +32,36 @@ export class EngineMetrics implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    collectDefaultMetrics({ register: this.registry, prefix: "paygate_" });
-    const queues = Object.values(QUEUES).map((name) =>
-      this.moduleRef.get<Queue>(getQueueToken(name), { strict: false }),
-    );
+    collectDefaultMetrics({ register: this.registry, prefix: 'paygate_' });
+    const queues = Object.values(QUEUES).map((name) => this.moduleRef.get<Queue>(getQueueToken(name), { strict: false }));
     new Gauge({
-      name: "paygate_queue_jobs",
-      help: "Jobs per BullMQ queue and state (absent while Redis is unreachable)",
-      labelNames: ["queue", "state"],
+      name: 'paygate_queue_jobs',
+      help: 'Jobs per BullMQ queue and state (absent while Redis is unreachable)',
+      labelNames: ['queue', 'state'],
       registers: [this.registry],
       collect: async function (this: Gauge) {
         this.reset();
         await Promise.all(
           queues.map(async (queue) => {
-            const counts = await withTimeout(
-              queue.getJobCounts(...JOB_STATES),
-              1000,
-            ).catch(() => null);
-            for (const state of JOB_STATES)
-              if (counts)
-                this.set({ queue: queue.name, state }, counts[state] ?? 0);
+            const counts = await withTimeout(queue.getJobCounts(...JOB_STATES), 1000).catch(() => null);
+            for (const state of JOB_STATES) if (counts) this.set({ queue: queue.name, state }, counts[state] ?? 0);
           }),
         );
       },
     });
     const db = this.db;
     new Gauge({
-      name: "paygate_outbox_pending",
-      help: "Outbox rows not yet relayed to BullMQ (due now, or scheduled for later)",
-      labelNames: ["due"],
+      name: 'paygate_outbox_pending',
+      help: 'Outbox rows not yet relayed to BullMQ (due now, or scheduled for later)',
+      labelNames: ['due'],
       registers: [this.registry],
       collect: async function (this: Gauge) {
         const [row] = await db.query(
           `SELECT count(*) FILTER (WHERE available_at <= now())::int AS due, count(*) FILTER (WHERE available_at > now())::int AS later
            FROM outbox WHERE relayed_at IS NULL`,
         );
-        this.set({ due: "now" }, row.due);
-        this.set({ due: "later" }, row.later);
+        this.set({ due: 'now' }, row.due);
+        this.set({ due: 'later' }, row.later);
       },
     });
   }
@@ -83,16 +70,11 @@ export class EngineMetrics implements OnModuleInit {
     this.jobFailures.inc({ queue });
   }
 
-  callbackOutcome(outcome: "delivered" | "retry_scheduled" | "failed"): void {
+  callbackOutcome(outcome: 'delivered' | 'retry_scheduled' | 'failed'): void {
     this.callbackOutcomes.inc({ outcome });
   }
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return Promise.race([
-    promise,
-    new Promise<T>((_, reject) =>
-      setTimeout(() => reject(new Error("timeout")), ms),
-    ),
-  ]);
+  return Promise.race([promise, new Promise<T>((_, reject) => setTimeout(() => reject(new Error('timeout')), ms))]);
 }

@@ -1,5 +1,5 @@
-import { Global, Module } from "@nestjs/common";
-import { EngineMetrics } from "./engine-metrics";
+import { Global, Module } from '@nestjs/common';
+import { EngineMetrics } from './engine-metrics';
 
 @Global()
 @Module({ providers: [EngineMetrics], exports: [EngineMetrics] })

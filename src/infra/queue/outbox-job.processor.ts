@@ -1,16 +1,14 @@
-import { OnWorkerEvent, WorkerHost } from "@nestjs/bullmq";
-import { Logger } from "@nestjs/common";
-import { Job } from "bullmq";
-import { DataSource } from "typeorm";
-import { EngineMetrics } from "../metrics/engine-metrics";
+import { OnWorkerEvent, WorkerHost } from '@nestjs/bullmq';
+import { Logger } from '@nestjs/common';
+import { Job } from 'bullmq';
+import { DataSource } from 'typeorm';
+import { EngineMetrics } from '../metrics/engine-metrics';
 
 /**
  * Base of every processor fed by the outbox: a finished job marks its outbox row done (so the relay never
  * re-sends it), and failures are counted and logged. Subclasses only implement `process`.
  */
-export abstract class OutboxJobProcessor<
-  T extends { outboxId?: string },
-> extends WorkerHost {
+export abstract class OutboxJobProcessor<T extends { outboxId?: string }> extends WorkerHost {
   protected readonly logger = new Logger(this.constructor.name);
   private lastErrorLog = 0;
 
@@ -24,29 +22,23 @@ export abstract class OutboxJobProcessor<
 
   abstract process(job: Job<T>): Promise<void>;
 
-  @OnWorkerEvent("completed")
+  @OnWorkerEvent('completed')
   async onCompleted(job: Job<T>): Promise<void> {
     if (job.data.outboxId)
-      await this.db
-        .query(`UPDATE outbox SET done_at = now() WHERE id = $1`, [
-          job.data.outboxId,
-        ])
-        .catch(() => undefined);
+      await this.db.query(`UPDATE outbox SET done_at = now() WHERE id = $1`, [job.data.outboxId]).catch(() => undefined);
   }
 
   /** Connection errors while Redis is away: logged once in a while, not printed by BullMQ on every retry. */
-  @OnWorkerEvent("error")
+  @OnWorkerEvent('error')
   onError(error: Error): void {
     if (Date.now() - this.lastErrorLog < 30_000) return;
     this.lastErrorLog = Date.now();
     this.logger.warn(`worker ${this.queueName}: ${error.message}`);
   }
 
-  @OnWorkerEvent("failed")
+  @OnWorkerEvent('failed')
   onFailed(job: Job<T> | undefined, error: Error): void {
     this.metrics.jobFailed(this.queueName);
-    this.logger.warn(
-      `job ${job?.id} failed (attempt ${job?.attemptsMade}): ${error.message}`,
-    );
+    this.logger.warn(`job ${job?.id} failed (attempt ${job?.attemptsMade}): ${error.message}`);
   }
 }

@@ -1,17 +1,11 @@
-import { InjectQueue } from "@nestjs/bullmq";
-import {
-  Inject,
-  Injectable,
-  Logger,
-  OnApplicationBootstrap,
-  OnApplicationShutdown,
-} from "@nestjs/common";
-import { InjectDataSource } from "@nestjs/typeorm";
-import { Queue } from "bullmq";
-import { DataSource } from "typeorm";
-import { APP_CONFIG, type AppConfig } from "../config/app-config";
-import { withTimeout } from "../../common/with-timeout";
-import { QUEUES, QueueName, queueOf } from "./queues";
+import { InjectQueue } from '@nestjs/bullmq';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { Queue } from 'bullmq';
+import { DataSource } from 'typeorm';
+import { APP_CONFIG, type AppConfig } from '../config/app-config';
+import { withTimeout } from '../../common/with-timeout';
+import { QUEUES, QueueName, queueOf } from './queues';
 
 const BATCH = 200;
 const IDLE_POLL_MS = 50;
@@ -28,9 +22,7 @@ const MAX_SWEEP_EVERY_MS = 15_000;
  * mark and relayed again.
  */
 @Injectable()
-export class OutboxRelay
-  implements OnApplicationBootstrap, OnApplicationShutdown
-{
+export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(OutboxRelay.name);
   private readonly queues: Record<QueueName, Queue>;
   private running = false;
@@ -51,10 +43,7 @@ export class OutboxRelay
   ) {
     this.queues = { payments, callbacks, airtime, payouts, notifications };
     this.lostJobAfterMs = config.outboxLostJobAfterMs;
-    this.sweepEveryMs = Math.min(
-      MAX_SWEEP_EVERY_MS,
-      Math.max(250, Math.floor(this.lostJobAfterMs / 4)),
-    );
+    this.sweepEveryMs = Math.min(MAX_SWEEP_EVERY_MS, Math.max(250, Math.floor(this.lostJobAfterMs / 4)));
   }
 
   onApplicationBootstrap(): void {
@@ -100,16 +89,11 @@ export class OutboxRelay
         byQueue.set(queue, jobs);
       }
       await withTimeout(
-        Promise.all(
-          [...byQueue].map(([queue, jobs]) => this.queues[queue].addBulk(jobs)),
-        ),
+        Promise.all([...byQueue].map(([queue, jobs]) => this.queues[queue].addBulk(jobs))),
         ENQUEUE_TIMEOUT_MS,
-        "Redis did not accept the jobs in time",
+        'Redis did not accept the jobs in time',
       );
-      await manager.query(
-        `UPDATE outbox SET relayed_at = now() WHERE id = ANY($1)`,
-        [rows.map((r) => r.id)],
-      );
+      await manager.query(`UPDATE outbox SET relayed_at = now() WHERE id = ANY($1)`, [rows.map((r) => r.id)]);
       return rows.length;
     });
   }
@@ -131,18 +115,13 @@ export class OutboxRelay
         if (Date.now() - lastSweep > this.sweepEveryMs) {
           lastSweep = Date.now();
           const requeued = await this.requeueLost();
-          if (requeued > 0)
-            this.logger.warn(
-              `${requeued} relayed jobs never finished; relaying them again`,
-            );
+          if (requeued > 0) this.logger.warn(`${requeued} relayed jobs never finished; relaying them again`);
         }
         const relayed = await this.relayDue();
         if (relayed < BATCH) await sleep(IDLE_POLL_MS);
       } catch (error) {
         if (Date.now() - this.lastErrorLog > 30_000) {
-          this.logger.warn(
-            `outbox relay paused: ${(error as Error).message}; work waits in Postgres`,
-          );
+          this.logger.warn(`outbox relay paused: ${(error as Error).message}; work waits in Postgres`);
           this.lastErrorLog = Date.now();
         }
         await sleep(ERROR_BACKOFF_MS);

@@ -1,6 +1,6 @@
-import { Injectable } from "@nestjs/common";
-import { EntityManager } from "typeorm";
-import { Topic } from "./queues";
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { Topic } from './queues';
 
 /**
  * Follow-up work is written to the outbox inside the transaction of the state change it follows, so it exists
@@ -8,25 +8,16 @@ import { Topic } from "./queues";
  */
 @Injectable()
 export class OutboxService {
-  async enqueue(
-    manager: EntityManager,
-    topic: Topic,
-    payload: Record<string, string>,
-    availableAt?: Date,
-  ): Promise<void> {
-    await manager.query(
-      `INSERT INTO outbox (topic, payload, available_at) VALUES ($1, $2, coalesce($3, now()))`,
-      [topic, payload, availableAt ?? null],
-    );
+  async enqueue(manager: EntityManager, topic: Topic, payload: Record<string, string>, availableAt?: Date): Promise<void> {
+    await manager.query(`INSERT INTO outbox (topic, payload, available_at) VALUES ($1, $2, coalesce($3, now()))`, [
+      topic,
+      payload,
+      availableAt ?? null,
+    ]);
   }
 
   /** Many jobs of one topic in one statement (a bulk request's jobs), all due at the same time. */
-  async enqueueMany(
-    manager: EntityManager,
-    topic: Topic,
-    payloads: Array<Record<string, string>>,
-    availableAt?: Date,
-  ): Promise<void> {
+  async enqueueMany(manager: EntityManager, topic: Topic, payloads: Array<Record<string, string>>, availableAt?: Date): Promise<void> {
     if (payloads.length === 0) return;
     await manager.query(
       `INSERT INTO outbox (topic, payload, available_at) SELECT $1, p, coalesce($3, now()) FROM unnest($2::jsonb[]) AS p`,

@@ -1,21 +1,14 @@
-import { BullModule, getQueueToken } from "@nestjs/bullmq";
-import {
-  Global,
-  Inject,
-  Logger,
-  Module,
-  OnApplicationShutdown,
-  OnModuleInit,
-} from "@nestjs/common";
-import { ModuleRef } from "@nestjs/core";
-import { Queue } from "bullmq";
-import { Redis } from "ioredis";
-import { APP_CONFIG, AppConfig } from "../config/app-config";
-import { OutboxService } from "./outbox.service";
-import { QUEUES } from "./queues";
-import { createRedis } from "./redis";
+import { BullModule, getQueueToken } from '@nestjs/bullmq';
+import { Global, Inject, Logger, Module, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { OutboxService } from './outbox.service';
+import { QUEUES } from './queues';
+import { createRedis } from './redis';
 
-export const REDIS = Symbol("REDIS");
+export const REDIS = Symbol('REDIS');
 
 const retry = (attempt: number) => Math.min(attempt * 200, 5000);
 
@@ -29,14 +22,10 @@ const retry = (attempt: number) => Math.min(attempt * 200, 5000);
     BullModule.forRootAsync({
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) => ({
-        connection: {
-          url: config.redisUrl,
-          maxRetriesPerRequest: null,
-          retryStrategy: retry,
-        },
+        connection: { url: config.redisUrl, maxRetriesPerRequest: null, retryStrategy: retry },
         defaultJobOptions: {
           attempts: 8,
-          backoff: { type: "exponential", delay: 500 },
+          backoff: { type: 'exponential', delay: 500 },
           removeOnComplete: { age: 24 * 3600, count: 50_000 },
           removeOnFail: { age: 7 * 24 * 3600 },
         },
@@ -47,28 +36,16 @@ const retry = (attempt: number) => Math.min(attempt * 200, 5000);
         name,
         inject: [APP_CONFIG],
         useFactory: (config: AppConfig) => ({
-          connection: {
-            url: config.redisUrl,
-            maxRetriesPerRequest: null,
-            enableOfflineQueue: false,
-            retryStrategy: retry,
-          },
+          connection: { url: config.redisUrl, maxRetriesPerRequest: null, enableOfflineQueue: false, retryStrategy: retry },
         }),
       }),
     ),
   ],
-  providers: [
-    OutboxService,
-    {
-      provide: REDIS,
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => createRedis(config.redisUrl),
-    },
-  ],
+  providers: [OutboxService, { provide: REDIS, inject: [APP_CONFIG], useFactory: (config: AppConfig) => createRedis(config.redisUrl) }],
   exports: [REDIS, BullModule, OutboxService],
 })
 export class QueueModule implements OnModuleInit, OnApplicationShutdown {
-  private readonly logger = new Logger("Queues");
+  private readonly logger = new Logger('Queues');
   private lastErrorLog = 0;
 
   constructor(
@@ -83,13 +60,11 @@ export class QueueModule implements OnModuleInit, OnApplicationShutdown {
    */
   onModuleInit(): void {
     for (const name of Object.values(QUEUES)) {
-      this.moduleRef
-        .get<Queue>(getQueueToken(name), { strict: false })
-        .on("error", (error: Error) => {
-          if (Date.now() - this.lastErrorLog < 30_000) return;
-          this.lastErrorLog = Date.now();
-          this.logger.warn(`queue ${name}: ${error.message}`);
-        });
+      this.moduleRef.get<Queue>(getQueueToken(name), { strict: false }).on('error', (error: Error) => {
+        if (Date.now() - this.lastErrorLog < 30_000) return;
+        this.lastErrorLog = Date.now();
+        this.logger.warn(`queue ${name}: ${error.message}`);
+      });
     }
   }
 

@@ -1,4 +1,4 @@
-import { Logger } from "@nestjs/common";
+import { Logger } from '@nestjs/common';
 
 /** How many overdue items one claim takes: small, so a claim's stamp never covers more than a worker re-checks soon. */
 const BATCH = 100;
@@ -45,16 +45,9 @@ export function scheduleReconciliation(
       running = true;
       reconcile()
         .then(({ checked, finished }) => {
-          if (checked > 0)
-            logger.log(
-              `reconciliation: ${checked} stuck ${what} re-checked, ${finished} resolved`,
-            );
+          if (checked > 0) logger.log(`reconciliation: ${checked} stuck ${what} re-checked, ${finished} resolved`);
         })
-        .catch((error: Error) =>
-          logger.warn(
-            `reconciliation pass over ${what} failed: ${error.message}`,
-          ),
-        )
+        .catch((error: Error) => logger.warn(`reconciliation pass over ${what} failed: ${error.message}`))
         .finally(() => (running = false));
     },
     Math.max(100, Math.floor(afterMs / 4)),

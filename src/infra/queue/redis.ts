@@ -1,4 +1,4 @@
-import { Redis, RedisOptions } from "ioredis";
+import { Redis, RedisOptions } from 'ioredis';
 
 /**
  * A Redis connection that never gives up: when Redis is away the process keeps serving (Postgres holds every
@@ -12,6 +12,6 @@ export function createRedis(url: string, extra: RedisOptions = {}): Redis {
     ...extra,
   });
   // Connection errors are reported by readiness and metrics; without a listener ioredis would print each retry.
-  redis.on("error", () => undefined);
+  redis.on('error', () => undefined);
   return redis;
 }

@@ -1,15 +1,13 @@
-import { Inject, Injectable, Logger } from "@nestjs/common";
-import { ThrottlerStorage } from "@nestjs/throttler";
-import { Redis } from "ioredis";
-import { withTimeout } from "../../common/with-timeout";
-import { REDIS } from "../queue/queue.module";
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { ThrottlerStorage } from '@nestjs/throttler';
+import { Redis } from 'ioredis';
+import { withTimeout } from '../../common/with-timeout';
+import { REDIS } from '../queue/queue.module';
 
 /** One round trip: count the hit, start the window on the first, block the key once past the limit. */
 const REDIS_TIMEOUT_MS = 500;
 
-type ThrottlerStorageRecord = Awaited<
-  ReturnType<ThrottlerStorage["increment"]>
->;
+type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
 
 const INCREMENT = `
 local hits = redis.call('INCR', KEYS[1])
@@ -38,27 +36,12 @@ export class RedisThrottlerStorage implements ThrottlerStorage {
     private readonly prefix: string,
   ) {}
 
-  async increment(
-    key: string,
-    ttl: number,
-    limit: number,
-    blockDuration: number,
-    throttlerName: string,
-  ): Promise<ThrottlerStorageRecord> {
+  async increment(key: string, ttl: number, limit: number, blockDuration: number, throttlerName: string): Promise<ThrottlerStorageRecord> {
     const base = `${this.prefix}:${throttlerName}:${key}`;
     try {
       // The shared connection queues commands while Redis is away; a request must not wait for it to come back.
-      if (this.redis.status !== "ready")
-        throw new Error(`Redis connection is ${this.redis.status}`);
-      const counted = this.redis.eval(
-        INCREMENT,
-        2,
-        base,
-        `${base}:blocked`,
-        ttl,
-        limit,
-        blockDuration,
-      ) as Promise<number[]>;
+      if (this.redis.status !== 'ready') throw new Error(`Redis connection is ${this.redis.status}`);
+      const counted = this.redis.eval(INCREMENT, 2, base, `${base}:blocked`, ttl, limit, blockDuration) as Promise<number[]>;
       const [hits, ttlMs, blocked, blockMs] = await withTimeout(
         counted,
         REDIS_TIMEOUT_MS,
@@ -73,9 +56,7 @@ export class RedisThrottlerStorage implements ThrottlerStorage {
     } catch (error) {
       if (Date.now() - this.lastErrorLog > 30_000) {
         this.lastErrorLog = Date.now();
-        this.logger.warn(
-          `rate limits not enforced while Redis is unavailable: ${(error as Error).message}`,
-        );
+        this.logger.warn(`rate limits not enforced while Redis is unavailable: ${(error as Error).message}`);
       }
       return {
         totalHits: 0,

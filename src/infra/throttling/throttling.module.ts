@@ -1,59 +1,38 @@
-import {
-  ExecutionContext,
-  HttpException,
-  HttpStatus,
-  Injectable,
-  Module,
-} from "@nestjs/common";
-import { APP_GUARD, Reflector } from "@nestjs/core";
-import { ThrottlerGuard, ThrottlerModule } from "@nestjs/throttler";
-import type { FastifyReply, FastifyRequest } from "fastify";
-import { createHash } from "node:crypto";
-import { Redis } from "ioredis";
-import { isGatewayRoute } from "../../common/errors/http-error.filter";
-import { APP_CONFIG, type AppConfig } from "../config/app-config";
-import { REDIS } from "../queue/queue.module";
-import { RedisThrottlerStorage } from "./redis-throttler.storage";
-import { SIGN_IN_CREDENTIAL } from "./sign-in-throttle";
+import { ExecutionContext, HttpException, HttpStatus, Injectable, Module } from '@nestjs/common';
+import { APP_GUARD, Reflector } from '@nestjs/core';
+import { ThrottlerGuard, ThrottlerModule } from '@nestjs/throttler';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { createHash } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { isGatewayRoute } from '../../common/errors/http-error.filter';
+import { APP_CONFIG, type AppConfig } from '../config/app-config';
+import { REDIS } from '../queue/queue.module';
+import { RedisThrottlerStorage } from './redis-throttler.storage';
+import { SIGN_IN_CREDENTIAL } from './sign-in-throttle';
 
 const MINUTE_MS = 60_000;
 
-function signInField(
-  reflector: Reflector,
-  context: ExecutionContext,
-): string | undefined {
-  return reflector.get<string | undefined>(
-    SIGN_IN_CREDENTIAL,
-    context.getHandler(),
-  );
+function signInField(reflector: Reflector, context: ExecutionContext): string | undefined {
+  return reflector.get<string | undefined>(SIGN_IN_CREDENTIAL, context.getHandler());
 }
 
 function credential(request: FastifyRequest, field: string): string {
   const value = (request.body as Record<string, unknown> | undefined)?.[field];
-  return typeof value === "string" ? value.trim().toLowerCase() : "";
+  return typeof value === 'string' ? value.trim().toLowerCase() : '';
 }
 
 /** Keys never hold a token itself, only a digest of it. */
 function digest(value: string): string {
-  return createHash("sha256").update(value).digest("base64url").slice(0, 22);
+  return createHash('sha256').update(value).digest('base64url').slice(0, 22);
 }
 
 /** Answers 429 with a standard Retry-After, in the interface's error shape (via the global filter). */
 @Injectable()
 class PaygateThrottlerGuard extends ThrottlerGuard {
-  protected async throwThrottlingException(
-    context: ExecutionContext,
-    detail: { timeToBlockExpire: number },
-  ): Promise<void> {
+  protected async throwThrottlingException(context: ExecutionContext, detail: { timeToBlockExpire: number }): Promise<void> {
     const seconds = Math.max(1, detail.timeToBlockExpire);
-    void context
-      .switchToHttp()
-      .getResponse<FastifyReply>()
-      .header("retry-after", String(seconds));
-    throw new HttpException(
-      `Too many requests; retry after ${seconds} seconds`,
-      HttpStatus.TOO_MANY_REQUESTS,
-    );
+    void context.switchToHttp().getResponse<FastifyReply>().header('retry-after', String(seconds));
+    throw new HttpException(`Too many requests; retry after ${seconds} seconds`, HttpStatus.TOO_MANY_REQUESTS);
   }
 }
 
@@ -69,33 +48,24 @@ class PaygateThrottlerGuard extends ThrottlerGuard {
     ThrottlerModule.forRootAsync({
       inject: [APP_CONFIG, REDIS, Reflector],
       useFactory: (config: AppConfig, redis: Redis, reflector: Reflector) => ({
-        storage: new RedisThrottlerStorage(
-          redis,
-          `throttle:${new URL(config.databaseUrl).pathname.slice(1)}`,
-        ),
+        storage: new RedisThrottlerStorage(redis, `throttle:${new URL(config.databaseUrl).pathname.slice(1)}`),
         setHeaders: false,
         throttlers: [
           {
-            name: "sign-in-credential",
+            name: 'sign-in-credential',
             ttl: MINUTE_MS,
             blockDuration: MINUTE_MS,
             limit: config.loginRateLimitPerMinute,
             // A body without the credential signs nobody in (it gets its 4xx); only the per-address limit counts it.
             skipIf: (context) => {
               const field = signInField(reflector, context);
-              return (
-                !field ||
-                credential(
-                  context.switchToHttp().getRequest<FastifyRequest>(),
-                  field,
-                ) === ""
-              );
+              return !field || credential(context.switchToHttp().getRequest<FastifyRequest>(), field) === '';
             },
             getTracker: (request, context) =>
               `${signInField(reflector, context)}:${credential(request as FastifyRequest, signInField(reflector, context)!)}`,
           },
           {
-            name: "sign-in-address",
+            name: 'sign-in-address',
             ttl: MINUTE_MS,
             blockDuration: MINUTE_MS,
             limit: config.loginIpRateLimitPerMinute,
@@ -103,20 +73,13 @@ class PaygateThrottlerGuard extends ThrottlerGuard {
             getTracker: (request) => (request as FastifyRequest).ip,
           },
           {
-            name: "gateway",
+            name: 'gateway',
             ttl: MINUTE_MS,
             limit: config.gatewayRateLimitPerMinute,
-            skipIf: (context) =>
-              !isGatewayRoute(
-                context.switchToHttp().getRequest<FastifyRequest>().url,
-              ),
+            skipIf: (context) => !isGatewayRoute(context.switchToHttp().getRequest<FastifyRequest>().url),
             getTracker: (request) => {
-              const token = (request as FastifyRequest).headers[
-                "x-access-token"
-              ];
-              return typeof token === "string" && token
-                ? `token:${digest(token)}`
-                : `ip:${(request as FastifyRequest).ip}`;
+              const token = (request as FastifyRequest).headers['x-access-token'];
+              return typeof token === 'string' && token ? `token:${digest(token)}` : `ip:${(request as FastifyRequest).ip}`;
             },
           },
         ],

@@ -1,18 +1,12 @@
 /** Text escaped for HTML element content and attribute values. */
 export function esc(value: unknown): string {
-  return String(value ?? "").replace(
-    /[&<>"']/g,
-    (c) =>
-      ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[
-        c
-      ]!,
-  );
+  return String(value ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 
 /** A UTC time as people read it in a table (2026-11-22 14:03:09 UTC). */
 export function when(value: Date | string | null): string {
-  if (!value) return "—";
-  return `${new Date(value).toISOString().slice(0, 19).replace("T", " ")} UTC`;
+  if (!value) return '—';
+  return `${new Date(value).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
 }
 
 /** The hidden CSRF field every form of a signed-in page carries. */
@@ -21,27 +15,17 @@ export function csrfField(token: string): string {
 }
 
 /** A POST form holding one button (revoke, resend, rotate, sign out). */
-export function buttonForm(
-  action: string,
-  csrfToken: string,
-  label: string,
-  className = "secondary",
-): string {
+export function buttonForm(action: string, csrfToken: string, label: string, className = 'secondary'): string {
   return `<form method="post" action="${esc(action)}" class="inline">${csrfField(csrfToken)}<button type="submit" class="${className}">${esc(label)}</button></form>`;
 }
 
 /** A table that scrolls sideways on narrow screens (a focusable, labelled region, so keyboards can scroll it). */
-export function table(
-  caption: string,
-  headers: string[],
-  rows: string[][],
-  empty: string,
-): string {
+export function table(caption: string, headers: string[], rows: string[][], empty: string): string {
   if (rows.length === 0) return `<p class="empty">${esc(empty)}</p>`;
   return `<div class="table-wrap" role="region" aria-label="${esc(caption)}" tabindex="0"><table>
 <caption>${esc(caption)}</caption>
-<thead><tr>${headers.map((h) => `<th scope="col">${esc(h)}</th>`).join("")}</tr></thead>
-<tbody>${rows.map((cells) => `<tr>${cells.map((c) => `<td>${c}</td>`).join("")}</tr>`).join("\n")}</tbody>
+<thead><tr>${headers.map((h) => `<th scope="col">${esc(h)}</th>`).join('')}</tr></thead>
+<tbody>${rows.map((cells) => `<tr>${cells.map((c) => `<td>${c}</td>`).join('')}</tr>`).join('\n')}</tbody>
 </table></div>`;
 }
 
@@ -91,28 +75,28 @@ export interface PageFrame {
   user?: { username: string; clientName: string; csrfToken: string };
   /** Which navigation entry is the current page. */
   active?: string;
-  notice?: { kind: "ok" | "err"; text: string } | null;
+  notice?: { kind: 'ok' | 'err'; text: string } | null;
 }
 
 const NAV: Array<[string, string]> = [
-  ["/portal", "Overview"],
-  ["/portal/api-keys", "API keys"],
-  ["/portal/callbacks", "Callbacks"],
-  ["/portal/payments", "Payments"],
-  ["/portal/payouts", "Payouts"],
-  ["/portal/deliveries", "Deliveries"],
+  ['/portal', 'Overview'],
+  ['/portal/api-keys', 'API keys'],
+  ['/portal/callbacks', 'Callbacks'],
+  ['/portal/payments', 'Payments'],
+  ['/portal/payouts', 'Payouts'],
+  ['/portal/deliveries', 'Deliveries'],
 ];
 
 /** The portal's page: landmarks, a skip link, navigation and sign-out; styles inline under the response's CSP nonce. */
 export function layout(frame: PageFrame, body: string): string {
   const { user } = frame;
   const nav = user
-    ? `<nav aria-label="Portal"><ul>${NAV.map(([href, label]) => `<li><a href="${href}"${frame.active === href ? ' aria-current="page"' : ""}>${label}</a></li>`).join("")}</ul></nav>
-<div class="who"><span>${esc(user.username)} · ${esc(user.clientName)}</span>${buttonForm("/portal/logout", user.csrfToken, "Sign out")}</div>`
-    : "";
+    ? `<nav aria-label="Portal"><ul>${NAV.map(([href, label]) => `<li><a href="${href}"${frame.active === href ? ' aria-current="page"' : ''}>${label}</a></li>`).join('')}</ul></nav>
+<div class="who"><span>${esc(user.username)} · ${esc(user.clientName)}</span>${buttonForm('/portal/logout', user.csrfToken, 'Sign out')}</div>`
+    : '';
   const notice = frame.notice
-    ? `<p class="notice ${frame.notice.kind}" role="${frame.notice.kind === "err" ? "alert" : "status"}">${esc(frame.notice.text)}</p>`
-    : "";
+    ? `<p class="notice ${frame.notice.kind}" role="${frame.notice.kind === 'err' ? 'alert' : 'status'}">${esc(frame.notice.text)}</p>`
+    : '';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="same-origin"><link rel="icon" href="data:,"><title>${esc(frame.title)} · Merchant portal</title><style nonce="${frame.nonce}">${STYLE}</style></head>
