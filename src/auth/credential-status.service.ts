@@ -29,13 +29,21 @@ export class CredentialStatusService {
     });
   }
 
-  /** The user's current token version; null for an unknown user. */
-  userTokenVersion(userId: unknown): Promise<number | null> {
-    if (!isUuid(userId)) return Promise.resolve(null);
-    return cached(this.users, userId, async () => {
+  /**
+   * The user's current token version; null for an unknown user. Versions only grow and only we sign tokens, so a
+   * token newer than what this process remembers (a password reset made by another process, then a new sign-in)
+   * proves the memory stale: it is read again rather than refusing the new token for up to the TTL.
+   */
+  async userTokenVersion(userId: unknown, presented?: number): Promise<number | null> {
+    if (!isUuid(userId)) return null;
+    const load = async () => {
       const [user] = await this.db.query(`SELECT token_version FROM users WHERE id = $1`, [userId]);
       return user ? Number(user.token_version) : null;
-    });
+    };
+    const remembered = await cached(this.users, userId, load);
+    if (remembered === null || presented === undefined || presented <= remembered) return remembered;
+    this.users.delete(userId);
+    return cached(this.users, userId, load);
   }
 
   /** This process made the change: forget at once what it knew (other processes catch up within the TTL). */

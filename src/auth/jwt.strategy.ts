@@ -23,7 +23,8 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'wallet-jwt') {
 
   /** A token issued before the user's last password reset carries an older version and is refused. */
   async validate(payload: { sub: string; cid: string; ccode: string; ver?: unknown }): Promise<WalletPrincipal> {
-    if (payload.ver !== (await this.credentials.userTokenVersion(payload.sub))) throw new UnauthorizedException('Unauthorized');
+    const presented = typeof payload.ver === 'number' ? payload.ver : undefined;
+    if (payload.ver !== (await this.credentials.userTokenVersion(payload.sub, presented))) throw new UnauthorizedException('Unauthorized');
     return { userId: payload.sub, clientId: payload.cid, clientCode: payload.ccode };
   }
 }
