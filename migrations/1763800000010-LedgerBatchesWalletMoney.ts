@@ -193,8 +193,13 @@ const WALLET_MONEY_BATCH = `
     v_src_before numeric[] := '{}'; v_src_after numeric[] := '{}'; v_dst_before numeric[] := '{}'; v_dst_after numeric[] := '{}';
     v_fee_income uuid; v_amount numeric; i int; r record;
   BEGIN
-    -- Requests with the same reference in concurrent batches queue here, each then seeing whether the other committed.
-    FOR v_key IN SELECT DISTINCT hashtextextended(x.c::text || ':' || x.ref, 0) AS k FROM unnest(p_clients, p_refs) x(c, ref) ORDER BY k LOOP
+    -- New references in concurrent batches queue here, each then seeing whether the other committed. A reference
+    -- already recorded is a replay or a conflict whatever happens next, so replays take no lock.
+    FOR v_key IN
+      SELECT DISTINCT hashtextextended(x.c::text || ':' || x.ref, 0) AS k FROM unnest(p_clients, p_refs) x(c, ref)
+      WHERE NOT EXISTS (SELECT 1 FROM wallet_operations o WHERE o.client_id = x.c AND o.source_transaction_id = x.ref)
+      ORDER BY k
+    LOOP
       PERFORM pg_advisory_xact_lock(v_key);
     END LOOP;
 

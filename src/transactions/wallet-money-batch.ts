@@ -74,7 +74,7 @@ const RECEIVING_STATES = statesThatMay('RECEIVE');
  */
 @Injectable()
 export class WalletMoneyBatch {
-  /** null: the request shared its group with another of the same reference, and goes again in a later group. */
+  /** null: the request shared its group with another of the same reference but another body, and goes again later. */
   private readonly group = new GroupCommit<WalletMoneyRequest, WalletMoneyResult | null>((requests) => this.flush(requests), {
     maxItems: MAX_GROUP_SIZE,
     maxInFlight: GROUPS_IN_FLIGHT,
@@ -86,17 +86,26 @@ export class WalletMoneyBatch {
     return (await this.group.submit(request)) ?? this.submit(request);
   }
 
+  /**
+   * Each reference goes to the database once per group. A copy of a request in the same group shares its answer,
+   * as it would get arriving just after it (a replay of what it did, or the same refusal); a request reusing the
+   * reference with another body waits for a later group, where it meets the first one's record.
+   */
   private async flush(requests: WalletMoneyRequest[]): Promise<Array<WalletMoneyResult | null>> {
-    const seen = new Set<string>();
-    const firsts = requests.filter((request) => {
+    const firsts = new Map<string, WalletMoneyRequest>();
+    for (const request of requests) {
       const key = `${request.clientId}:${request.reference}`;
-      if (seen.has(key)) return false;
-      seen.add(key);
-      return true;
-    });
+      if (!firsts.has(key)) firsts.set(key, request);
+    }
+    const sent = [...firsts.values()];
     const results = new Map<WalletMoneyRequest, WalletMoneyResult>();
-    (await this.call(firsts)).forEach((result, i) => results.set(firsts[i], result));
-    return requests.map((request) => results.get(request) ?? null);
+    (await this.call(sent)).forEach((result, i) => results.set(sent[i], result));
+    return requests.map((request) => {
+      const first = firsts.get(`${request.clientId}:${request.reference}`)!;
+      if (first !== request && (first.kind !== request.kind || first.fingerprint !== request.fingerprint)) return null;
+      const result = results.get(first)!;
+      return result.outcome === 'OK' && first !== request ? { ...result, outcome: 'REPLAY' } : result;
+    });
   }
 
   /** One call for the group; a failed call (a deadlock, or a reference written by another path meanwhile) is retried. */
