@@ -135,11 +135,6 @@ export class PaymentsRepository {
     return row?.id ?? null;
   }
 
-  /** Completes a just-inserted AUTHORIZE_TRANSACTION charge with the page its payer authorises on. */
-  async setPaymentUrl(manager: EntityManager, id: string, url: string): Promise<void> {
-    await manager.query(`UPDATE payments SET payment_url = $2 WHERE id = $1`, [id, url]);
-  }
-
   /** A payment by id, for a worker that holds only the id (the job), without lock. */
   async find(manager: EntityManager, id: string): Promise<PaymentRow | null> {
     const [row] = await manager.query(`${SELECT_PAYMENT} WHERE p.id = $1`, [id]);
