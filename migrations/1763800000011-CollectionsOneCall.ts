@@ -280,11 +280,115 @@ export class CollectionsOneCall1763800000011 implements MigrationInterface {
         FROM checkout_sessions cs
         WHERE cs.client_id = p_client_id AND cs.merchant_transaction_id = p_merchant_transaction_id
       $fn$;
+
+      -- A batch of direct charges settled with their operators' results, in one call (group commit): each item
+      -- {payment_id, outcome SUCCEEDED | FAILED | JAMMED, payer_transaction_id, settled_at, event, payload} is handled on
+      -- its own. A payment still awaiting its operator moves: SUCCEEDED posts its collection entry (in-flight account
+      -- to the service's settlement wallet net of the merchant's fee, charges and fee to fee income) and calls back,
+      -- FAILED calls back, JAMMED waits for a person. Anything else is SKIPPED; an item that fails (its entry is
+      -- refused) is rolled back alone and answered FAILED with the error, so its job retries. Payments are locked
+      -- in id order, then every ledger account of the batch in id order, so batches cannot deadlock each other.
+      CREATE FUNCTION collection_settle_payments(p_items jsonb, p_deliver_topic text)
+      RETURNS TABLE (payment_id bigint, result text, error_code text, error_message text, error_detail text)
+      LANGUAGE plpgsql AS $fn$
+      #variable_conflict use_column
+      DECLARE
+        v          record;
+        v_entry    bigint;
+        v_accounts uuid[];
+        v_amounts  numeric[];
+        v_result   text;
+        v_code     text;
+        v_message  text;
+        v_detail   text;
+      BEGIN
+        PERFORM 1 FROM payments p WHERE p.id IN (SELECT (e->>'payment_id')::bigint FROM jsonb_array_elements(p_items) e)
+        ORDER BY p.id FOR UPDATE;
+
+        -- The in-flight and fee income accounts the entries need, created on first use as LedgerService.systemAccount does.
+        INSERT INTO ledger_accounts (client_id, kind, currency, can_overdraw)
+        SELECT DISTINCT p.client_id, k.kind, p.currency, true
+        FROM jsonb_array_elements(p_items) WITH ORDINALITY b(item, ord) JOIN payments p ON p.id = (b.item->>'payment_id')::bigint
+        CROSS JOIN (VALUES ('IN_FLIGHT_MOBILE_MONEY'), ('FEE_INCOME')) k(kind)
+        WHERE b.item->>'outcome' = 'SUCCEEDED'
+          AND NOT EXISTS (SELECT 1 FROM ledger_accounts a WHERE a.client_id = p.client_id AND a.kind = k.kind AND a.currency = p.currency)
+        ON CONFLICT (client_id, kind, currency) WHERE kind <> 'WALLET' DO NOTHING;
+
+        PERFORM 1 FROM ledger_accounts a
+        WHERE a.id IN (
+          SELECT x.id FROM jsonb_array_elements(p_items) WITH ORDINALITY b(item, ord) JOIN payments p ON p.id = (b.item->>'payment_id')::bigint JOIN client_services s ON s.id = p.client_service_id
+          CROSS JOIN LATERAL (
+            SELECT s.settlement_account_id UNION ALL
+            SELECT la.id FROM ledger_accounts la
+            WHERE la.client_id = p.client_id AND la.currency = p.currency AND la.kind IN ('IN_FLIGHT_MOBILE_MONEY', 'FEE_INCOME')
+          ) x(id)
+          WHERE b.item->>'outcome' = 'SUCCEEDED')
+        ORDER BY a.id FOR NO KEY UPDATE;
+
+        FOR v IN
+          SELECT (b.item->>'payment_id')::bigint AS item_payment_id, b.item, p.*, s.settlement_account_id,
+            (SELECT la.id FROM ledger_accounts la WHERE la.client_id = p.client_id AND la.kind = 'IN_FLIGHT_MOBILE_MONEY' AND la.currency = p.currency) AS in_flight_id,
+            (SELECT la.id FROM ledger_accounts la WHERE la.client_id = p.client_id AND la.kind = 'FEE_INCOME' AND la.currency = p.currency) AS fee_income_id
+          FROM jsonb_array_elements(p_items) WITH ORDINALITY b(item, ord)
+          LEFT JOIN payments p ON p.id = (b.item->>'payment_id')::bigint
+          LEFT JOIN client_services s ON s.id = p.client_service_id
+          ORDER BY b.ord
+        LOOP
+          v_code := NULL; v_message := NULL; v_detail := NULL;
+          IF v.id IS NULL OR v.checkout_session_id IS NOT NULL OR v.payment_status <> 703
+             OR (v.next_step = 'VERIFY_OTP' AND v.otp_verified_at IS NULL) THEN
+            v_result := 'SKIPPED';
+          ELSE
+            BEGIN
+              IF v.item->>'outcome' = 'JAMMED' THEN
+                UPDATE payments SET payment_status = 704, updated_at = now() WHERE id = v.id;
+              ELSE
+                v_entry := NULL;
+                IF v.item->>'outcome' = 'SUCCEEDED' THEN
+                  SELECT array_agg(l.account ORDER BY l.n), array_agg(l.amount ORDER BY l.n) INTO v_accounts, v_amounts
+                  FROM (VALUES (1, v.in_flight_id, -v.total_amount),
+                               (2, v.settlement_account_id, v.service_amount - v.merchant_fee),
+                               (3, v.fee_income_id, v.transaction_charge + v.merchant_fee)) l(n, account, amount)
+                  WHERE l.amount <> 0;
+                  SELECT e.entry_id INTO v_entry FROM ledger_post_entry(v.client_id, 'PAYMENT', v_accounts, v_amounts) e LIMIT 1;
+                END IF;
+                UPDATE payments SET
+                  payment_status = CASE WHEN v_entry IS NULL THEN 701 ELSE 700 END,
+                  entry_id = v_entry,
+                  payer_transaction_id = CASE WHEN v_entry IS NULL THEN payer_transaction_id ELSE v.item->>'payer_transaction_id' END,
+                  settled_at = (v.item->>'settled_at')::timestamptz,
+                  updated_at = now()
+                WHERE id = v.id;
+                -- The payment callbacks, as CallbacksService.schedule writes them: one delivery per distinct URL.
+                WITH urls AS (
+                  SELECT DISTINCT u.url FROM unnest(ARRAY[v.callback_url::text,
+                    CASE WHEN v.notify_client OR v.notify_originator THEN
+                      (SELECT cs.url::text FROM client_callback_settings cs WHERE cs.client_id = v.client_id AND cs.kind = 'collections')
+                    END]) u(url)
+                  WHERE u.url IS NOT NULL
+                ), deliveries AS (
+                  INSERT INTO callback_deliveries (client_id, kind, event, reference, url, payload)
+                  SELECT v.client_id, 'collections', v.item->>'event', v.external_reference, urls.url, v.item->'payload' FROM urls
+                  RETURNING id
+                )
+                INSERT INTO outbox (topic, payload) SELECT p_deliver_topic, jsonb_build_object('deliveryId', d.id::text) FROM deliveries d;
+              END IF;
+              v_result := 'SETTLED';
+            EXCEPTION WHEN OTHERS THEN
+              GET STACKED DIAGNOSTICS v_code = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT, v_detail = PG_EXCEPTION_DETAIL;
+              v_result := 'FAILED';
+            END;
+          END IF;
+          RETURN QUERY SELECT v.item_payment_id, v_result, v_code, v_message, v_detail;
+        END LOOP;
+      END
+      $fn$;
     `);
   }
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`
+      DROP FUNCTION collection_settle_payments(jsonb, text);
       DROP FUNCTION collection_initiate_checkout(uuid, text, text, text, jsonb, jsonb, text);
       DROP FUNCTION collection_checkout_by_reference(uuid, text, text);
       DROP FUNCTION collection_accept_charge(uuid, text, text, text, jsonb, jsonb, text, text, timestamptz);

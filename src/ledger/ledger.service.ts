@@ -56,7 +56,7 @@ export class LedgerService {
         entry.lines.map((l) => l.amount.toFixed()),
       ]);
     } catch (error) {
-      throw translateLedgerError(error);
+      throw ledgerError(error);
     }
     const movements = new Map<string, AccountMovement>();
     for (const row of rows) {
@@ -140,7 +140,8 @@ function assertTwoAccounts(lines: PostingLine[]): void {
   }
 }
 
-function translateLedgerError(error: unknown): unknown {
+/** The ledger's SQL errors (LF001, LB001, LA001) as its error classes; any other error as it is. */
+export function ledgerError(error: unknown): unknown {
   const e = error as { code?: string; detail?: string; driverError?: { code?: string; detail?: string }; message?: string };
   const code = e.code ?? e.driverError?.code;
   if (code === 'LF001') return new FloorBreachError(e.detail ?? e.driverError?.detail ?? '');
