@@ -13,24 +13,6 @@ export class CollectionsOneCall1763800000011 implements MigrationInterface {
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`
-      -- The fee a client service charges on an amount: the same rule as feeFor (src/client-services/fees.ts); a
-      -- test compares the two. Tiers are tried in order of their minimum amount; round() on a positive amount is half-up.
-      CREATE FUNCTION client_service_fee(p_service_id uuid, p_amount numeric) RETURNS numeric
-      LANGUAGE sql STABLE AS $fn$
-        SELECT CASE
-          WHEN NOT s.has_transaction_fee THEN 0
-          WHEN EXISTS (SELECT 1 FROM client_service_fee_tiers t WHERE t.client_service_id = s.id) THEN coalesce((
-            SELECT CASE t.fee_type WHEN 'FIXED' THEN round(t.fee, 4) ELSE round(p_amount * t.fee / 100, 4) END
-            FROM client_service_fee_tiers t
-            WHERE t.client_service_id = s.id AND p_amount BETWEEN t.minimum_amount AND t.maximum_amount
-            ORDER BY t.minimum_amount LIMIT 1), 0)
-          WHEN s.transaction_fee_type = 'FIXED' THEN round(s.transaction_fee, 4)
-          WHEN s.transaction_fee_type = 'PERCENTAGE' THEN round(p_amount * s.transaction_fee / 100, 4)
-          ELSE 0
-        END
-        FROM client_services s WHERE s.id = p_service_id
-      $fn$;
-
       -- The client service a collection is made on: the caller's, active, with a settlement wallet, the amount
       -- within its bounds (problems SERVICE_UNKNOWN, SERVICE_NO_WALLET, AMOUNT_BOUNDS [minimum, maximum]).
       CREATE FUNCTION collecting_service(p_client_id uuid, p_service_code text, p_amount numeric)
@@ -52,6 +34,7 @@ export class CollectionsOneCall1763800000011 implements MigrationInterface {
         ELSIF p_amount < s.minimum OR p_amount > s.maximum THEN
           RETURN QUERY SELECT 'AMOUNT_BOUNDS', ARRAY[s.minimum::text, s.maximum::text], NULL::uuid, NULL::text, NULL::numeric;
         ELSE
+          -- client_service_fee: migration LedgerBatchesWalletMoney.
           RETURN QUERY SELECT NULL::text, NULL::text[], s.id, s.currency, client_service_fee(s.id, p_amount);
         END IF;
       END
@@ -281,106 +264,144 @@ export class CollectionsOneCall1763800000011 implements MigrationInterface {
         WHERE cs.client_id = p_client_id AND cs.merchant_transaction_id = p_merchant_transaction_id
       $fn$;
 
-      -- A batch of direct charges settled with their operators' results, in one call (group commit): each item
-      -- {payment_id, outcome SUCCEEDED | FAILED | JAMMED, payer_transaction_id, settled_at, event, payload} is handled on
-      -- its own. A payment still awaiting its operator moves: SUCCEEDED posts its collection entry (in-flight account
-      -- to the service's settlement wallet net of the merchant's fee, charges and fee to fee income) and calls back,
-      -- FAILED calls back, JAMMED waits for a person. Anything else is SKIPPED; an item that fails (its entry is
-      -- refused) is rolled back alone and answered FAILED with the error, so its job retries. Payments are locked
-      -- in id order, then every ledger account of the batch in id order, so batches cannot deadlock each other.
+      -- A batch of direct charges settled with their operators' results, in one call (group commit). Each item
+      -- {payment_id, outcome SUCCEEDED | FAILED | JAMMED, payer_transaction_id, settled_at, event, payload} is handled
+      -- on its own; the answer is one row per item, in order: SETTLED, SKIPPED (the payment no longer awaits its
+      -- operator, or an earlier item of the batch settled it) or FAILED with the error, so that item's job retries.
+      -- Payments are locked in id order, then ledger_post_entries locks the batch's accounts once in id order, so
+      -- batches cannot deadlock, and the hot accounts (in-flight, settlement wallet, fee income) are updated once.
       CREATE FUNCTION collection_settle_payments(p_items jsonb, p_deliver_topic text)
       RETURNS TABLE (payment_id bigint, result text, error_code text, error_message text, error_detail text)
       LANGUAGE plpgsql AS $fn$
       #variable_conflict use_column
       DECLARE
-        v          record;
-        v_entry    bigint;
-        v_accounts uuid[];
-        v_amounts  numeric[];
-        v_result   text;
-        v_code     text;
-        v_message  text;
-        v_detail   text;
+        v_rows    jsonb;
+        v_item    jsonb;
+        v_code    text;
+        v_message text;
+        v_detail  text;
       BEGIN
         PERFORM 1 FROM payments p WHERE p.id IN (SELECT (e->>'payment_id')::bigint FROM jsonb_array_elements(p_items) e)
         ORDER BY p.id FOR UPDATE;
-
         -- The in-flight and fee income accounts the entries need, created on first use as LedgerService.systemAccount does.
         INSERT INTO ledger_accounts (client_id, kind, currency, can_overdraw)
         SELECT DISTINCT p.client_id, k.kind, p.currency, true
-        FROM jsonb_array_elements(p_items) WITH ORDINALITY b(item, ord) JOIN payments p ON p.id = (b.item->>'payment_id')::bigint
+        FROM jsonb_array_elements(p_items) e JOIN payments p ON p.id = (e->>'payment_id')::bigint
         CROSS JOIN (VALUES ('IN_FLIGHT_MOBILE_MONEY'), ('FEE_INCOME')) k(kind)
-        WHERE b.item->>'outcome' = 'SUCCEEDED'
+        WHERE e->>'outcome' = 'SUCCEEDED'
           AND NOT EXISTS (SELECT 1 FROM ledger_accounts a WHERE a.client_id = p.client_id AND a.kind = k.kind AND a.currency = p.currency)
         ON CONFLICT (client_id, kind, currency) WHERE kind <> 'WALLET' DO NOTHING;
 
-        PERFORM 1 FROM ledger_accounts a
-        WHERE a.id IN (
-          SELECT x.id FROM jsonb_array_elements(p_items) WITH ORDINALITY b(item, ord) JOIN payments p ON p.id = (b.item->>'payment_id')::bigint JOIN client_services s ON s.id = p.client_service_id
-          CROSS JOIN LATERAL (
-            SELECT s.settlement_account_id UNION ALL
-            SELECT la.id FROM ledger_accounts la
-            WHERE la.client_id = p.client_id AND la.currency = p.currency AND la.kind IN ('IN_FLIGHT_MOBILE_MONEY', 'FEE_INCOME')
-          ) x(id)
-          WHERE b.item->>'outcome' = 'SUCCEEDED')
-        ORDER BY a.id FOR NO KEY UPDATE;
-
-        FOR v IN
-          SELECT (b.item->>'payment_id')::bigint AS item_payment_id, b.item, p.*, s.settlement_account_id,
-            (SELECT la.id FROM ledger_accounts la WHERE la.client_id = p.client_id AND la.kind = 'IN_FLIGHT_MOBILE_MONEY' AND la.currency = p.currency) AS in_flight_id,
-            (SELECT la.id FROM ledger_accounts la WHERE la.client_id = p.client_id AND la.kind = 'FEE_INCOME' AND la.currency = p.currency) AS fee_income_id
-          FROM jsonb_array_elements(p_items) WITH ORDINALITY b(item, ord)
-          LEFT JOIN payments p ON p.id = (b.item->>'payment_id')::bigint
-          LEFT JOIN client_services s ON s.id = p.client_service_id
-          ORDER BY b.ord
-        LOOP
-          v_code := NULL; v_message := NULL; v_detail := NULL;
-          IF v.id IS NULL OR v.checkout_session_id IS NOT NULL OR v.payment_status <> 703
-             OR (v.next_step = 'VERIFY_OTP' AND v.otp_verified_at IS NULL) THEN
-            v_result := 'SKIPPED';
-          ELSE
+        BEGIN
+          SELECT coalesce(jsonb_agg(to_jsonb(r)), '[]') INTO v_rows FROM collection_settle_apply(p_items, p_deliver_topic) r;
+        EXCEPTION WHEN OTHERS THEN
+          -- The ledger refuses a whole batch when one of its entries is malformed (an account missing, of another
+          -- client or currency): then each item on its own, so that only the item at fault fails.
+          v_rows := '[]';
+          FOR v_item IN SELECT e FROM jsonb_array_elements(p_items) e LOOP
             BEGIN
-              IF v.item->>'outcome' = 'JAMMED' THEN
-                UPDATE payments SET payment_status = 704, updated_at = now() WHERE id = v.id;
-              ELSE
-                v_entry := NULL;
-                IF v.item->>'outcome' = 'SUCCEEDED' THEN
-                  SELECT array_agg(l.account ORDER BY l.n), array_agg(l.amount ORDER BY l.n) INTO v_accounts, v_amounts
-                  FROM (VALUES (1, v.in_flight_id, -v.total_amount),
-                               (2, v.settlement_account_id, v.service_amount - v.merchant_fee),
-                               (3, v.fee_income_id, v.transaction_charge + v.merchant_fee)) l(n, account, amount)
-                  WHERE l.amount <> 0;
-                  SELECT e.entry_id INTO v_entry FROM ledger_post_entry(v.client_id, 'PAYMENT', v_accounts, v_amounts) e LIMIT 1;
-                END IF;
-                UPDATE payments SET
-                  payment_status = CASE WHEN v_entry IS NULL THEN 701 ELSE 700 END,
-                  entry_id = v_entry,
-                  payer_transaction_id = CASE WHEN v_entry IS NULL THEN payer_transaction_id ELSE v.item->>'payer_transaction_id' END,
-                  settled_at = (v.item->>'settled_at')::timestamptz,
-                  updated_at = now()
-                WHERE id = v.id;
-                -- The payment callbacks, as CallbacksService.schedule writes them: one delivery per distinct URL.
-                WITH urls AS (
-                  SELECT DISTINCT u.url FROM unnest(ARRAY[v.callback_url::text,
-                    CASE WHEN v.notify_client OR v.notify_originator THEN
-                      (SELECT cs.url::text FROM client_callback_settings cs WHERE cs.client_id = v.client_id AND cs.kind = 'collections')
-                    END]) u(url)
-                  WHERE u.url IS NOT NULL
-                ), deliveries AS (
-                  INSERT INTO callback_deliveries (client_id, kind, event, reference, url, payload)
-                  SELECT v.client_id, 'collections', v.item->>'event', v.external_reference, urls.url, v.item->'payload' FROM urls
-                  RETURNING id
-                )
-                INSERT INTO outbox (topic, payload) SELECT p_deliver_topic, jsonb_build_object('deliveryId', d.id::text) FROM deliveries d;
-              END IF;
-              v_result := 'SETTLED';
+              v_rows := v_rows || (SELECT coalesce(jsonb_agg(to_jsonb(r)), '[]') FROM collection_settle_apply(jsonb_build_array(v_item), p_deliver_topic) r);
             EXCEPTION WHEN OTHERS THEN
               GET STACKED DIAGNOSTICS v_code = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT, v_detail = PG_EXCEPTION_DETAIL;
-              v_result := 'FAILED';
+              v_rows := v_rows || jsonb_build_array(jsonb_build_object('payment_id', (v_item->>'payment_id')::bigint, 'result', 'FAILED',
+                'error_code', v_code, 'error_message', v_message, 'error_detail', v_detail));
             END;
-          END IF;
-          RETURN QUERY SELECT v.item_payment_id, v_result, v_code, v_message, v_detail;
-        END LOOP;
+          END LOOP;
+        END;
+        RETURN QUERY SELECT * FROM jsonb_to_recordset(v_rows)
+          AS x(payment_id bigint, result text, error_code text, error_message text, error_detail text);
+      END
+      $fn$;
+
+      -- collection_settle_payments' work on items whose payments it holds locked: every succeeding payment's
+      -- collection entry in one ledger_post_entries call (the in-flight account to the service's settlement wallet
+      -- net of the merchant's fee; the payer's charge and the fee to fee income), then each moving payment's status
+      -- and its callbacks (as CallbacksService.schedule writes them: one delivery per distinct URL), set-based.
+      CREATE FUNCTION collection_settle_apply(p_items jsonb, p_deliver_topic text)
+      RETURNS TABLE (payment_id bigint, result text, error_code text, error_message text, error_detail text)
+      LANGUAGE plpgsql AS $fn$
+      #variable_conflict use_column
+      DECLARE
+        v_payments     bigint[];
+        v_clients      uuid[];
+        v_line_entry   int[];
+        v_line_account uuid[];
+        v_line_amount  numeric[];
+        v_posted       jsonb := '{}';
+      BEGIN
+        WITH moving AS (
+          SELECT DISTINCT ON (p.id) e.ord, p.id, p.client_id, p.total_amount, p.service_amount, p.merchant_fee, p.transaction_charge,
+            s.settlement_account_id,
+            (SELECT la.id FROM ledger_accounts la WHERE la.client_id = p.client_id AND la.kind = 'IN_FLIGHT_MOBILE_MONEY' AND la.currency = p.currency) AS in_flight_id,
+            (SELECT la.id FROM ledger_accounts la WHERE la.client_id = p.client_id AND la.kind = 'FEE_INCOME' AND la.currency = p.currency) AS fee_income_id
+          FROM jsonb_array_elements(p_items) WITH ORDINALITY e(item, ord)
+          JOIN payments p ON p.id = (e.item->>'payment_id')::bigint
+          JOIN client_services s ON s.id = p.client_service_id
+          WHERE e.item->>'outcome' = 'SUCCEEDED' AND p.payment_status = 703 AND p.checkout_session_id IS NULL
+            AND (p.next_step IS DISTINCT FROM 'VERIFY_OTP' OR p.otp_verified_at IS NOT NULL)
+          ORDER BY p.id, e.ord
+        ), entries AS (
+          SELECT row_number() OVER (ORDER BY m.ord)::int AS n, m.* FROM moving m
+        ), lines AS (
+          SELECT x.n, l.k, l.account, l.amount FROM entries x
+          CROSS JOIN LATERAL (VALUES (1, x.in_flight_id, -x.total_amount), (2, x.settlement_account_id, x.service_amount - x.merchant_fee),
+                                     (3, x.fee_income_id, x.transaction_charge + x.merchant_fee)) l(k, account, amount)
+          WHERE l.amount <> 0
+        )
+        SELECT (SELECT array_agg(x.id ORDER BY x.n) FROM entries x), (SELECT array_agg(x.client_id ORDER BY x.n) FROM entries x),
+               (SELECT array_agg(l.n ORDER BY l.n, l.k) FROM lines l), (SELECT array_agg(l.account ORDER BY l.n, l.k) FROM lines l),
+               (SELECT array_agg(l.amount ORDER BY l.n, l.k) FROM lines l)
+          INTO v_payments, v_clients, v_line_entry, v_line_account, v_line_amount;
+
+        IF v_payments IS NOT NULL THEN
+          SELECT jsonb_object_agg(r.entry_no::text, jsonb_build_object('entry_id', r.entry_id, 'refused', r.refused_account)) INTO v_posted
+          FROM (SELECT DISTINCT ON (pe.entry_no) pe.entry_no, pe.entry_id, pe.refused_account
+                FROM ledger_post_entries(v_clients, array_fill('PAYMENT'::text, ARRAY[cardinality(v_clients)]), v_line_entry, v_line_account,
+                                         v_line_amount) pe
+                ORDER BY pe.entry_no) r;
+        END IF;
+
+        RETURN QUERY
+        WITH items AS (
+          SELECT e.ord, (e.item->>'payment_id')::bigint AS pid, e.item,
+            row_number() OVER (PARTITION BY e.item->>'payment_id' ORDER BY e.ord) = 1 AS first
+          FROM jsonb_array_elements(p_items) WITH ORDINALITY e(item, ord)
+        ), moves AS (
+          SELECT i.ord, i.item, p.id, p.client_id, p.external_reference, p.callback_url, p.notify_client, p.notify_originator,
+            v_posted -> array_position(v_payments, p.id)::text AS posted
+          FROM items i JOIN payments p ON p.id = i.pid
+          WHERE i.first AND p.payment_status = 703 AND p.checkout_session_id IS NULL
+            AND (p.next_step IS DISTINCT FROM 'VERIFY_OTP' OR p.otp_verified_at IS NOT NULL)
+        ), moved AS (
+          SELECT m.*, m.item->>'outcome' AS outcome, (m.posted->>'entry_id')::bigint AS entry_id, m.posted->>'refused' AS refused
+          FROM moves m
+        ), updated AS (
+          UPDATE payments p SET
+            payment_status = CASE m.outcome WHEN 'SUCCEEDED' THEN 700 WHEN 'FAILED' THEN 701 ELSE 704 END,
+            entry_id = m.entry_id,
+            payer_transaction_id = CASE WHEN m.outcome = 'SUCCEEDED' THEN m.item->>'payer_transaction_id' ELSE p.payer_transaction_id END,
+            settled_at = CASE WHEN m.outcome = 'JAMMED' THEN p.settled_at ELSE (m.item->>'settled_at')::timestamptz END,
+            updated_at = now()
+          FROM moved m WHERE p.id = m.id AND m.refused IS NULL
+        ), deliveries AS (
+          INSERT INTO callback_deliveries (client_id, kind, event, reference, url, payload)
+          SELECT m.client_id, 'collections', m.item->>'event', m.external_reference, u.url, m.item->'payload'
+          FROM moved m
+          CROSS JOIN LATERAL (
+            SELECT DISTINCT x.url FROM unnest(ARRAY[m.callback_url::text, CASE WHEN m.notify_client OR m.notify_originator THEN
+              (SELECT cs.url::text FROM client_callback_settings cs WHERE cs.client_id = m.client_id AND cs.kind = 'collections') END]) x(url)
+            WHERE x.url IS NOT NULL) u
+          WHERE m.refused IS NULL AND m.outcome <> 'JAMMED'
+          RETURNING id
+        ), jobs AS (
+          INSERT INTO outbox (topic, payload) SELECT p_deliver_topic, jsonb_build_object('deliveryId', d.id::text) FROM deliveries d
+        )
+        SELECT i.pid, CASE WHEN m.id IS NULL THEN 'SKIPPED' WHEN m.refused IS NOT NULL THEN 'FAILED' ELSE 'SETTLED' END,
+          CASE WHEN m.refused IS NOT NULL THEN 'LF001' END,
+          CASE WHEN m.refused IS NOT NULL THEN format('account %s would go below its minimum balance', m.refused) END,
+          m.refused
+        FROM items i LEFT JOIN moved m ON m.ord = i.ord
+        ORDER BY i.ord;
       END
       $fn$;
     `);
@@ -389,13 +410,13 @@ export class CollectionsOneCall1763800000011 implements MigrationInterface {
   async down(q: QueryRunner): Promise<void> {
     await q.query(`
       DROP FUNCTION collection_settle_payments(jsonb, text);
+      DROP FUNCTION collection_settle_apply(jsonb, text);
       DROP FUNCTION collection_initiate_checkout(uuid, text, text, text, jsonb, jsonb, text);
       DROP FUNCTION collection_checkout_by_reference(uuid, text, text);
       DROP FUNCTION collection_accept_charge(uuid, text, text, text, jsonb, jsonb, text, text, timestamptz);
       DROP FUNCTION collection_charge_by_reference(uuid, text, text);
       DROP FUNCTION split_settlements_check(uuid, uuid, text, numeric, jsonb);
       DROP FUNCTION collecting_service(uuid, text, numeric);
-      DROP FUNCTION client_service_fee(uuid, numeric);
     `);
   }
 }
