@@ -145,12 +145,10 @@ async function main(): Promise<void> {
 /** `count` due deliveries of one successful_payment callback each, as CallbacksService.schedule writes them. */
 async function schedule(db: Client, clientId: string, url: string, prefix: string, count: number): Promise<void> {
   await db.query(
-    `WITH d AS (
-       INSERT INTO callback_deliveries (client_id, kind, event, reference, url, payload)
-       SELECT $1, 'collections', 'successful_payment', $3 || '-' || k, $2, $4::jsonb || jsonb_build_object(
-         'external_reference', $3 || '-' || k, 'transaction_id', k::text, 'payment_id', k::text, 'charge_request_id', k::text)
-       FROM generate_series(1, $5) k RETURNING id)
-     INSERT INTO outbox (topic, payload) SELECT 'callbacks.deliver', jsonb_build_object('deliveryId', id) FROM d`,
+    `INSERT INTO callback_deliveries (client_id, kind, event, reference, url, payload)
+     SELECT $1, 'collections', 'successful_payment', $3 || '-' || k, $2, $4::jsonb || jsonb_build_object(
+       'external_reference', $3 || '-' || k, 'transaction_id', k::text, 'payment_id', k::text, 'charge_request_id', k::text)
+     FROM generate_series(1, $5) k`,
     [clientId, url, prefix, JSON.stringify(SAMPLE_PAYLOAD), count],
   );
 }

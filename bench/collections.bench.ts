@@ -434,18 +434,16 @@ async function drainCharges(meter: Meter, receiver: Receiver, redis: Redis) {
 
 /**
  * (c) Deliveries alone: BENCH_DELIVERY_BACKLOG callbacks scheduled at once, written as CallbacksService.schedule
- * writes them (a delivery row with the frozen payload of a real charge callback, and its outbox row), in bulk
- * SQL while the workers run.
+ * writes them (a due delivery row with the frozen payload of a real charge callback), in bulk SQL while the
+ * workers run.
  */
 async function drainDeliveries(meter: Meter, receiver: Receiver, redis: Redis, m: Merchant) {
   const [sample] = (await meter.db.query(`SELECT payload FROM callback_deliveries WHERE event = 'successful_payment' LIMIT 1`)).rows;
   const watching = watchDrain(meter, receiver, redis, 'c_delivery_backlog', DELIVERY_BACKLOG, 'callback delivered');
   await meter.db.query(
-    `WITH d AS (
-       INSERT INTO callback_deliveries (client_id, event, reference, url, payload)
-       SELECT $1, 'successful_payment', 'cd-' || k, $2, $3::jsonb || jsonb_build_object('external_reference', 'cd-' || k)
-       FROM generate_series(1, $4) k RETURNING id)
-     INSERT INTO outbox (topic, payload) SELECT 'callbacks.deliver', jsonb_build_object('deliveryId', id) FROM d`,
+    `INSERT INTO callback_deliveries (client_id, event, reference, url, payload)
+     SELECT $1, 'successful_payment', 'cd-' || k, $2, $3::jsonb || jsonb_build_object('external_reference', 'cd-' || k)
+     FROM generate_series(1, $4) k`,
     [m.clientId, `${receiver.base}/cb`, sample.payload, DELIVERY_BACKLOG],
   );
   return (await watching).result;
@@ -453,7 +451,7 @@ async function drainDeliveries(meter: Meter, receiver: Receiver, redis: Redis, m
 
 async function queueDepths(redis: Redis): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
-  for (const q of ['payments', 'callbacks']) {
+  for (const q of ['payments']) {
     const [wait, active, delayed] = await Promise.all([
       redis.llen(`bull:${q}:wait`),
       redis.llen(`bull:${q}:active`),
