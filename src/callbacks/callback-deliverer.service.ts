@@ -118,25 +118,12 @@ export class CallbackDeliverer implements OnApplicationBootstrap, OnApplicationS
   }
 
   /**
-   * Replays asked for, and pending deliveries due (oldest first), that no live lease holds. A replay of a pending,
-   * due delivery is sent first; its scheduled attempt is claimed by a later query, as it is still due.
+   * Replays asked for, and pending deliveries due (oldest first), that no live lease holds (migration
+   * 1763800000013). A replay of a pending, due delivery is sent first; its scheduled attempt is claimed by a later
+   * query, as it is still due.
    */
-  private async claim(): Promise<ClaimedDelivery[]> {
-    const [claimed]: [ClaimedDelivery[], number] = await this.db.query(
-      `WITH replays AS (
-         SELECT id FROM callback_deliveries WHERE replay_requested_at IS NOT NULL AND (lease_until IS NULL OR lease_until < now())
-         ORDER BY replay_requested_at LIMIT $1 FOR UPDATE SKIP LOCKED
-       ), due AS (
-         SELECT id FROM callback_deliveries WHERE status = 'PENDING' AND next_attempt_at <= now() AND (lease_until IS NULL OR lease_until < now())
-         ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED
-       )
-       UPDATE callback_deliveries d SET lease_until = now() + make_interval(secs => $2), first_attempt_at = coalesce(d.first_attempt_at, now())
-       WHERE d.id IN (SELECT id FROM (SELECT id FROM replays UNION SELECT id FROM due) claimable LIMIT $1)
-       RETURNING d.id, d.client_id, d.kind, d.event, d.url, d.payload, d.status, d.attempts, d.replays, d.first_attempt_at,
-         d.lease_until::text AS lease, d.replay_requested_at IS NOT NULL AS replay`,
-      [CLAIM_BATCH, this.config.callbackLeaseMs / 1000],
-    );
-    return claimed;
+  private claim(): Promise<ClaimedDelivery[]> {
+    return this.db.query(`SELECT * FROM claim_callback_deliveries($1, $2)`, [CLAIM_BATCH, this.config.callbackLeaseMs / 1000]);
   }
 
   private deliver(delivery: ClaimedDelivery, settings: DeliverySettings | undefined): void {
