@@ -35,8 +35,7 @@ export class CallbackDeliveriesClaimed1763800000013 implements MigrationInterfac
           WHERE d.status = 'PENDING' AND d.next_attempt_at <= now() AND (d.lease_until IS NULL OR d.lease_until < now())
           ORDER BY d.next_attempt_at LIMIT batch FOR UPDATE SKIP LOCKED
         )
-        UPDATE callback_deliveries d
-        SET lease_until = now() + make_interval(secs => lease_seconds), first_attempt_at = coalesce(d.first_attempt_at, now())
+        UPDATE callback_deliveries d SET lease_until = now() + make_interval(secs => lease_seconds)
         WHERE d.id IN (SELECT c.id FROM (SELECT r.id FROM replays r UNION SELECT u.id FROM due u) c LIMIT batch)
         RETURNING d.id, d.client_id, d.kind, d.event, d.url, d.payload, d.status, d.attempts, d.replays, d.first_attempt_at,
           d.lease_until::text, d.replay_requested_at IS NOT NULL

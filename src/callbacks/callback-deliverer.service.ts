@@ -29,7 +29,8 @@ interface ClaimedDelivery {
   status: DeliveryStatus;
   attempts: number;
   replays: number;
-  first_attempt_at: Date;
+  /** When the first attempt was made (null before it): the retry schedule counts from it. */
+  first_attempt_at: Date | null;
   /** The lease this claim took, at full precision: the attempt is recorded only while the delivery still has it. */
   lease: string;
   /** A re-send the merchant asked for (CallbacksService.replay), outside the retry schedule. */
@@ -130,7 +131,7 @@ export class CallbackDeliverer implements OnApplicationBootstrap, OnApplicationS
     this.held++;
     void this.post(delivery, settings).then((post) => {
       const delivered = post.httpStatus !== null && post.httpStatus >= 200 && post.httpStatus < 300;
-      const outcome = delivery.replay ? replayOutcome(delivery, delivered) : this.scheduledOutcome(delivery, delivered);
+      const outcome = delivery.replay ? replayOutcome(delivery, delivered) : this.scheduledOutcome(delivery, post, delivered);
       this.finished.push({ delivery, number: delivery.attempts + 1, post, delivered, ...outcome });
       if (!this.recording) void this.recordFinished();
     });
@@ -163,6 +164,7 @@ export class CallbackDeliverer implements OnApplicationBootstrap, OnApplicationS
              AS a(delivery_id, lease, attempt, status, next_at, acknowledgement, replay, attempted_at, http_status, latency_ms, error)
          ), recorded AS (
            UPDATE callback_deliveries d SET attempts = a.attempt, replays = d.replays + a.replay::int, status = a.status, lease_until = NULL,
+             first_attempt_at = coalesce(d.first_attempt_at, a.attempted_at),
              replay_requested_at = CASE WHEN a.replay THEN NULL ELSE d.replay_requested_at END,
              next_attempt_at = coalesce(a.next_at, d.next_attempt_at), acknowledgement = coalesce(a.acknowledgement, d.acknowledgement),
              completed_at = CASE WHEN a.status = 'PENDING' THEN NULL WHEN d.status = a.status THEN coalesce(d.completed_at, now()) ELSE now() END
@@ -214,13 +216,14 @@ export class CallbackDeliverer implements OnApplicationBootstrap, OnApplicationS
     });
   }
 
-  /** The retry schedule counts its own attempts only (replays are extra), from the first attempt. */
-  private scheduledOutcome(delivery: ClaimedDelivery, delivered: boolean): { status: DeliveryStatus; nextAt: Date | null } {
+  /** The retry schedule counts its own attempts only (replays are extra), from when the first attempt was made. */
+  private scheduledOutcome(delivery: ClaimedDelivery, post: Post, delivered: boolean): { status: DeliveryStatus; nextAt: Date | null } {
     if (delivered) return { status: 'DELIVERED', nextAt: null };
     const delays = this.config.callbackRetryDelaysMs;
     const scheduled = delivery.attempts - delivery.replays + 1;
     if (scheduled > delays.length) return { status: 'FAILED', nextAt: null };
-    return { status: 'PENDING', nextAt: new Date(new Date(delivery.first_attempt_at).getTime() + delays[scheduled - 1]) };
+    const firstAttemptAt = delivery.first_attempt_at ?? post.startedAt;
+    return { status: 'PENDING', nextAt: new Date(new Date(firstAttemptAt).getTime() + delays[scheduled - 1]) };
   }
 
   private async post(delivery: ClaimedDelivery, settings: DeliverySettings | undefined): Promise<Post> {
