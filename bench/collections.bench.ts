@@ -78,7 +78,7 @@ const PAYMENT_PROGRESS = {
   sql: `SELECT (SELECT count(*) FROM payments WHERE payment_status <> 703)::int AS settled,
                (SELECT count(*) FROM outbox WHERE relayed_at IS NULL AND available_at <= now())::int AS outbox_due,
                (SELECT count(*) FROM callback_deliveries WHERE status = 'PENDING')::int AS deliveries_pending`,
-  queues: ['payments', 'callbacks'],
+  queues: ['payments'],
 };
 
 async function main(): Promise<void> {
@@ -222,8 +222,8 @@ async function drainCharges(bench: GatewayBench) {
 
 /**
  * (c) Deliveries alone: BENCH_DELIVERY_BACKLOG callbacks scheduled at once, written as CallbacksService.schedule
- * writes them (a delivery row with the frozen payload of a real charge callback, and its outbox row), in bulk
- * SQL while the workers run.
+ * writes them (a due delivery row with the frozen payload of a real charge callback), in bulk SQL while the
+ * workers run.
  */
 async function drainDeliveries(bench: GatewayBench) {
   const { meter, merchant: m, receiver } = bench;
@@ -232,11 +232,9 @@ async function drainDeliveries(bench: GatewayBench) {
   const [drained] = await Promise.all([
     watchDrain(bench, 'c_delivery_backlog', DELIVERY_BACKLOG, 'callback delivered', PAYMENT_PROGRESS),
     meter.db.query(
-      `WITH d AS (
-       INSERT INTO callback_deliveries (client_id, kind, event, reference, url, payload)
+      `INSERT INTO callback_deliveries (client_id, kind, event, reference, url, payload)
        SELECT $1, 'collections', 'successful_payment', 'cd-' || k, $2, $3::jsonb || jsonb_build_object('external_reference', 'cd-' || k)
-       FROM generate_series(1, $4) k RETURNING id)
-     INSERT INTO outbox (topic, payload) SELECT 'callbacks.deliver', jsonb_build_object('deliveryId', id) FROM d`,
+       FROM generate_series(1, $4) k`,
       [m.clientId, `${receiver.base}/cb`, sample.payload, DELIVERY_BACKLOG],
     ),
   ]);
