@@ -270,7 +270,7 @@ export class CollectionsOneCall1763800000011 implements MigrationInterface {
       -- operator, or an earlier item of the batch settled it) or FAILED with the error, so that item's job retries.
       -- Payments are locked in id order, then ledger_post_entries locks the batch's accounts once in id order, so
       -- batches cannot deadlock, and the hot accounts (in-flight, settlement wallet, fee income) are updated once.
-      CREATE FUNCTION collection_settle_payments(p_items jsonb, p_deliver_topic text)
+      CREATE FUNCTION collection_settle_payments(p_items jsonb)
       RETURNS TABLE (payment_id bigint, result text, error_code text, error_message text, error_detail text)
       LANGUAGE plpgsql AS $fn$
       #variable_conflict use_column
@@ -293,14 +293,14 @@ export class CollectionsOneCall1763800000011 implements MigrationInterface {
         ON CONFLICT (client_id, kind, currency) WHERE kind <> 'WALLET' DO NOTHING;
 
         BEGIN
-          SELECT coalesce(jsonb_agg(to_jsonb(r)), '[]') INTO v_rows FROM collection_settle_apply(p_items, p_deliver_topic) r;
+          SELECT coalesce(jsonb_agg(to_jsonb(r)), '[]') INTO v_rows FROM collection_settle_apply(p_items) r;
         EXCEPTION WHEN OTHERS THEN
           -- The ledger refuses a whole batch when one of its entries is malformed (an account missing, of another
           -- client or currency): then each item on its own, so that only the item at fault fails.
           v_rows := '[]';
           FOR v_item IN SELECT e FROM jsonb_array_elements(p_items) e LOOP
             BEGIN
-              v_rows := v_rows || (SELECT coalesce(jsonb_agg(to_jsonb(r)), '[]') FROM collection_settle_apply(jsonb_build_array(v_item), p_deliver_topic) r);
+              v_rows := v_rows || (SELECT coalesce(jsonb_agg(to_jsonb(r)), '[]') FROM collection_settle_apply(jsonb_build_array(v_item)) r);
             EXCEPTION WHEN OTHERS THEN
               GET STACKED DIAGNOSTICS v_code = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT, v_detail = PG_EXCEPTION_DETAIL;
               v_rows := v_rows || jsonb_build_array(jsonb_build_object('payment_id', (v_item->>'payment_id')::bigint, 'result', 'FAILED',
@@ -317,7 +317,7 @@ export class CollectionsOneCall1763800000011 implements MigrationInterface {
       -- collection entry in one ledger_post_entries call (the in-flight account to the service's settlement wallet
       -- net of the merchant's fee; the payer's charge and the fee to fee income), then each moving payment's status
       -- and its callbacks (as CallbacksService.schedule writes them: one delivery per distinct URL), set-based.
-      CREATE FUNCTION collection_settle_apply(p_items jsonb, p_deliver_topic text)
+      CREATE FUNCTION collection_settle_apply(p_items jsonb)
       RETURNS TABLE (payment_id bigint, result text, error_code text, error_message text, error_detail text)
       LANGUAGE plpgsql AS $fn$
       #variable_conflict use_column
@@ -392,9 +392,6 @@ export class CollectionsOneCall1763800000011 implements MigrationInterface {
               (SELECT cs.url::text FROM client_callback_settings cs WHERE cs.client_id = m.client_id AND cs.kind = 'collections') END]) x(url)
             WHERE x.url IS NOT NULL) u
           WHERE m.refused IS NULL AND m.outcome <> 'JAMMED'
-          RETURNING id
-        ), jobs AS (
-          INSERT INTO outbox (topic, payload) SELECT p_deliver_topic, jsonb_build_object('deliveryId', d.id::text) FROM deliveries d
         )
         SELECT i.pid, CASE WHEN m.id IS NULL THEN 'SKIPPED' WHEN m.refused IS NOT NULL THEN 'FAILED' ELSE 'SETTLED' END,
           CASE WHEN m.refused IS NOT NULL THEN 'LF001' END,
@@ -409,8 +406,8 @@ export class CollectionsOneCall1763800000011 implements MigrationInterface {
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`
-      DROP FUNCTION collection_settle_payments(jsonb, text);
-      DROP FUNCTION collection_settle_apply(jsonb, text);
+      DROP FUNCTION collection_settle_payments(jsonb);
+      DROP FUNCTION collection_settle_apply(jsonb);
       DROP FUNCTION collection_initiate_checkout(uuid, text, text, text, jsonb, jsonb, text);
       DROP FUNCTION collection_checkout_by_reference(uuid, text, text);
       DROP FUNCTION collection_accept_charge(uuid, text, text, text, jsonb, jsonb, text, text, timestamptz);

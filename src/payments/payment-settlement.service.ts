@@ -4,7 +4,6 @@ import { DataSource, EntityManager } from 'typeorm';
 import { Money } from '../common/money';
 import { GroupCommit } from '../infra/database/group-commit';
 import { PreparedStatement, runPrepared } from '../infra/database/prepared';
-import { TOPICS } from '../infra/queue/queues';
 import { EntryBuilder } from '../ledger/entry-builder';
 import { ledgerError, LedgerService } from '../ledger/ledger.service';
 import { ChargeOutcome, MOBILE_MONEY_RAIL, type MobileMoneyRail } from '../rails/mobile-money.rail';
@@ -32,7 +31,7 @@ interface SettlementAnswer {
 
 const SETTLE_PAYMENTS: PreparedStatement = {
   name: 'collection_settle_payments',
-  text: 'SELECT * FROM collection_settle_payments($1, $2)',
+  text: 'SELECT * FROM collection_settle_payments($1)',
 };
 
 /** Batches of concurrent jobs in one worker process: one call per batch, two batches out at most. */
@@ -55,7 +54,7 @@ export class PaymentSettlementService {
   }, BATCHES);
 
   private readonly charges = new GroupCommit<ChargeSettlement, SettlementAnswer>(
-    (items) => runPrepared<SettlementAnswer>(this.db, SETTLE_PAYMENTS, [JSON.stringify(items), TOPICS.deliverCallback]),
+    (items) => runPrepared<SettlementAnswer>(this.db, SETTLE_PAYMENTS, [JSON.stringify(items)]),
     BATCHES,
   );
 
