@@ -298,6 +298,13 @@ describe('compiled validation of the hot routes (fast path vs the validation pip
     }
   }
 
+  it("a query as Fastify's parser makes it (an empty prototype without one of its own) takes the fast path too", async () => {
+    const parsed = () => Object.assign(Object.create(Object.create(null)), { command: 'CREDIT' });
+    const metadata: ArgumentMetadata = { type: 'query', metatype: MoneyCommandQuery, data: undefined };
+    expect(compiled.compiledDto(parsed(), MoneyCommandQuery)).toBeDefined();
+    expect(await outcome(pipe, parsed(), metadata)).toStrictEqual(await usualOutcome(parsed(), metadata));
+  });
+
   it('a DTO that is not marked never takes the fast path', () => {
     class Unmarked {}
     expect(compiled.compiledDto({}, Unmarked)).toBeUndefined();

@@ -126,11 +126,14 @@ interface TransformerStorage {
   findExcludeMetadata(target: object, field: string): unknown;
 }
 
-/** What JSON.parse (or Fastify's query string parser) makes: a record with no class of its own. */
+/**
+ * What JSON.parse or Fastify's query string parser makes: a record with no class of its own (the latter's
+ * prototype is an empty object without a prototype).
+ */
 function isPlainRecord(value: unknown): value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
+  return proto === Object.prototype || proto === null || (Object.getPrototypeOf(proto) === null && Reflect.ownKeys(proto).length === 0);
 }
 
 /**
