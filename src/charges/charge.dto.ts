@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsEmail, IsIn, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { CompiledValidation } from '../common/http/compiled-validation';
 import { GATEWAY_CODES, GATEWAY_CONTEXT, PAYER_MSISDN } from '../common/errors/gateway-error';
 import { IsBoundedJson } from '../common/validation/json-size';
 import { IsCurrencyCode, IsMoneyAmount, IsMsisdn, IsNonNegativeMoney, LIMITS, RequiredText } from '../common/validation/validators';
@@ -7,6 +8,7 @@ import { IsCurrencyCode, IsMoneyAmount, IsMsisdn, IsNonNegativeMoney, LIMITS, Re
 export const ORIGIN_CHANNELS = ['API', 'WEB', 'USSD', 'APP'] as const;
 
 /** POST /v1/mobile-money/charge (collection document §2). */
+@CompiledValidation()
 export class ChargeRequestDto {
   @ApiProperty({ example: 'ORDER-42' }) @RequiredText(LIMITS.reference) external_reference: string;
   @ApiProperty({ example: 'ACME' }) @RequiredText(LIMITS.code) client_code: string;

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Allow, IsEmail, IsInt, IsObject, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { PAYER_MSISDN } from '../common/errors/gateway-error';
+import { CompiledValidation } from '../common/http/compiled-validation';
 import { IsBoundedJson } from '../common/validation/json-size';
 import { IsMsisdn, RequiredText } from '../common/validation/validators';
 
@@ -8,6 +9,7 @@ import { IsMsisdn, RequiredText } from '../common/validation/validators';
 export const MAX_EXPIRES_IN_MINUTES = 10_080;
 
 /** POST /v2/checkout/initiate (collection document §2, with its nine maximum lengths). */
+@CompiledValidation()
 export class CheckoutInitiateDto {
   @ApiProperty({ example: '2f0a7c3e-5d1b-4b8e-9a61-0d6c2f1e9b3a', maxLength: 64 }) @RequiredText(64) merchant_transaction_id: string;
   @ApiProperty({ example: 1500, description: 'integer, major units of the currency' })

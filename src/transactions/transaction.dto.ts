@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsISO8601, IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { CURRENCIES } from '../common/currencies';
+import { CompiledValidation } from '../common/http/compiled-validation';
 import { IsBoundedJson } from '../common/validation/json-size';
 import { IsCurrencyCode, IsMoneyAmount, LIMITS, RequiredText } from '../common/validation/validators';
 
@@ -38,12 +39,14 @@ class MoneyRequestDto {
   transaction_date?: string;
 }
 
+@CompiledValidation()
 export class CreditDebitDto extends MoneyRequestDto {
   @ApiProperty({ example: '1000000001' })
   @RequiredText(LIMITS.code)
   account_number: string;
 }
 
+@CompiledValidation()
 export class TransferDto extends MoneyRequestDto {
   @ApiProperty({ example: '1000000001' })
   @RequiredText(LIMITS.code)
@@ -71,6 +74,7 @@ export class ReversalDto {
 export const MONEY_COMMANDS = ['CREDIT', 'DEBIT'] as const;
 export type MoneyCommand = (typeof MONEY_COMMANDS)[number];
 
+@CompiledValidation()
 export class MoneyCommandQuery {
   @ApiProperty({ enum: MONEY_COMMANDS })
   @IsIn(MONEY_COMMANDS)

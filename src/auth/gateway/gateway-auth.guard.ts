@@ -1,6 +1,6 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
-import { JwtService } from '@nestjs/jwt';
 import type { FastifyRequest } from 'fastify';
+import { AccessTokens } from '../access-tokens';
 import { CredentialStatusService } from '../credential-status.service';
 import { InvalidGatewayCredentials } from './api-keys.service';
 import { GATEWAY_AUDIENCE, GatewayPrincipal } from './gateway-principal';
@@ -9,7 +9,7 @@ import { GATEWAY_AUDIENCE, GatewayPrincipal } from './gateway-principal';
 @Injectable()
 export class GatewayAuthGuard implements CanActivate {
   constructor(
-    private readonly jwt: JwtService,
+    private readonly tokens: AccessTokens,
     private readonly credentials: CredentialStatusService,
   ) {}
 
@@ -17,12 +17,10 @@ export class GatewayAuthGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<FastifyRequest & { gatewayPrincipal?: GatewayPrincipal }>();
     const token = tokenOf(request);
     if (!token) throw new InvalidGatewayCredentials();
-    const payload = await this.jwt
-      .verifyAsync<{ sub: string; cid: string; ccode: string }>(token, { audience: GATEWAY_AUDIENCE, algorithms: ['HS256'] })
-      .catch(() => null);
+    const claims = this.tokens.claims<{ sub: string; cid: string; ccode: string }>(token, GATEWAY_AUDIENCE);
     // A token of a revoked key is refused like a forged one.
-    if (!payload || !(await this.credentials.apiKeyActive(payload.sub))) throw new InvalidGatewayCredentials();
-    request.gatewayPrincipal = { apiKeyId: payload.sub, clientId: payload.cid, clientCode: payload.ccode };
+    if (!claims || !(await this.credentials.apiKeyActive(claims.sub))) throw new InvalidGatewayCredentials();
+    request.gatewayPrincipal = { apiKeyId: claims.sub, clientId: claims.cid, clientCode: claims.ccode };
     return true;
   }
 }

@@ -12,4 +12,4 @@ export const CurrentGatewayClient = createParamDecorator(
 );
 
 export const GATEWAY_TOKEN_TTL_SECONDS = 3600;
-export const GATEWAY_AUDIENCE = 'gateway';
+export const GATEWAY_AUDIENCE = 'gateway' as const;
