@@ -139,9 +139,13 @@ export async function writePdfStatement(
     doc.on('end', resolve);
     doc.on('error', reject);
   });
-  doc.on('data', (chunk: Buffer) => {
-    if (!out.destroyed) out.write(chunk);
-  });
+  // pdfkit emits every object in several small chunks; `out` gets them joined, one write per batch of rows.
+  const produced: Uint8Array[] = [];
+  doc.on('data', (chunk: Uint8Array) => produced.push(chunk));
+  const handOver = () => {
+    if (produced.length > 0 && !out.destroyed) out.write(Buffer.concat(produced));
+    produced.length = 0;
+  };
 
   const money = (value: Decimal.Value) => displayAmount(value, header.currency);
   const withCurrency = (value: Decimal.Value) => `${money(value)} ${header.currency}`;
@@ -230,7 +234,8 @@ export async function writePdfStatement(
       y += ROW_HEIGHT;
       rowsOnPage++;
     }
-    await tick(); // let pdfkit hand what it produced to `out` before judging whether `out` is full
+    await tick(); // pdfkit emits what it pushed while not reading on the next tick
+    handOver();
     await drained(out);
   }
 
@@ -249,6 +254,7 @@ export async function writePdfStatement(
 
   doc.end();
   await unlessClosed(out, ended);
+  handOver();
   out.end();
   await unlessClosed(out, new Promise<void>((resolve) => out.once('finish', resolve)));
 }
