@@ -4,21 +4,31 @@ import { DataSource } from 'typeorm';
 import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
 import { PaymentsRepository } from '../payments/payments.repository';
 import { PaymentStatementDto, STATEMENT_DEFAULT_LIMIT, statementDate } from './payment-statement.dto';
+import { StatementPageStarts } from './statement-page-starts';
 
 /** POST /v1/statement: the caller's payments created in a period, oldest first, offset-paginated. */
 @Injectable()
 export class PaymentStatementService {
+  private readonly pageStarts = new StatementPageStarts();
+
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly payments: PaymentsRepository,
   ) {}
 
   async statement(principal: GatewayPrincipal, dto: PaymentStatementDto) {
-    const start = statementDate(dto.start_date)!;
-    const end = statementDate(dto.end_date, true)!;
+    const period = { clientId: principal.clientId, start: statementDate(dto.start_date)!, end: statementDate(dto.end_date, true)! };
     const offset = dto.offset ?? 0;
     const limit = dto.limit ?? STATEMENT_DEFAULT_LIMIT;
-    const rows = await this.payments.statement(this.db.manager, principal.clientId, { start, end, offset, limit });
+    const after = offset > 0 ? this.pageStarts.get(period, offset) : null;
+    const rows = await this.payments.statement(this.db.manager, period.clientId, {
+      start: period.start,
+      end: period.end,
+      limit,
+      from: after ? { after } : { offset },
+    });
+    const last = rows[rows.length - 1];
+    if (rows.length === limit) this.pageStarts.set(period, offset + limit, { at: last.position_at, id: String(last.id) });
     return rows.map((r) => ({
       payment_id: Number(r.id),
       payer_transaction_reference: r.payer_transaction_id ?? '',

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { DataSource, EntityManager } from 'typeorm';
 import { PreparedStatement, runPrepared } from '../infra/database/prepared';
-import { DayTotals, ListQuery, listClauses, todaysTotalsSql } from '../common/listing';
+import { DayTotals, Keyset, ListQuery, listClauses, todaysTotalsSql } from '../common/listing';
 import { PAYMENT_STATUS, PaymentRow, SplitShare } from './payment';
 
 /** A payment about to be recorded: a direct charge, or a payment of a hosted-checkout session. */
@@ -75,6 +75,8 @@ export interface StatementPaymentRow {
   service_charge: string;
   service_code: string;
   created_at: Date;
+  /** created_at as Postgres text (exact to the microsecond), where the next page starts. */
+  position_at: string;
 }
 
 const SELECT_PAYMENT = `
@@ -192,19 +194,29 @@ export class PaymentsRepository {
     return manager.query(`${SELECT_PAYMENT} WHERE p.checkout_session_id = $1 ORDER BY p.id`, [sessionId]);
   }
 
-  /** The client's payments created in [start, end], oldest first. */
+  /**
+   * A page of the client's payments created in [start, end], oldest first: `offset` rows into the period, or the
+   * rows after a known one (a seek in the (client_id, created_at, id) index, whatever the page's depth).
+   */
   statement(
     manager: EntityManager,
     clientId: string,
-    period: { start: Date; end: Date; offset: number; limit: number },
+    page: { start: Date; end: Date; limit: number; from: { offset: number } | { after: Keyset } },
   ): Promise<StatementPaymentRow[]> {
+    const params: unknown[] = [clientId, page.start, page.end, page.limit];
+    const seek =
+      'after' in page.from
+        ? `AND (p.created_at, p.id) > ($${params.push(page.from.after.at)}::timestamptz, $${params.push(page.from.after.id)}::bigint)`
+        : '';
+    const skip = 'offset' in page.from ? `OFFSET $${params.push(page.from.offset)}` : '';
     return manager.query(
       `SELECT p.id, p.payer_transaction_id, p.external_reference, p.account_number, p.service_amount, p.currency,
-         p.payment_status, p.description, p.payment_method_code, p.merchant_fee + p.transaction_charge AS service_charge, s.code AS service_code, p.created_at
+         p.payment_status, p.description, p.payment_method_code, p.merchant_fee + p.transaction_charge AS service_charge, s.code AS service_code,
+         p.created_at, p.created_at::text AS position_at
        FROM payments p JOIN client_services s ON s.id = p.client_service_id
-       WHERE p.client_id = $1 AND p.created_at >= $2 AND p.created_at <= $3
-       ORDER BY p.created_at, p.id OFFSET $4 LIMIT $5`,
-      [clientId, period.start, period.end, period.offset, period.limit],
+       WHERE p.client_id = $1 AND p.created_at >= $2 AND p.created_at <= $3 ${seek}
+       ORDER BY p.created_at, p.id ${skip} LIMIT $4`,
+      params,
     );
   }
 

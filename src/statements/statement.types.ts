@@ -62,18 +62,23 @@ export interface StatementRows {
 export class StatementTotals {
   debits: Decimal = new Money(0);
   credits: Decimal = new Money(0);
-  closing: Decimal;
   rows = 0;
+  private closingBalance: string;
 
   constructor(openingBalance: string) {
-    this.closing = new Money(openingBalance);
+    this.closingBalance = openingBalance;
+  }
+
+  /** The running balance after the last row added (the opening balance before any). */
+  get closing(): Decimal {
+    return new Money(this.closingBalance);
   }
 
   /** Adds a row; returns its debit and credit amounts, unsigned and exact (one of them null). */
   add(row: StatementRow): { debit: Decimal | null; credit: Decimal | null } {
     const amount = new Money(row.amount);
     this.rows++;
-    this.closing = new Money(row.balanceAfter);
+    this.closingBalance = row.balanceAfter;
     if (amount.isNegative()) {
       this.debits = this.debits.minus(amount);
       return { debit: amount.neg(), credit: null };
@@ -86,9 +91,14 @@ export class StatementTotals {
 /** An amount as printed: rounded half-up to the currency's minor units, with thousands separators ("1,234.50"). */
 export function displayAmount(value: Decimal.Value, currency: string): string {
   const digits = minorUnits(currency);
-  const [whole, fraction] = new Money(value).toDecimalPlaces(digits, Decimal.ROUND_HALF_UP).toFixed(digits).split('.');
-  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-  return fraction === undefined ? grouped : `${grouped}.${fraction}`;
+  const fixed = new Money(value).toDecimalPlaces(digits, Decimal.ROUND_HALF_UP).toFixed(digits);
+  // Statements print hundreds of thousands of amounts: grouped by slicing, not by a look-ahead regex.
+  const sign = fixed[0] === '-' ? 1 : 0;
+  const point = fixed.indexOf('.');
+  const end = point === -1 ? fixed.length : point;
+  let grouped = fixed.slice(0, sign + ((end - sign) % 3 || 3));
+  for (let i = grouped.length; i < end; i += 3) grouped += `,${fixed.slice(i, i + 3)}`;
+  return grouped + fixed.slice(end);
 }
 
 /** The note every statement carries about how its amounts are shown. */

@@ -11,6 +11,7 @@ import {
   startIsolatedSandbox,
   waitForPaymentStatus,
 } from '../support/gateway-fixtures';
+import { dataSource } from '../support/test-app';
 
 const ROW_FIELDS = [
   'payment_id',
@@ -167,6 +168,74 @@ describe('payment statement', () => {
     expect(mine.body.some((r: { external_reference: string }) => r.external_reference === otherReference)).toBe(false);
     const theirs = await statement({ start_date: start, end_date: end, limit: 1000 }, other);
     expect(theirs.body.map((r: { external_reference: string }) => r.external_reference)).toEqual([otherReference]);
+  });
+
+  describe('paging a long period', () => {
+    /** A merchant of its own with ROWS payments in DAY, written in bulk two to an instant (the id breaks the tie). */
+    let bulk: GatewayMerchant;
+    const ROWS = 2_500;
+    const DAY = { start_date: '2024-03-01T00:00:00Z', end_date: '2024-03-01T23:59:59Z' };
+    let ordered: number[];
+
+    /** Payments of `bulk` created at DAY's start + the given milliseconds, one per element; returns their ids. */
+    const insert = async (millis: number[]): Promise<number[]> => {
+      const rows = await dataSource(app).query(
+        `INSERT INTO payments (client_id, client_service_id, external_reference, request_fingerprint, origin_channel_code,
+           originator_msisdn, payer_msisdn, payer_name, payer_email, account_number, invoice_number, currency, country_code,
+           service_amount, transaction_charge, total_amount, merchant_fee, add_transaction_charge, payment_method_code,
+           extra_data, description, notify_client, notify_originator, callback_url, payment_status, created_at, updated_at)
+         SELECT c.client_id, c.id, 'bulk-' || gen_random_uuid(), 'test', 'API', '254700000003', '254700000003', 'Payer',
+                'payer@example.com', 'ACC-1', '', 'KES', 'KEN', 100, 0, 100, 10, false, 'MMONEY_KEN', '{}'::jsonb, 'Bulk', false, false,
+                'https://merchant.invalid/cb', 703, $3::timestamptz + ms * interval '1 millisecond', now()
+         FROM client_services c, unnest($4::int[]) ms WHERE c.client_id = $1 AND c.code = $2
+         RETURNING id`,
+        [bulk.clientId, bulk.serviceCode, DAY.start_date, millis],
+      );
+      return rows.map((r: { id: string }) => Number(r.id));
+    };
+    const ids = (res: request.Response) => res.body.map((r: { payment_id: number }) => r.payment_id) as number[];
+    /** Every row of DAY, reading pages of `limit` one after the other as a merchant would. */
+    const readAll = async (limit: number, between: (offset: number) => Promise<void> = async () => undefined) => {
+      const seen: number[] = [];
+      for (let offset = 0; ; offset += limit) {
+        const page = await statement({ ...DAY, offset, limit }, bulk);
+        expect(page.status).toBe(200);
+        seen.push(...ids(page));
+        if (page.body.length < limit) return seen;
+        await between(offset + limit);
+      }
+    };
+
+    beforeAll(async () => {
+      bulk = await createGatewayMerchant(app);
+      await insert(Array.from({ length: ROWS }, (_, k) => 10 + Math.floor(k / 2)));
+      const rows = await dataSource(app).query(`SELECT id FROM payments WHERE client_id = $1 ORDER BY created_at, id`, [bulk.clientId]);
+      ordered = rows.map((r: { id: string }) => Number(r.id));
+    });
+
+    it('gives every row once, in (created_at, id) order, however deep the page; any offset reads the same rows', async () => {
+      const seen = await readAll(300);
+      expect(seen).toEqual(ordered);
+      // Offsets that no page ended at are counted from the start of the period.
+      expect(ids(await statement({ ...DAY, offset: 1234, limit: 100 }, bulk))).toEqual(ordered.slice(1234, 1334));
+      expect(ids(await statement({ ...DAY, offset: 2499, limit: 5 }, bulk))).toEqual(ordered.slice(2499));
+      // A page read again, and the one after a shorter page, are the same rows.
+      expect(ids(await statement({ ...DAY, offset: 600, limit: 300 }, bulk))).toEqual(ordered.slice(600, 900));
+      expect(ids(await statement({ ...DAY, offset: 900, limit: 50 }, bulk))).toEqual(ordered.slice(900, 950));
+    });
+
+    it('neither repeats nor loses a row when payments are created between pages', async () => {
+      let atEnd: number | undefined;
+      const seen = await readAll(500, async (next) => {
+        if (next !== 1000) return;
+        // One created after everything read so far, and one back-dated into the first page (a charge whose
+        // transaction committed after that page was read): OFFSET would have shown row 999 again.
+        [atEnd] = await insert([60_000]);
+        await insert([20]);
+      });
+      expect(new Set(seen).size).toBe(seen.length);
+      expect(seen).toEqual([...ordered, atEnd]);
+    });
   });
 
   describe('errors use the statement body {response_code, response_description, error_code}', () => {
