@@ -308,6 +308,9 @@ export class OneCallPayoutsReversals1763800000012 implements MigrationInterface 
         v_known     record;
         v_target    record;
         v_entry     bigint;
+        v_accounts  uuid[];
+        v_amounts   numeric[];
+        v_afters    numeric[];
         v_operation uuid;
         v_closed    text;
         v_leg_ids   uuid[] := ARRAY[gen_random_uuid(), gen_random_uuid()];
@@ -356,10 +359,12 @@ export class OneCallPayoutsReversals1763800000012 implements MigrationInterface 
           RETURN;
         END IF;
 
-        SELECT r.entry_id INTO v_entry FROM ledger_reverse_entry(p_client_id, v_target.entry_id, 'WALLET_REVERSAL') r LIMIT 1;
+        SELECT min(r.entry_id), array_agg(r.account_id), array_agg(r.amount), array_agg(r.balance_after)
+        INTO v_entry, v_accounts, v_amounts, v_afters
+        FROM ledger_reverse_entry(p_client_id, v_target.entry_id, 'WALLET_REVERSAL') r;
         SELECT a.account_number INTO v_closed
-        FROM postings p JOIN wallets w ON w.id = p.account_id JOIN ledger_accounts a ON a.id = p.account_id
-        WHERE p.entry_id = v_entry AND w.status = 'CLOSED'
+        FROM wallets w JOIN ledger_accounts a ON a.id = w.id
+        WHERE w.id = ANY (v_accounts) AND w.status = 'CLOSED'
         LIMIT 1;
         IF v_closed IS NOT NULL THEN
           RAISE EXCEPTION 'wallet % is CLOSED', v_closed USING ERRCODE = 'WC001', DETAIL = v_closed;
@@ -369,7 +374,7 @@ export class OneCallPayoutsReversals1763800000012 implements MigrationInterface 
         VALUES (p_client_id, 'REVERSAL', p_reference, p_fingerprint, v_entry, v_target.id)
         RETURNING wallet_operations.id INTO v_operation;
 
-        -- One record per original record, direction flipped, balances from the reversing entry's postings; a
+        -- One record per original record, direction flipped, balances as the reversing entry moved them; a
         -- single-wallet original had the settlement account as its other side, which gets a record of its own.
         INSERT INTO wallet_transactions (id, operation_id, client_id, account_id, client_service_id, transaction_type,
           transaction_source, currency, transaction_amount, transaction_fee, previous_balance, current_balance,
@@ -382,6 +387,8 @@ export class OneCallPayoutsReversals1763800000012 implements MigrationInterface 
                  count(*) OVER () AS legs
           FROM wallet_transactions t JOIN ledger_accounts a ON a.id = t.account_id
           WHERE t.operation_id = v_target.id
+        ), moved AS (
+          SELECT * FROM unnest(v_accounts, v_amounts, v_afters) AS m (account_id, amount, balance_after)
         )
         SELECT v_leg_ids[o.n::int], v_operation, p_client_id, o.account_id, NULL::uuid, o.flipped_type,
                'INTERNAL_REVERAL_' || o.flipped_type, o.currency, o.transaction_amount, o.transaction_fee,
@@ -389,7 +396,7 @@ export class OneCallPayoutsReversals1763800000012 implements MigrationInterface 
                CASE WHEN o.legs > 1 THEN v_leg_ids[3 - o.n::int] ELSE v_other_leg END::text,
                p_reference, jsonb_build_object('reversed_transaction_id', o.id),
                coalesce(p_narration, 'Reversal of ' || o.id), now(), o.original_currency, o.original_amount, o.exchange_rate
-        FROM originals o JOIN postings p ON p.entry_id = v_entry AND p.account_id = o.account_id
+        FROM originals o JOIN moved p ON p.account_id = o.account_id
         UNION ALL
         SELECT v_other_leg, v_operation, p_client_id, s.id, NULL::uuid, o.transaction_type,
                'INTERNAL_REVERAL_' || o.transaction_type, s.currency, abs(p.amount), 0,
@@ -398,7 +405,7 @@ export class OneCallPayoutsReversals1763800000012 implements MigrationInterface 
                coalesce(p_narration, 'Reversal of ' || o.id), now(), NULL::char(3), NULL::numeric, NULL::numeric
         FROM originals o
         JOIN ledger_accounts s ON s.client_id = p_client_id AND s.account_number = o.other_party_account
-        JOIN postings p ON p.entry_id = v_entry AND p.account_id = s.id
+        JOIN moved p ON p.account_id = s.id
         WHERE o.legs = 1;
 
         RETURN QUERY SELECT 'REVERSED', r.* FROM wallet_operation_rows(v_operation) r;
