@@ -4,6 +4,7 @@ import {
   balance,
   balances,
   fund,
+  http,
   ledgerViolations,
   moneyBody,
   moneyFootprint,
@@ -16,7 +17,7 @@ import {
   WalletSet,
 } from '../support/money-fixtures';
 
-/** Reversals keyed by source_transaction_id: replays, concurrent duplicates and reused references. */
+/** Reversals keyed by source_transaction_id (replays, concurrent duplicates, reused references), and a closed wallet. */
 describe('reversal replays', () => {
   let app: NestFastifyApplication;
   let tenant: TestTenant;
@@ -90,6 +91,22 @@ describe('reversal replays', () => {
     await fund(app, tenant, account, 30);
     await reverse(app, tenant, credit.body.transaction_id, body).expect(201);
     expect(await balance(app, account)).toBe('0.0000');
+  });
+
+  it('a reversal that would move money on a CLOSED wallet → 400 naming it, nothing moves, its reference stays free', async () => {
+    const [account, other] = [await wallets.create(), await wallets.create()];
+    await fund(app, tenant, account, 25);
+    const tr = await transfer(app, tenant, transferBody(tenant, account, other, noFee, 25)).expect(201);
+    await http(app).post(`/api/v1/accounts/account-number/${account}?command=CLOSE`).set('authorization', tenant.auth).expect(200);
+    const footprint = await moneyFootprint(app, tenant.clientId);
+    const body = { source_transaction_id: ref('rev') };
+    const res = await reverse(app, tenant, tr.body.source_transaction.transaction_id, body).expect(400);
+    expect(res.body).toEqual({ status: 400, message: `Wallet ${account} is CLOSED and cannot be reversed on`, code: 'HttpException' });
+    expect(await moneyFootprint(app, tenant.clientId)).toEqual(footprint);
+    expect(await balances(app, [account, other])).toEqual(['0.0000', '25.0000']);
+    await post(app, tenant, 'CREDIT', moneyBody(tenant, other, noFee, 1, { source_transaction_id: body.source_transaction_id })).expect(
+      201,
+    );
   });
 
   it('leaves the ledger consistent', async () => {
