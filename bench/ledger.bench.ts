@@ -1,6 +1,9 @@
 /**
  * Ledger and statement benchmark (`npm run bench:ledger`). Not part of `npm test`.
  *
+ * 0. Runs the reference ceiling (bench/support.ts runCeiling) with the same seconds and connections, before
+ *    anything of its own, and at the end prints every load scenario's rate beside its ratio to the ceiling (the
+ *    hot-wallet scenario to http_hot, the others to http_random) and issue 10's targets, met or missed.
  * 1. Creates a database of its own on the Postgres server named by DATABASE_URL (default
  *    postgres://postgres@127.0.0.1:5432/postgres), migrates it, and seeds one tenant with 10,000 funded wallets
  *    (bulk SQL that writes what the service writes: one FUNDING operation, entry, two postings and one transaction
@@ -13,7 +16,8 @@
  *    flat and that an abandoned download gives its connection back.
  * 4. Runs the ledger invariants (verifyLedger, what `ledger:verify` runs) and drops the database.
  *
- * Environment: DATABASE_URL (server), REDIS_URL (optional), BENCH_DURATION (seconds per load scenario, default 15),
+ * Environment: DATABASE_URL (server), REDIS_URL (optional), BENCH_CEILING (the ceiling script, or skip),
+ * BENCH_DURATION (seconds per load scenario and per ceiling run, default 15),
  * BENCH_CONNECTIONS (default 32), BENCH_WALLETS (default 10000), BENCH_STATEMENT_ROWS (default 100000),
  * BENCH_SCENARIOS (comma list of scenario names to run), BENCH_SKIP_STATEMENTS=1, BENCH_PROFILE=1 (CPU profile of
  * the API, summarised by package), BENCH_ROUND_TRIPS=1 (after the load scenarios, a second API behind a counting
@@ -27,19 +31,26 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import {
+  CEILING_TARGETS,
+  CONNECTIONS,
   count,
   cpuTimes,
   createBenchDatabase,
   driveLoad,
   dropBenchDatabase,
+  DURATION,
+  ensureBuilt,
   freePort,
   loadLine,
   log,
   machineFacts,
   newBenchDatabase,
   PgRoundTripCounter,
+  printAgainstCeiling,
   ROOT,
+  runCeiling,
   SERVER_URL,
+  Throughput,
   sleep,
   startRole,
   stopChild,
@@ -47,8 +58,6 @@ import {
   waitForLive,
 } from './support';
 
-const DURATION = Number(process.env.BENCH_DURATION ?? 15);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const WALLETS = Number(process.env.BENCH_WALLETS ?? 10_000);
 const STATEMENT_ROWS = Number(process.env.BENCH_STATEMENT_ROWS ?? 100_000);
 const FUNDING = '1000000.0000';
@@ -67,12 +76,14 @@ interface Tenant {
 
 async function main(): Promise<void> {
   const started = Date.now();
+  ensureBuilt();
+  const report: Record<string, unknown> = {};
+  report.ceiling = await runCeiling();
   const database = newBenchDatabase();
   const { name: dbName, url: dbUrl } = database;
   const admin = new Client({ connectionString: SERVER_URL });
   await admin.connect();
   let server: ChildProcess | null = null;
-  const report: Record<string, unknown> = {};
   try {
     report.machine = await machineFacts(admin);
     console.log(JSON.stringify({ machine: report.machine }, null, 2));
@@ -644,6 +655,21 @@ async function verify(db: Client) {
   };
 }
 
+/** Each scenario's ceiling (the hot wallet's is http_hot) and issue 10's target where it sets one. */
+function againstWhat(r: Record<string, any>): Throughput {
+  const figure = { label: r.scenario, per_second: r.ok_per_second, p99_ms: r.latency_ms.p99 };
+  switch (r.scenario) {
+    case 'i_transfers_random_pairs':
+      return { ...figure, ceiling: 'http_random', target: CEILING_TARGETS.transfersRandom };
+    case 'ii_transfers_one_hot_source':
+      return { ...figure, ceiling: 'http_hot', target: CEILING_TARGETS.transfersHot };
+    case 'iii_credits_fresh_ids':
+      return { ...figure, ceiling: 'http_random', target: CEILING_TARGETS.credits };
+    default:
+      return { ...figure, ceiling: 'http_random' };
+  }
+}
+
 function printSummary(report: Record<string, unknown>): void {
   console.log('\n================ summary ================');
   const load = (report.load ?? []) as Array<Record<string, any>>;
@@ -663,6 +689,7 @@ function printSummary(report: Record<string, unknown>): void {
   }
   const ledger = report.ledger as Record<string, any> | undefined;
   if (ledger) console.log(`ledger:verify ok=${ledger.ok}`);
+  printAgainstCeiling(report, load.map(againstWhat));
   console.log(`total ${report.total_seconds} s`);
 }
 

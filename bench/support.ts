@@ -1,15 +1,20 @@
 /**
- * What the benchmarks (`npm run bench:ledger`, `npm run bench:collections`) share: a database of their own
- * (created, migrated, dropped), `node dist/src/main.js <role>` children, autocannon runs with the CPU used by the
- * API process, the database's Postgres backends and the load generator, wait-event sampling, machine facts, and
- * the summary of a V8 CPU profile. Not part of `npm test`.
+ * What the benchmarks (`npm run bench:ledger`, `bench:collections`, `bench:disbursements`) share: the reference
+ * ceiling run in the same sitting and every figure's ratio to it, a database of their own (created, migrated,
+ * dropped), `node dist/src/main.js <role>` children, autocannon runs with the CPU used by the API process, the
+ * database's Postgres backends and the load generator, wait-event sampling, machine facts, the summary of a V8 CPU
+ * profile, a round-trip-counting Postgres proxy, and for the gateway benches their whole setting (own Redis,
+ * callback receiver, seeded merchant, API and workers, per-request costs, drains and round-trip counts). Not part
+ * of `npm test`.
  */
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { cpus, loadavg, totalmem } from 'node:os';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { createServer as createHttpServer, Server } from 'node:http';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { connect, createServer, Socket } from 'node:net';
+import { Redis } from 'ioredis';
 import { Client } from 'pg';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -22,6 +27,10 @@ export const CLI_JS = join(ROOT, 'dist', 'src', 'admin', 'cli.js');
 export const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 export const log = (line: string) => console.log(`[bench] ${line}`);
+
+/** Seconds of each load phase and autocannon connections; the reference ceiling runs with the same. */
+export const DURATION = Number(process.env.BENCH_DURATION ?? 15);
+export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -98,7 +107,14 @@ export function startRole(role: 'api' | 'worker' | 'sandbox', options: RoleOptio
   const flags = options.profileDir ? ['--cpu-prof', '--cpu-prof-dir', options.profileDir] : [];
   return spawn(process.execPath, [...flags, MAIN_JS, role], {
     cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'warn', APP_ENV: process.env.APP_ENV ?? 'sandbox', ...options.env },
+    env: {
+      ...process.env,
+      LOG_LEVEL: 'warn',
+      APP_ENV: process.env.APP_ENV ?? 'sandbox',
+      // One merchant's token sends every request of a run: the per-token limit (60,000 a minute) would answer 429.
+      GATEWAY_RATE_LIMIT_PER_MINUTE: process.env.GATEWAY_RATE_LIMIT_PER_MINUTE ?? '1000000000',
+      ...options.env,
+    },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
 }
@@ -275,7 +291,9 @@ export function sampleWaits(db: Client, dbName: string) {
       for (const r of rows) totals.set(r.what, (totals.get(r.what) ?? 0) + r.n);
       await sleep(100);
     }
-  })();
+  })().catch(() => {
+    // A phase that failed leaves its sampler running while the client is closed: the phase's error is the one to show.
+  });
   return {
     stop: async () => {
       stopped = true;
@@ -554,10 +572,11 @@ function frontendParser(onMessage: (type: number, body: Buffer | null) => void) 
 
 /**
  * A worker's trace without the outbox relay's polling (its claim, its relayed_at update and the BEGIN/COMMIT
- * around them on the same connection), which runs every 50 ms whatever the jobs do.
+ * around them on the same connection) and the callback deliverer's claims, which run every 50 ms whatever the jobs
+ * do (a claim that finds a delivery takes up to 100 at once, so it costs a delivery about nothing).
  */
 export function withoutRelayPolls(trace: string[]): string[] {
-  const isRelay = (line: string) => /FROM outbox WHERE relayed_at IS NULL|UPDATE outbox SET relayed_at/.test(line);
+  const isRelay = (line: string) => /FROM outbox WHERE relayed_at IS NULL|UPDATE outbox SET relayed_at|: WITH replays AS/.test(line);
   const isTx = (line: string) => /: (BEGIN|START TRANSACTION|COMMIT|ROLLBACK)$/.test(line);
   const conn = (line: string) => line.slice(0, line.indexOf(':'));
   const drop = new Set<number>();
@@ -580,4 +599,725 @@ export function withoutRelayPolls(trace: string[]): string[] {
     if (/: (COMMIT|ROLLBACK)$/.test(line)) drop.add(i);
   });
   return trace.filter((_, i) => !drop.has(i));
+}
+
+// ------------------------------------------------------------------------------------------------ reference ceiling
+
+/** What the reference ceiling measured on this machine, in transfers/s (its last output line). */
+export interface CeilingFigures {
+  sql_random: number;
+  sql_hot: number;
+  sql_batch10_random: number;
+  sql_batch10_hot: number;
+  http_random: number;
+  http_hot: number;
+}
+
+export type Ceiling =
+  | ({ skipped: false; script: string; seconds: number; connections: number; wall_seconds: number } & CeilingFigures)
+  | { skipped: true; reason: string };
+
+/**
+ * The ceiling script: BENCH_CEILING when set, else ../shared/bench/ceiling/run.sh beside the project, else
+ * /work/shared/bench/ceiling/run.sh (worktrees live elsewhere). BENCH_CEILING=skip, or no script there, skips it.
+ */
+function ceilingScript(): { script: string } | { reason: string } {
+  const configured = process.env.BENCH_CEILING;
+  if (configured === 'skip') return { reason: 'BENCH_CEILING=skip' };
+  const candidates = configured
+    ? [configured]
+    : [join(ROOT, '..', 'shared', 'bench', 'ceiling', 'run.sh'), '/work/shared/bench/ceiling/run.sh'];
+  const script = candidates.find((c) => existsSync(c));
+  return script ? { script } : { reason: `no ceiling script at ${candidates.join(' or ')}` };
+}
+
+/**
+ * Runs the reference ceiling (a lean SQL transfer under pgbench, and behind a bare Fastify + pg server under
+ * autocannon) with the bench's seconds and connections, before the bench's own load, so its figures and the
+ * bench's come from the same machine in the same state. Its output is passed through; a failed or skipped run
+ * is reported as such and the bench goes on without ratios.
+ */
+export async function runCeiling(seconds = DURATION, connections = CONNECTIONS): Promise<Ceiling> {
+  const found = ceilingScript();
+  if ('reason' in found) {
+    log(`reference ceiling skipped: ${found.reason}; figures are printed without ratios`);
+    return { skipped: true, reason: found.reason };
+  }
+  log(`reference ceiling: ${found.script} ${ROOT} ${seconds} ${connections} (about ${6 * seconds + 10} s)`);
+  const t0 = Date.now();
+  const child = spawn('bash', [found.script, ROOT, String(seconds), String(connections)], {
+    // A port of its own: its default (3990) may be taken by another bench on the machine.
+    env: { ...process.env, CEILING_PORT: String(await freePort()) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let pending = '';
+  let last = null as string | null; // the last JSON line: every figure
+  const take = (line: string) => {
+    console.log(`[ceiling] ${line}`);
+    if (line.trim().startsWith('{')) last = line;
+  };
+  child.stdout!.on('data', (chunk: Buffer) => {
+    const lines = (pending + chunk.toString('utf8')).split('\n');
+    pending = lines.pop()!;
+    lines.forEach(take);
+  });
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  if (pending) take(pending);
+  if (code !== 0 || !last) {
+    const reason = `the ceiling exited with code ${code}${last ? '' : ' and printed no JSON line'}`;
+    log(`reference ceiling failed: ${reason}; figures are printed without ratios`);
+    return { skipped: true, reason };
+  }
+  const figures = JSON.parse(last) as CeilingFigures;
+  return { skipped: false, script: found.script, seconds, connections, wall_seconds: (Date.now() - t0) / 1000, ...figures };
+}
+
+/** The ceiling a figure is compared with: transfers between random accounts, or through one hot account. */
+export type CeilingKind = 'http_random' | 'http_hot';
+
+/** Issue 10's targets, as multiples of the same-run ceiling (at 32 connections). */
+export const CEILING_TARGETS = {
+  transfersRandom: { ratio: 1.0, p99_ms: 50 },
+  transfersHot: { ratio: 1.5 },
+  credits: { ratio: 1.0 },
+  charges: { ratio: 1.0 },
+  checkouts: { ratio: 1.0 },
+  settlementAndCallback: { ratio: 0.5 },
+} as const;
+
+export interface Throughput {
+  label: string;
+  /** Per second; null when the phase produced no rate (e.g. no sustained end-to-end rate). */
+  per_second: number | null;
+  ceiling: CeilingKind;
+  p99_ms?: number;
+  target?: { ratio: number; p99_ms?: number };
+}
+
+function withinP99(f: Throughput): boolean {
+  return f.target?.p99_ms === undefined || (f.p99_ms !== undefined && f.p99_ms <= f.target.p99_ms);
+}
+
+/**
+ * Prints every throughput beside its ratio to the relevant ceiling, and met/missed for those with a target; the
+ * rows go into the report (BENCH_RESULTS) as `against_ceiling`.
+ */
+export function printAgainstCeiling(report: Record<string, unknown>, figures: Throughput[]): void {
+  const ceiling = report.ceiling as Ceiling | undefined;
+  const rows = figures.map((f) => {
+    const reference = ceiling && !ceiling.skipped ? ceiling[f.ceiling] : null;
+    const ratio = reference && f.per_second !== null ? +(f.per_second / reference).toFixed(2) : null;
+    // No rate (e.g. no sustained end-to-end rate) misses its target; without a ceiling nothing is judged.
+    const met = !f.target || !reference ? null : f.per_second !== null && f.per_second >= f.target.ratio * reference && withinP99(f);
+    return { ...f, ceiling_per_second: reference, ratio, met };
+  });
+  report.against_ceiling = rows;
+  console.log(
+    ceiling && !ceiling.skipped
+      ? `against the reference ceiling of this sitting (${ceiling.seconds} s, ${ceiling.connections} connections): http random ${ceiling.http_random}/s, http hot ${ceiling.http_hot}/s; sql random ${ceiling.sql_random}/s, hot ${ceiling.sql_hot}/s, batch of 10 random ${ceiling.sql_batch10_random}/s, hot ${ceiling.sql_batch10_hot}/s`
+      : `no reference ceiling (${ceiling?.skipped ? ceiling.reason : 'not run'}): no ratios, targets not judged`,
+  );
+  for (const r of rows) {
+    const rate = r.per_second === null ? 'none' : `${r.per_second}/s`;
+    const ratio = r.ratio === null ? '' : `  ${r.ratio.toFixed(2)}× ${r.ceiling}`;
+    const target = r.target
+      ? `  target ≥ ${r.target.ratio.toFixed(1)}×${r.target.p99_ms !== undefined ? ` with p99 ≤ ${r.target.p99_ms} ms (p99 ${r.p99_ms ?? '?'} ms)` : ''}: ${r.met === null ? 'not judged' : r.met ? 'met' : 'MISSED'}`
+      : '';
+    console.log(`  ${r.label.padEnd(48)} ${rate.padStart(9)}${ratio}${target}`);
+  }
+}
+
+// ------------------------------------------------------------------------------------------------ gateway benches: resources
+
+export interface Snapshot {
+  at: number;
+  api: number;
+  workers: number;
+  redis: number;
+  self: number;
+  machine: { busy: number; total: number };
+  backends: Map<number, number>;
+  xactCommit: number;
+  xactRollback: number;
+  wal: { records: number; bytes: number; syncs: number; writes: number };
+  redisCommands: number;
+  redisScripts: number;
+}
+
+/** CPU of every process involved, and Postgres/Redis counters, between two snapshots, per unit of work. */
+export class Meter {
+  constructor(
+    readonly db: Client,
+    readonly dbName: string,
+    private readonly procs: Processes,
+    private readonly redis: Redis,
+  ) {}
+
+  async snapshot(): Promise<Snapshot> {
+    const safe = (pid: number | null | undefined) => {
+      try {
+        return pid ? cpuTimes(pid) : 0;
+      } catch {
+        return 0;
+      }
+    };
+    const pg = await pgCounters(this.db, this.dbName);
+    const info = await this.redis.info('stats');
+    const commandStats = await this.redis.info('commandstats');
+    const scripts = [...commandStats.matchAll(/cmdstat_(?:evalsha|eval|evalsha_ro|eval_ro|fcall):calls=(\d+)/g)].reduce(
+      (sum, x) => sum + Number(x[1]),
+      0,
+    );
+    const self = process.cpuUsage();
+    return {
+      at: performance.now(),
+      api: safe(this.procs.api.pid),
+      workers: this.procs.workers.reduce((sum, w) => sum + safe(w.pid), 0),
+      redis: safe(this.procs.redisPid),
+      self: (self.user + self.system) / 1e6,
+      machine: machineCpu(),
+      backends: await backendCpu(this.db, this.dbName),
+      xactCommit: pg.commits,
+      xactRollback: pg.rollbacks,
+      wal: { records: pg.walRecords, bytes: pg.walBytes, syncs: pg.walFlushes, writes: pg.walWrites },
+      redisCommands: Number(/total_commands_processed:(\d+)/.exec(info)?.[1] ?? 0),
+      redisScripts: scripts,
+    };
+  }
+
+  /**
+   * Per unit: CPU milliseconds of each process, Postgres commits, WAL records/bytes/flushes (pg_stat_wal is
+   * server-wide: other databases' writes would count too) and Redis commands; and each process's share of the
+   * window (100 % = one core).
+   */
+  costs(a: Snapshot, b: Snapshot, units: number, unit: string) {
+    const seconds = (b.at - a.at) / 1000;
+    const pg = backendSecondsBetween(a.backends, b.backends);
+    const cpu = { api: b.api - a.api, workers: b.workers - a.workers, postgres: pg, redis: b.redis - a.redis, bench: b.self - a.self };
+    const machineBusy = b.machine.busy - a.machine.busy;
+    const machineTotal = b.machine.total - a.machine.total;
+    const per = (v: number, digits = 2) => (units > 0 ? +(v / units).toFixed(digits) : null);
+    return {
+      unit,
+      units,
+      seconds: +seconds.toFixed(2),
+      cpu_ms: Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, per(v * 1000, 3)])),
+      cpu_percent_of_one_core: Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, Math.round((v / seconds) * 100)])),
+      machine_busy_percent: machineTotal > 0 ? Math.round((machineBusy / machineTotal) * 100) : null,
+      postgres_commits: per(b.xactCommit - a.xactCommit),
+      postgres_rollbacks: per(b.xactRollback - a.xactRollback),
+      wal_records: per(b.wal.records - a.wal.records, 1),
+      wal_bytes: per(b.wal.bytes - a.wal.bytes, 0),
+      wal_flushes: per(b.wal.syncs - a.wal.syncs, 3),
+      // Commands run inside BullMQ's Lua scripts count too; redis_scripts are the script calls (one round trip each).
+      redis_commands: per(b.redisCommands - a.redisCommands, 1),
+      redis_scripts: per(b.redisScripts - a.redisScripts, 1),
+    };
+  }
+}
+
+export interface Processes {
+  api: ChildProcess;
+  workers: ChildProcess[];
+  redisPid: number | null;
+}
+
+// ------------------------------------------------------------------------------------------------ gateway benches: setting
+
+/** The seeded merchant: an API key, a KES service with a FIXED fee of 10 whose settlement wallet is the float. */
+export interface Merchant {
+  clientId: string;
+  clientCode: string;
+  serviceCode: string;
+  serviceId: string;
+  settlementAccountNumber: string;
+  consumerKey: string;
+  consumerSecret: string;
+  token: string;
+}
+
+/**
+ * What a gateway benchmark runs in: a redis-server of its own (or BENCH_REDIS_URL), a migrated database of its own,
+ * a callback receiver, a merchant seeded with `admin seed` whose collection callbacks go to the receiver, the API
+ * (`node dist/src/main.js api`) and a gateway token; workers when asked. close() undoes whatever start() got to.
+ */
+export class GatewayBench {
+  readonly admin = new Client({ connectionString: SERVER_URL });
+  readonly database: BenchDatabase;
+  readonly receiver = new Receiver();
+  db: Client | null = null;
+  redis: Redis | null = null;
+  redisUrl = '';
+  base = '';
+  merchant!: Merchant;
+  procs!: Processes;
+  meter!: Meter;
+  /** The environment of every child (API, workers, CLI). */
+  env: Record<string, string> = {};
+  private ownRedis: OwnRedis | null = null;
+  private readonly children: ChildProcess[] = [];
+  private readonly profileDirs: Array<{ label: string; dir: string }> = [];
+
+  constructor(
+    prefix: string,
+    private readonly options: { settleDelayMs: number; profile: boolean; facts?: Record<string, unknown> },
+  ) {
+    this.database = newBenchDatabase(prefix);
+  }
+
+  /** Everything up to a signed-in merchant and a running API; machine facts go into report.machine. */
+  async start(report: Record<string, unknown>): Promise<void> {
+    await this.admin.connect();
+    this.ownRedis = process.env.BENCH_REDIS_URL ? null : await startOwnRedis();
+    this.redisUrl = process.env.BENCH_REDIS_URL ?? this.ownRedis!.url;
+    this.redis = new Redis(this.redisUrl, { maxRetriesPerRequest: 1 });
+    const redisVersion = /redis_version:(\S+)/.exec(await this.redis.info('server'))?.[1];
+    report.machine = await machineFacts(this.admin, {
+      redis: `${redisVersion} (${this.ownRedis ? `own redis-server, pid ${this.ownRedis.pid}` : 'BENCH_REDIS_URL'})`,
+      sandbox_settle_delay_ms: this.options.settleDelayMs,
+      ...this.options.facts,
+      postgres_round_trip: await pgRoundTripCost(),
+    });
+    console.log(JSON.stringify({ machine: report.machine }, null, 2));
+
+    await createBenchDatabase(this.admin, this.database);
+    this.db = new Client({ connectionString: this.database.url });
+    await this.db.connect();
+    this.env = {
+      DATABASE_URL: this.database.url,
+      REDIS_URL: this.redisUrl,
+      APP_ENV: 'sandbox',
+      SANDBOX_SETTLE_DELAY_MS: String(this.options.settleDelayMs),
+    };
+
+    await this.receiver.start();
+    log(`callback receiver on ${this.receiver.base}`);
+    const t0 = Date.now();
+    const r = this.receiver.base;
+    const seeded = await this.cli(['seed', '--callback-url', `${r}/cb`, '--callback-username', 'u', '--callback-password', 'p']);
+    log(`seeded merchant ${seeded.client_code} (service ${seeded.service_code}) in ${Date.now() - t0} ms`);
+
+    const port = await freePort();
+    this.base = `http://127.0.0.1:${port}`;
+    const api = startRole('api', { env: { ...this.env, PORT: String(port) }, profileDir: this.profileDir('api') });
+    this.children.push(api);
+    await waitForLive(this.base, api);
+    log(`API child pid ${api.pid} listening on ${this.base}`);
+    this.procs = { api, workers: [], redisPid: this.ownRedis?.pid ?? null };
+
+    const auth = await postJson(this.base, '/v1/auth', { consumer_key: seeded.consumer_key, consumer_secret: seeded.consumer_secret });
+    const [row] = (
+      await this.db.query(
+        `SELECT c.id AS client_id, s.id AS service_id FROM clients c JOIN client_services s ON s.client_id = c.id WHERE c.code = $1 AND s.code = $2`,
+        [seeded.client_code, seeded.service_code],
+      )
+    ).rows;
+    this.merchant = {
+      clientId: row.client_id,
+      clientCode: seeded.client_code,
+      serviceCode: seeded.service_code,
+      serviceId: row.service_id,
+      settlementAccountNumber: seeded.settlement_account_number,
+      consumerKey: seeded.consumer_key,
+      consumerSecret: seeded.consumer_secret,
+      token: auth.access_token,
+    };
+    this.meter = new Meter(this.db, this.database.name, this.procs, this.redis);
+  }
+
+  /** `node dist/src/admin/cli.js <args> --json` against the bench's database; its JSON output. */
+  async cli(args: string[]): Promise<Record<string, string>> {
+    const { code, stdout, stderr } = await cli([...args, '--json'], this.env);
+    if (code !== 0) throw new Error(`cli ${args[0]} exited ${code}: ${stderr.trim()}`);
+    return JSON.parse(stdout);
+  }
+
+  /** BENCH_PROFILE=1: a directory the process writes its V8 CPU profile into at exit, summarised by close(). */
+  profileDir(label: string): string | null {
+    if (!this.options.profile) return null;
+    const dir = mkdtempSync(join(tmpdir(), `paygate-bench-prof-${label}-`));
+    this.profileDirs.push({ label, dir });
+    return dir;
+  }
+
+  startWorkers(count: number): void {
+    for (let i = 0; i < count; i++) {
+      const worker = startRole('worker', { env: this.env, profileDir: this.profileDir(`worker${i + 1}`) });
+      this.children.push(worker);
+      this.procs.workers.push(worker);
+    }
+    log(`started ${count} worker(s): pids ${this.procs.workers.map((w) => w.pid).join(', ')}`);
+  }
+
+  /**
+   * autocannon POSTs to a gateway route with the merchant's token and a fresh `[<id>]` per request, measured
+   * with the per-request costs of every process (Meter).
+   */
+  async drive(name: string, unit: string, path: string, body: string, duration = DURATION) {
+    const before = await this.meter.snapshot();
+    const result = await driveLoad({
+      name,
+      base: this.base,
+      serverPid: this.procs.api.pid!,
+      db: this.db!,
+      dbName: this.database.name,
+      connections: CONNECTIONS,
+      duration,
+      idReplacement: true,
+      requests: [{ method: 'POST', path, headers: { 'content-type': 'application/json', 'x-access-token': this.merchant.token }, body }],
+    });
+    const after = await this.meter.snapshot();
+    const ok = Number((result.status_codes as Record<string, number>)['200'] ?? 0);
+    await this.untilDatabaseIdle();
+    return { ...result, per_request: this.meter.costs(before, after, ok, unit) };
+  }
+
+  /**
+   * Waits until no backend of the database is busy for 0.5 s: autocannon abandons the requests in flight when a
+   * phase ends, and the API still commits them, so the next phase (or a backlog count) starts from a settled state.
+   */
+  async untilDatabaseIdle(timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let quietSince: number | null = null;
+    while (Date.now() < deadline) {
+      const [{ busy }] = (
+        await this.db!.query(
+          `SELECT count(*)::int AS busy FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND state <> 'idle'`,
+          [this.database.name],
+        )
+      ).rows;
+      if (busy > 0) quietSince = null;
+      else if (quietSince === null) quietSince = Date.now();
+      else if (Date.now() - quietSince >= 500) return;
+      await sleep(100);
+    }
+    log(`the database was still busy after ${timeoutMs / 1000} s`);
+  }
+
+  /** Stops the API and the workers (round trips are then counted with processes of their own). */
+  async stopChildren(): Promise<void> {
+    for (const child of this.children.splice(0)) await stopChild(child);
+  }
+
+  /** `ledger:verify --json`: the invariants (a)–(d) over everything the run wrote. */
+  async ledgerVerify() {
+    const t0 = Date.now();
+    const { code, stdout, stderr } = await cli(['ledger:verify', '--json'], this.env);
+    const output = stdout.trim() ? JSON.parse(stdout) : null;
+    return { exit_code: code, seconds: (Date.now() - t0) / 1000, ...(output ?? {}), ...(stderr.trim() ? { stderr: stderr.trim() } : {}) };
+  }
+
+  async close(report: Record<string, unknown>): Promise<void> {
+    await this.stopChildren();
+    for (const { label, dir } of this.profileDirs) report[`${label}_profile`] = summariseProfile(dir, `${label}_profile`);
+    this.redis?.disconnect();
+    await this.db?.end().catch(() => undefined);
+    await this.receiver.close();
+    await dropBenchDatabase(this.admin, this.database.name);
+    await this.admin.end();
+    await this.ownRedis?.stop();
+  }
+}
+
+/**
+ * The merchant's callback endpoint: answers 200 and notes when each reference's callback arrived (the reference
+ * is the body's external_reference, merchant_transaction_id or payout_reference).
+ */
+export class Receiver {
+  /** performance.now() of the first callback per reference. */
+  readonly arrivals = new Map<string, number>();
+  /** performance.now() of every callback, in arrival order. */
+  readonly times: number[] = [];
+  duplicates = 0;
+  uniqueReferences = 0;
+  base = '';
+  private server: Server | null = null;
+  private readonly wallOffset = Date.now() - performance.now();
+
+  get count(): number {
+    return this.times.length;
+  }
+
+  wallOf(t: number): number {
+    return t + this.wallOffset;
+  }
+
+  async start(): Promise<this> {
+    this.server = createHttpServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const at = performance.now();
+        let reference = '';
+        try {
+          const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+          reference = String(body.external_reference ?? body.merchant_transaction_id ?? body.payout_reference ?? '');
+        } catch {
+          // not JSON: counted, not matched
+        }
+        this.times.push(at);
+        if (this.arrivals.has(reference)) this.duplicates++;
+        else {
+          this.arrivals.set(reference, at);
+          this.uniqueReferences++;
+        }
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"acknowledgement_code":"900"}');
+      });
+    });
+    this.server.keepAliveTimeout = 60_000;
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.base = `http://127.0.0.1:${(this.server.address() as { port: number }).port}`;
+    return this;
+  }
+
+  async close(): Promise<void> {
+    if (!this.server) return;
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server!.close(() => resolve()));
+  }
+
+  /** Waits until every reference has called back, or `timeoutMs` has passed. */
+  async waitFor(references: string[], timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline && !references.every((r) => this.arrivals.has(r))) await sleep(20);
+  }
+}
+
+interface OwnRedis {
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/** `redis-server --port N --save "" --appendonly no`, a child of this process. */
+async function startOwnRedis(): Promise<OwnRedis> {
+  const port = await freePort();
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', tmpdir()],
+    {
+      stdio: 'ignore',
+    },
+  );
+  const url = `redis://127.0.0.1:${port}`;
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`redis-server exited with code ${child.exitCode}`);
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = connect(port, '127.0.0.1');
+      s.once('connect', () => {
+        s.destroy();
+        resolve(true);
+      });
+      s.once('error', () => resolve(false));
+    });
+    if (ok) break;
+    if (Date.now() > deadline) throw new Error('redis-server did not start');
+    await sleep(50);
+  }
+  log(`redis-server pid ${child.pid} on ${url}`);
+  return { url, pid: child.pid!, stop: () => stopChild(child) };
+}
+
+function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [CLI_JS, ...args],
+      { cwd: ROOT, env: { ...process.env, ...env, LOG_LEVEL: 'warn' } },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
+  });
+}
+
+async function postJson(base: string, path: string, body: unknown) {
+  const res = await fetch(`${base}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`POST ${path} → ${res.status} ${text}`);
+  return JSON.parse(text);
+}
+
+// ------------------------------------------------------------------------------------------------ gateway benches: drains
+
+/** How long a drain waits for its callbacks (BENCH_DRAIN_TIMEOUT, seconds). */
+const DRAIN_TIMEOUT_S = Number(process.env.BENCH_DRAIN_TIMEOUT ?? 150);
+
+/** What a drain's timeline samples every 2 s: counts from SQL (one row) and the depth of BullMQ queues. */
+export interface DrainProgress {
+  sql: string;
+  queues: string[];
+}
+
+/** Waits until `expected` more callbacks have reached the receiver, sampling how far the backlog has come. */
+export async function watchDrain(bench: GatewayBench, name: string, expected: number, unit: string, progress: DrainProgress) {
+  const { meter, receiver } = bench;
+  const deliveredBefore = receiver.count;
+  log(`${name}: waiting for ${expected} callbacks`);
+  const before = await meter.snapshot();
+  const waits = sampleWaits(meter.db, meter.dbName);
+  const t0 = performance.now();
+  const timeline: Array<Record<string, number>> = [];
+  let lastPrint = 0;
+  while ((performance.now() - t0) / 1000 < DRAIN_TIMEOUT_S) {
+    const delivered = receiver.count - deliveredBefore;
+    if (performance.now() - lastPrint >= 2000 || delivered >= expected) {
+      lastPrint = performance.now();
+      const [s] = (await meter.db.query(progress.sql)).rows;
+      const q = await queueDepths(bench.redis!, progress.queues);
+      const point = { t: +((performance.now() - t0) / 1000).toFixed(1), delivered, ...s, ...q };
+      timeline.push(point);
+      log(`${name} ${JSON.stringify(point)}`);
+    }
+    if (delivered >= expected) break;
+    await sleep(250);
+  }
+  const waitSummary = await waits.stop();
+  const after = await meter.snapshot();
+  const times = receiver.times.slice(deliveredBefore);
+  const rates = rateOf(times);
+  return {
+    times,
+    result: {
+      scenario: name,
+      expected,
+      delivered: times.length,
+      drained: times.length >= expected,
+      seconds: rates.seconds,
+      deliveries_per_second: rates.average,
+      deliveries_per_second_peak_1s: rates.peak,
+      duplicates_at_receiver: receiver.duplicates,
+      per_unit: meter.costs(before, after, times.length, unit),
+      db_backends_by_wait: waitSummary,
+      timeline,
+    } as Record<string, unknown>,
+  };
+}
+
+async function queueDepths(redis: Redis, queues: string[]): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const q of queues) {
+    const [wait, active, delayed] = await Promise.all([
+      redis.llen(`bull:${q}:wait`),
+      redis.llen(`bull:${q}:active`),
+      redis.zcard(`bull:${q}:delayed`),
+    ]);
+    out[`${q}_waiting`] = wait;
+    out[`${q}_active`] = active;
+    out[`${q}_delayed`] = delayed;
+  }
+  return out;
+}
+
+/** Average rate between the first and last timestamp (ms, performance.now()), and the busiest 1-s window. */
+export function rateOf(times: number[]) {
+  if (times.length < 2) return { seconds: 0, average: 0, peak: times.length };
+  const sorted = [...times].sort((a, b) => a - b);
+  const seconds = (sorted[sorted.length - 1] - sorted[0]) / 1000;
+  let peak = 0;
+  for (let i = 0, j = 0; i < sorted.length; i++) {
+    while (sorted[i] - sorted[j] >= 1000) j++;
+    peak = Math.max(peak, i - j + 1);
+  }
+  return { seconds: +seconds.toFixed(2), average: seconds > 0 ? Math.round(sorted.length / seconds) : 0, peak };
+}
+
+// ------------------------------------------------------------------------------------------------ gateway benches: round trips
+
+/** One kind of gateway request whose Postgres round trips are counted. */
+export interface CountedRequest {
+  name: string;
+  path: string;
+  /** The request body for a fresh reference. */
+  body(reference: string): string;
+  /** Its result is called back: the worker's round trips until the callback is delivered are counted too. */
+  calledBack: boolean;
+}
+
+/**
+ * Round trips to Postgres per request, counted at a proxy: a second API and one worker (the measured ones are
+ * stopped) with no settle delay, `n` sequential requests of each kind so nothing else runs; the worker's idle
+ * relay polling is measured first and subtracted. Redis commands per request (every process), and the SQL of
+ * one request of each kind (and of its settlement and callback) traced.
+ */
+export async function countGatewayRoundTrips(bench: GatewayBench, requests: CountedRequest[], n = 200) {
+  const { database, receiver, merchant } = bench;
+  const apiProxy = await PgRoundTripCounter.for(database.url);
+  const workerProxy = await PgRoundTripCounter.for(database.url);
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  // No settle delay: the API schedules the settlement, so it is the API that must not wait.
+  const api = startRole('api', {
+    env: { ...bench.env, DATABASE_URL: apiProxy.url(database.url), PORT: String(port), SANDBOX_SETTLE_DELAY_MS: '0' },
+  });
+  const worker = startRole('worker', {
+    env: { ...bench.env, DATABASE_URL: workerProxy.url(database.url), SANDBOX_SETTLE_DELAY_MS: '0' },
+  });
+  const send = async (request: CountedRequest, reference: string) => {
+    const res = await fetch(`${base}${request.path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-access-token': merchant.token },
+      body: request.body(reference),
+    });
+    if (res.status !== 200) throw new Error(`${request.path} → ${res.status} ${await res.text()}`);
+  };
+  const redisCommands = async () => Number(/total_commands_processed:(\d+)/.exec(await bench.redis!.info('stats'))?.[1] ?? 0);
+  const out: Record<string, unknown> = { requests: n };
+  try {
+    await waitForLive(base, api);
+    // Warm-up, then the worker's idle rate (relay polling).
+    const warmer = requests.find((r) => r.calledBack) ?? requests[0];
+    const warm = Array.from({ length: 20 }, (_, i) => `rt-warm-${process.pid}-${i}`);
+    for (const ref of warm) await send(warmer, ref);
+    if (warmer.calledBack) await receiver.waitFor(warm);
+    await sleep(1000);
+    workerProxy.roundTrips = 0;
+    let t = performance.now();
+    await sleep(3000);
+    const idlePerSecond = workerProxy.roundTrips / ((performance.now() - t) / 1000);
+    out.worker_idle_round_trips_per_second = +idlePerSecond.toFixed(1);
+
+    for (const request of requests) {
+      const refs = Array.from({ length: n }, (_, i) => `rt-${request.name}-${process.pid}-${i}`);
+      const redis0 = await redisCommands();
+      apiProxy.roundTrips = 0;
+      workerProxy.roundTrips = 0;
+      t = performance.now();
+      for (const ref of refs) await send(request, ref);
+      const counted: Record<string, unknown> = { api: +(apiProxy.roundTrips / n).toFixed(2) };
+      if (request.calledBack) {
+        await receiver.waitFor(refs);
+        const seconds = (performance.now() - t) / 1000;
+        counted.worker_until_called_back = +((workerProxy.roundTrips - idlePerSecond * seconds) / n).toFixed(2);
+      }
+      counted.redis_commands_all_processes = +(((await redisCommands()) - redis0) / n).toFixed(1);
+
+      // One more, traced.
+      await sleep(500);
+      apiProxy.trace = [];
+      workerProxy.trace = [];
+      const traced = `rt-trace-${request.name}-${process.pid}`;
+      await send(request, traced);
+      counted.trace_api = apiProxy.trace;
+      if (request.calledBack) {
+        await receiver.waitFor([traced]);
+        await sleep(300);
+        counted.trace_worker = withoutRelayPolls(workerProxy.trace);
+      }
+      apiProxy.trace = null;
+      workerProxy.trace = null;
+      out[request.name] = counted;
+    }
+    return out;
+  } finally {
+    await stopChild(api);
+    await stopChild(worker);
+    await apiProxy.close();
+    await workerProxy.close();
+  }
 }

@@ -53,24 +53,6 @@ export class OneCallPayoutsReversals1763800000012 implements MigrationInterface 
       END
       $fn$;
 
-      -- The fee a client service charges on an amount: src/client-services/fees.ts (feeFor) in SQL, for the calls that
-      -- price inside Postgres. test/client-services/fee-sql.spec.ts holds the two to the same answers.
-      CREATE FUNCTION client_service_fee(p_service_id uuid, p_amount numeric) RETURNS numeric
-      LANGUAGE sql STABLE AS $fn$
-        SELECT round(CASE
-          WHEN NOT s.has_transaction_fee THEN 0
-          WHEN EXISTS (SELECT 1 FROM client_service_fee_tiers t WHERE t.client_service_id = s.id) THEN coalesce((
-            SELECT CASE t.fee_type WHEN 'FIXED' THEN t.fee ELSE p_amount * t.fee * 0.01 END
-            FROM client_service_fee_tiers t
-            WHERE t.client_service_id = s.id AND p_amount BETWEEN t.minimum_amount AND t.maximum_amount
-            ORDER BY t.minimum_amount LIMIT 1), 0)
-          WHEN s.transaction_fee_type = 'FIXED' THEN s.transaction_fee
-          WHEN s.transaction_fee_type = 'PERCENTAGE' THEN p_amount * s.transaction_fee * 0.01
-          ELSE 0
-        END, 4)
-        FROM client_services s WHERE s.id = p_service_id
-      $fn$;
-
       -- The service a disbursement is paid from (src/float/paying-service.ts words the refusals): one of the client's,
       -- active, with a float (its settlement wallet) that may pay: an ACTIVE wallet of an active profile, the PAY
       -- rule of src/wallets/wallet-state-machine.ts.
@@ -423,7 +405,6 @@ export class OneCallPayoutsReversals1763800000012 implements MigrationInterface 
                                   timestamptz);
       DROP FUNCTION float_reserve(uuid, uuid, text, text, numeric[], numeric[]);
       DROP FUNCTION paying_service(uuid, text);
-      DROP FUNCTION client_service_fee(uuid, numeric);
       DROP FUNCTION ledger_reverse_entry(uuid, bigint, text);
       DROP FUNCTION ledger_system_account(uuid, text, text);
     `);

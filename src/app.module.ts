@@ -3,8 +3,7 @@ import { AirtimeModule } from './airtime/airtime.module';
 import { AirtimeProcessor } from './airtime/airtime.processor';
 import { AuthModule } from './auth/auth.module';
 import { GatewayAuthModule } from './auth/gateway/gateway-auth.module';
-import { CallbackDeliveryProcessor } from './callbacks/callback-delivery.processor';
-import { CallbackSweeper } from './callbacks/callback-sweeper.service';
+import { CallbackDeliverer } from './callbacks/callback-deliverer.service';
 import { CallbacksModule } from './callbacks/callbacks.module';
 import { ClientServicesModule } from './client-services/client-services.module';
 import { ChargesModule } from './charges/charges.module';
@@ -86,14 +85,16 @@ export type ProcessRole = 'api' | 'worker' | 'sandbox';
 })
 export class ApiModule {}
 
-/** Queue processors, schedulers and the outbox relay: the money cores (payments, payouts, airtime) and the reversal step. */
+/**
+ * Queue processors, schedulers, the outbox relay and the callback deliverer: the money cores (payments, payouts,
+ * airtime) and the reversal step.
+ */
 @Module({
   imports: [CoreModule, PaymentsModule, ReversalsModule, AirtimeModule, PayoutsModule, NotificationsModule],
   providers: [
     OutboxRelay,
     PaymentsProcessor,
-    CallbackDeliveryProcessor,
-    CallbackSweeper,
+    CallbackDeliverer,
     AirtimeProcessor,
     PayoutsProcessor,
     NotificationsProcessor,

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { DataSource, EntityManager } from 'typeorm';
 import type { PayingServiceOutcome } from '../float/paying-service';
-import { runPrepared } from '../infra/database/prepared';
+import { PreparedStatement, runPrepared } from '../infra/database/prepared';
 import { TOPICS } from '../infra/queue/queues';
 import { AWAITING_PROVIDER, FINAL_STATUSES, RecipientRow } from './airtime';
 
@@ -30,7 +30,10 @@ export interface AirtimeAcceptance {
   maximum_amount: string | null;
 }
 
-const ACCEPT_AIRTIME = `SELECT * FROM airtime_accept($1, $2, $3, $4, $5, $6, $7, $8, $9)`;
+const ACCEPT_AIRTIME: PreparedStatement = {
+  name: 'airtime_accept',
+  text: 'SELECT * FROM airtime_accept($1, $2, $3, $4, $5, $6, $7, $8, $9)',
+};
 
 const SELECT_RECIPIENT = `
   SELECT r.id, r.request_id, q.client_id, q.reference, q.currency, r.position, r.phone_number, r.amount, r.fee, r.hold_id,
@@ -49,21 +52,17 @@ export class AirtimeRepository {
    * its processing jobs are written, committed together or not at all.
    */
   async accept(db: DataSource, r: AirtimeToAccept): Promise<AirtimeAcceptance> {
-    const [row] = await runPrepared<AirtimeAcceptance>(db, {
-      name: 'airtime_accept',
-      text: ACCEPT_AIRTIME,
-      values: [
-        r.clientId,
-        r.reference,
-        r.serviceCode,
-        r.recipients.map((x) => x.phoneNumber),
-        r.recipients.map((x) => x.amount.toFixed()),
-        r.message,
-        TOPICS.processAirtime,
-        r.recipientsPerJob,
-        r.processAt,
-      ],
-    });
+    const [row] = await runPrepared<AirtimeAcceptance>(db, ACCEPT_AIRTIME, [
+      r.clientId,
+      r.reference,
+      r.serviceCode,
+      r.recipients.map((x) => x.phoneNumber),
+      r.recipients.map((x) => x.amount.toFixed()),
+      r.message,
+      TOPICS.processAirtime,
+      r.recipientsPerJob,
+      r.processAt,
+    ]);
     return row;
   }
 

@@ -21,6 +21,18 @@ export interface CallbackEndpoint {
   password: string | null;
 }
 
+/** What delivering a client's callbacks needs: its valid signing secrets (newest first) and its endpoints. */
+export interface DeliverySettings {
+  signingSecrets: string[];
+  endpoints: Partial<Record<CallbackKind, CallbackEndpoint>>;
+}
+
+interface StoredEndpoint {
+  url: string;
+  username: string | null;
+  password_encrypted: string | null;
+}
+
 /**
  * A client's callback endpoints (one per kind) and its signing secret (one per client, created with the client).
  * Reads take the caller's EntityManager so they run on the connection (and in the transaction) the caller holds,
@@ -67,8 +79,32 @@ export class CallbackSettingsService implements OnApplicationBootstrap {
       `SELECT url, username, password_encrypted FROM client_callback_settings WHERE client_id = $1 AND kind = $2`,
       [clientId, kind],
     );
-    if (!row) return null;
-    return { url: row.url, username: row.username, password: row.password_encrypted ? this.box.open(row.password_encrypted) : null };
+    return row ? this.opened(row) : null;
+  }
+
+  /** The delivery settings of each of these clients that has a signing secret, read in one query. */
+  async deliverySettingsOf(clientIds: string[]): Promise<Map<string, DeliverySettings>> {
+    const rows: Array<{
+      client_id: string;
+      secret: string;
+      previous: string | null;
+      endpoints: Array<StoredEndpoint & { kind: CallbackKind }>;
+    }> = await this.db.query(
+      `SELECT s.client_id, s.secret_encrypted AS secret, CASE WHEN s.previous_valid_until > now() THEN s.previous_secret_encrypted END AS previous,
+           coalesce((SELECT json_agg(json_build_object('kind', c.kind, 'url', c.url, 'username', c.username, 'password_encrypted', c.password_encrypted))
+                     FROM client_callback_settings c WHERE c.client_id = s.client_id), '[]') AS endpoints
+         FROM client_signing_secrets s WHERE s.client_id = ANY($1::uuid[])`,
+      [clientIds],
+    );
+    return new Map(
+      rows.map((row) => [
+        row.client_id,
+        {
+          signingSecrets: this.openedSecrets(row.secret, row.previous),
+          endpoints: Object.fromEntries(row.endpoints.map((endpoint) => [endpoint.kind, this.opened(endpoint)])),
+        },
+      ]),
+    );
   }
 
   /** Called by ClientsService.create in the transaction that creates the client. */
@@ -104,7 +140,7 @@ export class CallbackSettingsService implements OnApplicationBootstrap {
       [clientId],
     );
     if (!row) throw new Error(`client ${clientId} has no signing secret`);
-    return [this.box.open(row.secret_encrypted), ...(row.previous ? [this.box.open(row.previous)] : [])];
+    return this.openedSecrets(row.secret_encrypted, row.previous);
   }
 
   async signingSecretOf(manager: EntityManager, clientId: string): Promise<string> {
@@ -119,6 +155,14 @@ export class CallbackSettingsService implements OnApplicationBootstrap {
       [clientId],
     );
     return { rotatedAt: row.rotated_at, previousValidUntil: row.previous_valid_until };
+  }
+
+  private opened(row: StoredEndpoint): CallbackEndpoint {
+    return { url: row.url, username: row.username, password: row.password_encrypted ? this.box.open(row.password_encrypted) : null };
+  }
+
+  private openedSecrets(current: string, previous: string | null): string[] {
+    return [this.box.open(current), ...(previous ? [this.box.open(previous)] : [])];
   }
 }
 

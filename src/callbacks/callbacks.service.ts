@@ -2,8 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { ListQuery, listClauses } from '../common/listing';
-import { OutboxService } from '../infra/queue/outbox.service';
-import { TOPICS } from '../infra/queue/queues';
 import type { CallbackKind } from './callback-settings.service';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -53,23 +51,19 @@ export interface CallbackEvent {
 /** Schedules callbacks and shows merchants their delivery log. */
 @Injectable()
 export class CallbacksService {
-  constructor(
-    @InjectDataSource() private readonly db: DataSource,
-    private readonly outbox: OutboxService,
-  ) {}
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   /**
-   * One delivery per distinct URL, written in the caller's transaction with the state change it reports; the
-   * payload is frozen now, so every retry sends the same bytes under the same X-Event-Id.
+   * One delivery per distinct URL, written in the caller's transaction with the state change it reports, due now
+   * (the delivery row is its own outbox: the worker's deliverer claims it); the payload is frozen now, so every
+   * retry sends the same bytes under the same X-Event-Id.
    */
   async schedule(manager: EntityManager, event: CallbackEvent): Promise<void> {
-    for (const url of [...new Set(event.urls)]) {
-      const [delivery] = await manager.query(
-        `INSERT INTO callback_deliveries (client_id, kind, event, reference, url, payload) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
-        [event.clientId, event.kind, event.event, event.reference, url, event.payload],
-      );
-      await this.outbox.enqueue(manager, TOPICS.deliverCallback, { deliveryId: delivery.id });
-    }
+    await manager.query(
+      `INSERT INTO callback_deliveries (client_id, kind, event, reference, url, payload)
+       SELECT $1::uuid, $2::varchar, $3::varchar, $4::varchar, url, $6::jsonb FROM unnest($5::varchar[]) AS url`,
+      [event.clientId, event.kind, event.event, event.reference, [...new Set(event.urls)], event.payload],
+    );
   }
 
   async log(clientId: string, reference: string) {
@@ -122,22 +116,17 @@ export class CallbacksService {
   /**
    * Sends one of the client's callbacks again (replay API, portal's Resend): the same event id and frozen body, to
    * the URL stored with the delivery (never one given now), newly signed when the worker sends it, recorded as an
-   * attempt of that delivery marked as a replay. Until that attempt is recorded, asking again queues nothing more
-   * (a double click sends one callback). Null when the client has no such delivery.
+   * attempt of that delivery marked as a replay. The request itself is what the deliverer claims; until that
+   * attempt is recorded, asking again changes nothing (a double click sends one callback). Null when the client has
+   * no such delivery.
    */
   async replay(clientId: string, eventId: string): Promise<{ event_id: string; replay_requested_at: Date } | null> {
     if (!UUID.test(eventId)) return null;
-    return this.db.transaction(async (manager) => {
-      const [[requested]]: [{ replay_requested_at: Date; queued_now: boolean }[], number] = await manager.query(
-        `UPDATE callback_deliveries SET replay_requested_at = coalesce(replay_requested_at, now())
-         WHERE id = $1 AND client_id = $2 RETURNING replay_requested_at, replay_requested_at = now() AS queued_now`,
-        [eventId, clientId],
-      );
-      if (!requested) return null;
-      if (requested.queued_now) {
-        await this.outbox.enqueue(manager, TOPICS.deliverCallback, { deliveryId: eventId, replay: 'true' });
-      }
-      return { event_id: eventId, replay_requested_at: requested.replay_requested_at };
-    });
+    const [[requested]]: [{ replay_requested_at: Date }[], number] = await this.db.query(
+      `UPDATE callback_deliveries SET replay_requested_at = coalesce(replay_requested_at, now())
+       WHERE id = $1 AND client_id = $2 RETURNING replay_requested_at`,
+      [eventId, clientId],
+    );
+    return requested ? { event_id: eventId, replay_requested_at: requested.replay_requested_at } : null;
   }
 }

@@ -3,17 +3,17 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
 import { CallbackResolver } from '../callbacks/pinned-post';
-import { ClientServicesService } from '../client-services/client-services.service';
-import { feeFor } from '../client-services/fees';
-import { GATEWAY_CODES, GatewayError } from '../common/errors/gateway-error';
+import { GatewayError } from '../common/errors/gateway-error';
 import { formatAmount, Money } from '../common/money';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
+import { PreparedStatement, runPrepared } from '../infra/database/prepared';
+import { TOPICS } from '../infra/queue/queues';
 import { MOBILE_MONEY_RAIL, type MobileMoneyRail } from '../rails/mobile-money.rail';
 import { requestFingerprint } from '../common/fingerprint';
 import { ChargeRequestDto, VerifyOtpDto } from './charge.dto';
 import { PaymentsRepository } from '../payments/payments.repository';
 import { SplitSettlementsService } from '../settlements/split-settlements.service';
-import { collectingService } from '../payments/collecting-service';
+import { collectionRefusalError, CollectionRefusal } from '../payments/collecting-service';
 import { PAYMENT_STATUS, paymentResult, PaymentRow } from '../payments/payment';
 import { PaymentsService } from '../payments/payments.service';
 
@@ -26,7 +26,6 @@ export class ChargesService {
     @InjectDataSource() private readonly db: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(MOBILE_MONEY_RAIL) private readonly rail: MobileMoneyRail,
-    private readonly services: ClientServicesService,
     private readonly splits: SplitSettlementsService,
     private readonly payments: PaymentsRepository,
     private readonly outcomes: PaymentsService,
@@ -34,93 +33,60 @@ export class ChargesService {
   ) {}
 
   /**
-   * Accepts a charge: checks it, records it with its settlement job in one transaction, and answers at once.
+   * Accepts a charge: one database call checks it, records it with its settlement job, and answers at once.
    * Idempotent on external_reference: a replay returns the original response, another body is a 409.
    */
   async accept(principal: GatewayPrincipal, dto: ChargeRequestDto) {
     if (dto.client_code !== principal.clientCode) throw new ForbiddenException('client_code does not belong to the authenticated client');
-    const fingerprint = requestFingerprint('CHARGE', {
-      ...dto,
-      amount: new Money(dto.amount).toFixed(),
-      transaction_charge: new Money(dto.transaction_charge).toFixed(),
-    });
-    const existing = await this.payments.byChargeReference(this.db.manager, principal.clientId, dto.external_reference);
-    if (existing) return this.replay(existing, fingerprint);
-
-    await this.assertCallbackUrl(dto.callback_url);
-    const amount = new Money(dto.amount);
-    const service = await collectingService(this.services, this.db.manager, {
-      clientId: principal.clientId,
-      serviceCode: dto.service_code,
-      amount,
-    });
-    if (service.settlementCurrency !== dto.currency_code) {
-      throw new GatewayError(
-        400,
-        GATEWAY_CODES.INVALID_CURRENCY,
-        'Invalid currency code',
-        `Service ${dto.service_code} collects in ${service.settlementCurrency}`,
-      );
-    }
-    const transactionCharge = dto.add_transaction_charge ? new Money(dto.transaction_charge) : new Money(0);
-    const merchantFee = dto.add_transaction_charge ? new Money(0) : feeFor(service.fees, amount);
-    if (merchantFee.gte(amount))
-      throw GatewayError.validation(`amount must be greater than the service fee of ${formatAmount(merchantFee)}`);
-    const splits = await this.splits.validate(this.db.manager, {
-      clientId: principal.clientId,
-      clientServiceId: service.id,
-      currency: dto.currency_code,
-      amount,
-      extraData: dto.extra_data,
-    });
+    const amount = new Money(dto.amount).toFixed();
+    const transactionCharge = new Money(dto.transaction_charge).toFixed();
+    const fingerprint = requestFingerprint('CHARGE', { ...dto, amount, transaction_charge: transactionCharge });
+    const urlProblem = await this.resolver.entryProblem(dto.callback_url, this.config.isSandbox);
+    const splits = this.splits.read(dto.extra_data);
+    const requestError = urlProblem ? GatewayError.validation(`callback_url ${urlProblem}`) : splits.error;
     const challenge = this.rail.challengeFor({
       paymentId: '',
       payerMsisdn: dto.payer_msisdn,
-      amount: amount.plus(transactionCharge).toFixed(),
+      amount: new Money(amount).plus(dto.add_transaction_charge ? transactionCharge : 0).toFixed(),
       currency: dto.currency_code,
     });
-
-    const inserted = await this.db.transaction(async (manager) => {
-      const id = await this.payments.insert(manager, {
-        clientId: principal.clientId,
-        clientServiceId: service.id,
-        checkoutSessionId: null,
-        externalReference: dto.external_reference,
-        requestFingerprint: fingerprint,
-        originChannelCode: dto.origin_channel_code,
-        originatorMsisdn: dto.originator_msisdn,
-        payerMsisdn: dto.payer_msisdn,
-        payerName: dto.payer_name ?? null,
-        payerEmail: dto.payer_email,
-        accountNumber: dto.account_number,
-        invoiceNumber: dto.invoice_number,
+    const [answer] = await runPrepared<ChargeAnswer>(this.db, ACCEPT_CHARGE, [
+      principal.clientId,
+      dto.service_code,
+      fingerprint,
+      urlProblem ? 'REQUEST' : splits.error ? 'SPLITS' : null,
+      {
+        external_reference: dto.external_reference,
+        origin_channel_code: dto.origin_channel_code,
+        originator_msisdn: dto.originator_msisdn,
+        payer_msisdn: dto.payer_msisdn,
+        payer_name: dto.payer_name ?? null,
+        payer_email: dto.payer_email,
+        account_number: dto.account_number,
+        invoice_number: dto.invoice_number,
         currency: dto.currency_code,
-        countryCode: dto.country_code,
-        serviceAmount: amount,
-        transactionCharge,
-        merchantFee,
-        addTransactionCharge: dto.add_transaction_charge,
-        paymentMethodCode: dto.payment_method_code,
-        extraData: dto.extra_data,
+        country_code: dto.country_code,
+        service_amount: amount,
+        transaction_charge: dto.add_transaction_charge ? transactionCharge : '0',
+        add_transaction_charge: dto.add_transaction_charge,
+        payment_method_code: dto.payment_method_code,
+        extra_data: dto.extra_data,
         description: dto.description,
-        notifyClient: dto.notify_client,
-        notifyOriginator: dto.notify_originator,
-        callbackUrl: dto.callback_url,
-        nextStep: challenge === 'NONE' ? null : challenge,
-        splitSettlements: splits,
-      });
-      if (!id) return null; // a concurrent duplicate committed first
-      if (challenge === 'AUTHORIZE_TRANSACTION') {
-        await this.payments.setPaymentUrl(manager, id, `${this.config.publicBaseUrl}/checkout/authorize/${id}`);
-      }
-      // An OTP charge is submitted once the payer proves the OTP; the others settle after the operator's delay.
-      if (challenge !== 'VERIFY_OTP') await this.outcomes.scheduleSettlement(manager, id, this.rail.settleDelayMs());
-      return id;
-    });
-    const payment = inserted
-      ? await this.payments.byId(this.db.manager, principal.clientId, inserted)
-      : await this.payments.byChargeReference(this.db.manager, principal.clientId, dto.external_reference);
-    return inserted ? chargeResponse(payment!) : this.replay(payment!, fingerprint);
+        notify_client: dto.notify_client,
+        notify_originator: dto.notify_originator,
+        callback_url: dto.callback_url,
+        next_step: challenge === 'NONE' ? null : challenge,
+      },
+      splits.items === null ? null : JSON.stringify(splits.items),
+      `${this.config.publicBaseUrl}/checkout/authorize/`,
+      TOPICS.settlePayment,
+      new Date(Date.now() + this.rail.settleDelayMs()),
+    ]);
+    if (answer.outcome === 'CONFLICT') throw GatewayError.duplicate('external_reference');
+    if (answer.outcome === 'REFUSED') {
+      throw collectionRefusalError(answer, dto.service_code, requestError, (refusal) => this.splits.refusalError(refusal));
+    }
+    return chargeResponse({ ...answer, external_reference: dto.external_reference });
   }
 
   async verifyOtp(principal: GatewayPrincipal, { reference, otp }: VerifyOtpDto) {
@@ -163,24 +129,35 @@ export class ChargesService {
     if (!payment) throw GatewayError.notFound();
     return paymentResult(payment);
   }
-
-  private replay(existing: PaymentRow, fingerprint: string) {
-    if (existing.request_fingerprint !== fingerprint) throw GatewayError.duplicate('external_reference');
-    return chargeResponse(existing);
-  }
-
-  private async assertCallbackUrl(url: string): Promise<void> {
-    const problem = await this.resolver.entryProblem(url, this.config.isSandbox);
-    if (problem) throw GatewayError.validation(`callback_url ${problem}`);
-  }
 }
 
 function otpAnswer(reference: string, status: 'SUCCESSFUL' | 'OTP_INVALID' | 'FAILED', description: string) {
   return { reference, status, description };
 }
 
+/** What collection_accept_charge answers: the outcome, a refusal, or the charge as the response shows it. */
+interface ChargeAnswer extends CollectionRefusal {
+  outcome: 'CREATED' | 'REPLAY' | 'CONFLICT' | 'REFUSED';
+  id: string;
+  service_amount: string;
+  transaction_charge: string;
+  total_amount: string;
+  payment_url: string | null;
+  next_step: PaymentRow['next_step'];
+}
+
+const ACCEPT_CHARGE: PreparedStatement = {
+  name: 'collection_accept_charge',
+  text: 'SELECT * FROM collection_accept_charge($1, $2, $3, $4, $5, $6, $7, $8, $9)',
+};
+
 /** The charge acceptance response (collection document §2). */
-function chargeResponse(payment: PaymentRow) {
+function chargeResponse(
+  payment: Pick<
+    PaymentRow,
+    'id' | 'service_amount' | 'transaction_charge' | 'total_amount' | 'external_reference' | 'payment_url' | 'next_step'
+  >,
+) {
   return {
     status_code: 176,
     status_description: 'Charge posted successfully',

@@ -11,7 +11,7 @@ import { GatewayError } from '../common/errors/gateway-error';
 import { requestFingerprint } from '../common/fingerprint';
 import { formatAmount, Money } from '../common/money';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
-import { OutboxService } from '../infra/queue/outbox.service';
+import { PreparedStatement, runPrepared } from '../infra/database/prepared';
 import { TOPICS } from '../infra/queue/queues';
 import { MOBILE_MONEY_RAIL, type MobileMoneyRail } from '../rails/mobile-money.rail';
 import { CheckoutInitiateDto, CheckoutPayDto } from './checkout.dto';
@@ -29,7 +29,7 @@ import { PAYMENT_STATUS } from '../payments/payment';
 import { PaymentsService } from '../payments/payments.service';
 import { PaymentsRepository } from '../payments/payments.repository';
 import { SplitSettlementsService } from '../settlements/split-settlements.service';
-import { collectingService } from '../payments/collecting-service';
+import { collectionRefusalError, CollectionRefusal } from '../payments/collecting-service';
 
 /** The country a payment comes from, by the currency of the service it pays (the page does not ask). */
 const COUNTRY_OF_CURRENCY: Record<string, string> = {
@@ -57,68 +57,49 @@ export class CheckoutService {
     private readonly payments: PaymentsRepository,
     private readonly outcomes: PaymentsService,
     private readonly sessions: CheckoutSessionsService,
-    private readonly outbox: OutboxService,
     private readonly resolver: CallbackResolver,
   ) {}
 
+  /** Opens a session in one database call; idempotent on merchant_transaction_id like a charge on its reference. */
   async initiate(principal: GatewayPrincipal, dto: CheckoutInitiateDto) {
     const fingerprint = requestFingerprint('CHECKOUT', { ...dto });
-    const existing = await this.byMerchantId(this.db.manager, principal.clientId, dto.merchant_transaction_id);
-    if (existing) return this.replay(existing, fingerprint);
-
     // redirect_url is only followed by the payer's browser; callback_url is posted to by our workers.
     const redirectProblem = callbackUrlProblem(dto.redirect_url, this.config.isSandbox);
-    if (redirectProblem) throw GatewayError.validation(`redirect_url ${redirectProblem}`);
-    const callbackProblem = await this.resolver.entryProblem(dto.callback_url, this.config.isSandbox);
-    if (callbackProblem) throw GatewayError.validation(`callback_url ${callbackProblem}`);
-    const amount = new Money(dto.amount);
-    const service = await collectingService(this.services, this.db.manager, {
-      clientId: principal.clientId,
-      serviceCode: dto.service_code,
-      amount,
-    });
-    const splits = await this.splits.validate(this.db.manager, {
-      clientId: principal.clientId,
-      clientServiceId: service.id,
-      currency: service.settlementCurrency,
-      amount,
-      extraData: dto.extra_data,
-    });
+    const callbackProblem = redirectProblem ? null : await this.resolver.entryProblem(dto.callback_url, this.config.isSandbox);
+    const splits = this.splits.read(dto.extra_data);
+    const requestError = redirectProblem
+      ? GatewayError.validation(`redirect_url ${redirectProblem}`)
+      : callbackProblem
+        ? GatewayError.validation(`callback_url ${callbackProblem}`)
+        : splits.error;
     const minuteMs = this.config.isSandbox ? this.config.sandboxMinuteMs : 60_000;
-    const expiresAt = new Date(Date.now() + dto.expires_in * minuteMs);
-
-    const created = await this.db.transaction(async (manager) => {
-      const [row] = await manager.query(
-        `INSERT INTO checkout_sessions (checkout_reference, client_id, client_service_id, merchant_transaction_id, request_fingerprint,
-           amount, currency, payer_name, payer_email, payer_msisdn, account_number, narration, callback_url, redirect_url,
-           extra_data, split_settlements, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
-         ON CONFLICT (client_id, merchant_transaction_id) DO NOTHING RETURNING id`,
-        [
-          newCheckoutReference(),
-          principal.clientId,
-          service.id,
-          dto.merchant_transaction_id,
-          fingerprint,
-          amount.toFixed(),
-          service.settlementCurrency,
-          dto.payer_name,
-          dto.payer_email,
-          dto.payer_msisdn,
-          dto.account_number,
-          dto.narration,
-          dto.callback_url,
-          dto.redirect_url,
-          dto.extra_data ?? {},
-          splits === null ? null : JSON.stringify(splits),
-          expiresAt,
-        ],
-      );
-      if (row) await this.outbox.enqueue(manager, TOPICS.expireCheckout, { sessionId: row.id }, expiresAt);
-      return Boolean(row);
-    });
-    const session = (await this.byMerchantId(this.db.manager, principal.clientId, dto.merchant_transaction_id))!;
-    return created ? this.initiateResponse(session) : this.replay(session, fingerprint);
+    const [answer] = await runPrepared<CheckoutAnswer>(this.db, INITIATE_CHECKOUT, [
+      principal.clientId,
+      dto.service_code,
+      fingerprint,
+      redirectProblem || callbackProblem ? 'REQUEST' : splits.error ? 'SPLITS' : null,
+      {
+        checkout_reference: newCheckoutReference(),
+        merchant_transaction_id: dto.merchant_transaction_id,
+        amount: new Money(dto.amount).toFixed(),
+        payer_name: dto.payer_name,
+        payer_email: dto.payer_email,
+        payer_msisdn: dto.payer_msisdn,
+        account_number: dto.account_number,
+        narration: dto.narration,
+        callback_url: dto.callback_url,
+        redirect_url: dto.redirect_url,
+        extra_data: dto.extra_data ?? {},
+        expires_at: new Date(Date.now() + dto.expires_in * minuteMs),
+      },
+      splits.items === null ? null : JSON.stringify(splits.items),
+      TOPICS.expireCheckout,
+    ]);
+    if (answer.outcome === 'CONFLICT') throw GatewayError.duplicate('merchant_transaction_id');
+    if (answer.outcome === 'REFUSED') {
+      throw collectionRefusalError(answer, dto.service_code, requestError, (refusal) => this.splits.refusalError(refusal));
+    }
+    return this.initiateResponse(answer);
   }
 
   async status(principal: GatewayPrincipal, merchantTransactionId: string) {
@@ -216,7 +197,9 @@ export class CheckoutService {
     });
   }
 
-  private initiateResponse(session: CheckoutSessionRow) {
+  private initiateResponse(
+    session: Pick<CheckoutSessionRow, 'merchant_transaction_id' | 'checkout_reference' | 'currency' | 'amount' | 'expires_at'>,
+  ) {
     return {
       merchant_transaction_id: session.merchant_transaction_id,
       checkout_reference: session.checkout_reference,
@@ -225,11 +208,6 @@ export class CheckoutService {
       expires_at: new Date(session.expires_at).toISOString(),
       redirect_url: `${this.config.publicBaseUrl}/checkout/${session.checkout_reference}`,
     };
-  }
-
-  private replay(existing: CheckoutSessionRow, fingerprint: string) {
-    if (existing.request_fingerprint !== fingerprint) throw GatewayError.duplicate('merchant_transaction_id');
-    return this.initiateResponse(existing);
   }
 
   private async byMerchantId(manager: EntityManager, clientId: string, merchantTransactionId: string): Promise<CheckoutSessionRow | null> {
@@ -246,6 +224,21 @@ export class CheckoutService {
     return row ?? null;
   }
 }
+
+/** What collection_initiate_checkout answers: the outcome, a refusal, or the session as the response shows it. */
+interface CheckoutAnswer extends CollectionRefusal {
+  outcome: 'CREATED' | 'REPLAY' | 'CONFLICT' | 'REFUSED';
+  merchant_transaction_id: string;
+  checkout_reference: string;
+  currency: string;
+  amount: string;
+  expires_at: Date;
+}
+
+const INITIATE_CHECKOUT: PreparedStatement = {
+  name: 'collection_initiate_checkout',
+  text: 'SELECT * FROM collection_initiate_checkout($1, $2, $3, $4, $5, $6, $7)',
+};
 
 /** Unguessable: the reference is the only key to the payer's page. */
 function newCheckoutReference(): string {

@@ -3,8 +3,8 @@ import { EntityManager } from 'typeorm';
 import { Money } from '../common/money';
 import { EntryBuilder } from '../ledger/entry-builder';
 import { FloorBreachError } from '../ledger/ledger.errors';
-import { runPrepared } from '../infra/database/prepared';
-import { LedgerService, translateLedgerError } from '../ledger/ledger.service';
+import { PreparedStatement, runPrepared } from '../infra/database/prepared';
+import { ledgerError, LedgerService } from '../ledger/ledger.service';
 
 export type InFlightRail = 'IN_FLIGHT_MOBILE_MONEY' | 'IN_FLIGHT_BANK' | 'IN_FLIGHT_AIRTIME';
 
@@ -27,6 +27,8 @@ export class InsufficientFloatError extends Error {
     super('Insufficient float balance');
   }
 }
+
+const RESERVE: PreparedStatement = { name: 'float_reserve', text: 'SELECT * FROM float_reserve($1, $2, $3, $4, $5, $6)' };
 
 interface ReservedRow {
   reservation_id: string;
@@ -67,20 +69,16 @@ export class FloatHoldsService {
     if (r.lines.length === 0) throw new Error('a reservation needs at least one line');
     let reserved: ReservedRow;
     try {
-      [reserved] = await runPrepared<ReservedRow>(manager, {
-        name: 'float_reserve',
-        text: 'SELECT * FROM float_reserve($1, $2, $3, $4, $5, $6)',
-        values: [
-          r.clientId,
-          r.floatAccountId,
-          r.currency,
-          r.rail,
-          r.lines.map((l) => l.amount.toFixed()),
-          r.lines.map((l) => l.fee.toFixed()),
-        ],
-      });
+      [reserved] = await runPrepared<ReservedRow>(manager, RESERVE, [
+        r.clientId,
+        r.floatAccountId,
+        r.currency,
+        r.rail,
+        r.lines.map((l) => l.amount.toFixed()),
+        r.lines.map((l) => l.fee.toFixed()),
+      ]);
     } catch (error) {
-      throw translateLedgerError(error) instanceof FloorBreachError ? new InsufficientFloatError() : error;
+      throw ledgerError(error) instanceof FloorBreachError ? new InsufficientFloatError() : error;
     }
     return {
       reservationId: String(reserved.reservation_id),

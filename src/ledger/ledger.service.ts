@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { Money } from '../common/money';
-import { runPrepared } from '../infra/database/prepared';
+import { PreparedStatement, runPrepared } from '../infra/database/prepared';
 import { LedgerAccount, SystemAccountKind } from './ledger-account';
 import { FloorBreachError, UnbalancedEntryError, UnknownLedgerAccountError, UnknownLedgerEntryError } from './ledger.errors';
 
@@ -32,6 +32,8 @@ export interface PostedEntry {
 /** Which system account to post to; balances are read from the ledger, never from this reference. */
 export type SystemAccountRef = Pick<LedgerAccount, 'id' | 'accountNumber' | 'kind' | 'currency'>;
 
+const REVERSE_ENTRY: PreparedStatement = { name: 'ledger_reverse_entry', text: 'SELECT * FROM ledger_reverse_entry($1, $2, $3)' };
+
 const SYSTEM_ACCOUNT_COLUMNS = `id, account_number AS "accountNumber", kind, currency`;
 
 const ACCOUNT_COLUMNS = `id, client_id AS "clientId", account_number AS "accountNumber", kind, currency, balance,
@@ -57,7 +59,7 @@ export class LedgerService {
         entry.lines.map((l) => l.amount.toFixed()),
       ]);
     } catch (error) {
-      throw translateLedgerError(error);
+      throw ledgerError(error);
     }
     return postedEntry(rows);
   }
@@ -68,15 +70,9 @@ export class LedgerService {
    */
   async reverseEntry(manager: EntityManager, clientId: string, entryId: string, kind: string): Promise<PostedEntry> {
     try {
-      return postedEntry(
-        await runPrepared<PostingRow>(manager, {
-          name: 'ledger_reverse_entry',
-          text: 'SELECT * FROM ledger_reverse_entry($1, $2, $3)',
-          values: [clientId, entryId, kind],
-        }),
-      );
+      return postedEntry(await runPrepared<PostingRow>(manager, REVERSE_ENTRY, [clientId, entryId, kind]));
     } catch (error) {
-      throw translateLedgerError(error);
+      throw ledgerError(error);
     }
   }
 
@@ -154,8 +150,8 @@ function postedEntry(rows: PostingRow[]): PostedEntry {
   return { entryId: String(rows[0].entry_id), movements };
 }
 
-/** The ledger's SQL errors (raised by ledger_post_entry and ledger_reverse_entry) as its error classes; others as they are. */
-export function translateLedgerError(error: unknown): unknown {
+/** The ledger's SQL errors (LF001, LB001, LA001, LE001) as its error classes; any other error as it is. */
+export function ledgerError(error: unknown): unknown {
   const e = error as { code?: string; detail?: string; driverError?: { code?: string; detail?: string }; message?: string };
   const code = e.code ?? e.driverError?.code;
   if (code === 'LF001') return new FloorBreachError(e.detail ?? e.driverError?.detail ?? '');

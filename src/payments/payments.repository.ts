@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
-import { EntityManager } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { PreparedStatement, runPrepared } from '../infra/database/prepared';
 import { DayTotals, ListQuery, listClauses, todaysTotalsSql } from '../common/listing';
 import { PAYMENT_STATUS, PaymentRow, SplitShare } from './payment';
 
@@ -80,6 +81,8 @@ const SELECT_PAYMENT = `
   SELECT p.*, c.code AS client_code, s.code AS service_code
   FROM payments p JOIN clients c ON c.id = p.client_id JOIN client_services s ON s.id = p.client_service_id`;
 
+const FIND_MANY: PreparedStatement = { name: 'payments_find_many', text: `${SELECT_PAYMENT} WHERE p.id = ANY($1::bigint[])` };
+
 const lockClause = (lock: boolean) => (lock ? 'FOR UPDATE OF p' : '');
 
 /**
@@ -135,15 +138,15 @@ export class PaymentsRepository {
     return row?.id ?? null;
   }
 
-  /** Completes a just-inserted AUTHORIZE_TRANSACTION charge with the page its payer authorises on. */
-  async setPaymentUrl(manager: EntityManager, id: string, url: string): Promise<void> {
-    await manager.query(`UPDATE payments SET payment_url = $2 WHERE id = $1`, [id, url]);
-  }
-
   /** A payment by id, for a worker that holds only the id (the job), without lock. */
   async find(manager: EntityManager, id: string): Promise<PaymentRow | null> {
     const [row] = await manager.query(`${SELECT_PAYMENT} WHERE p.id = $1`, [id]);
     return row ?? null;
+  }
+
+  /** Payments by id, for a batch of worker jobs that hold only ids, without lock: one prepared statement. */
+  findMany(db: DataSource, ids: string[]): Promise<PaymentRow[]> {
+    return runPrepared<PaymentRow>(db, FIND_MANY, [ids]);
   }
 
   async byId(manager: EntityManager, clientId: string, id: string, lock = false): Promise<PaymentRow | null> {

@@ -4,7 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { DayTotals, ListQuery, listClauses, todaysTotalsSql } from '../common/listing';
 import type { InFlightRail } from '../float/float-holds.service';
 import type { PayingServiceOutcome } from '../float/paying-service';
-import { runPrepared } from '../infra/database/prepared';
+import { PreparedStatement, runPrepared } from '../infra/database/prepared';
 import { TOPICS } from '../infra/queue/queues';
 import type { PayoutDestination } from '../rails/payout.rail';
 import { PAYOUT_STATUS, PayoutKind, PayoutRow, PayoutStatus, SELECT_PAYOUT } from './payout';
@@ -42,7 +42,10 @@ export interface PayoutAcceptance {
   maximum_amount: string | null;
 }
 
-const ACCEPT_PAYOUT = `SELECT * FROM payout_accept($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`;
+const ACCEPT_PAYOUT: PreparedStatement = {
+  name: 'payout_accept',
+  text: 'SELECT * FROM payout_accept($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)',
+};
 
 /** Where a payout ends up after the rail answered (or an operator decided). */
 export interface PayoutTransition {
@@ -78,28 +81,24 @@ export class PayoutsRepository {
    * payout with its hold, and its processing job, committed together or not at all.
    */
   async accept(db: DataSource, p: PayoutToAccept): Promise<PayoutAcceptance> {
-    const [row] = await runPrepared<PayoutAcceptance>(db, {
-      name: 'payout_accept',
-      text: ACCEPT_PAYOUT,
-      values: [
-        p.clientId,
-        p.serviceCode,
-        p.kind,
-        p.payoutReference,
-        p.amount.toFixed(),
-        p.currency,
-        p.destinationType,
-        p.destinationName,
-        p.recipientAccountNumber,
-        p.recipientPhoneNumber,
-        p.recipientBankCode,
-        p.request,
-        p.callbackUrl,
-        p.rail,
-        TOPICS.processPayout,
-        p.processAt,
-      ],
-    });
+    const [row] = await runPrepared<PayoutAcceptance>(db, ACCEPT_PAYOUT, [
+      p.clientId,
+      p.serviceCode,
+      p.kind,
+      p.payoutReference,
+      p.amount.toFixed(),
+      p.currency,
+      p.destinationType,
+      p.destinationName,
+      p.recipientAccountNumber,
+      p.recipientPhoneNumber,
+      p.recipientBankCode,
+      p.request,
+      p.callbackUrl,
+      p.rail,
+      TOPICS.processPayout,
+      p.processAt,
+    ]);
     return row;
   }
 

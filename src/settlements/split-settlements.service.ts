@@ -3,6 +3,7 @@ import Decimal from 'decimal.js';
 import { EntityManager } from 'typeorm';
 import { GatewayError } from '../common/errors/gateway-error';
 import { amountProblem, formatAmount, Money } from '../common/money';
+import { CollectionRefusal } from '../payments/collecting-service';
 import { SplitShare } from '../payments/payment';
 import { EntryBuilder } from '../ledger/entry-builder';
 import { LedgerService } from '../ledger/ledger.service';
@@ -10,6 +11,9 @@ import { WalletStatus } from '../wallets/wallet.entity';
 import { mayPay, mayReceive } from '../wallets/wallet-state-machine';
 
 const MAX_SPLITS = 50;
+
+/** A split settlement as the merchant asked for it: the partner wallet's account number and its exact share. */
+export type SplitRequest = Pick<SplitShare, 'account' | 'amount' | 'reason'>;
 
 /**
  * Split settlements (collection document §2, provider contract §5): shares of a payment for partner wallets of
@@ -21,60 +25,46 @@ export class SplitSettlementsService {
   constructor(private readonly ledger: LedgerService) {}
 
   /**
-   * Reads `extra_data.split_settlements` and checks it against the payment: partner wallets exist, are active
-   * and in the payment's currency; amounts positive; their sum at most the amount; the service's mandatory
-   * partners all present. Returns null when the payment has no splits and the service requires none.
+   * Reads `extra_data.split_settlements` as the merchant sent it: null when absent, otherwise the items (each
+   * account once, amounts positive), or the error for a malformed list. The database checks the rest at
+   * acceptance (SQL function split_settlements_check): partner wallets exist, are active and in the payment's
+   * currency, their sum is at most the amount, and the service's mandatory partners are all present.
    */
-  async validate(
-    manager: EntityManager,
-    payment: {
-      clientId: string;
-      clientServiceId: string;
-      currency: string;
-      amount: Decimal;
-      extraData: Record<string, unknown> | undefined;
-    },
-  ): Promise<SplitShare[] | null> {
-    const raw = payment.extraData?.split_settlements;
-    const mandatory: Array<{ account_number: string }> = await manager.query(
-      `SELECT a.account_number FROM client_service_partners p JOIN ledger_accounts a ON a.id = p.account_id
-       WHERE p.client_service_id = $1 ORDER BY a.account_number`,
-      [payment.clientServiceId],
-    );
-    if (raw === undefined || raw === null) {
-      if (mandatory.length > 0) throw missingPartners(mandatory.map((m) => m.account_number));
-      return null;
-    }
-    if (!Array.isArray(raw) || raw.length === 0 || raw.length > MAX_SPLITS) {
-      throw GatewayError.validation(`split_settlements must be an array of 1 to ${MAX_SPLITS} items`);
-    }
-    const items = raw.map((item, index) => parseItem(item, index));
-    const accounts = [...new Set(items.map((i) => i.account))];
-    if (accounts.length !== items.length) throw GatewayError.validation('split_settlements names a partner account more than once');
-    const wallets: Array<{ id: string; account_number: string; currency: string; status: string; profile_active: boolean }> =
-      await manager.query(
-        `SELECT a.id, a.account_number, a.currency, w.status, (p.is_active = 1) AS profile_active
-       FROM ledger_accounts a JOIN wallets w ON w.id = a.id JOIN profiles p ON p.id = w.profile_id
-       WHERE a.client_id = $1 AND a.account_number = ANY($2)`,
-        [payment.clientId, accounts],
-      );
-    for (const item of items) {
-      const wallet = wallets.find((w) => w.account_number === item.account);
-      if (!wallet) throw GatewayError.validation(`split_settlements partner account ${item.account} does not exist`);
-      if (wallet.status !== 'ACTIVE' || !wallet.profile_active) {
-        throw GatewayError.validation(`split_settlements partner account ${item.account} is not active`);
+  read(extraData: Record<string, unknown> | undefined): { items: SplitRequest[] | null; error: GatewayError | null } {
+    const raw = extraData?.split_settlements;
+    if (raw === undefined || raw === null) return { items: null, error: null };
+    try {
+      if (!Array.isArray(raw) || raw.length === 0 || raw.length > MAX_SPLITS) {
+        throw GatewayError.validation(`split_settlements must be an array of 1 to ${MAX_SPLITS} items`);
       }
-      if (wallet.currency !== payment.currency) {
-        throw GatewayError.validation(`split_settlements partner account ${item.account} is not a ${payment.currency} wallet`);
+      const items = raw.map((item, index) => parseItem(item, index));
+      if (new Set(items.map((i) => i.account)).size !== items.length) {
+        throw GatewayError.validation('split_settlements names a partner account more than once');
       }
+      return { items: items.map((i) => ({ ...i, amount: i.amount.toFixed() })), error: null };
+    } catch (error) {
+      if (error instanceof GatewayError) return { items: null, error };
+      throw error;
     }
-    const total = items.reduce((sum, i) => sum.plus(i.amount), new Money(0));
-    if (total.gt(payment.amount)) {
-      throw GatewayError.validation(`split_settlements total ${formatAmount(total)} exceeds the amount ${formatAmount(payment.amount)}`);
+  }
+
+  /** The documented error for a split settlement problem found by split_settlements_check; null for other problems. */
+  refusalError({ problem, details }: CollectionRefusal): GatewayError | null {
+    const [account, value] = details ?? [];
+    switch (problem) {
+      case 'SPLIT_MANDATORY':
+        return missingPartners(details!);
+      case 'SPLIT_PARTNER_UNKNOWN':
+        return GatewayError.validation(`split_settlements partner account ${account} does not exist`);
+      case 'SPLIT_PARTNER_INACTIVE':
+        return GatewayError.validation(`split_settlements partner account ${account} is not active`);
+      case 'SPLIT_PARTNER_CURRENCY':
+        return GatewayError.validation(`split_settlements partner account ${account} is not a ${value} wallet`);
+      case 'SPLIT_TOTAL':
+        return GatewayError.validation(`split_settlements total ${formatAmount(account)} exceeds the amount ${formatAmount(value)}`);
+      default:
+        return null;
     }
-    const missing = mandatory.map((m) => m.account_number).filter((a) => !accounts.includes(a));
-    if (missing.length > 0) throw missingPartners(missing);
-    return items.map((i) => ({ ...i, amount: i.amount.toFixed(), accountId: wallets.find((w) => w.account_number === i.account)!.id }));
   }
 
   /**

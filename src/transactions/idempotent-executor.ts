@@ -1,8 +1,9 @@
-import { BadRequestException, ConflictException, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { isRetryableTransactionError, isUniqueViolation } from '../infra/database/pg-errors';
 import { FloorBreachError } from '../ledger/ledger.errors';
+import { MoneyRefusals } from './money-refusals';
 import { Leg, TransactionRecords, TransactionRow } from './transaction-records';
 import { OperationKind, WalletOperations } from './wallet-operations';
 
@@ -55,7 +56,7 @@ export class IdempotentExecutor {
           if (late) return late;
         }
         if (isRetryableTransactionError(error) && attempt < MAX_ATTEMPTS) continue;
-        if (error instanceof FloorBreachError) throw new BadRequestException(`Insufficient balance in wallet ${error.accountNumber}`);
+        if (error instanceof FloorBreachError) throw MoneyRefusals.insufficientBalance(error.accountNumber);
         throw error;
       }
     }
@@ -85,7 +86,7 @@ export class IdempotentExecutor {
     const existing = await this.operations.findByReference(this.db.manager, request.clientId, request.reference);
     if (!existing) return null;
     if (existing.kind !== request.kind || existing.request_fingerprint !== request.fingerprint) {
-      throw new ConflictException('source_transaction_id was already used for a different request');
+      throw MoneyRefusals.referenceReused();
     }
     return present(await this.records.ofOperation(this.db.manager, existing.id));
   }

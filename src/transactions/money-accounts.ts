@@ -1,7 +1,8 @@
-import { BadRequestException, Injectable, NotFoundException } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { WalletStatus } from '../wallets/wallet.entity';
 import { MoneyRole, moneyRefusal } from '../wallets/wallet-state-machine';
+import { MoneyRefusals } from './money-refusals';
 
 /** A wallet as a money movement sees it: ledger identity, currency and whether it may transact. */
 export interface MoneyWallet {
@@ -31,19 +32,13 @@ export class MoneyAccounts {
     );
     return accountNumbers.map((number) => {
       const wallet = found.find((w) => w.accountNumber === number);
-      if (!wallet) throw new NotFoundException(`Wallet ${number} not found`);
+      if (!wallet) throw MoneyRefusals.walletNotFound(number);
       return wallet;
     });
   }
 
   assertMay(wallet: MoneyWallet, role: MoneyRole): void {
     const refusal = moneyRefusal(wallet, role);
-    if (refusal === 'PROFILE_DEACTIVATED') {
-      throw new BadRequestException(`Wallet ${wallet.accountNumber} belongs to a deactivated profile and cannot transact`);
-    }
-    if (refusal === 'WALLET_STATE') {
-      const cannot = role === 'RECEIVE' ? 'cannot receive money' : 'cannot be debited';
-      throw new BadRequestException(`Wallet ${wallet.accountNumber} is ${wallet.status} and ${cannot}`);
-    }
+    if (refusal) throw MoneyRefusals.walletMayNot(wallet.accountNumber, wallet.status, role, refusal);
   }
 }

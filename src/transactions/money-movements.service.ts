@@ -5,14 +5,17 @@ import { EntityManager } from 'typeorm';
 import { WalletPrincipal } from '../auth/principal';
 import { ClientServicesService, ServiceTerms } from '../client-services/client-services.service';
 import { feeFor } from '../client-services/fees';
-import { formatAmount, Money, roundMoney } from '../common/money';
+import { Money, roundMoney } from '../common/money';
 import { ConversionDirection, FxService } from '../fx/fx.service';
 import { EntryBuilder } from '../ledger/entry-builder';
 import { LedgerService } from '../ledger/ledger.service';
 import { IdempotentExecutor } from './idempotent-executor';
 import { MoneyAccounts } from './money-accounts';
 import { CreditDebitDto, MoneyCommand, TransferDto } from './transaction.dto';
-import { Leg, pairRecord, transactionRecord } from './transaction-records';
+import { MoneyRefusals } from './money-refusals';
+import { Leg, pairRecord, TransactionRow, transactionRecord } from './transaction-records';
+import { WalletMoneyBatch, WalletMoneyRequest, WalletMoneyResult } from './wallet-money-batch';
+import type { MoneyRole } from '../wallets/wallet-state-machine';
 import { requestFingerprint } from '../common/fingerprint';
 
 /** An amount priced in the wallet's currency, with the fee and, when converted, what the merchant sent. */
@@ -29,6 +32,7 @@ interface Priced {
 @Injectable()
 export class MoneyMovementsService {
   constructor(
+    private readonly batch: WalletMoneyBatch,
     private readonly executor: IdempotentExecutor,
     private readonly accounts: MoneyAccounts,
     private readonly services: ClientServicesService,
@@ -37,12 +41,33 @@ export class MoneyMovementsService {
   ) {}
 
   async creditOrDebit(principal: WalletPrincipal, command: MoneyCommand, dto: CreditDebitDto) {
-    const request = {
-      clientId: principal.clientId,
-      reference: dto.source_transaction_id,
-      kind: command,
-      fingerprint: requestFingerprint(command, normalised(dto)),
-    };
+    const fingerprint = requestFingerprint(command, normalised(dto));
+    const result = await this.batch.submit({
+      ...batchRequest(principal, command, fingerprint, dto),
+      accountNumber: dto.account_number,
+      destinationAccountNumber: null,
+    });
+    if (result.outcome !== 'CONVERT') return transactionRecord(recordsOf(result)[0]);
+    return this.convertedCreditOrDebit(principal, command, dto, fingerprint);
+  }
+
+  async transfer(principal: WalletPrincipal, dto: TransferDto) {
+    const fingerprint = requestFingerprint('TRANSFER', normalised(dto));
+    const result = await this.batch.submit({
+      ...batchRequest(principal, 'TRANSFER', fingerprint, dto),
+      accountNumber: dto.source_account_number,
+      destinationAccountNumber: dto.destination_account_number,
+    });
+    if (result.outcome !== 'CONVERT') return pairRecord(recordsOf(result));
+    return this.convertedTransfer(principal, dto, fingerprint);
+  }
+
+  /**
+   * A credit or debit in another currency than its wallet's, which the grouped path hands back: priced at the
+   * current rate and posted through the FX position accounts, in a transaction of its own.
+   */
+  private async convertedCreditOrDebit(principal: WalletPrincipal, command: MoneyCommand, dto: CreditDebitDto, fingerprint: string) {
+    const request = { clientId: principal.clientId, reference: dto.source_transaction_id, kind: command, fingerprint };
     return this.executor.run(
       request,
       async (manager, recordOperation) => {
@@ -52,7 +77,7 @@ export class MoneyMovementsService {
         const service = await this.usableService(manager, principal.clientId, dto.client_service_code);
         const priced = await this.price(manager, service, dto, wallet.currency, command === 'CREDIT' ? 'INTO_WALLET' : 'OUT_OF_WALLET');
         if (command === 'CREDIT' && priced.fee.gte(priced.amount)) {
-          throw new BadRequestException(`Transaction amount must be greater than the fee of ${formatAmount(priced.fee)}`);
+          throw MoneyRefusals.feeNotCovered(priced.fee);
         }
 
         const settlement = await this.ledger.systemAccount(manager, principal.clientId, 'SETTLEMENT', dto.currency);
@@ -101,18 +126,14 @@ export class MoneyMovementsService {
     );
   }
 
-  async transfer(principal: WalletPrincipal, dto: TransferDto) {
-    const request = {
-      clientId: principal.clientId,
-      reference: dto.source_transaction_id,
-      kind: 'TRANSFER' as const,
-      fingerprint: requestFingerprint('TRANSFER', normalised(dto)),
-    };
+  /** A transfer whose amount is in another currency than the wallets': the amount is converted, in a transaction of its own. */
+  private async convertedTransfer(principal: WalletPrincipal, dto: TransferDto, fingerprint: string) {
+    const request = { clientId: principal.clientId, reference: dto.source_transaction_id, kind: 'TRANSFER' as const, fingerprint };
     return this.executor.run(
       request,
       async (manager, recordOperation) => {
         if (dto.source_account_number === dto.destination_account_number) {
-          throw new BadRequestException('Source and destination wallets must be different');
+          throw MoneyRefusals.sameWallet();
         }
         const [source, destination] = await this.accounts.walletsForMoney(manager, principal.clientId, [
           dto.source_account_number,
@@ -121,7 +142,7 @@ export class MoneyMovementsService {
         this.accounts.assertMay(source, 'PAY');
         this.accounts.assertMay(destination, 'RECEIVE');
         if (source.currency !== destination.currency) {
-          throw new BadRequestException('Transfers need source and destination wallets of the same currency');
+          throw MoneyRefusals.currencyMismatch();
         }
         const service = await this.usableService(manager, principal.clientId, dto.client_service_code);
         // Only the amount is converted: no money in the request currency moves, so there is no FX position.
@@ -218,7 +239,7 @@ export class MoneyMovementsService {
 
   private async usableService(manager: EntityManager, clientId: string, code: string): Promise<ServiceTerms> {
     const service = await this.services.termsFor(manager, clientId, code);
-    if (!service.isActive) throw new BadRequestException(`Client service ${code} is inactive`);
+    if (!service.isActive) throw MoneyRefusals.serviceInactive(code);
     return service;
   }
 
@@ -240,9 +261,7 @@ export class MoneyMovementsService {
       if (amount.isZero()) throw new BadRequestException('Transaction amount is too small to convert');
     }
     if (amount.lt(service.minimumAmount) || amount.gt(service.maximumAmount)) {
-      throw new BadRequestException(
-        `Transaction amount must be between ${formatAmount(service.minimumAmount)} and ${formatAmount(service.maximumAmount)} ${walletCurrency}`,
-      );
+      throw MoneyRefusals.amountOutOfBounds(service.minimumAmount, service.maximumAmount, walletCurrency);
     }
     return { amount, fee: feeFor(service.fees, amount), original };
   }
@@ -290,6 +309,61 @@ export class MoneyMovementsService {
       narration: dto.transaction_narration ?? null,
       transactionDate: dto.transaction_date ? new Date(dto.transaction_date) : new Date(),
     };
+  }
+}
+
+/** What a credit, debit and transfer request give the grouped path alike. */
+function batchRequest(
+  principal: WalletPrincipal,
+  kind: WalletMoneyRequest['kind'],
+  fingerprint: string,
+  dto: CreditDebitDto | TransferDto,
+): Omit<WalletMoneyRequest, 'accountNumber' | 'destinationAccountNumber'> {
+  return {
+    clientId: principal.clientId,
+    kind,
+    reference: dto.source_transaction_id,
+    fingerprint,
+    amount: new Money(dto.transaction_amount),
+    currency: dto.currency,
+    serviceCode: dto.client_service_code,
+    narration: dto.transaction_narration ?? null,
+    data: dto.source_transaction_data ?? null,
+    transactionDate: dto.transaction_date ? new Date(dto.transaction_date) : new Date(),
+  };
+}
+
+/** The records of a request the grouped path carried out or replayed; its refusal, thrown in the documented words. */
+function recordsOf(result: WalletMoneyResult): TransactionRow[] {
+  const [first, second, third] = result.detail;
+  switch (result.outcome) {
+    case 'OK':
+    case 'REPLAY':
+      return result.records!;
+    case 'CONFLICT':
+      throw MoneyRefusals.referenceReused();
+    case 'SAME_WALLET':
+      throw MoneyRefusals.sameWallet();
+    case 'WALLET_NOT_FOUND':
+      throw MoneyRefusals.walletNotFound(first);
+    case 'PROFILE_DEACTIVATED':
+      throw MoneyRefusals.walletMayNot(first, '', second as MoneyRole, 'PROFILE_DEACTIVATED');
+    case 'WALLET_STATE':
+      throw MoneyRefusals.walletMayNot(first, second, third as MoneyRole, 'WALLET_STATE');
+    case 'CURRENCY_MISMATCH':
+      throw MoneyRefusals.currencyMismatch();
+    case 'SERVICE_NOT_FOUND':
+      throw MoneyRefusals.serviceNotFound();
+    case 'SERVICE_INACTIVE':
+      throw MoneyRefusals.serviceInactive(first);
+    case 'AMOUNT_BOUNDS':
+      throw MoneyRefusals.amountOutOfBounds(first, second, third);
+    case 'FEE_TOO_HIGH':
+      throw MoneyRefusals.feeNotCovered(first);
+    case 'INSUFFICIENT':
+      throw MoneyRefusals.insufficientBalance(first);
+    case 'CONVERT':
+      throw new Error('a conversion is not answered from the grouped path');
   }
 }
 

@@ -5,14 +5,16 @@ import { WalletPrincipal } from '../auth/principal';
 import { requestFingerprint } from '../common/fingerprint';
 import { UUID } from '../common/validation/validators';
 import { isRetryableTransactionError, isUniqueViolation } from '../infra/database/pg-errors';
-import { runPrepared } from '../infra/database/prepared';
+import { PreparedStatement, runPrepared } from '../infra/database/prepared';
 import { FloorBreachError } from '../ledger/ledger.errors';
-import { translateLedgerError } from '../ledger/ledger.service';
-import { insufficientBalance, referenceReused } from './operation-refusals';
+import { ledgerError } from '../ledger/ledger.service';
+import { MoneyRefusals } from './money-refusals';
 import { ReversalDto } from './transaction.dto';
 import { pairRecord, TransactionRow } from './transaction-records';
 
 const MAX_ATTEMPTS = 3;
+
+const REVERSE: PreparedStatement = { name: 'wallet_reverse', text: 'SELECT * FROM wallet_reverse($1, $2, $3, $4, $5)' };
 
 /** What SQL function wallet_reverse answers: records for REVERSED and REPLAY, one row with the outcome otherwise. */
 type ReversalRow = TransactionRow & {
@@ -46,7 +48,7 @@ export class ReversalsService {
       case 'REPLAY':
         return pairRecord(rows);
       case 'REFERENCE_REUSED':
-        throw referenceReused();
+        throw MoneyRefusals.referenceReused();
       case 'NOT_FOUND':
         throw new NotFoundException('Transaction not found');
       case 'REVERSAL_OF_REVERSAL':
@@ -67,19 +69,15 @@ export class ReversalsService {
     let twinChecked = !hasReference;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await runPrepared<ReversalRow>(this.db, {
-          name: 'wallet_reverse',
-          text: 'SELECT * FROM wallet_reverse($1, $2, $3, $4, $5)',
-          values,
-        });
+        return await runPrepared<ReversalRow>(this.db, REVERSE, values);
       } catch (error) {
-        const failure = translateLedgerError(error);
+        const failure = ledgerError(error);
         if (!twinChecked && (isUniqueViolation(error, 'wallet_operations_source_uq') || failure instanceof FloorBreachError)) {
           twinChecked = true;
           continue;
         }
         if (isRetryableTransactionError(error) && attempt < MAX_ATTEMPTS) continue;
-        if (failure instanceof FloorBreachError) throw insufficientBalance(failure.accountNumber);
+        if (failure instanceof FloorBreachError) throw MoneyRefusals.insufficientBalance(failure.accountNumber);
         if (isUniqueViolation(error, 'wallet_operations_reverses_operation_id_key')) throw alreadyReversed();
         const e = error as { code?: string; detail?: string };
         if (e.code === WALLET_CLOSED) throw new BadRequestException(`Wallet ${e.detail} is CLOSED and cannot be reversed on`);

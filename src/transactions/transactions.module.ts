@@ -7,6 +7,7 @@ import { MoneyMovementsService } from './money-movements.service';
 import { ReversalsService } from './reversals.service';
 import { TransactionRecords } from './transaction-records';
 import { TransactionsController } from './transactions.controller';
+import { WalletMoneyBatch } from './wallet-money-batch';
 import { WalletOperations } from './wallet-operations';
 
 @Module({
@@ -20,6 +21,7 @@ import { WalletOperations } from './wallet-operations';
     MoneyAccounts,
     TransactionRecords,
     WalletOperations,
+    WalletMoneyBatch,
   ],
   exports: [MoneyMovementsService],
 })

@@ -46,6 +46,11 @@ export function moneyRefusal(wallet: { status: WalletStatus; profileActive: bool
   return MONEY_ROLES[wallet.status].includes(role) ? null : 'WALLET_STATE';
 }
 
+/** The wallet states that may take `role`: the money path in the database is given these, so the rule stays here. */
+export function statesThatMay(role: MoneyRole): WalletStatus[] {
+  return (Object.keys(MONEY_ROLES) as WalletStatus[]).filter((status) => MONEY_ROLES[status].includes(role));
+}
+
 /** The state half of `moneyRefusal`, for callers that check the profile separately (split settlements, to be merged). */
 export function mayReceive(status: WalletStatus): boolean {
   return MONEY_ROLES[status].includes('RECEIVE');

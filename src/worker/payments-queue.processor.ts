@@ -16,7 +16,7 @@ type PaymentsJob = { paymentId?: string; sessionId?: string; reversalId?: string
  * payments core), processing collection reversals (reversals). Jobs carry ids only; every handler reloads its
  * record and acts only if it still applies.
  */
-@Processor(QUEUES.payments, { concurrency: 20 })
+@Processor(QUEUES.payments, { concurrency: 50 })
 export class PaymentsProcessor extends OutboxJobProcessor<PaymentsJob> {
   constructor(
     @InjectDataSource() db: DataSource,

@@ -106,30 +106,24 @@ describe('engine metrics and the queue dashboard', () => {
       }),
     ).toBe(3);
     expect(sample(samples, 'paygate_callback_attempts_total', { outcome: 'failed' })).toBe(1);
-    for (const queue of ['payments', 'callbacks']) {
-      for (const state of ['waiting', 'active', 'delayed', 'failed', 'completed']) {
-        expect(sample(samples, 'paygate_queue_jobs', { queue, state })).toEqual(expect.any(Number));
-      }
+    for (const state of ['waiting', 'active', 'delayed', 'failed', 'completed']) {
+      expect(sample(samples, 'paygate_queue_jobs', { queue: 'payments', state })).toEqual(expect.any(Number));
     }
-    // 3 settlements; 2 + 4 callback attempts.
+    // 3 settlements; their callbacks are claimed from Postgres (no queue), and none is left to attempt.
     expect(
       sample(samples, 'paygate_queue_jobs', {
         queue: 'payments',
         state: 'completed',
       }),
     ).toBe(3);
-    expect(
-      sample(samples, 'paygate_queue_jobs', {
-        queue: 'callbacks',
-        state: 'completed',
-      }),
-    ).toBe(6);
+    expect(sample(samples, 'paygate_callbacks_pending', { due: 'now' })).toBe(0);
+    expect(sample(samples, 'paygate_callbacks_pending', { due: 'later' })).toBe(0);
     expect(sample(samples, 'paygate_outbox_pending', { due: 'now' })).toEqual(expect.any(Number));
     expect(sample(samples, 'paygate_outbox_pending', { due: 'later' })).toEqual(expect.any(Number));
   });
 
   it('paygate_outbox_pending counts work scheduled for later', async () => {
-    // Work scheduled an hour ahead (as a late callback retry would be) waits in the outbox and is counted.
+    // Work scheduled an hour ahead (as a later expiry check would be) waits in the outbox and is counted.
     const before = parseMetrics((await http().get('/metrics').expect(200)).text);
     const later = sample(before, 'paygate_outbox_pending', { due: 'later' }) ?? 0;
     await dataSource(app).query(
@@ -138,6 +132,19 @@ describe('engine metrics and the queue dashboard', () => {
     const after = parseMetrics((await http().get('/metrics').expect(200)).text);
     expect(sample(after, 'paygate_outbox_pending', { due: 'later' })).toBe(later + 1);
     await dataSource(app).query(`DELETE FROM outbox WHERE payload->>'paymentId' = '0' AND relayed_at IS NULL`);
+  });
+
+  it('paygate_callbacks_pending counts a callback retry scheduled for later', async () => {
+    const before = parseMetrics((await http().get('/metrics').expect(200)).text);
+    const later = sample(before, 'paygate_callbacks_pending', { due: 'later' }) ?? 0;
+    await dataSource(app).query(
+      `INSERT INTO callback_deliveries (client_id, kind, event, reference, url, payload, attempts, first_attempt_at, next_attempt_at)
+       VALUES ($1, 'collections', 'successful_payment', 'metrics-later', $2, '{}', 1, now(), now() + interval '1 hour')`,
+      [merchant.clientId, receiver.url()],
+    );
+    const after = parseMetrics((await http().get('/metrics').expect(200)).text);
+    expect(sample(after, 'paygate_callbacks_pending', { due: 'later' })).toBe(later + 1);
+    await dataSource(app).query(`DELETE FROM callback_deliveries WHERE reference = 'metrics-later'`);
   });
 
   describe('/admin/queues', () => {

@@ -3,7 +3,6 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Queue } from 'bullmq';
 import Decimal from 'decimal.js';
 import request from 'supertest';
-import { CallbackDeliveryProcessor } from '../../src/callbacks/callback-delivery.processor';
 import { PaymentsProcessor } from '../../src/worker/payments-queue.processor';
 import {
   chargeBody,
@@ -126,10 +125,8 @@ describe('Redis outage', () => {
 
   it('jobs Redis loses after they were relayed are relayed again by the sweeper, and complete exactly once', async () => {
     const payments = app.get(PaymentsProcessor).worker;
-    const callbacks = app.get(CallbackDeliveryProcessor).worker;
     const paymentsQueue = app.get<Queue>(getQueueToken('payments'));
     await payments.pause(true);
-    await callbacks.pause(true);
 
     const charges: Array<{ id: number; reference: string; url: string }> = [];
     for (let i = 0; i < 5; i++) {
@@ -164,7 +161,6 @@ describe('Redis outage', () => {
     await sandbox.redis.start();
     await waitFor('the queue to answer again', async () => (await paymentsQueue.getJobCounts('waiting')).waiting === 0, 10_000, 200);
     await payments.resume();
-    await callbacks.resume();
 
     await expectAllSettledAndCalledBack(charges);
     // Recovered by the sweeper: each lost job was relayed a second time, and then finished.

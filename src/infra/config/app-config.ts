@@ -100,12 +100,6 @@ class Environment {
   CALLBACK_LEASE_MS?: string;
 
   @IsOptional()
-  @Matches(/^[1-9]\d{3,}$/, {
-    message: 'CALLBACK_SWEEP_AFTER_MS must be a whole number of milliseconds, at least 1000',
-  })
-  CALLBACK_SWEEP_AFTER_MS?: string;
-
-  @IsOptional()
   @IsString()
   @MinLength(32, { message: 'JWT_SECRET must be at least 32 characters' })
   JWT_SECRET?: string;
@@ -197,8 +191,6 @@ export interface AppConfig {
   callbackSecretOverlapMs: number;
   /** How long a worker holds a callback delivery while posting it; a crashed worker's lease expires after this. */
   callbackLeaseMs: number;
-  /** A PENDING delivery whose due time (and lease) passed this long ago is re-queued by the worker's sweeper. */
-  callbackSweepAfterMs: number;
   /** Addresses/CIDRs of reverse proxies whose X-Forwarded-For is believed; empty: none. */
   trustedProxies: string[];
   /** Swagger UI at /docs (default: on in sandbox, off in production). */
@@ -270,7 +262,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): EnvironmentCon
     portalIdleTimeoutMs: Number(raw.PORTAL_IDLE_TIMEOUT_MS ?? 1_800_000),
     callbackSecretOverlapMs: Number(raw.CALLBACK_SECRET_OVERLAP_MS ?? 86_400_000),
     callbackLeaseMs: Number(raw.CALLBACK_LEASE_MS ?? 60000),
-    callbackSweepAfterMs: Number(raw.CALLBACK_SWEEP_AFTER_MS ?? 300000),
     trustedProxies: (raw.TRUSTED_PROXIES ?? '')
       .split(',')
       .map((p) => p.trim())
@@ -306,7 +297,6 @@ function pick(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
     'PORTAL_IDLE_TIMEOUT_MS',
     'CALLBACK_SECRET_OVERLAP_MS',
     'CALLBACK_LEASE_MS',
-    'CALLBACK_SWEEP_AFTER_MS',
     'TRUSTED_PROXIES',
     'DOCS_ENABLED',
     'METRICS_TOKEN',

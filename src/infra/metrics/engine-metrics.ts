@@ -64,6 +64,21 @@ export class EngineMetrics implements OnModuleInit {
         this.set({ due: 'later' }, row.later);
       },
     });
+    new Gauge({
+      name: 'paygate_callbacks_pending',
+      help: 'Callback deliveries still to be attempted: due now (or a replay asked for), or a retry scheduled for later',
+      labelNames: ['due'],
+      registers: [this.registry],
+      collect: async function (this: Gauge) {
+        const [row] = await db.query(
+          `SELECT count(*) FILTER (WHERE status = 'PENDING' AND next_attempt_at <= now() OR replay_requested_at IS NOT NULL)::int AS due,
+                  count(*) FILTER (WHERE status = 'PENDING' AND next_attempt_at > now() AND replay_requested_at IS NULL)::int AS later
+           FROM callback_deliveries WHERE status = 'PENDING' OR replay_requested_at IS NOT NULL`,
+        );
+        this.set({ due: 'now' }, row.due);
+        this.set({ due: 'later' }, row.later);
+      },
+    });
   }
 
   jobFailed(queue: string): void {

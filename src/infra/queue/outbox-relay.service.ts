@@ -36,12 +36,11 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     @InjectDataSource() private readonly db: DataSource,
     @Inject(APP_CONFIG) config: AppConfig,
     @InjectQueue(QUEUES.payments) payments: Queue,
-    @InjectQueue(QUEUES.callbacks) callbacks: Queue,
     @InjectQueue(QUEUES.airtime) airtime: Queue,
     @InjectQueue(QUEUES.payouts) payouts: Queue,
     @InjectQueue(QUEUES.notifications) notifications: Queue,
   ) {
-    this.queues = { payments, callbacks, airtime, payouts, notifications };
+    this.queues = { payments, airtime, payouts, notifications };
     this.lostJobAfterMs = config.outboxLostJobAfterMs;
     this.sweepEveryMs = Math.min(MAX_SWEEP_EVERY_MS, Math.max(250, Math.floor(this.lostJobAfterMs / 4)));
   }

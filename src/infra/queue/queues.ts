@@ -1,7 +1,6 @@
 /** BullMQ queues and the outbox topics that feed them: `<queue>.<job name>`. */
 export const QUEUES = {
   payments: 'payments',
-  callbacks: 'callbacks',
   airtime: 'airtime',
   payouts: 'payouts',
   notifications: 'notifications',
@@ -12,7 +11,6 @@ export const TOPICS = {
   settlePayment: 'payments.settle',
   expireCheckout: 'payments.expire-checkout',
   processReversal: 'payments.reverse',
-  deliverCallback: 'callbacks.deliver',
   processAirtime: 'airtime.process',
   processPayout: 'payouts.process',
   sendNotification: 'notifications.send',
