@@ -394,9 +394,11 @@ export class OneCallPayoutsReversals1763800000012 implements MigrationInterface 
       END
       $fn$;
     `);
+    await q.query(clientServiceFee('p_amount * t.fee * 0.01', 'p_amount * s.transaction_fee * 0.01'));
   }
 
   async down(q: QueryRunner): Promise<void> {
+    await q.query(clientServiceFee('p_amount * t.fee / 100', 'p_amount * s.transaction_fee / 100'));
     await q.query(`
       DROP FUNCTION wallet_reverse(uuid, uuid, text, text, text);
       DROP FUNCTION wallet_operation_rows(uuid);
@@ -409,4 +411,28 @@ export class OneCallPayoutsReversals1763800000012 implements MigrationInterface 
       DROP FUNCTION ledger_system_account(uuid, text, text);
     `);
   }
+}
+
+/**
+ * client_service_fee (migration LedgerBatchesWalletMoney) with the percentage computed as given. Dividing by 100
+ * rounds a large quotient to 8 decimals before the 4-decimal half-up rounding (numeric division keeps about 16
+ * significant digits): 1.0001 % of 123456789010054.9995 is 1234691346889.5600499995, which came out .5601 where
+ * feeFor says .5600. Multiplying by 0.01 is exact.
+ */
+function clientServiceFee(tierPercentage: string, percentage: string): string {
+  return `
+    CREATE OR REPLACE FUNCTION client_service_fee(p_service_id uuid, p_amount numeric) RETURNS numeric
+    LANGUAGE sql STABLE AS $fn$
+      SELECT CASE
+        WHEN NOT s.has_transaction_fee THEN 0
+        WHEN EXISTS (SELECT 1 FROM client_service_fee_tiers t WHERE t.client_service_id = s.id) THEN coalesce((
+          SELECT CASE t.fee_type WHEN 'FIXED' THEN round(t.fee, 4) ELSE round(${tierPercentage}, 4) END
+          FROM client_service_fee_tiers t
+          WHERE t.client_service_id = s.id AND p_amount BETWEEN t.minimum_amount AND t.maximum_amount
+          ORDER BY t.minimum_amount LIMIT 1), 0)
+        WHEN s.transaction_fee_type = 'FIXED' THEN round(s.transaction_fee, 4)
+        WHEN s.transaction_fee_type = 'PERCENTAGE' THEN round(${percentage}, 4)
+        ELSE 0 END
+      FROM client_services s WHERE s.id = p_service_id
+    $fn$;`;
 }

@@ -49,6 +49,18 @@ describe('client_service_fee', () => {
   });
   afterAll(async () => app?.close());
 
+  it('rounds a large percentage fee once, as feeFor does (dividing by 100 first rounded it to 8 decimals)', async () => {
+    const code = await createService(app, tenant, {
+      has_transaction_fee: true,
+      transaction_fee_type: 'PERCENTAGE',
+      transaction_fee: '1.0001',
+    });
+    const terms = (await app.get(ClientServicesService).findTerms(dataSource(app).manager, tenant.clientId, code))!;
+    const [{ fee }] = await dataSource(app).query(`SELECT client_service_fee($1, $2)::text AS fee`, [terms.id, '123456789010054.9995']);
+    expect(fee).toBe('1234691346889.5600');
+    expect(feeFor(terms.fees, new Money('123456789010054.9995')).toFixed(4)).toBe(fee);
+  });
+
   it('agrees with feeFor', async () => {
     await fc.assert(
       fc.asyncProperty(schedule, fc.array(amount, { minLength: 1, maxLength: 20 }), async (fees, amounts) => {
