@@ -54,16 +54,16 @@ export class OneCallPayoutsReversals1763800000012 implements MigrationInterface 
       $fn$;
 
       -- The service a disbursement is paid from (src/float/paying-service.ts words the refusals): one of the client's,
-      -- active, with a float (its settlement wallet) that may pay: an ACTIVE wallet of an active profile, the PAY
-      -- rule of src/wallets/wallet-state-machine.ts.
-      CREATE FUNCTION paying_service(p_client_id uuid, p_service_code text)
+      -- active, with a float (its settlement wallet) that may pay: a wallet of an active profile in one of
+      -- p_paying_states, which the application's state machine gives (src/wallets/wallet-state-machine.ts).
+      CREATE FUNCTION paying_service(p_client_id uuid, p_service_code text, p_paying_states text[])
       RETURNS TABLE (refusal text, service_id uuid, float_account_id uuid, float_currency text, minimum_amount numeric,
                      maximum_amount numeric)
       LANGUAGE sql STABLE AS $fn$
         SELECT CASE
                  WHEN s.id IS NULL OR s.is_active <> 1 THEN 'SERVICE_NOT_ALLOWED'
                  WHEN f.id IS NULL THEN 'NO_FLOAT'
-                 WHEN w.status IS DISTINCT FROM 'ACTIVE' OR p.is_active IS DISTINCT FROM 1 THEN 'FLOAT_NOT_ACTIVE'
+                 WHEN w.status IS NULL OR w.status <> ALL (p_paying_states) OR p.is_active <> 1 THEN 'FLOAT_NOT_ACTIVE'
                END,
                s.id, f.id, f.currency::text, s.minimum_transaction_amount, s.maximum_transaction_amount
         FROM (VALUES (1)) AS one (x)
@@ -120,7 +120,7 @@ export class OneCallPayoutsReversals1763800000012 implements MigrationInterface 
         p_client_id uuid, p_service_code text, p_kind text, p_reference text, p_amount numeric, p_currency text,
         p_destination_type text, p_destination_name text, p_recipient_account_number text,
         p_recipient_phone_number text, p_recipient_bank_code text, p_request jsonb, p_callback_url text, p_rail text,
-        p_topic text, p_process_at timestamptz)
+        p_topic text, p_process_at timestamptz, p_paying_states text[])
       RETURNS TABLE (outcome text, fee numeric, float_currency text, minimum_amount numeric, maximum_amount numeric)
       LANGUAGE plpgsql AS $fn$
       DECLARE
@@ -129,7 +129,7 @@ export class OneCallPayoutsReversals1763800000012 implements MigrationInterface 
         v_payout   bigint;
         v_reserved record;
       BEGIN
-        SELECT * INTO v_service FROM paying_service(p_client_id, p_service_code);
+        SELECT * INTO v_service FROM paying_service(p_client_id, p_service_code, p_paying_states);
         float_currency := v_service.float_currency;
         minimum_amount := v_service.minimum_amount;
         maximum_amount := v_service.maximum_amount;
@@ -178,7 +178,7 @@ export class OneCallPayoutsReversals1763800000012 implements MigrationInterface 
       -- AMOUNT_OUT_OF_BOUNDS (recipient_index from 0), INSUFFICIENT_FLOAT; only ACCEPTED leaves anything behind.
       CREATE FUNCTION airtime_accept(
         p_client_id uuid, p_reference text, p_service_code text, p_phone_numbers text[], p_amounts numeric[],
-        p_message text, p_topic text, p_recipients_per_job int, p_process_at timestamptz)
+        p_message text, p_topic text, p_recipients_per_job int, p_process_at timestamptz, p_paying_states text[])
       RETURNS TABLE (outcome text, service_code text, recipient_index int, minimum_amount numeric, maximum_amount numeric)
       LANGUAGE plpgsql AS $fn$
       DECLARE
@@ -201,7 +201,7 @@ export class OneCallPayoutsReversals1763800000012 implements MigrationInterface 
           RETURN NEXT;
           RETURN;
         END IF;
-        SELECT * INTO v_service FROM paying_service(p_client_id, service_code);
+        SELECT * INTO v_service FROM paying_service(p_client_id, service_code, p_paying_states);
         minimum_amount := v_service.minimum_amount;
         maximum_amount := v_service.maximum_amount;
         outcome := v_service.refusal;
@@ -402,11 +402,11 @@ export class OneCallPayoutsReversals1763800000012 implements MigrationInterface 
     await q.query(`
       DROP FUNCTION wallet_reverse(uuid, uuid, text, text, text);
       DROP FUNCTION wallet_operation_rows(uuid);
-      DROP FUNCTION airtime_accept(uuid, text, text, text[], numeric[], text, text, int, timestamptz);
+      DROP FUNCTION airtime_accept(uuid, text, text, text[], numeric[], text, text, int, timestamptz, text[]);
       DROP FUNCTION payout_accept(uuid, text, text, text, numeric, text, text, text, text, text, text, jsonb, text, text, text,
-                                  timestamptz);
+                                  timestamptz, text[]);
       DROP FUNCTION float_reserve(uuid, uuid, text, text, numeric[], numeric[]);
-      DROP FUNCTION paying_service(uuid, text);
+      DROP FUNCTION paying_service(uuid, text, text[]);
       DROP FUNCTION ledger_reverse_entry(uuid, bigint, text);
       DROP FUNCTION ledger_system_account(uuid, text, text);
     `);

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { DataSource, EntityManager } from 'typeorm';
-import type { PayingServiceOutcome } from '../float/paying-service';
+import { PAYING_STATES, type PayingServiceOutcome } from '../float/paying-service';
 import { PreparedStatement, runPrepared } from '../infra/database/prepared';
 import { TOPICS } from '../infra/queue/queues';
 import { AWAITING_PROVIDER, FINAL_STATUSES, RecipientRow } from './airtime';
@@ -32,7 +32,7 @@ export interface AirtimeAcceptance {
 
 const ACCEPT_AIRTIME: PreparedStatement = {
   name: 'airtime_accept',
-  text: 'SELECT * FROM airtime_accept($1, $2, $3, $4, $5, $6, $7, $8, $9)',
+  text: 'SELECT * FROM airtime_accept($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
 };
 
 const SELECT_RECIPIENT = `
@@ -62,6 +62,7 @@ export class AirtimeRepository {
       TOPICS.processAirtime,
       r.recipientsPerJob,
       r.processAt,
+      PAYING_STATES,
     ]);
     return row;
   }

@@ -1,3 +1,8 @@
+import { statesThatMay } from '../wallets/wallet-state-machine';
+
+/** The float states that may pay, which SQL function paying_service is given: the state machine keeps the rule. */
+export const PAYING_STATES = statesThatMay('PAY');
+
 /**
  * Why a client service may not pay a disbursement, as SQL function paying_service (migration OneCallPayoutsReversals)
  * finds it: unknown or inactive, no float (settlement wallet) configured, or a float that may not pay (provider

@@ -3,7 +3,7 @@ import Decimal from 'decimal.js';
 import { DataSource, EntityManager } from 'typeorm';
 import { DayTotals, ListQuery, listClauses, todaysTotalsSql } from '../common/listing';
 import type { InFlightRail } from '../float/float-holds.service';
-import type { PayingServiceOutcome } from '../float/paying-service';
+import { PAYING_STATES, type PayingServiceOutcome } from '../float/paying-service';
 import { PreparedStatement, runPrepared } from '../infra/database/prepared';
 import { TOPICS } from '../infra/queue/queues';
 import type { PayoutDestination } from '../rails/payout.rail';
@@ -44,7 +44,7 @@ export interface PayoutAcceptance {
 
 const ACCEPT_PAYOUT: PreparedStatement = {
   name: 'payout_accept',
-  text: 'SELECT * FROM payout_accept($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)',
+  text: 'SELECT * FROM payout_accept($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)',
 };
 
 /** Where a payout ends up after the rail answered (or an operator decided). */
@@ -98,6 +98,7 @@ export class PayoutsRepository {
       p.rail,
       TOPICS.processPayout,
       p.processAt,
+      PAYING_STATES,
     ]);
     return row;
   }
