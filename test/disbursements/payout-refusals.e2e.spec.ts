@@ -1,4 +1,5 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import request from 'supertest';
 import { airtimeBody, sendAirtime } from '../support/airtime-fixtures';
 import {
   b2bBody,
@@ -39,8 +40,8 @@ async function orphanJobs(app: NestFastifyApplication): Promise<number> {
   return row.n;
 }
 
-/** A payout or airtime request the float cannot cover is refused (721 INSUFFICIENT_BALANCE) and changes nothing. */
-describe('refused for insufficient float', () => {
+/** A payout or airtime request the float cannot pay (too little, or a float that may not pay) is refused and changes nothing. */
+describe('refused by the float', () => {
   let app: NestFastifyApplication;
 
   beforeAll(async () => {
@@ -72,6 +73,29 @@ describe('refused for insufficient float', () => {
     for (const answer of answers) expectPayoutAnswer(answer, 721, request.payout_reference as string, 'INSUFFICIENT_BALANCE');
     expect(await footprint(app, merchant)).toEqual(before);
     expect(await orphanJobs(app)).toBe(0);
+  });
+
+  it('a float that may not pay (DORMANT, SUSPENDED) → 721 INVALID_WALLET for payouts and airtime, nothing stored', async () => {
+    for (const command of ['DORMANT', 'SUSPEND']) {
+      const merchant = await createPayoutMerchant(app);
+      await request(app.getHttpServer())
+        .post(`/api/v1/accounts/account-number/${merchant.settlementAccountNumber}?command=${command}`)
+        .set('authorization', merchant.tenant.auth)
+        .expect(200);
+      const before = await footprint(app, merchant);
+      const payout = localPayoutBody(merchant);
+      const refused = await gateway(app, merchant.token).post(PAYOUT_PATHS.local).send(payout);
+      expectPayoutAnswer(refused, 721, payout.payout_reference as string, 'INVALID_WALLET');
+      expect(refused.body.response_description).toBe(`The float of service ${merchant.serviceCode} is not active`);
+      const airtime = await sendAirtime(
+        app,
+        merchant,
+        airtimeBody([{ phone_number: '254712345671', amount: '5' }], { service_code: merchant.serviceCode }),
+      );
+      expect(airtime.status).toBe(400);
+      expect(airtime.body).toMatchObject({ response_code: 721, error_code: 'INVALID_WALLET' });
+      expect(await footprint(app, merchant)).toEqual(before);
+    }
   });
 
   it('bulk airtime: nothing stored, no money moved, no job queued', async () => {
