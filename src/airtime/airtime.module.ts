@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { ClientServicesModule } from '../client-services/client-services.module';
 import { FloatModule } from '../float/float.module';
 import { AirtimeProcessingService } from './airtime-processing.service';
 import { AirtimeReconciliationService } from './airtime-reconciliation.service';
@@ -9,7 +8,7 @@ import { AirtimeService } from './airtime.service';
 
 /** Bulk airtime: acceptance, per-recipient processing, reconciliation and status (disbursement document "Airtime"). */
 @Module({
-  imports: [ClientServicesModule, FloatModule],
+  imports: [FloatModule],
   controllers: [AirtimeController],
   providers: [AirtimeService, AirtimeProcessingService, AirtimeReconciliationService, AirtimeRepository],
   exports: [AirtimeProcessingService, AirtimeReconciliationService],

@@ -1,16 +1,39 @@
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
-import { EntityManager } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { PAYING_STATES, type PayingServiceOutcome } from '../float/paying-service';
+import { PreparedStatement, runPrepared } from '../infra/database/prepared';
+import { TOPICS } from '../infra/queue/queues';
 import { AWAITING_PROVIDER, FINAL_STATUSES, RecipientRow } from './airtime';
 
-/** A recipient about to be recorded, with the hold that pays it. */
-export interface NewRecipient {
-  phoneNumber: string;
-  amount: Decimal;
-  fee: Decimal;
-  holdId: string;
+/** A bulk airtime request as acceptance takes it: the paying service by code, or null for the client's default. */
+export interface AirtimeToAccept {
+  clientId: string;
+  reference: string;
+  serviceCode: string | null;
+  recipients: Array<{ phoneNumber: string; amount: Decimal }>;
+  /** The message recipients start with (600). */
   message: string;
+  /** One processing job per this many positions, due at processAt. */
+  recipientsPerJob: number;
+  processAt: Date;
 }
+
+/** What acceptance found (SQL function airtime_accept); only ACCEPTED stored anything. */
+export interface AirtimeAcceptance {
+  outcome: 'ACCEPTED' | 'DUPLICATE' | 'NO_DEFAULT_SERVICE' | 'AMOUNT_OUT_OF_BOUNDS' | 'INSUFFICIENT_FLOAT' | PayingServiceOutcome;
+  /** The paying service's code (the default airtime service's when the request named none), once known. */
+  service_code: string | null;
+  /** The first recipient (from 0) whose amount is outside the service's bounds. */
+  recipient_index: number | null;
+  minimum_amount: string | null;
+  maximum_amount: string | null;
+}
+
+const ACCEPT_AIRTIME: PreparedStatement = {
+  name: 'airtime_accept',
+  text: 'SELECT * FROM airtime_accept($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
+};
 
 const SELECT_RECIPIENT = `
   SELECT r.id, r.request_id, q.client_id, q.reference, q.currency, r.position, r.phone_number, r.amount, r.fee, r.hold_id,
@@ -22,44 +45,26 @@ const SELECT_RECIPIENT = `
 /** The SQL of the airtime tables. */
 @Injectable()
 export class AirtimeRepository {
-  async exists(manager: EntityManager, clientId: string, reference: string): Promise<boolean> {
-    const rows = await manager.query(`SELECT 1 FROM airtime_requests WHERE client_id = $1 AND reference = $2`, [clientId, reference]);
-    return rows.length > 0;
-  }
-
   /**
-   * Claims the reference. Returns null when a request with it committed first: the unique key makes a concurrent
-   * duplicate wait for the first transaction, then insert nothing.
+   * Accepts a request in one call: a reference already taken, the paying service and each amount's bounds are checked
+   * first; then the reference is claimed (a concurrent duplicate waits on the unique key and answers DUPLICATE), the
+   * total is reserved in one entry with one hold per recipient, and the request, its recipients (positions 1..n) and
+   * its processing jobs are written, committed together or not at all.
    */
-  async claim(
-    manager: EntityManager,
-    r: { clientId: string; reference: string; clientServiceId: string; currency: string; recipientCount: number },
-  ): Promise<string | null> {
-    const [row] = await manager.query(
-      `INSERT INTO airtime_requests (client_id, reference, client_service_id, currency, recipient_count) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (client_id, reference) DO NOTHING RETURNING id`,
-      [r.clientId, r.reference, r.clientServiceId, r.currency, r.recipientCount],
-    );
-    return row ? String(row.id) : null;
-  }
-
-  /** Ties the request to its reservation and records its recipients (positions 1..n), in one statement. */
-  async addRecipients(manager: EntityManager, requestId: string, reservationId: string, recipients: NewRecipient[]): Promise<void> {
-    await manager.query(
-      `WITH request AS (UPDATE airtime_requests SET reservation_id = $2 WHERE id = $1)
-       INSERT INTO airtime_recipients (request_id, position, phone_number, amount, fee, hold_id, message)
-       SELECT $1, r.n, r.phone_number, r.amount, r.fee, r.hold_id, r.message
-       FROM unnest($3::text[], $4::numeric[], $5::numeric[], $6::bigint[], $7::text[]) WITH ORDINALITY AS r(phone_number, amount, fee, hold_id, message, n)`,
-      [
-        requestId,
-        reservationId,
-        recipients.map((r) => r.phoneNumber),
-        recipients.map((r) => r.amount.toFixed()),
-        recipients.map((r) => r.fee.toFixed()),
-        recipients.map((r) => r.holdId),
-        recipients.map((r) => r.message),
-      ],
-    );
+  async accept(db: DataSource, r: AirtimeToAccept): Promise<AirtimeAcceptance> {
+    const [row] = await runPrepared<AirtimeAcceptance>(db, ACCEPT_AIRTIME, [
+      r.clientId,
+      r.reference,
+      r.serviceCode,
+      r.recipients.map((x) => x.phoneNumber),
+      r.recipients.map((x) => x.amount.toFixed()),
+      r.message,
+      TOPICS.processAirtime,
+      r.recipientsPerJob,
+      r.processAt,
+      PAYING_STATES,
+    ]);
+    return row;
   }
 
   /** The recipients of the caller's request in request order, or null when the caller has no such request. */
@@ -129,13 +134,5 @@ export class AirtimeRepository {
       [checkedBefore, limit],
     );
     return rows.map((r) => String(r.id));
-  }
-
-  async defaultServiceCode(manager: EntityManager, clientId: string): Promise<string | null> {
-    const [row] = await manager.query(
-      `SELECT code FROM client_services WHERE client_id = $1 AND is_default_airtime ORDER BY created_at LIMIT 1`,
-      [clientId],
-    );
-    return row?.code ?? null;
   }
 }

@@ -1,13 +1,11 @@
 import { Module } from '@nestjs/common';
-import { ClientServicesModule } from '../client-services/client-services.module';
-import { FloatModule } from '../float/float.module';
 import { PayoutsModule } from '../payouts/payouts.module';
 import { PayoutRequestsService } from './payout-requests.service';
 import { PayoutsController } from './payouts.controller';
 
 /** The request side of the disbursement gateway: local payouts, IMT and B2B (acceptance and status). */
 @Module({
-  imports: [PayoutsModule, FloatModule, ClientServicesModule],
+  imports: [PayoutsModule],
   controllers: [PayoutsController],
   providers: [PayoutRequestsService],
 })

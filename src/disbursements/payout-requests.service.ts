@@ -3,16 +3,12 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
 import { CallbackResolver } from '../callbacks/pinned-post';
-import { ClientServicesService } from '../client-services/client-services.service';
-import { feeFor } from '../client-services/fees';
 import { formatAmount, Money } from '../common/money';
-import { FloatHoldsService, InFlightRail, InsufficientFloatError } from '../float/float-holds.service';
-import { isRefusal, PayingService, payingService } from '../float/paying-service';
+import type { InFlightRail } from '../float/float-holds.service';
+import { isPayingServiceOutcome, payingServiceRefusal } from '../float/paying-service';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
-import { OutboxService } from '../infra/queue/outbox.service';
-import { TOPICS } from '../infra/queue/queues';
 import { b2bResult, payoutResult } from '../payouts/payout';
-import { NewPayout, PayoutsRepository } from '../payouts/payouts.repository';
+import { PayoutAcceptance, PayoutsRepository, PayoutToAccept } from '../payouts/payouts.repository';
 import { PAYOUT_RAIL, type PayoutDestination, type PayoutRail } from '../rails/payout.rail';
 import { PAYOUT_CODES, PayoutError } from './payout-error';
 import { B2bPayoutDto, ImtPayoutDto, LocalPayoutDto, PayoutAcknowledgement } from './payout.dto';
@@ -28,11 +24,12 @@ const B2B_PAYMENT_METHOD = {
 } as const;
 
 /** What every kind of payout request comes down to once its own fields are checked. */
-type PayoutRequest = Omit<NewPayout, 'clientId' | 'clientServiceId' | 'floatAccountId' | 'fee'> & { serviceCode: string };
+type PayoutRequest = Omit<PayoutToAccept, 'clientId' | 'rail' | 'processAt'>;
 
 /**
- * The request side of payouts, IMT and B2B: checks a request, then in one transaction claims its reference,
- * reserves amount + fee from the float and queues its processing, and answers 720 at once (document §3).
+ * The request side of payouts, IMT and B2B: checks a request's fields, then in one database call checks the paying
+ * service, claims the reference, reserves amount + fee from the float and queues its processing, and answers 720 at
+ * once (document §3).
  */
 @Injectable()
 export class PayoutRequestsService {
@@ -40,10 +37,7 @@ export class PayoutRequestsService {
     @InjectDataSource() private readonly db: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(PAYOUT_RAIL) private readonly rail: PayoutRail,
-    private readonly services: ClientServicesService,
-    private readonly holds: FloatHoldsService,
     private readonly payouts: PayoutsRepository,
-    private readonly outbox: OutboxService,
     private readonly resolver: CallbackResolver,
   ) {}
 
@@ -103,74 +97,56 @@ export class PayoutRequestsService {
   private async accept(principal: GatewayPrincipal, request: PayoutRequest): Promise<PayoutAcknowledgement> {
     const refusal = await this.resolver.entryProblem(request.callbackUrl, this.config.isSandbox);
     if (refusal) throw PayoutError.rejected('VALIDATION_FAILED', `Validation Failed: callback_url ${refusal}`, request.payoutReference);
-    const service = await this.payingService(principal.clientId, request);
-    const fee = feeFor(service.fees, request.amount);
-
-    const accepted = await this.db
-      .transaction(async (manager) => {
-        // The reference first: a concurrent duplicate waits here and then finds it taken, before touching the float.
-        const payoutId = await this.payouts.claim(manager, {
-          ...request,
-          clientId: principal.clientId,
-          clientServiceId: service.id,
-          floatAccountId: service.settlementAccountId,
-          fee,
-        });
-        if (!payoutId) return false;
-        const reservation = await this.holds.reserve(manager, {
-          clientId: principal.clientId,
-          floatAccountId: service.settlementAccountId,
-          currency: request.currency,
-          rail: inFlightRail(request.destinationType),
-          lines: [{ amount: request.amount, fee }],
-        });
-        await this.payouts.attachHold(manager, payoutId, reservation.holdIds[0], reservation.floatBalanceAfter);
-        await this.outbox.enqueue(manager, TOPICS.processPayout, { payoutId }, new Date(Date.now() + this.rail.settleDelayMs()));
-        return true;
-      })
-      .catch((error: unknown) => {
-        if (error instanceof InsufficientFloatError) {
-          throw PayoutError.rejected(
-            'INSUFFICIENT_BALANCE',
-            `Insufficient float balance for ${request.currency} ${formatAmount(request.amount)} plus the fee of ${formatAmount(fee)}`,
-            request.payoutReference,
-          );
-        }
-        throw error;
-      });
-    if (!accepted) throw PayoutError.duplicate(request.payoutReference);
+    const accepted = await this.payouts.accept(this.db, {
+      ...request,
+      clientId: principal.clientId,
+      rail: inFlightRail(request.destinationType),
+      processAt: new Date(Date.now() + this.rail.settleDelayMs()),
+    });
+    if (accepted.outcome !== 'ACCEPTED') throw refusalOf(request, accepted.outcome, accepted);
     return {
       payout_reference: request.payoutReference,
       response_code: PAYOUT_CODES.ACCEPTED,
       response_description: 'Accepted for processing',
     };
   }
+}
 
-  /**
-   * The service the payout is paid from: the caller's, active, with an active float (its settlement wallet) in the
-   * request's currency, and the amount within its bounds.
-   */
-  private async payingService(clientId: string, request: PayoutRequest): Promise<PayingService> {
-    const terms = await payingService(this.services, this.db.manager, clientId, request.serviceCode);
-    if (isRefusal(terms)) {
-      const description = terms.refusal === 'SERVICE_NOT_ALLOWED' ? 'Invalid Service' : terms.detail;
-      throw PayoutError.rejected(terms.refusal, description, request.payoutReference);
-    }
-    if (terms.settlementCurrency !== request.currency) {
-      throw PayoutError.rejected(
+/**
+ * The answer to a payout that was not accepted. The paying service is checked first (the caller's, active, with an
+ * active float in the request's currency, the amount within its bounds), then the reference, then the float.
+ */
+function refusalOf(
+  request: PayoutRequest,
+  outcome: Exclude<PayoutAcceptance['outcome'], 'ACCEPTED'>,
+  found: PayoutAcceptance,
+): PayoutError {
+  const reference = request.payoutReference;
+  if (isPayingServiceOutcome(outcome)) {
+    const { refusal, detail } = payingServiceRefusal(outcome, request.serviceCode);
+    return PayoutError.rejected(refusal, refusal === 'SERVICE_NOT_ALLOWED' ? 'Invalid Service' : detail, reference);
+  }
+  switch (outcome) {
+    case 'CURRENCY':
+      return PayoutError.rejected(
         'SERVICE_NOT_ALLOWED',
-        `Service ${request.serviceCode} pays out of a ${terms.settlementCurrency} float; the request is in ${request.currency}`,
-        request.payoutReference,
+        `Service ${request.serviceCode} pays out of a ${found.float_currency} float; the request is in ${request.currency}`,
+        reference,
       );
-    }
-    if (request.amount.lt(terms.minimumAmount) || request.amount.gt(terms.maximumAmount)) {
-      throw PayoutError.rejected(
+    case 'AMOUNT_OUT_OF_BOUNDS':
+      return PayoutError.rejected(
         'VALIDATION_FAILED',
-        `Validation Failed: the amount must be between ${formatAmount(terms.minimumAmount)} and ${formatAmount(terms.maximumAmount)}`,
-        request.payoutReference,
+        `Validation Failed: the amount must be between ${formatAmount(found.minimum_amount!)} and ${formatAmount(found.maximum_amount!)}`,
+        reference,
       );
-    }
-    return terms;
+    case 'DUPLICATE':
+      return PayoutError.duplicate(reference);
+    case 'INSUFFICIENT_FLOAT':
+      return PayoutError.rejected(
+        'INSUFFICIENT_BALANCE',
+        `Insufficient float balance for ${request.currency} ${formatAmount(request.amount)} plus the fee of ${formatAmount(found.fee!)}`,
+        reference,
+      );
   }
 }
 

@@ -3,7 +3,8 @@ import { EntityManager } from 'typeorm';
 import { Money } from '../common/money';
 import { EntryBuilder } from '../ledger/entry-builder';
 import { FloorBreachError } from '../ledger/ledger.errors';
-import { LedgerService } from '../ledger/ledger.service';
+import { PreparedStatement, runPrepared } from '../infra/database/prepared';
+import { ledgerError, LedgerService } from '../ledger/ledger.service';
 
 export type InFlightRail = 'IN_FLIGHT_MOBILE_MONEY' | 'IN_FLIGHT_BANK' | 'IN_FLIGHT_AIRTIME';
 
@@ -27,6 +28,15 @@ export class InsufficientFloatError extends Error {
   }
 }
 
+const RESERVE: PreparedStatement = { name: 'float_reserve', text: 'SELECT * FROM float_reserve($1, $2, $3, $4, $5, $6)' };
+
+interface ReservedRow {
+  reservation_id: string;
+  entry_id: string;
+  hold_ids: string[];
+  float_balance_after: string;
+}
+
 interface HoldToResolve {
   client_id: string;
   float_account_id: string;
@@ -48,40 +58,33 @@ interface HoldToResolve {
 export class FloatHoldsService {
   constructor(private readonly ledger: LedgerService) {}
 
-  /** One ledger entry moving sum(amount + fee) from the float to the rail's in-flight account; one hold per line. */
+  /**
+   * One ledger entry moving sum(amount + fee) from the float to the rail's in-flight account; one hold per line. One
+   * call to SQL function float_reserve, which payout and airtime acceptance call from their own SQL.
+   */
   async reserve(
     manager: EntityManager,
     r: { clientId: string; floatAccountId: string; currency: string; rail: InFlightRail; lines: HoldLine[] },
   ): Promise<Reservation> {
     if (r.lines.length === 0) throw new Error('a reservation needs at least one line');
-    const total = r.lines.reduce((sum, line) => sum.plus(line.amount).plus(line.fee), new Money(0));
-    const inFlight = await this.ledger.systemAccount(manager, r.clientId, r.rail, r.currency);
-    const entry = new EntryBuilder().debit(r.floatAccountId, total).credit(inFlight.id, total);
-    let posted;
+    let reserved: ReservedRow;
     try {
-      posted = await this.ledger.postEntry(manager, { clientId: r.clientId, kind: 'FLOAT_RESERVE', lines: entry.lines() });
+      [reserved] = await runPrepared<ReservedRow>(manager, RESERVE, [
+        r.clientId,
+        r.floatAccountId,
+        r.currency,
+        r.rail,
+        r.lines.map((l) => l.amount.toFixed()),
+        r.lines.map((l) => l.fee.toFixed()),
+      ]);
     } catch (error) {
-      throw error instanceof FloorBreachError ? new InsufficientFloatError() : error;
+      throw ledgerError(error) instanceof FloorBreachError ? new InsufficientFloatError() : error;
     }
-    const [reservation] = await manager.query(
-      `INSERT INTO float_reservations (client_id, float_account_id, rail, currency, reserve_entry_id)
-       VALUES ($1, $2, $3, $4, $5) RETURNING id`,
-      [r.clientId, r.floatAccountId, r.rail, r.currency, posted.entryId],
-    );
-    // One statement for any number of lines (bulk airtime reserves up to 1000); ordinality keeps the line order.
-    const holds: Array<{ id: string }> = await manager.query(
-      `INSERT INTO float_holds (reservation_id, client_id, float_account_id, amount, fee)
-       SELECT $1, $2, $3, l.amount, l.fee
-       FROM unnest($4::numeric[], $5::numeric[]) WITH ORDINALITY AS l(amount, fee, n)
-       ORDER BY l.n
-       RETURNING id`,
-      [reservation.id, r.clientId, r.floatAccountId, r.lines.map((l) => l.amount.toFixed()), r.lines.map((l) => l.fee.toFixed())],
-    );
     return {
-      reservationId: String(reservation.id),
-      entryId: posted.entryId,
-      holdIds: holds.map((h) => String(h.id)),
-      floatBalanceAfter: posted.movements.get(r.floatAccountId)!.balanceAfter,
+      reservationId: String(reserved.reservation_id),
+      entryId: String(reserved.entry_id),
+      holdIds: reserved.hold_ids.map(String),
+      floatBalanceAfter: new Money(reserved.float_balance_after),
     };
   }
 

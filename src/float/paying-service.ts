@@ -1,42 +1,34 @@
-import { EntityManager } from 'typeorm';
-import { ClientServicesService, ServiceTerms } from '../client-services/client-services.service';
-import { WalletStatus } from '../wallets/wallet.entity';
-import { moneyRefusal } from '../wallets/wallet-state-machine';
+import { statesThatMay } from '../wallets/wallet-state-machine';
 
-/** A client service that may pay a disbursement: its float is its settlement wallet. */
-export type PayingService = ServiceTerms & { settlementAccountId: string; settlementCurrency: string };
+/** The float states that may pay, which SQL function paying_service is given: the state machine keeps the rule. */
+export const PAYING_STATES = statesThatMay('PAY');
 
-/** Why a service may not pay, in the payout family's error codes; each interface words its own answer. */
+/**
+ * Why a client service may not pay a disbursement, as SQL function paying_service (migration OneCallPayoutsReversals)
+ * finds it: unknown or inactive, no float (settlement wallet) configured, or a float that may not pay (provider
+ * contract §4 and §5). Amount bounds and currency are each caller's rules.
+ */
+export type PayingServiceOutcome = 'SERVICE_NOT_ALLOWED' | 'NO_FLOAT' | 'FLOAT_NOT_ACTIVE';
+
+/** A refusal in the payout family's error codes, with its detail; each interface words its own answer. */
 export interface PayingServiceRefusal {
   refusal: 'SERVICE_NOT_ALLOWED' | 'INVALID_WALLET';
   detail: string;
 }
 
-/**
- * The service a payout, IMT, B2B or airtime request is paid from: one of the caller's, active, with a float whose
- * wallet and profile may pay (provider contract §4 and §5). Amount bounds and currency are the caller's rules.
- */
-export async function payingService(
-  services: ClientServicesService,
-  manager: EntityManager,
-  clientId: string,
-  serviceCode: string,
-): Promise<PayingService | PayingServiceRefusal> {
-  const terms = await services.findTerms(manager, clientId, serviceCode);
-  if (!terms || !terms.isActive) return { refusal: 'SERVICE_NOT_ALLOWED', detail: `Invalid service code ${serviceCode}` };
-  if (!terms.settlementAccountId || !terms.settlementCurrency) {
-    return { refusal: 'INVALID_WALLET', detail: `Service ${serviceCode} has no float (settlement wallet) configured` };
-  }
-  const [float]: Array<{ status: WalletStatus; profileActive: boolean }> = await manager.query(
-    `SELECT w.status, (p.is_active = 1) AS "profileActive" FROM wallets w JOIN profiles p ON p.id = w.profile_id WHERE w.id = $1`,
-    [terms.settlementAccountId],
-  );
-  if (!float || moneyRefusal(float, 'PAY') !== null) {
-    return { refusal: 'INVALID_WALLET', detail: `The float of service ${serviceCode} is not active` };
-  }
-  return terms as PayingService;
+const PAYING_SERVICE_OUTCOMES: readonly string[] = ['SERVICE_NOT_ALLOWED', 'NO_FLOAT', 'FLOAT_NOT_ACTIVE'];
+
+export function isPayingServiceOutcome(outcome: string): outcome is PayingServiceOutcome {
+  return PAYING_SERVICE_OUTCOMES.includes(outcome);
 }
 
-export function isRefusal(service: PayingService | PayingServiceRefusal): service is PayingServiceRefusal {
-  return 'refusal' in service;
+export function payingServiceRefusal(outcome: PayingServiceOutcome, serviceCode: string): PayingServiceRefusal {
+  switch (outcome) {
+    case 'SERVICE_NOT_ALLOWED':
+      return { refusal: 'SERVICE_NOT_ALLOWED', detail: `Invalid service code ${serviceCode}` };
+    case 'NO_FLOAT':
+      return { refusal: 'INVALID_WALLET', detail: `Service ${serviceCode} has no float (settlement wallet) configured` };
+    case 'FLOAT_NOT_ACTIVE':
+      return { refusal: 'INVALID_WALLET', detail: `The float of service ${serviceCode} is not active` };
+  }
 }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { Money } from '../common/money';
+import { PreparedStatement, runPrepared } from '../infra/database/prepared';
 import { LedgerAccount, SystemAccountKind } from './ledger-account';
 import { FloorBreachError, UnbalancedEntryError, UnknownLedgerAccountError, UnknownLedgerEntryError } from './ledger.errors';
 
@@ -31,6 +32,8 @@ export interface PostedEntry {
 /** Which system account to post to; balances are read from the ledger, never from this reference. */
 export type SystemAccountRef = Pick<LedgerAccount, 'id' | 'accountNumber' | 'kind' | 'currency'>;
 
+const REVERSE_ENTRY: PreparedStatement = { name: 'ledger_reverse_entry', text: 'SELECT * FROM ledger_reverse_entry($1, $2, $3)' };
+
 const SYSTEM_ACCOUNT_COLUMNS = `id, account_number AS "accountNumber", kind, currency`;
 
 const ACCOUNT_COLUMNS = `id, client_id AS "clientId", account_number AS "accountNumber", kind, currency, balance,
@@ -47,7 +50,7 @@ export class LedgerService {
 
   async postEntry(manager: EntityManager, entry: EntryToPost): Promise<PostedEntry> {
     assertTwoAccounts(entry.lines);
-    let rows: Array<{ entry_id: string; account_id: string; amount: string; balance_before: string; balance_after: string }>;
+    let rows: PostingRow[];
     try {
       rows = await manager.query('SELECT * FROM ledger_post_entry($1, $2, $3::uuid[], $4::numeric[])', [
         entry.clientId,
@@ -58,15 +61,7 @@ export class LedgerService {
     } catch (error) {
       throw ledgerError(error);
     }
-    const movements = new Map<string, AccountMovement>();
-    for (const row of rows) {
-      movements.set(row.account_id, {
-        amount: new Money(row.amount),
-        balanceBefore: new Money(row.balance_before),
-        balanceAfter: new Money(row.balance_after),
-      });
-    }
-    return { entryId: String(rows[0].entry_id), movements };
+    return postedEntry(rows);
   }
 
   /**
@@ -74,17 +69,11 @@ export class LedgerService {
    * is undone (wallet reversals, collection reversals and their compensations). Floors apply as to any entry.
    */
   async reverseEntry(manager: EntityManager, clientId: string, entryId: string, kind: string): Promise<PostedEntry> {
-    const postings: Array<{ account_id: string; amount: string }> = await manager.query(
-      `SELECT p.account_id, p.amount FROM postings p JOIN journal_entries e ON e.id = p.entry_id
-       WHERE p.entry_id = $1 AND e.client_id = $2 ORDER BY p.id`,
-      [entryId, clientId],
-    );
-    if (postings.length === 0) throw new UnknownLedgerEntryError(`no entry ${entryId} of this client`);
-    return this.postEntry(manager, {
-      clientId,
-      kind,
-      lines: postings.map((p) => ({ accountId: p.account_id, amount: new Money(p.amount).neg() })),
-    });
+    try {
+      return postedEntry(await runPrepared<PostingRow>(manager, REVERSE_ENTRY, [clientId, entryId, kind]));
+    } catch (error) {
+      throw ledgerError(error);
+    }
   }
 
   /**
@@ -140,12 +129,34 @@ function assertTwoAccounts(lines: PostingLine[]): void {
   }
 }
 
-/** The ledger's SQL errors (LF001, LB001, LA001) as its error classes; any other error as it is. */
+/** One row per account of a posted entry, as ledger_post_entry and ledger_reverse_entry answer. */
+interface PostingRow {
+  entry_id: string;
+  account_id: string;
+  amount: string;
+  balance_before: string;
+  balance_after: string;
+}
+
+function postedEntry(rows: PostingRow[]): PostedEntry {
+  const movements = new Map<string, AccountMovement>();
+  for (const row of rows) {
+    movements.set(row.account_id, {
+      amount: new Money(row.amount),
+      balanceBefore: new Money(row.balance_before),
+      balanceAfter: new Money(row.balance_after),
+    });
+  }
+  return { entryId: String(rows[0].entry_id), movements };
+}
+
+/** The ledger's SQL errors (LF001, LB001, LA001, LE001) as its error classes; any other error as it is. */
 export function ledgerError(error: unknown): unknown {
   const e = error as { code?: string; detail?: string; driverError?: { code?: string; detail?: string }; message?: string };
   const code = e.code ?? e.driverError?.code;
   if (code === 'LF001') return new FloorBreachError(e.detail ?? e.driverError?.detail ?? '');
   if (code === 'LB001') return new UnbalancedEntryError(e.message ?? 'unbalanced entry');
   if (code === 'LA001') return new UnknownLedgerAccountError(e.message ?? 'unknown account');
+  if (code === 'LE001') return new UnknownLedgerEntryError(e.message ?? 'unknown entry');
   return error;
 }

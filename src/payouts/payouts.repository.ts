@@ -1,18 +1,24 @@
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
-import { EntityManager } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { DayTotals, ListQuery, listClauses, todaysTotalsSql } from '../common/listing';
+import type { InFlightRail } from '../float/float-holds.service';
+import { PAYING_STATES, type PayingServiceOutcome } from '../float/paying-service';
+import { PreparedStatement, runPrepared } from '../infra/database/prepared';
+import { TOPICS } from '../infra/queue/queues';
 import type { PayoutDestination } from '../rails/payout.rail';
 import { PAYOUT_STATUS, PayoutKind, PayoutRow, PayoutStatus, SELECT_PAYOUT } from './payout';
 
-export interface NewPayout {
+/**
+ * A payout request as acceptance takes it: the paying service by code (its float and fee are looked up in the same
+ * call), the in-flight account of its rail, and when its processing job is due.
+ */
+export interface PayoutToAccept {
   clientId: string;
+  serviceCode: string;
   kind: PayoutKind;
   payoutReference: string;
-  clientServiceId: string;
-  floatAccountId: string;
   amount: Decimal;
-  fee: Decimal;
   currency: string;
   destinationType: PayoutDestination;
   destinationName: string;
@@ -21,7 +27,25 @@ export interface NewPayout {
   recipientBankCode: string | null;
   request: object;
   callbackUrl: string;
+  rail: InFlightRail;
+  processAt: Date;
 }
+
+/** What acceptance found (SQL function payout_accept); only ACCEPTED stored anything. */
+export interface PayoutAcceptance {
+  outcome: 'ACCEPTED' | 'DUPLICATE' | 'INSUFFICIENT_FLOAT' | 'CURRENCY' | 'AMOUNT_OUT_OF_BOUNDS' | PayingServiceOutcome;
+  /** The fee, once computed (DUPLICATE, INSUFFICIENT_FLOAT, ACCEPTED). */
+  fee: string | null;
+  /** The paying service's float currency and bounds, once the service was found. */
+  float_currency: string | null;
+  minimum_amount: string | null;
+  maximum_amount: string | null;
+}
+
+const ACCEPT_PAYOUT: PreparedStatement = {
+  name: 'payout_accept',
+  text: 'SELECT * FROM payout_accept($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)',
+};
 
 /** Where a payout ends up after the rail answered (or an operator decided). */
 export interface PayoutTransition {
@@ -52,42 +76,31 @@ export interface PayoutListRow {
 @Injectable()
 export class PayoutsRepository {
   /**
-   * Claims the reference: the new payout's id, or null when the client already has a payout with it. A concurrent
-   * duplicate waits on the unique index until the first transaction ends, then gets null.
+   * Accepts a payout in one call: the paying service's checks, the reference claimed (a concurrent duplicate waits on
+   * the unique key, then answers DUPLICATE without touching the float), amount + fee reserved from the float, the
+   * payout with its hold, and its processing job, committed together or not at all.
    */
-  async claim(manager: EntityManager, p: NewPayout): Promise<string | null> {
-    const [row] = await manager.query(
-      `INSERT INTO payouts (client_id, kind, payout_reference, client_service_id, float_account_id, amount, fee, currency,
-         destination_type, destination_name, recipient_account_number, recipient_phone_number, recipient_bank_code, request, callback_url)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-       ON CONFLICT (client_id, payout_reference) DO NOTHING RETURNING id`,
-      [
-        p.clientId,
-        p.kind,
-        p.payoutReference,
-        p.clientServiceId,
-        p.floatAccountId,
-        p.amount.toFixed(),
-        p.fee.toFixed(),
-        p.currency,
-        p.destinationType,
-        p.destinationName,
-        p.recipientAccountNumber,
-        p.recipientPhoneNumber,
-        p.recipientBankCode,
-        p.request,
-        p.callbackUrl,
-      ],
-    );
-    return row ? String(row.id) : null;
-  }
-
-  async attachHold(manager: EntityManager, payoutId: string, holdId: string, floatBalanceAfter: Decimal): Promise<void> {
-    await manager.query(`UPDATE payouts SET hold_id = $2, float_balance_after = $3 WHERE id = $1`, [
-      payoutId,
-      holdId,
-      floatBalanceAfter.toFixed(),
+  async accept(db: DataSource, p: PayoutToAccept): Promise<PayoutAcceptance> {
+    const [row] = await runPrepared<PayoutAcceptance>(db, ACCEPT_PAYOUT, [
+      p.clientId,
+      p.serviceCode,
+      p.kind,
+      p.payoutReference,
+      p.amount.toFixed(),
+      p.currency,
+      p.destinationType,
+      p.destinationName,
+      p.recipientAccountNumber,
+      p.recipientPhoneNumber,
+      p.recipientBankCode,
+      p.request,
+      p.callbackUrl,
+      p.rail,
+      TOPICS.processPayout,
+      p.processAt,
+      PAYING_STATES,
     ]);
+    return row;
   }
 
   async byId(manager: EntityManager, id: string, lock = false): Promise<PayoutRow | null> {

@@ -15,13 +15,4 @@ export class OutboxService {
       availableAt ?? null,
     ]);
   }
-
-  /** Many jobs of one topic in one statement (a bulk request's jobs), all due at the same time. */
-  async enqueueMany(manager: EntityManager, topic: Topic, payloads: Array<Record<string, string>>, availableAt?: Date): Promise<void> {
-    if (payloads.length === 0) return;
-    await manager.query(
-      `INSERT INTO outbox (topic, payload, available_at) SELECT $1, p, coalesce($3, now()) FROM unnest($2::jsonb[]) AS p`,
-      [topic, payloads.map((p) => JSON.stringify(p)), availableAt ?? null],
-    );
-  }
 }
