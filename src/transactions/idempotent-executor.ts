@@ -21,7 +21,7 @@ export interface OperationRequest {
  * Records the operation that owns an entry together with its legs, and returns them as records; throws when a
  * duplicate of this request committed first.
  */
-export type RecordOperation = (entryId: string, legs: Leg[], reversesOperationId?: string) => Promise<TransactionRow[]>;
+export type RecordOperation = (entryId: string, legs: Leg[]) => Promise<TransactionRow[]>;
 
 class DuplicateReference extends Error {}
 
@@ -63,7 +63,7 @@ export class IdempotentExecutor {
   }
 
   private recorder(manager: EntityManager, request: OperationRequest): RecordOperation {
-    return async (entryId, legs, reversesOperationId) => {
+    return async (entryId, legs) => {
       const rows = await this.records.recordOperation(
         manager,
         {
@@ -72,7 +72,6 @@ export class IdempotentExecutor {
           sourceTransactionId: request.reference,
           fingerprint: request.fingerprint,
           entryId,
-          reversesOperationId,
         },
         legs,
       );

@@ -76,7 +76,6 @@ export interface OperationToRecord {
   sourceTransactionId: string | null;
   fingerprint: string | null;
   entryId: string;
-  reversesOperationId?: string;
 }
 
 /** Column of wallet_transactions and the SQL type its parameter is cast to. */
@@ -111,7 +110,7 @@ export class TransactionRecords {
    * concurrent duplicate wait for it, then insert nothing.
    */
   async recordOperation(manager: EntityManager, op: OperationToRecord, legs: Leg[]): Promise<TransactionRow[] | null> {
-    const values: unknown[] = [op.clientId, op.kind, op.sourceTransactionId, op.fingerprint, op.entryId, op.reversesOperationId ?? null];
+    const values: unknown[] = [op.clientId, op.kind, op.sourceTransactionId, op.fingerprint, op.entryId];
     const rows = legs.map((leg) => {
       const params = LEG_COLUMNS.map(([, type, read]) => {
         values.push(read(leg));
@@ -122,8 +121,8 @@ export class TransactionRecords {
     const names = LEG_COLUMNS.map(([name]) => name);
     const inserted: Array<{ operation_id: string }> = await manager.query(
       `WITH op AS (
-         INSERT INTO wallet_operations (client_id, kind, source_transaction_id, request_fingerprint, entry_id, reverses_operation_id)
-         VALUES ($1, $2, $3, $4, $5, $6)
+         INSERT INTO wallet_operations (client_id, kind, source_transaction_id, request_fingerprint, entry_id)
+         VALUES ($1, $2, $3, $4, $5)
          ON CONFLICT (client_id, source_transaction_id) WHERE source_transaction_id IS NOT NULL DO NOTHING
          RETURNING id
        )
