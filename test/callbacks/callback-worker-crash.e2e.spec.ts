@@ -97,7 +97,6 @@ describe('callbacks survive a worker killed mid-delivery', () => {
       CALLBACK_RETRY_DELAYS_MS: '3000,6000,9000,12000,15000,18000,21000,24000',
       // A lease long enough to outlast the killed worker's posts (the post timeout is half of it), short enough for a test.
       CALLBACK_LEASE_MS: '20000',
-      CALLBACK_SWEEP_AFTER_MS: '1000',
       LOG_LEVEL: 'info',
       DB_POOL_SIZE: '5',
     };
