@@ -27,7 +27,9 @@ interface Priced {
 
 /**
  * Credits, debits and transfers between wallets (wallet document §4, provider contract §4). Each is one
- * balanced ledger entry, written with its operation and transaction records in one DB transaction.
+ * balanced ledger entry, written with its operation and transaction records in one DB transaction: grouped with
+ * its concurrent neighbours in one database call (WalletMoneyBatch), or, when its amount must be converted, in a
+ * transaction of its own.
  */
 @Injectable()
 export class MoneyMovementsService {
