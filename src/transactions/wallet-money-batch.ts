@@ -69,8 +69,7 @@ const RECEIVING_STATES = statesThatMay('RECEIVE');
 /**
  * Wallet credits, debits and transfers go to the database in groups (group commit): each group is one call of
  * wallet_money_batch, one transaction, one commit, in which every request is checked, posted and recorded on its
- * own. A request whose reference another request of the group already carries waits for the next group, so the two
- * are answered as they would be one after the other.
+ * own, and answered as it would be had the requests come one after the other.
  */
 @Injectable()
 export class WalletMoneyBatch {
@@ -114,9 +113,10 @@ export class WalletMoneyBatch {
       try {
         return await this.run(requests);
       } catch (error) {
-        if (isRetryableTransactionError(error) && attempt < MAX_ATTEMPTS) continue;
         // Nothing of the group committed: each request on its own, so one that collides is answered as a replay.
         if (isUniqueViolation(error) && requests.length > 1) return (await Promise.all(requests.map((r) => this.call([r])))).flat();
+        // A lone request whose reference the conversion path recorded meanwhile meets that record when run again.
+        if ((isRetryableTransactionError(error) || isUniqueViolation(error)) && attempt < MAX_ATTEMPTS) continue;
         throw error;
       }
     }
