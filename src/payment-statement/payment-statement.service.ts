@@ -1,7 +1,11 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { Redis } from 'ioredis';
 import { DataSource } from 'typeorm';
 import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
+import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
+import { REDIS } from '../infra/queue/queue.module';
+import { redisNamespace } from '../infra/queue/redis';
 import { PaymentsRepository } from '../payments/payments.repository';
 import { PaymentStatementDto, STATEMENT_DEFAULT_LIMIT, statementDate } from './payment-statement.dto';
 import { StatementPageStarts } from './statement-page-starts';
@@ -9,18 +13,22 @@ import { StatementPageStarts } from './statement-page-starts';
 /** POST /v1/statement: the caller's payments created in a period, oldest first, offset-paginated. */
 @Injectable()
 export class PaymentStatementService {
-  private readonly pageStarts = new StatementPageStarts();
+  private readonly pageStarts: StatementPageStarts;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly payments: PaymentsRepository,
-  ) {}
+    @Inject(REDIS) redis: Redis,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.pageStarts = new StatementPageStarts(redis, redisNamespace(config.databaseUrl, 'statement-pages'));
+  }
 
   async statement(principal: GatewayPrincipal, dto: PaymentStatementDto) {
     const period = { clientId: principal.clientId, start: statementDate(dto.start_date)!, end: statementDate(dto.end_date, true)! };
     const offset = dto.offset ?? 0;
     const limit = dto.limit ?? STATEMENT_DEFAULT_LIMIT;
-    const after = offset > 0 ? this.pageStarts.get(period, offset) : null;
+    const after = offset > 0 ? await this.pageStarts.get(period, offset) : null;
     const rows = await this.payments.statement(this.db.manager, period.clientId, {
       start: period.start,
       end: period.end,
@@ -28,7 +36,7 @@ export class PaymentStatementService {
       from: after ? { after } : { offset },
     });
     const last = rows[rows.length - 1];
-    if (rows.length === limit) this.pageStarts.set(period, offset + limit, { at: last.position_at, id: String(last.id) });
+    if (rows.length === limit) await this.pageStarts.set(period, offset + limit, { at: last.position_at, id: String(last.id) });
     return rows.map((r) => ({
       payment_id: Number(r.id),
       payer_transaction_reference: r.payer_transaction_id ?? '',

@@ -1,33 +1,63 @@
+import { randomUUID } from 'node:crypto';
+import { createRedis } from '../../src/infra/queue/redis';
 import { StatementPageStarts } from '../../src/payment-statement/statement-page-starts';
 
+/** Against the suite's real Redis: the page starts are what every API process shares. */
 describe('StatementPageStarts', () => {
+  const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  const prefix = `statement-pages-test:${randomUUID()}`;
   const period = { clientId: 'c1', start: new Date('2025-01-01T00:00:00Z'), end: new Date('2025-01-31T23:59:59.999Z') };
   const row = (id: number) => ({ at: '2025-01-02 10:00:00.123456+00', id: String(id) });
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-  it('knows a page start only for the same client, period and offset', () => {
-    const starts = new StatementPageStarts();
-    starts.set(period, 100, row(1));
-    expect(starts.get(period, 100)).toEqual(row(1));
-    expect(starts.get(period, 200)).toBeNull();
-    expect(starts.get({ ...period, clientId: 'c2' }, 100)).toBeNull();
-    expect(starts.get({ ...period, end: new Date('2025-01-31T00:00:00Z') }, 100)).toBeNull();
+  const ready = async (connection: typeof redis) => {
+    if (connection.status !== 'ready') await new Promise((resolve) => connection.once('ready', resolve));
+  };
+
+  beforeAll(() => ready(redis));
+  afterAll(async () => {
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length > 0) await redis.del(...keys);
+    redis.disconnect();
   });
 
-  it('forgets a page start ten minutes after it was last used', () => {
-    const starts = new StatementPageStarts();
-    starts.set(period, 100, row(1), 0);
-    expect(starts.get(period, 100, 9 * 60_000)).toEqual(row(1)); // a read keeps it another ten minutes
-    expect(starts.get(period, 100, 18 * 60_000)).toEqual(row(1));
-    expect(starts.get(period, 100, 29 * 60_000)).toBeNull();
+  it('knows a page start only for the same client, period and offset', async () => {
+    const starts = new StatementPageStarts(redis, prefix);
+    await starts.set(period, 100, row(1));
+    expect(await starts.get(period, 100)).toEqual(row(1));
+    expect(await starts.get(period, 200)).toBeNull();
+    expect(await starts.get({ ...period, clientId: 'c2' }, 100)).toBeNull();
+    expect(await starts.get({ ...period, end: new Date('2025-01-31T00:00:00Z') }, 100)).toBeNull();
   });
 
-  it('keeps at most 10,000 page starts, dropping the least recently used', () => {
-    const starts = new StatementPageStarts();
-    for (let offset = 1; offset <= 10_000; offset++) starts.set(period, offset, row(offset));
-    expect(starts.get(period, 1)).toEqual(row(1));
-    starts.set(period, 10_001, row(10_001));
-    expect(starts.get(period, 2)).toBeNull();
-    expect(starts.get(period, 1)).toEqual(row(1));
-    expect(starts.get(period, 10_001)).toEqual(row(10_001));
+  it('is shared by every process using the same Redis and namespace, and by no other namespace', async () => {
+    await new StatementPageStarts(redis, prefix).set(period, 300, row(3));
+    const second = redis.duplicate(); // the connection another API process would hold
+    try {
+      await ready(second);
+      expect(await new StatementPageStarts(second, prefix).get(period, 300)).toEqual(row(3));
+    } finally {
+      second.disconnect();
+    }
+    expect(await new StatementPageStarts(redis, `${prefix}-other-database`).get(period, 300)).toBeNull();
+  });
+
+  it('forgets a page start once it has not been used for its keep time; a read keeps it longer', async () => {
+    const starts = new StatementPageStarts(redis, prefix, 400);
+    await starts.set(period, 500, row(5));
+    await sleep(250);
+    expect(await starts.get(period, 500)).toEqual(row(5));
+    await sleep(250);
+    expect(await starts.get(period, 500)).toEqual(row(5)); // 500 ms after the write, 250 after the read
+    await sleep(600);
+    expect(await starts.get(period, 500)).toBeNull();
+  });
+
+  it('answers "unknown" at once while Redis is unreachable, so the page is counted by OFFSET', async () => {
+    const away = createRedis('redis://127.0.0.1:1', { lazyConnect: true });
+    const starts = new StatementPageStarts(away, prefix);
+    await starts.set(period, 100, row(1));
+    expect(await starts.get(period, 100)).toBeNull();
+    away.disconnect();
   });
 });

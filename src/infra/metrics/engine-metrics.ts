@@ -5,6 +5,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { Queue } from 'bullmq';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
+import { withTimeout } from '../../common/with-timeout';
 import { QUEUES } from '../queue/queues';
 
 const JOB_STATES = ['waiting', 'active', 'delayed', 'failed', 'completed'] as const;
@@ -43,7 +44,7 @@ export class EngineMetrics implements OnModuleInit {
         this.reset();
         await Promise.all(
           queues.map(async (queue) => {
-            const counts = await withTimeout(queue.getJobCounts(...JOB_STATES), 1000).catch(() => null);
+            const counts = await withTimeout(queue.getJobCounts(...JOB_STATES), 1000, 'queue counts timed out').catch(() => null);
             for (const state of JOB_STATES) if (counts) this.set({ queue: queue.name, state }, counts[state] ?? 0);
           }),
         );
@@ -88,8 +89,4 @@ export class EngineMetrics implements OnModuleInit {
   callbackOutcome(outcome: 'delivered' | 'retry_scheduled' | 'failed'): void {
     this.callbackOutcomes.inc({ outcome });
   }
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return Promise.race([promise, new Promise<T>((_, reject) => setTimeout(() => reject(new Error('timeout')), ms))]);
 }

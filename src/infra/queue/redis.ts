@@ -15,3 +15,11 @@ export function createRedis(url: string, extra: RedisOptions = {}): Redis {
   redis.on('error', () => undefined);
   return redis;
 }
+
+/**
+ * A key prefix for `purpose`, one per database: deployments (and test runs) that share a Redis but not a database
+ * keep their keys apart.
+ */
+export function redisNamespace(databaseUrl: string, purpose: string): string {
+  return `${purpose}:${new URL(databaseUrl).pathname.slice(1)}`;
+}

@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import { isGatewayRoute } from '../../common/errors/http-error.filter';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { REDIS } from '../queue/queue.module';
+import { redisNamespace } from '../queue/redis';
 import { RedisThrottlerStorage } from './redis-throttler.storage';
 import { SIGN_IN_CREDENTIAL } from './sign-in-throttle';
 
@@ -48,7 +49,7 @@ class PaygateThrottlerGuard extends ThrottlerGuard {
     ThrottlerModule.forRootAsync({
       inject: [APP_CONFIG, REDIS, Reflector],
       useFactory: (config: AppConfig, redis: Redis, reflector: Reflector) => ({
-        storage: new RedisThrottlerStorage(redis, `throttle:${new URL(config.databaseUrl).pathname.slice(1)}`),
+        storage: new RedisThrottlerStorage(redis, redisNamespace(config.databaseUrl, 'throttle')),
         setHeaders: false,
         throttlers: [
           {
