@@ -20,6 +20,7 @@ if hits > tonumber(ARGV[2]) then
   return {hits, ttl, 1, tonumber(ARGV[3])}
 end
 return {hits, ttl, 0, 0}`;
+const THROTTLE_COMMAND = 'paygateThrottleIncrement';
 
 /**
  * Rate-limit counters in Redis, so every api process counts against the same limits. Keys carry the database
@@ -34,14 +35,18 @@ export class RedisThrottlerStorage implements ThrottlerStorage {
   constructor(
     @Inject(REDIS) private readonly redis: Redis,
     private readonly prefix: string,
-  ) {}
+  ) {
+    // Sent by its SHA (EVALSHA) on every request but the first: the script's text travels, and is hashed, once.
+    redis.defineCommand(THROTTLE_COMMAND, { numberOfKeys: 2, lua: INCREMENT });
+  }
 
   async increment(key: string, ttl: number, limit: number, blockDuration: number, throttlerName: string): Promise<ThrottlerStorageRecord> {
     const base = `${this.prefix}:${throttlerName}:${key}`;
     try {
       // The shared connection queues commands while Redis is away; a request must not wait for it to come back.
       if (this.redis.status !== 'ready') throw new Error(`Redis connection is ${this.redis.status}`);
-      const counted = this.redis.eval(INCREMENT, 2, base, `${base}:blocked`, ttl, limit, blockDuration) as Promise<number[]>;
+      const count = (this.redis as unknown as Record<string, (...args: unknown[]) => Promise<number[]>>)[THROTTLE_COMMAND];
+      const counted = count.call(this.redis, base, `${base}:blocked`, ttl, limit, blockDuration);
       const [hits, ttlMs, blocked, blockMs] = await withTimeout(
         counted,
         REDIS_TIMEOUT_MS,
