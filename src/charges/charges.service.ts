@@ -6,7 +6,8 @@ import { CallbackResolver } from '../callbacks/pinned-post';
 import { GatewayError } from '../common/errors/gateway-error';
 import { formatAmount, Money } from '../common/money';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
-import { PreparedStatement, runPrepared } from '../infra/database/prepared';
+import { BatchedCall } from '../infra/database/batched-call';
+import { PreparedStatement } from '../infra/database/prepared';
 import { TOPICS } from '../infra/queue/queues';
 import { MOBILE_MONEY_RAIL, type MobileMoneyRail } from '../rails/mobile-money.rail';
 import { requestFingerprint } from '../common/fingerprint';
@@ -19,9 +20,28 @@ import { PaymentsService } from '../payments/payments.service';
 
 const MAX_OTP_FAILURES = 4;
 
+/** What collection_accept_charge answers: the outcome, a refusal, or the charge as the response shows it. */
+interface ChargeAnswer extends CollectionRefusal {
+  outcome: 'CREATED' | 'REPLAY' | 'CONFLICT' | 'REFUSED';
+  id: string;
+  service_amount: string;
+  transaction_charge: string;
+  total_amount: string;
+  payment_url: string | null;
+  next_step: PaymentRow['next_step'];
+}
+
+/** collection_accept_charge's batch form (group commit). */
+const ACCEPT_CHARGES: PreparedStatement = {
+  name: 'collection_accept_charges',
+  text: 'SELECT * FROM collection_accept_charges($1)',
+};
+
 /** Direct mobile-money charges: acceptance, OTP verification and status (collection document §2–§4). */
 @Injectable()
 export class ChargesService {
+  private readonly acceptance: BatchedCall<ChargeAnswer>;
+
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -30,10 +50,13 @@ export class ChargesService {
     private readonly payments: PaymentsRepository,
     private readonly outcomes: PaymentsService,
     private readonly resolver: CallbackResolver,
-  ) {}
+  ) {
+    this.acceptance = new BatchedCall(db, ACCEPT_CHARGES);
+  }
 
   /**
-   * Accepts a charge: one database call checks it, records it with its settlement job, and answers at once.
+   * Accepts a charge: one database call, shared with the charges accepted at the same moment (group commit), checks
+   * it, records it with its settlement job, and answers at once.
    * Idempotent on external_reference: a replay returns the original response, another body is a 409.
    */
   async accept(principal: GatewayPrincipal, dto: ChargeRequestDto) {
@@ -50,7 +73,7 @@ export class ChargesService {
       amount: new Money(amount).plus(dto.add_transaction_charge ? transactionCharge : 0).toFixed(),
       currency: dto.currency_code,
     });
-    const [answer] = await runPrepared<ChargeAnswer>(this.db, ACCEPT_CHARGE, [
+    const answer = await this.acceptance.call([
       principal.clientId,
       dto.service_code,
       fingerprint,
@@ -77,7 +100,7 @@ export class ChargesService {
         callback_url: dto.callback_url,
         next_step: challenge === 'NONE' ? null : challenge,
       },
-      splits.items === null ? null : JSON.stringify(splits.items),
+      splits.items,
       `${this.config.publicBaseUrl}/checkout/authorize/`,
       TOPICS.settlePayment,
       new Date(Date.now() + this.rail.settleDelayMs()),
@@ -134,22 +157,6 @@ export class ChargesService {
 function otpAnswer(reference: string, status: 'SUCCESSFUL' | 'OTP_INVALID' | 'FAILED', description: string) {
   return { reference, status, description };
 }
-
-/** What collection_accept_charge answers: the outcome, a refusal, or the charge as the response shows it. */
-interface ChargeAnswer extends CollectionRefusal {
-  outcome: 'CREATED' | 'REPLAY' | 'CONFLICT' | 'REFUSED';
-  id: string;
-  service_amount: string;
-  transaction_charge: string;
-  total_amount: string;
-  payment_url: string | null;
-  next_step: PaymentRow['next_step'];
-}
-
-const ACCEPT_CHARGE: PreparedStatement = {
-  name: 'collection_accept_charge',
-  text: 'SELECT * FROM collection_accept_charge($1, $2, $3, $4, $5, $6, $7, $8, $9)',
-};
 
 /** The charge acceptance response (collection document §2). */
 function chargeResponse(

@@ -11,7 +11,8 @@ import { GatewayError } from '../common/errors/gateway-error';
 import { requestFingerprint } from '../common/fingerprint';
 import { formatAmount, Money } from '../common/money';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
-import { PreparedStatement, runPrepared } from '../infra/database/prepared';
+import { BatchedCall } from '../infra/database/batched-call';
+import { PreparedStatement } from '../infra/database/prepared';
 import { TOPICS } from '../infra/queue/queues';
 import { MOBILE_MONEY_RAIL, type MobileMoneyRail } from '../rails/mobile-money.rail';
 import { CheckoutInitiateDto, CheckoutPayDto } from './checkout.dto';
@@ -48,6 +49,8 @@ const COUNTRY_OF_CURRENCY: Record<string, string> = {
  */
 @Injectable()
 export class CheckoutService {
+  private readonly initiation: BatchedCall<CheckoutAnswer>;
+
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -58,9 +61,14 @@ export class CheckoutService {
     private readonly outcomes: PaymentsService,
     private readonly sessions: CheckoutSessionsService,
     private readonly resolver: CallbackResolver,
-  ) {}
+  ) {
+    this.initiation = new BatchedCall(db, INITIATE_CHECKOUTS);
+  }
 
-  /** Opens a session in one database call; idempotent on merchant_transaction_id like a charge on its reference. */
+  /**
+   * Opens a session in one database call, shared with the sessions opened at the same moment (group commit);
+   * idempotent on merchant_transaction_id like a charge on its reference.
+   */
   async initiate(principal: GatewayPrincipal, dto: CheckoutInitiateDto) {
     const fingerprint = requestFingerprint('CHECKOUT', { ...dto });
     // redirect_url is only followed by the payer's browser; callback_url is posted to by our workers.
@@ -73,7 +81,7 @@ export class CheckoutService {
         ? GatewayError.validation(`callback_url ${callbackProblem}`)
         : splits.error;
     const minuteMs = this.config.isSandbox ? this.config.sandboxMinuteMs : 60_000;
-    const [answer] = await runPrepared<CheckoutAnswer>(this.db, INITIATE_CHECKOUT, [
+    const answer = await this.initiation.call([
       principal.clientId,
       dto.service_code,
       fingerprint,
@@ -92,7 +100,7 @@ export class CheckoutService {
         extra_data: dto.extra_data ?? {},
         expires_at: new Date(Date.now() + dto.expires_in * minuteMs),
       },
-      splits.items === null ? null : JSON.stringify(splits.items),
+      splits.items,
       TOPICS.expireCheckout,
     ]);
     if (answer.outcome === 'CONFLICT') throw GatewayError.duplicate('merchant_transaction_id');
@@ -235,9 +243,10 @@ interface CheckoutAnswer extends CollectionRefusal {
   expires_at: Date;
 }
 
-const INITIATE_CHECKOUT: PreparedStatement = {
-  name: 'collection_initiate_checkout',
-  text: 'SELECT * FROM collection_initiate_checkout($1, $2, $3, $4, $5, $6, $7)',
+/** collection_initiate_checkout's batch form (group commit). */
+const INITIATE_CHECKOUTS: PreparedStatement = {
+  name: 'collection_initiate_checkouts',
+  text: 'SELECT * FROM collection_initiate_checkouts($1)',
 };
 
 /** Unguessable: the reference is the only key to the payer's page. */

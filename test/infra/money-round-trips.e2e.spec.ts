@@ -9,7 +9,8 @@ import {
   localPayoutBody,
   PAYOUT_PATHS,
 } from '../support/disbursement-fixtures';
-import { gateway } from '../support/gateway-fixtures';
+import { checkoutBody } from '../support/collections-fixtures';
+import { chargeBody, createGatewayMerchant, gateway } from '../support/gateway-fixtures';
 import { createService, fund, moneyBody, post, ref, reverse, walletSet } from '../support/money-fixtures';
 import { createTenant, createTestApp } from '../support/test-app';
 
@@ -18,7 +19,8 @@ const CREDENTIAL_CHECK = /FROM (api_keys|users) WHERE id/;
 const REQUESTS = 10;
 
 /**
- * Payout acceptance (local, IMT, B2B), bulk airtime acceptance and wallet reversals are one database round trip each
+ * Payout acceptance (local, IMT, B2B), bulk airtime acceptance, charge acceptance, checkout initiation and wallet
+ * reversals are one database round trip each
  * (issue 10, item 1): one named statement, no client-side transaction. Counted by a proxy between the app and Postgres.
  */
 describe('money operations in one round trip', () => {
@@ -80,6 +82,21 @@ describe('money operations in one round trip', () => {
       expect(res.body.response_code).toBe(720);
     });
     expect(trace).toHaveLength(REQUESTS);
+  });
+
+  it('charge acceptance and checkout initiation', async () => {
+    const merchant = await createGatewayMerchant(app);
+    const charges = await roundTripsOf(async () =>
+      gateway(app, merchant.token).post('/v1/mobile-money/charge').send(chargeBody(merchant)).expect(200),
+    );
+    expect(charges).toHaveLength(REQUESTS);
+    const checkouts = await roundTripsOf(async () =>
+      gateway(app, merchant.token)
+        .post('/v2/checkout/initiate')
+        .send(checkoutBody(merchant, { url: (path = '/cb') => `https://merchant.invalid${path}` }))
+        .expect(200),
+    );
+    expect(checkouts).toHaveLength(REQUESTS);
   });
 
   it('wallet reversal, and its replay', async () => {

@@ -13,7 +13,7 @@ import { gateway, GatewayMerchant, MerchantReceiver, waitFor } from './gateway-f
 export const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
 /** A complete, valid checkout initiation of the merchant, with callback and redirect on the local receiver. */
-export function checkoutBody(merchant: GatewayMerchant, receiver: MerchantReceiver, overrides: Record<string, unknown> = {}) {
+export function checkoutBody(merchant: GatewayMerchant, receiver: Pick<MerchantReceiver, 'url'>, overrides: Record<string, unknown> = {}) {
   return {
     merchant_transaction_id: `mtx-${randomUUID()}`,
     amount: 1500,
