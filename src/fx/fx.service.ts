@@ -7,9 +7,6 @@ import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
 
 export const RATE_SCALE = 8;
 
-/** Which side of the quote applies: money arriving in a wallet, or leaving it. */
-export type ConversionDirection = 'INTO_WALLET' | 'OUT_OF_WALLET';
-
 export interface FxRate {
   baseCurrency: string;
   currency: string;
@@ -24,13 +21,13 @@ interface RateRow {
   buying: string;
   selling: string;
   updated_at: Date;
-  fresh: boolean;
 }
 
 /**
  * FX rates per base currency (provider contract §10): rates[C] = {buying, selling} is the price of one unit of
  * C in the base currency, as banks quote. A rate older than FX_MAX_RATE_AGE_MS (by its stored updated_at, on the
- * database clock) is neither shown nor used.
+ * database clock) is neither shown nor used. Wallet money takes its conversion rate in the database, with the rest
+ * of the request (SQL function fx_conversion_rate, called by wallet_money_batch).
  */
 @Injectable()
 export class FxService {
@@ -94,33 +91,6 @@ export class FxService {
       }))
       .sort((a, b) => a.currency.localeCompare(b.currency));
   }
-
-  /**
-   * The multiplier that turns an amount in `from` into the wallet's currency `to`: wallet amount = amount × rate.
-   * We buy the incoming currency at our buying price and sell at our selling price, so the provider never loses
-   * on the spread. Uses the quote of base `to` directly, or the inverse of base `from`'s quote; a rate older
-   * than the maximum age is refused with a 400 naming the pair.
-   */
-  async conversionRate(manager: EntityManager, from: string, to: string, direction: ConversionDirection): Promise<Decimal> {
-    const rows: RateRow[] = await manager.query(
-      `SELECT base_currency, currency, buying, selling, updated_at, updated_at >= now() - $3 * interval '1 millisecond' AS fresh
-       FROM fx_rates WHERE (base_currency, currency) IN (($1, $2), ($2, $1))`,
-      [to, from, this.config.fxMaxRateAgeMs],
-    );
-    const direct = rows.find((r) => r.base_currency === to && r.fresh);
-    if (direct) return new Money(direction === 'INTO_WALLET' ? direct.buying : direct.selling).toDecimalPlaces(RATE_SCALE);
-    const inverse = rows.find((r) => r.base_currency === from && r.fresh);
-    if (inverse) {
-      const price = new Money(direction === 'INTO_WALLET' ? inverse.selling : inverse.buying);
-      return new Money(1).dividedBy(price).toDecimalPlaces(RATE_SCALE);
-    }
-    if (rows.length === 0) throw new BadRequestException(`No exchange rate from ${from} to ${to}`);
-    const newest = rows.map((r) => new Date(r.updated_at)).sort((a, b) => b.getTime() - a.getTime())[0];
-    throw new BadRequestException(
-      `The ${from}/${to} exchange rate is stale: last updated ${newest.toISOString()}, and conversions use rates at most ` +
-        `${describeAge(this.config.fxMaxRateAgeMs)} old`,
-    );
-  }
 }
 
 /** A rate is shown with at least four decimals and at most RATE_SCALE: "128.5000", "0.00766284". */
@@ -128,6 +98,18 @@ export function formatRate(rate: Decimal): string {
   const text = rate.toDecimalPlaces(RATE_SCALE).toFixed();
   const decimals = text.includes('.') ? text.split('.')[1].length : 0;
   return decimals >= 4 ? text : rate.toFixed(4);
+}
+
+/**
+ * The 400 for a conversion from `from` into a wallet's currency `to` without a usable rate: the pair has no quote
+ * at all, or only quotes older than the maximum age (`stale`: the newest one's time, and that age).
+ */
+export function missingRateError(from: string, to: string, stale: { newestRateAt: Date; maxAgeMs: number } | null): BadRequestException {
+  if (!stale) return new BadRequestException(`No exchange rate from ${from} to ${to}`);
+  return new BadRequestException(
+    `The ${from}/${to} exchange rate is stale: last updated ${stale.newestRateAt.toISOString()}, and conversions use rates at ` +
+      `most ${describeAge(stale.maxAgeMs)} old`,
+  );
 }
 
 function describeAge(ms: number): string {

@@ -1,316 +1,89 @@
-import { BadRequestException, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import Decimal from 'decimal.js';
-import { randomUUID } from 'node:crypto';
-import { EntityManager } from 'typeorm';
+import { types } from 'pg';
+import { DataSource } from 'typeorm';
 import { WalletPrincipal } from '../auth/principal';
-import { ClientServicesService, ServiceTerms } from '../client-services/client-services.service';
-import { feeFor } from '../client-services/fees';
-import { Money, roundMoney } from '../common/money';
-import { ConversionDirection, FxService } from '../fx/fx.service';
-import { EntryBuilder } from '../ledger/entry-builder';
-import { LedgerService } from '../ledger/ledger.service';
-import { IdempotentExecutor } from './idempotent-executor';
-import { MoneyAccounts } from './money-accounts';
-import { CreditDebitDto, MoneyCommand, TransferDto } from './transaction.dto';
-import { MoneyRefusals } from './money-refusals';
-import { Leg, pairRecord, TransactionRow, transactionRecord } from './transaction-records';
-import { WalletMoneyBatch, WalletMoneyRequest, WalletMoneyResult } from './wallet-money-batch';
-import type { MoneyRole } from '../wallets/wallet-state-machine';
 import { requestFingerprint } from '../common/fingerprint';
+import { Money } from '../common/money';
+import { isRetryableTransactionError } from '../infra/database/pg-errors';
+import { PreparedStatement, runPrepared } from '../infra/database/prepared';
+import { FloorBreachError } from '../ledger/ledger.errors';
+import { ledgerError } from '../ledger/ledger.service';
+import { statesThatMay, type MoneyRole } from '../wallets/wallet-state-machine';
+import { MoneyRefusals } from './money-refusals';
+import { CreditDebitDto, MoneyCommand, TransferDto } from './transaction.dto';
+import { pairRecord, TransactionRow, transactionRecord } from './transaction-records';
+import { WalletMoneyBatch, WalletMoneyRequest, WalletMoneyResult } from './wallet-money-batch';
 
-/** An amount priced in the wallet's currency, with the fee and, when converted, what the merchant sent. */
-interface Priced {
-  amount: Decimal;
-  fee: Decimal;
-  original: { currency: string; amount: Decimal; exchangeRate: Decimal } | null;
-}
+const WALLET_FUND: PreparedStatement = { name: 'wallet_fund', text: 'SELECT * FROM wallet_fund($1, $2, $3, $4, $5, $6, $7)' };
+
+const MAX_ATTEMPTS = 3;
+const RECEIVING_STATES = statesThatMay('RECEIVE');
+
+/** Timestamps as pg reads them from a row: a stale rate's time is worded exactly as when it came as a column. */
+const parseTimestamptz: (text: string) => Date = types.getTypeParser(types.builtins.TIMESTAMPTZ);
+
+/** What SQL function wallet_fund answers: the record for OK, one row with the refusal otherwise. */
+type FundingRow = TransactionRow & { outcome: WalletMoneyResult['outcome']; detail: string[] | null };
 
 /**
- * Credits, debits and transfers between wallets (wallet document §4, provider contract §4). Each is one
- * balanced ledger entry, written with its operation and transaction records in one DB transaction: grouped with
- * its concurrent neighbours in one database call (WalletMoneyBatch), or, when its amount must be converted, in a
- * transaction of its own.
+ * Credits, debits and transfers between wallets (wallet document §4, provider contract §4), and operator fundings.
+ * Each is one balanced ledger entry, written with its operation and transaction records in one database call:
+ * grouped with its concurrent neighbours (WalletMoneyBatch), in the wallet's currency or converted into it, or, for a
+ * funding, a call of its own.
  */
 @Injectable()
 export class MoneyMovementsService {
   constructor(
     private readonly batch: WalletMoneyBatch,
-    private readonly executor: IdempotentExecutor,
-    private readonly accounts: MoneyAccounts,
-    private readonly services: ClientServicesService,
-    private readonly ledger: LedgerService,
-    private readonly fx: FxService,
+    @InjectDataSource() private readonly db: DataSource,
   ) {}
 
   async creditOrDebit(principal: WalletPrincipal, command: MoneyCommand, dto: CreditDebitDto) {
-    const fingerprint = requestFingerprint(command, normalised(dto));
     const result = await this.batch.submit({
-      ...batchRequest(principal, command, fingerprint, dto),
+      ...batchRequest(principal, command, requestFingerprint(command, normalised(dto)), dto),
       accountNumber: dto.account_number,
       destinationAccountNumber: null,
     });
-    if (result.outcome !== 'CONVERT') return transactionRecord(recordsOf(result)[0]);
-    return this.convertedCreditOrDebit(principal, command, dto, fingerprint);
+    return transactionRecord(recordsOf(result)[0]);
   }
 
   async transfer(principal: WalletPrincipal, dto: TransferDto) {
-    const fingerprint = requestFingerprint('TRANSFER', normalised(dto));
     const result = await this.batch.submit({
-      ...batchRequest(principal, 'TRANSFER', fingerprint, dto),
+      ...batchRequest(principal, 'TRANSFER', requestFingerprint('TRANSFER', normalised(dto)), dto),
       accountNumber: dto.source_account_number,
       destinationAccountNumber: dto.destination_account_number,
     });
-    if (result.outcome !== 'CONVERT') return pairRecord(recordsOf(result));
-    return this.convertedTransfer(principal, dto, fingerprint);
-  }
-
-  /**
-   * A credit or debit in another currency than its wallet's, which the grouped path hands back: priced at the
-   * current rate and posted through the FX position accounts, in a transaction of its own.
-   */
-  private async convertedCreditOrDebit(principal: WalletPrincipal, command: MoneyCommand, dto: CreditDebitDto, fingerprint: string) {
-    const request = { clientId: principal.clientId, reference: dto.source_transaction_id, kind: command, fingerprint };
-    return this.executor.run(
-      request,
-      async (manager, recordOperation) => {
-        const [wallet] = await this.accounts.walletsForMoney(manager, principal.clientId, [dto.account_number]);
-        const role = command === 'CREDIT' ? 'RECEIVE' : 'PAY';
-        this.accounts.assertMay(wallet, role);
-        const service = await this.usableService(manager, principal.clientId, dto.client_service_code);
-        const priced = await this.price(manager, service, dto, wallet.currency, command === 'CREDIT' ? 'INTO_WALLET' : 'OUT_OF_WALLET');
-        if (command === 'CREDIT' && priced.fee.gte(priced.amount)) {
-          throw MoneyRefusals.feeNotCovered(priced.fee);
-        }
-
-        const settlement = await this.ledger.systemAccount(manager, principal.clientId, 'SETTLEMENT', dto.currency);
-        const entry = new EntryBuilder();
-        const outside = priced.original?.amount ?? priced.amount;
-        if (command === 'CREDIT') {
-          entry.debit(settlement.id, outside).credit(wallet.id, priced.amount.minus(priced.fee));
-        } else {
-          entry.debit(wallet.id, priced.amount.plus(priced.fee)).credit(settlement.id, outside);
-        }
-        await this.addFee(manager, entry, principal.clientId, wallet.currency, priced.fee);
-        await this.addConversion(
-          manager,
-          entry,
-          principal.clientId,
-          wallet.currency,
-          priced,
-          command === 'CREDIT' ? 'INTO_WALLET' : 'OUT_OF_WALLET',
-        );
-
-        const posted = await this.ledger.postEntry(manager, {
-          clientId: principal.clientId,
-          kind: `WALLET_${command}`,
-          lines: entry.lines(),
-        });
-        return recordOperation(posted.entryId, [
-          {
-            ...this.legDefaults(dto, service),
-            id: randomUUID(),
-            accountId: wallet.id,
-            accountNumber: wallet.accountNumber,
-            accountKind: 'WALLET',
-            type: command,
-            source: command === 'CREDIT' ? 'EXTERNAL_CREDIT' : 'EXTERNAL_DEBIT',
-            currency: wallet.currency,
-            amount: priced.amount,
-            fee: priced.fee,
-            movement: posted.movements.get(wallet.id)!,
-            otherPartyAccount: settlement.accountNumber,
-            otherPartyTransactionHash: null,
-            original: priced.original,
-          },
-        ]);
-      },
-      (rows) => transactionRecord(rows[0]),
-    );
-  }
-
-  /** A transfer whose amount is in another currency than the wallets': the amount is converted, in a transaction of its own. */
-  private async convertedTransfer(principal: WalletPrincipal, dto: TransferDto, fingerprint: string) {
-    const request = { clientId: principal.clientId, reference: dto.source_transaction_id, kind: 'TRANSFER' as const, fingerprint };
-    return this.executor.run(
-      request,
-      async (manager, recordOperation) => {
-        if (dto.source_account_number === dto.destination_account_number) {
-          throw MoneyRefusals.sameWallet();
-        }
-        const [source, destination] = await this.accounts.walletsForMoney(manager, principal.clientId, [
-          dto.source_account_number,
-          dto.destination_account_number,
-        ]);
-        this.accounts.assertMay(source, 'PAY');
-        this.accounts.assertMay(destination, 'RECEIVE');
-        if (source.currency !== destination.currency) {
-          throw MoneyRefusals.currencyMismatch();
-        }
-        const service = await this.usableService(manager, principal.clientId, dto.client_service_code);
-        // Only the amount is converted: no money in the request currency moves, so there is no FX position.
-        const priced = await this.price(manager, service, dto, source.currency, 'OUT_OF_WALLET');
-        const entry = new EntryBuilder().debit(source.id, priced.amount.plus(priced.fee)).credit(destination.id, priced.amount);
-        await this.addFee(manager, entry, principal.clientId, source.currency, priced.fee);
-
-        const posted = await this.ledger.postEntry(manager, {
-          clientId: principal.clientId,
-          kind: 'WALLET_TRANSFER',
-          lines: entry.lines(),
-        });
-        const debitId = randomUUID();
-        const creditId = randomUUID();
-        const common = { ...this.legDefaults(dto, service), currency: source.currency, amount: priced.amount, original: priced.original };
-        return recordOperation(posted.entryId, [
-          {
-            ...common,
-            id: debitId,
-            accountId: source.id,
-            accountNumber: source.accountNumber,
-            accountKind: 'WALLET',
-            type: 'DEBIT',
-            source: 'INTERNAL_TRANSFER_DEBIT',
-            fee: priced.fee,
-            movement: posted.movements.get(source.id)!,
-            otherPartyAccount: destination.accountNumber,
-            otherPartyTransactionHash: creditId,
-          },
-          {
-            ...common,
-            id: creditId,
-            accountId: destination.id,
-            accountNumber: destination.accountNumber,
-            accountKind: 'WALLET',
-            type: 'CREDIT',
-            source: 'INTERNAL_TRANSFER_CREDIT',
-            fee: new Money(0),
-            movement: posted.movements.get(destination.id)!,
-            otherPartyAccount: source.accountNumber,
-            otherPartyTransactionHash: debitId,
-          },
-        ]);
-      },
-      pairRecord,
-    );
+    return pairRecord(recordsOf(result));
   }
 
   /**
    * Operator funding (admin CLI `wallet:fund`): an EXTERNAL_CREDIT from the client's settlement account, with
-   * no client service and no fee.
+   * no client service and no fee. One call of SQL function wallet_fund; it has no reference, so nothing to replay.
    */
   async fund(clientId: string, accountNumber: string, amount: Decimal, narration = 'Wallet funding') {
-    return this.executor.run(
-      {
-        clientId,
-        reference: null,
-        kind: 'FUNDING',
-        fingerprint: requestFingerprint('FUNDING', { accountNumber, amount: amount.toFixed() }),
-      },
-      async (manager, recordOperation) => {
-        const [wallet] = await this.accounts.walletsForMoney(manager, clientId, [accountNumber]);
-        this.accounts.assertMay(wallet, 'RECEIVE');
-        const settlement = await this.ledger.systemAccount(manager, clientId, 'SETTLEMENT', wallet.currency);
-        const entry = new EntryBuilder().debit(settlement.id, amount).credit(wallet.id, amount);
-        const posted = await this.ledger.postEntry(manager, { clientId, kind: 'WALLET_FUNDING', lines: entry.lines() });
-        return recordOperation(posted.entryId, [
-          {
-            id: randomUUID(),
-            accountId: wallet.id,
-            accountNumber: wallet.accountNumber,
-            accountKind: 'WALLET',
-            clientServiceId: null,
-            clientServiceCode: null,
-            type: 'CREDIT',
-            source: 'EXTERNAL_CREDIT',
-            currency: wallet.currency,
-            amount,
-            fee: new Money(0),
-            movement: posted.movements.get(wallet.id)!,
-            otherPartyAccount: settlement.accountNumber,
-            otherPartyTransactionHash: null,
-            sourceTransactionId: null,
-            sourceTransactionData: null,
-            narration,
-            transactionDate: new Date(),
-            original: null,
-          },
-        ]);
-      },
-      (rows) => transactionRecord(rows[0]),
-    );
-  }
-
-  private async usableService(manager: EntityManager, clientId: string, code: string): Promise<ServiceTerms> {
-    const service = await this.services.termsFor(manager, clientId, code);
-    if (!service.isActive) throw MoneyRefusals.serviceInactive(code);
-    return service;
-  }
-
-  /** Converts the request amount into the wallet's currency, checks the service bounds there, and prices the fee. */
-  private async price(
-    manager: EntityManager,
-    service: ServiceTerms,
-    dto: { transaction_amount: number | string; currency: string },
-    walletCurrency: string,
-    direction: ConversionDirection,
-  ): Promise<Priced> {
-    const requested = new Money(dto.transaction_amount);
-    let original: Priced['original'] = null;
-    let amount = requested;
-    if (dto.currency !== walletCurrency) {
-      const exchangeRate = await this.fx.conversionRate(manager, dto.currency, walletCurrency, direction);
-      amount = roundMoney(requested.times(exchangeRate));
-      original = { currency: dto.currency, amount: requested, exchangeRate };
-      if (amount.isZero()) throw new BadRequestException('Transaction amount is too small to convert');
+    const values = [
+      clientId,
+      accountNumber,
+      amount.toFixed(),
+      requestFingerprint('FUNDING', { accountNumber, amount: amount.toFixed() }),
+      narration,
+      new Date(),
+      RECEIVING_STATES,
+    ];
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const rows = await runPrepared<FundingRow>(this.db, WALLET_FUND, values);
+        return transactionRecord(recordsOf({ outcome: rows[0].outcome, detail: rows[0].detail ?? [], records: rows })[0]);
+      } catch (error) {
+        if (isRetryableTransactionError(error) && attempt < MAX_ATTEMPTS) continue;
+        const failure = ledgerError(error);
+        // A negative amount is a debit of the wallet, and its floor applies.
+        if (failure instanceof FloorBreachError) throw MoneyRefusals.insufficientBalance(failure.accountNumber);
+        throw failure;
+      }
     }
-    if (amount.lt(service.minimumAmount) || amount.gt(service.maximumAmount)) {
-      throw MoneyRefusals.amountOutOfBounds(service.minimumAmount, service.maximumAmount, walletCurrency);
-    }
-    return { amount, fee: feeFor(service.fees, amount), original };
-  }
-
-  private async addFee(manager: EntityManager, entry: EntryBuilder, clientId: string, currency: string, fee: Decimal): Promise<void> {
-    if (fee.isZero()) return;
-    const feeIncome = await this.ledger.systemAccount(manager, clientId, 'FEE_INCOME', currency);
-    entry.credit(feeIncome.id, fee);
-  }
-
-  /**
-   * Money crossing currencies passes through the FX position accounts: the outside currency is exchanged
-   * there for the wallet's currency, so each currency's postings balance on their own.
-   */
-  private async addConversion(
-    manager: EntityManager,
-    entry: EntryBuilder,
-    clientId: string,
-    walletCurrency: string,
-    priced: Priced,
-    direction: ConversionDirection,
-  ): Promise<void> {
-    if (!priced.original) return;
-    const outside = await this.ledger.systemAccount(manager, clientId, 'FX_POSITION', priced.original.currency);
-    const inside = await this.ledger.systemAccount(manager, clientId, 'FX_POSITION', walletCurrency);
-    if (direction === 'INTO_WALLET') {
-      entry.credit(outside.id, priced.original.amount).debit(inside.id, priced.amount);
-    } else {
-      entry.debit(outside.id, priced.original.amount).credit(inside.id, priced.amount);
-    }
-  }
-
-  private legDefaults(
-    dto: { source_transaction_id: string; source_transaction_data?: unknown; transaction_narration?: string; transaction_date?: string },
-    service: ServiceTerms,
-  ): Pick<
-    Leg,
-    'clientServiceId' | 'clientServiceCode' | 'sourceTransactionId' | 'sourceTransactionData' | 'narration' | 'transactionDate'
-  > {
-    return {
-      clientServiceId: service.id,
-      clientServiceCode: service.code,
-      sourceTransactionId: dto.source_transaction_id,
-      sourceTransactionData: dto.source_transaction_data ?? null,
-      narration: dto.transaction_narration ?? null,
-      transactionDate: dto.transaction_date ? new Date(dto.transaction_date) : new Date(),
-    };
   }
 }
 
@@ -335,9 +108,9 @@ function batchRequest(
   };
 }
 
-/** The records of a request the grouped path carried out or replayed; its refusal, thrown in the documented words. */
+/** The records of a request the database carried out or replayed; its refusal, thrown in the documented words. */
 function recordsOf(result: WalletMoneyResult): TransactionRow[] {
-  const [first, second, third] = result.detail;
+  const [first, second, third, fourth] = result.detail;
   switch (result.outcome) {
     case 'OK':
     case 'REPLAY':
@@ -358,14 +131,18 @@ function recordsOf(result: WalletMoneyResult): TransactionRow[] {
       throw MoneyRefusals.serviceNotFound();
     case 'SERVICE_INACTIVE':
       throw MoneyRefusals.serviceInactive(first);
+    case 'NO_RATE':
+      throw MoneyRefusals.noRate(first, second);
+    case 'STALE_RATE':
+      throw MoneyRefusals.staleRate(first, second, parseTimestamptz(third), Number(fourth));
+    case 'TOO_SMALL':
+      throw MoneyRefusals.tooSmallToConvert();
     case 'AMOUNT_BOUNDS':
       throw MoneyRefusals.amountOutOfBounds(first, second, third);
     case 'FEE_TOO_HIGH':
       throw MoneyRefusals.feeNotCovered(first);
     case 'INSUFFICIENT':
       throw MoneyRefusals.insufficientBalance(first);
-    case 'CONVERT':
-      throw new Error('a conversion is not answered from the grouped path');
   }
 }
 

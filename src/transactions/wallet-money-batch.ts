@@ -1,23 +1,24 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import Decimal from 'decimal.js';
 import { DataSource } from 'typeorm';
+import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
 import { GroupCommit } from '../infra/database/group-commit';
 import { isRetryableTransactionError, isUniqueViolation } from '../infra/database/pg-errors';
 import { PreparedStatement, runPrepared } from '../infra/database/prepared';
 import { statesThatMay } from '../wallets/wallet-state-machine';
 import type { TransactionRow } from './transaction-records';
-import type { OperationKind } from './wallet-operations';
 
 /** A credit, debit or transfer as the database's wallet_money_batch takes it. */
 export interface WalletMoneyRequest {
   clientId: string;
-  kind: Extract<OperationKind, 'CREDIT' | 'DEBIT' | 'TRANSFER'>;
+  kind: 'CREDIT' | 'DEBIT' | 'TRANSFER';
   reference: string;
   fingerprint: string;
   /** The credited or debited wallet; a transfer's source. */
   accountNumber: string;
   destinationAccountNumber: string | null;
+  /** In `currency`, which the database converts into the wallet's when they differ. */
   amount: Decimal;
   currency: string;
   serviceCode: string;
@@ -37,12 +38,14 @@ export type WalletMoneyOutcome =
   | 'CURRENCY_MISMATCH'
   | 'SERVICE_NOT_FOUND'
   | 'SERVICE_INACTIVE'
-  | 'CONVERT'
+  | 'NO_RATE'
+  | 'STALE_RATE'
+  | 'TOO_SMALL'
   | 'AMOUNT_BOUNDS'
   | 'FEE_TOO_HIGH'
   | 'INSUFFICIENT';
 
-/** What the database answered for one request (see migration 1763800000010 for the details of each outcome). */
+/** What the database answered for one request (see migration 1763800000014 for the details of each outcome). */
 export interface WalletMoneyResult {
   outcome: WalletMoneyOutcome;
   detail: string[];
@@ -53,7 +56,7 @@ const WALLET_MONEY_BATCH: PreparedStatement = {
   name: 'wallet_money_batch',
   text: `SELECT item_no, outcome, detail, records FROM wallet_money_batch(
            $1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::numeric[], $8::text[], $9::text[],
-           $10::text[], $11::jsonb[], $12::timestamptz[], $13::text[], $14::text[])`,
+           $10::text[], $11::jsonb[], $12::timestamptz[], $13::text[], $14::text[], $15::bigint)`,
 };
 
 const MAX_ATTEMPTS = 3;
@@ -67,9 +70,10 @@ const PAYING_STATES = statesThatMay('PAY');
 const RECEIVING_STATES = statesThatMay('RECEIVE');
 
 /**
- * Wallet credits, debits and transfers go to the database in groups (group commit): each group is one call of
- * wallet_money_batch, one transaction, one commit, in which every request is checked, posted and recorded on its
- * own, and answered as it would be had the requests come one after the other.
+ * Wallet credits, debits and transfers, in the wallet's currency or converted, go to the database in groups (group
+ * commit): each group is one call of wallet_money_batch, one transaction, one commit, in which every request is
+ * checked, converted, posted and recorded on its own, and answered as it would be had the requests come one after
+ * the other.
  */
 @Injectable()
 export class WalletMoneyBatch {
@@ -79,7 +83,10 @@ export class WalletMoneyBatch {
     maxInFlight: GROUPS_IN_FLIGHT,
   });
 
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
 
   async submit(request: WalletMoneyRequest): Promise<WalletMoneyResult> {
     return (await this.group.submit(request)) ?? this.submit(request);
@@ -115,7 +122,7 @@ export class WalletMoneyBatch {
       } catch (error) {
         // Nothing of the group committed: each request on its own, so one that collides is answered as a replay.
         if (isUniqueViolation(error) && requests.length > 1) return (await Promise.all(requests.map((r) => this.call([r])))).flat();
-        // A lone request whose reference the conversion path recorded meanwhile meets that record when run again.
+        // A lone request whose reference a reversal recorded meanwhile meets that record when run again.
         if ((isRetryableTransactionError(error) || isUniqueViolation(error)) && attempt < MAX_ATTEMPTS) continue;
         throw error;
       }
@@ -142,6 +149,7 @@ export class WalletMoneyBatch {
         column((r) => r.transactionDate.toISOString()),
         PAYING_STATES,
         RECEIVING_STATES,
+        this.config.fxMaxRateAgeMs,
       ],
     );
     return rows.map((row) => ({ outcome: row.outcome, detail: row.detail, records: row.records }));

@@ -39,7 +39,8 @@ export type MoneyRefusal = 'PROFILE_DEACTIVATED' | 'WALLET_STATE';
 
 /**
  * Why a wallet may not take `role` in a money movement, or null when it may (provider contract §4): a wallet whose
- * profile is deactivated cannot transact at all, otherwise its state decides. The one place these rules live.
+ * profile is deactivated cannot transact at all, otherwise its state decides. The money functions in the database
+ * (wallet_money_batch, wallet_fund) apply this rule in this order, given the states by `statesThatMay`.
  */
 export function moneyRefusal(wallet: { status: WalletStatus; profileActive: boolean }, role: MoneyRole): MoneyRefusal | null {
   if (!wallet.profileActive) return 'PROFILE_DEACTIVATED';

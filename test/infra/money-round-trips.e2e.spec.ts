@@ -11,6 +11,8 @@ import {
 } from '../support/disbursement-fixtures';
 import { checkoutBody } from '../support/collections-fixtures';
 import { chargeBody, createGatewayMerchant, gateway } from '../support/gateway-fixtures';
+import { Money } from '../../src/common/money';
+import { FxService } from '../../src/fx/fx.service';
 import { createService, fund, moneyBody, post, ref, reverse, walletSet } from '../support/money-fixtures';
 import { createTenant, createTestApp } from '../support/test-app';
 
@@ -19,9 +21,9 @@ const CREDENTIAL_CHECK = /FROM (api_keys|users) WHERE id/;
 const REQUESTS = 10;
 
 /**
- * Payout acceptance (local, IMT, B2B), bulk airtime acceptance, charge acceptance, checkout initiation and wallet
- * reversals are one database round trip each
- * (issue 10, item 1): one named statement, no client-side transaction. Counted by a proxy between the app and Postgres.
+ * Payout acceptance (local, IMT, B2B), bulk airtime acceptance, charge acceptance, checkout initiation, wallet
+ * reversals, converted wallet credits and operator fundings are one database round trip each (issue 10, item 1): one
+ * named statement, no client-side transaction. Counted by a proxy between the app and Postgres.
  */
 describe('money operations in one round trip', () => {
   let app: NestFastifyApplication;
@@ -113,5 +115,20 @@ describe('money operations in one round trip', () => {
     expect(reversals).toHaveLength(REQUESTS);
     const replays = await roundTripsOf((i) => reverse(app, tenant, debits[i + 1], { source_transaction_id: keys[i + 1] }).expect(201));
     expect(replays).toHaveLength(REQUESTS);
+  });
+
+  it('a credit in another currency than its wallet, and an operator funding', async () => {
+    // A pair no other test quotes.
+    await app.get(FxService).setRate('DKK', 'NOK', new Money('0.64'), new Money('0.66'), 'test');
+    const tenant = await createTenant(app);
+    const service = await createService(app, tenant);
+    const account = await (await walletSet(app, tenant)).create({ currency: 'DKK' });
+    const credits = await roundTripsOf(async () => {
+      const res = await post(app, tenant, 'CREDIT', moneyBody(tenant, account, service, 10, { currency: 'NOK' })).expect(201);
+      expect(res.body).toEqual(expect.objectContaining({ transaction_amount: '6.4000', original_currency: 'NOK' }));
+    });
+    expect(credits).toHaveLength(REQUESTS);
+    const fundings = await roundTripsOf(() => fund(app, tenant, account, 5));
+    expect(fundings).toHaveLength(REQUESTS);
   });
 });
