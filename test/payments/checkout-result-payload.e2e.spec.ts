@@ -92,7 +92,8 @@ describe('checkout_result_payload (SQL) = checkoutResult (TypeScript)', () => {
   const extraData = {
     order: 42,
     ratio: 0.1,
-    tiny: 1.2345678901234567e-7,
+    tiny: 1.5e-7,
+    inexact: 0.1 + 0.2,
     large: 12345678901234,
     flag: true,
     nothing: null,
