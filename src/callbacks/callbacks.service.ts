@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { ListQuery, listClauses } from '../common/listing';
+import { PreparedStatement, runPrepared } from '../infra/database/prepared';
 import type { CallbackKind } from './callback-settings.service';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -44,9 +45,18 @@ export interface CallbackEvent {
   event: string;
   /** The merchant's reference the event is about (external_reference, merchant_transaction_id, …). */
   reference: string;
+  /** The URLs the request named (none when only the client's endpoint is told). */
   urls: string[];
+  /** Also to the client's own endpoint for this kind, when it has set one. */
+  toClientEndpoint?: boolean;
   payload: Record<string, unknown>;
 }
+
+/** callback_schedule (migration CheckoutSettlementOneCall): the one writer of deliveries, also for the settlement's SQL. */
+const SCHEDULE: PreparedStatement = {
+  name: 'callback_schedule',
+  text: 'SELECT callback_schedule($1, $2, $3, $4, $5, $6, $7)',
+};
 
 /** Schedules callbacks and shows merchants their delivery log. */
 @Injectable()
@@ -59,11 +69,15 @@ export class CallbacksService {
    * retry sends the same bytes under the same X-Event-Id.
    */
   async schedule(manager: EntityManager, event: CallbackEvent): Promise<void> {
-    await manager.query(
-      `INSERT INTO callback_deliveries (client_id, kind, event, reference, url, payload)
-       SELECT $1::uuid, $2::varchar, $3::varchar, $4::varchar, url, $6::jsonb FROM unnest($5::varchar[]) AS url`,
-      [event.clientId, event.kind, event.event, event.reference, [...new Set(event.urls)], event.payload],
-    );
+    await runPrepared(manager, SCHEDULE, [
+      event.clientId,
+      event.kind,
+      event.event,
+      event.reference,
+      event.urls,
+      event.toClientEndpoint ?? false,
+      event.payload,
+    ]);
   }
 
   async log(clientId: string, reference: string) {

@@ -47,7 +47,11 @@ export function wholeAmount(amount: string): number {
   return Number(amount.split('.')[0]);
 }
 
-/** The checkout callback and status shape (collection document §2), with its payments. */
+/**
+ * The checkout callback and status shape (collection document §2), with its payments. Settlements build it in SQL
+ * (checkout_result_payload, migration CheckoutSettlementOneCall): change both; test/payments/checkout-result-payload
+ * holds them equal.
+ */
 export function checkoutResult(session: CheckoutSessionRow, payments: PaymentRow[]) {
   return {
     amount: String(wholeAmount(session.amount)),
@@ -65,7 +69,7 @@ function checkoutPaymentRecord(payment: PaymentRow) {
   return { ...paymentResult(payment), payment_status: payment.payment_status, payment_account_reference: payment.payer_msisdn };
 }
 
-/** What the session's successful payments add up to. */
+/** What the session's successful payments add up to (checkout_follow_payments sums the same in SQL). */
 export function paidAmount(payments: PaymentRow[]): Money {
   return payments
     .filter((p) => p.payment_status === PAYMENT_STATUS.SUCCESSFUL)

@@ -3,13 +3,15 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { CallbacksService } from '../callbacks/callbacks.service';
 import { CHECKOUT_STATUS, checkoutResult, CheckoutSessionRow, paidAmount, SELECT_CHECKOUT } from './checkout-session';
-import { PAYMENT_STATUS, PaymentRow } from './payment';
+import { PaymentRow } from './payment';
 import { PaymentsRepository } from './payments.repository';
 
 /**
- * The status of a hosted-checkout session, which its payments drive: it follows each payment result and
- * reversal, expires when unpaid at its end, and each move is announced to the merchant in the checkout shape.
- * Opening sessions and the payer's page belong to checkout/.
+ * The status of a hosted-checkout session, which its payments drive: it follows each payment reversal, expires
+ * when unpaid at its end, and each move is announced to the merchant in the checkout shape. It follows its
+ * payments' operator results in the settlement's SQL (checkout_follow_payments, migration
+ * CheckoutSettlementOneCall), with the same rules and callback. Opening sessions and the payer's page belong to
+ * checkout/.
  */
 @Injectable()
 export class CheckoutSessionsService {
@@ -25,24 +27,6 @@ export class CheckoutSessionsService {
       sessionId,
       CHECKOUT_STATUS.PROCESSING,
     ]);
-  }
-
-  /** A payment of the session reached a final state (or jammed): the session follows, and the merchant is told. */
-  async onPaymentResult(manager: EntityManager, sessionId: string): Promise<void> {
-    const session = (await this.lock(manager, sessionId))!;
-    const payments = await this.payments.ofSession(manager, sessionId);
-    const paid = paidAmount(payments);
-    const jammed = payments.some((p) => p.payment_status === PAYMENT_STATUS.JAMMED);
-    const status = paid.gte(session.amount)
-      ? CHECKOUT_STATUS.PAID
-      : jammed
-        ? CHECKOUT_STATUS.JAMMED
-        : paid.gt(0)
-          ? CHECKOUT_STATUS.PART_PAID
-          : new Date(session.expires_at) <= new Date()
-            ? CHECKOUT_STATUS.EXPIRED
-            : CHECKOUT_STATUS.UNPAID;
-    await this.moveTo(manager, { ...session, status }, payments, !jammed);
   }
 
   /** A reversed payment turns its session to 840 once none of its payments stands; until then it is part paid. */

@@ -1,18 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
-import { Money } from '../common/money';
+import { DataSource } from 'typeorm';
 import { GroupCommit } from '../infra/database/group-commit';
 import { PreparedStatement, runPrepared } from '../infra/database/prepared';
-import { EntryBuilder } from '../ledger/entry-builder';
-import { ledgerError, LedgerService } from '../ledger/ledger.service';
+import { ledgerError } from '../ledger/ledger.service';
 import { ChargeOutcome, MOBILE_MONEY_RAIL, type MobileMoneyRail } from '../rails/mobile-money.rail';
 import { PAYMENT_STATUS, paymentResult, PaymentRow } from './payment';
 import { PaymentsRepository } from './payments.repository';
-import { PaymentsService } from './payments.service';
 
-/** A direct charge's operator result, as collection_settle_payments takes it, with the callback it announces. */
-interface ChargeSettlement {
+/** A payment's operator result, as collection_settle_payments takes it, with the payment callback it announces. */
+interface OperatorResult {
   payment_id: string;
   outcome: 'SUCCEEDED' | 'FAILED' | 'JAMMED';
   payer_transaction_id: string | null;
@@ -41,10 +38,11 @@ const BATCHES = { maxItems: 100, maxInFlight: 2 };
  * Settles a payment with the operator's result (worker). Safe to run any number of times: only a pending payment
  * moves, under its row lock, and the money entry, the new status and the callbacks commit together.
  *
- * Direct charges are settled by group commit: the payments that concurrent jobs read, and then their results, go
- * to the database as one call per batch (collection_settle_payments), which handles each payment on its own and
- * holds the merchant's hot accounts (in-flight, settlement wallet, fee income) once per batch rather than once per
- * payment. A payment of a hosted checkout also moves its session, in a transaction of its own.
+ * Settlement is by group commit: the payments that concurrent jobs read, and then their results, go to the
+ * database as one call per batch (collection_settle_payments), which handles each payment on its own and holds
+ * the merchant's hot accounts (in-flight, settlement wallet, fee income) once per batch rather than once per
+ * payment. A hosted checkout's session follows its payments in the same call, once per batch, with its checkout
+ * callback built there.
  */
 @Injectable()
 export class PaymentSettlementService {
@@ -53,7 +51,7 @@ export class PaymentSettlementService {
     return ids.map((id) => rows.find((row) => row.id === id) ?? null);
   }, BATCHES);
 
-  private readonly charges = new GroupCommit<ChargeSettlement, SettlementAnswer>(
+  private readonly settlements = new GroupCommit<OperatorResult, SettlementAnswer>(
     (items) => runPrepared<SettlementAnswer>(this.db, SETTLE_PAYMENTS, [JSON.stringify(items)]),
     BATCHES,
   );
@@ -61,9 +59,7 @@ export class PaymentSettlementService {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     @Inject(MOBILE_MONEY_RAIL) private readonly rail: MobileMoneyRail,
-    private readonly ledger: LedgerService,
     private readonly payments: PaymentsRepository,
-    private readonly outcomes: PaymentsService,
   ) {}
 
   async settle(paymentId: string): Promise<void> {
@@ -76,9 +72,8 @@ export class PaymentSettlementService {
       currency: pending.currency,
     });
     if (outcome.status === 'PENDING') return; // stays 703 until the operator answers
-    if (pending.checkout_session_id) return this.settleCheckoutPayment(pending, outcome);
 
-    const answer = await this.charges.submit(chargeSettlement(pending, outcome));
+    const answer = await this.settlements.submit(operatorResult(pending, outcome));
     // Only this payment failed (its entry was refused): its job fails and is retried, as a failed transaction was.
     if (answer.result === 'FAILED') {
       throw ledgerError(
@@ -86,53 +81,29 @@ export class PaymentSettlementService {
       );
     }
   }
-
-  private async settleCheckoutPayment(pending: PaymentRow, outcome: Exclude<ChargeOutcome, { status: 'PENDING' }>): Promise<void> {
-    await this.db.transaction(async (manager) => {
-      const payment = await this.payments.byId(manager, pending.client_id, pending.id, true);
-      if (!payment || !awaitsOperator(payment)) return;
-      if (outcome.status === 'JAMMED') return this.outcomes.jam(manager, payment);
-      if (outcome.status === 'FAILED') return this.outcomes.fail(manager, payment);
-      const entryId = await this.postCollection(manager, payment);
-      await this.outcomes.succeed(manager, payment, entryId, outcome.operatorReference);
-    });
-  }
-
-  /**
-   * The payer's money arrives from the operator (in-flight account) and lands in the service's settlement
-   * wallet net of the merchant-borne fee; the payer's transaction charge and the fee go to fee income.
-   * collection_settle_payments posts the same entry for a direct charge.
-   */
-  private async postCollection(manager: EntityManager, payment: PaymentRow): Promise<string> {
-    const [service] = await manager.query(`SELECT settlement_account_id FROM client_services WHERE id = $1`, [payment.client_service_id]);
-    const inFlight = await this.ledger.systemAccount(manager, payment.client_id, 'IN_FLIGHT_MOBILE_MONEY', payment.currency);
-    const feeIncome = await this.ledger.systemAccount(manager, payment.client_id, 'FEE_INCOME', payment.currency);
-    const entry = new EntryBuilder()
-      .debit(inFlight.id, new Money(payment.total_amount))
-      .credit(service.settlement_account_id, new Money(payment.service_amount).minus(payment.merchant_fee))
-      .credit(feeIncome.id, new Money(payment.transaction_charge).plus(payment.merchant_fee));
-    const posted = await this.ledger.postEntry(manager, { clientId: payment.client_id, kind: 'PAYMENT', lines: entry.lines() });
-    return posted.entryId;
-  }
 }
 
 /**
- * A direct charge's result with its callback, frozen now: the settlement time is taken here so the callback's
- * payment_date and the stored settled_at are the same instant.
+ * A payment's result with its callback, frozen now: the settlement time is taken here so a direct charge's
+ * callback payment_date and the stored settled_at are the same instant.
  */
-function chargeSettlement(payment: PaymentRow, outcome: Exclude<ChargeOutcome, { status: 'PENDING' }>): ChargeSettlement {
+function operatorResult(payment: PaymentRow, outcome: Exclude<ChargeOutcome, { status: 'PENDING' }>): OperatorResult {
   const settledAt = new Date();
-  const settled =
-    outcome.status === 'SUCCEEDED'
-      ? { ...payment, payment_status: PAYMENT_STATUS.SUCCESSFUL, payer_transaction_id: outcome.operatorReference, settled_at: settledAt }
-      : outcome.status === 'FAILED'
-        ? { ...payment, payment_status: PAYMENT_STATUS.FAILED, settled_at: settledAt }
-        : null;
-  const payload = settled && paymentResult(settled);
+  const payerTransactionId = outcome.status === 'SUCCEEDED' ? outcome.operatorReference : null;
+  // A checkout's payment announces nothing itself (its session calls back in the checkout shape), nor does a jammed one.
+  const payload =
+    payment.checkout_session_id === null && outcome.status !== 'JAMMED'
+      ? paymentResult({
+          ...payment,
+          payment_status: outcome.status === 'SUCCEEDED' ? PAYMENT_STATUS.SUCCESSFUL : PAYMENT_STATUS.FAILED,
+          payer_transaction_id: payerTransactionId ?? payment.payer_transaction_id,
+          settled_at: settledAt,
+        })
+      : null;
   return {
     payment_id: payment.id,
     outcome: outcome.status,
-    payer_transaction_id: outcome.status === 'SUCCEEDED' ? outcome.operatorReference : null,
+    payer_transaction_id: payerTransactionId,
     settled_at: settledAt.toISOString(),
     event: payload?.event ?? null,
     payload,

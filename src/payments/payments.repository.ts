@@ -234,24 +234,12 @@ export class PaymentsRepository {
     await manager.query(`UPDATE payments SET payment_status = $2, updated_at = now() WHERE id = $1`, [id, status]);
   }
 
-  /** Makes a payment final (successful with its entry, or failed) and returns the stored settlement time. */
-  async settle(
-    manager: EntityManager,
-    id: string,
-    result:
-      { status: typeof PAYMENT_STATUS.FAILED } | { status: typeof PAYMENT_STATUS.SUCCESSFUL; entryId: string; payerTransactionId: string },
-  ): Promise<Date> {
-    const [[row]] =
-      result.status === PAYMENT_STATUS.FAILED
-        ? await manager.query(
-            `UPDATE payments SET payment_status = $2, settled_at = now(), updated_at = now() WHERE id = $1 RETURNING settled_at`,
-            [id, result.status],
-          )
-        : await manager.query(
-            `UPDATE payments SET payment_status = $2, entry_id = $3, payer_transaction_id = $4, settled_at = now(), updated_at = now()
-             WHERE id = $1 RETURNING settled_at`,
-            [id, result.status, result.entryId, result.payerTransactionId],
-          );
+  /** Makes a payment final as failed and returns the stored settlement time. */
+  async markFailed(manager: EntityManager, id: string): Promise<Date> {
+    const [[row]] = await manager.query(
+      `UPDATE payments SET payment_status = $2, settled_at = now(), updated_at = now() WHERE id = $1 RETURNING settled_at`,
+      [id, PAYMENT_STATUS.FAILED],
+    );
     return row.settled_at;
   }
 

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { CallbacksService } from '../callbacks/callbacks.service';
-import { CallbackSettingsService } from '../callbacks/callback-settings.service';
 import { OutboxService } from '../infra/queue/outbox.service';
 import { TOPICS } from '../infra/queue/queues';
 import { CheckoutSessionsService } from './checkout-sessions.service';
@@ -11,7 +10,8 @@ import { PaymentsRepository } from './payments.repository';
 /**
  * The one owner of a payment's state after it is recorded: every status change goes through here, inside the
  * caller's transaction, together with its announcement — the payment callbacks of a direct charge, or the
- * session's move (and checkout callback) for a payment of a hosted checkout.
+ * session's move (and checkout callback) for a payment of a hosted checkout. The operator's results are the
+ * exception: PaymentSettlementService writes them, announcements included, in one SQL call per batch.
  */
 @Injectable()
 export class PaymentsService {
@@ -20,7 +20,6 @@ export class PaymentsService {
     private readonly sessions: CheckoutSessionsService,
     private readonly outbox: OutboxService,
     private readonly callbacks: CallbacksService,
-    private readonly callbackSettings: CallbackSettingsService,
   ) {}
 
   /** Asks the worker to settle the payment with the operator once `delayMs` has passed. */
@@ -38,28 +37,10 @@ export class PaymentsService {
     await this.payments.recordOtpFailures(manager, payment.id, failures);
   }
 
-  /** The operator (or the OTP limit) refused the payment. Final; the callback carries the stored settlement time. */
+  /** The OTP limit failed a direct charge. Final; the callback carries the stored settlement time. */
   async fail(manager: EntityManager, payment: PaymentRow): Promise<void> {
-    const settledAt = await this.payments.settle(manager, payment.id, { status: PAYMENT_STATUS.FAILED });
+    const settledAt = await this.payments.markFailed(manager, payment.id);
     await this.announce(manager, { ...payment, payment_status: PAYMENT_STATUS.FAILED, settled_at: settledAt });
-  }
-
-  /** The money arrived: the collection entry was posted in this transaction. */
-  async succeed(manager: EntityManager, payment: PaymentRow, entryId: string, payerTransactionId: string): Promise<void> {
-    const settledAt = await this.payments.settle(manager, payment.id, { status: PAYMENT_STATUS.SUCCESSFUL, entryId, payerTransactionId });
-    await this.announce(manager, {
-      ...payment,
-      payment_status: PAYMENT_STATUS.SUCCESSFUL,
-      entry_id: entryId,
-      payer_transaction_id: payerTransactionId,
-      settled_at: settledAt,
-    });
-  }
-
-  /** The operator cannot say what happened: the payment waits for a person; no payment callback. */
-  async jam(manager: EntityManager, payment: PaymentRow): Promise<void> {
-    await this.payments.setStatus(manager, payment.id, PAYMENT_STATUS.JAMMED);
-    if (payment.checkout_session_id) await this.sessions.onPaymentResult(manager, payment.checkout_session_id);
   }
 
   /** A reversal refunded the payer; the reversal reports itself, a checkout session follows. */
@@ -77,24 +58,16 @@ export class PaymentsService {
     await this.payments.recordAcknowledgement(manager, paymentId, split);
   }
 
-  /** A checkout's payment moves its session (which calls back in the checkout shape); a charge calls back itself. */
+  /** A direct charge's callback: to the request's URL and, when it asked to notify, to the client's endpoint. */
   private async announce(manager: EntityManager, payment: PaymentRow): Promise<void> {
-    if (payment.checkout_session_id) {
-      await this.sessions.onPaymentResult(manager, payment.checkout_session_id);
-      return;
-    }
-    const urls = [payment.callback_url];
-    if (payment.notify_client || payment.notify_originator) {
-      const endpoint = await this.callbackSettings.endpointFor(manager, payment.client_id, 'collections');
-      if (endpoint) urls.push(endpoint.url);
-    }
     const result = paymentResult(payment);
     await this.callbacks.schedule(manager, {
       clientId: payment.client_id,
       kind: 'collections',
       event: result.event,
       reference: payment.external_reference,
-      urls,
+      urls: [payment.callback_url],
+      toClientEndpoint: payment.notify_client || payment.notify_originator,
       payload: result,
     });
   }

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { CallbackSettingsService } from '../callbacks/callback-settings.service';
 import { CallbacksService } from '../callbacks/callbacks.service';
 import { formatAmount } from '../common/money';
 import { NotificationsService } from '../notifications/notifications.service';
@@ -15,23 +14,18 @@ import { PAYOUT_STATUS, PayoutRow, resultOf } from './payout';
 export class PayoutAnnouncer {
   constructor(
     private readonly callbacks: CallbacksService,
-    private readonly callbackSettings: CallbackSettingsService,
     private readonly notifications: NotificationsService,
   ) {}
 
   async announce(manager: EntityManager, payout: PayoutRow): Promise<void> {
-    const urls = [payout.callback_url];
-    if (payout.kind === 'LOCAL') {
-      const endpoint = await this.callbackSettings.endpointFor(manager, payout.client_id, 'payouts');
-      if (endpoint) urls.push(endpoint.url);
-    }
     const { event, payload } = resultOf(payout);
     await this.callbacks.schedule(manager, {
       clientId: payout.client_id,
       kind: 'payouts',
       event,
       reference: payout.payout_reference,
-      urls,
+      urls: [payout.callback_url],
+      toClientEndpoint: payout.kind === 'LOCAL',
       payload,
     });
 

@@ -3,7 +3,6 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
 import { CallbacksService } from '../callbacks/callbacks.service';
-import { CallbackSettingsService } from '../callbacks/callback-settings.service';
 import { GatewayError } from '../common/errors/gateway-error';
 import { formatAmount } from '../common/money';
 import { isUniqueViolation } from '../infra/database/pg-errors';
@@ -53,7 +52,6 @@ export class CollectionReversalsService {
     private readonly ledger: LedgerService,
     private readonly outbox: OutboxService,
     private readonly callbacks: CallbacksService,
-    private readonly callbackSettings: CallbackSettingsService,
     private readonly payments: PaymentsRepository,
     private readonly outcomes: PaymentsService,
   ) {}
@@ -202,14 +200,13 @@ export class CollectionReversalsService {
 
   /** The reversal result goes to the merchant's configured callback URL, when there is one. */
   private async announce(manager: EntityManager, reversal: ReversalRow): Promise<void> {
-    const endpoint = await this.callbackSettings.endpointFor(manager, reversal.client_id, 'collections');
-    if (!endpoint) return;
     await this.callbacks.schedule(manager, {
       clientId: reversal.client_id,
       kind: 'collections',
       event: 'reversal_result',
       reference: reversal.reversal_reference,
-      urls: [endpoint.url],
+      urls: [],
+      toClientEndpoint: true,
       payload: reversalResult(reversal),
     });
   }
