@@ -105,17 +105,17 @@ export class LedgerService {
     const key = `${clientId}:${kind}:${currency}`;
     const known = this.systemAccounts.get(key);
     if (known) return known;
-    const [created] = await manager.query(
-      `INSERT INTO ledger_accounts (client_id, kind, currency, can_overdraw) VALUES ($1, $2, $3, true)
-       ON CONFLICT (client_id, kind, currency) WHERE kind <> 'WALLET' DO NOTHING RETURNING ${SYSTEM_ACCOUNT_COLUMNS}`,
-      [clientId, kind, currency],
+    // ledger_system_account (migration OneCallPayoutsReversals) is the one place that creates system accounts. A row
+    // it creates is not visible to the statement that called it, hence two.
+    const [{ id }] = await manager.query(`SELECT ledger_system_account($1, $2, $3) AS id`, [clientId, kind, currency]);
+    const [account]: Array<SystemAccountRef & { writtenHere: boolean }> = await manager.query(
+      `SELECT ${SYSTEM_ACCOUNT_COLUMNS}, xmin = xid(pg_current_xact_id_if_assigned()) IS TRUE AS "writtenHere"
+       FROM ledger_accounts WHERE id = $1`,
+      [id],
     );
-    // Created inside the caller's transaction, which may still roll back: not remembered until seen committed.
-    if (created) return created;
-    const [existing] = await manager.query(
-      `SELECT ${SYSTEM_ACCOUNT_COLUMNS} FROM ledger_accounts WHERE client_id = $1 AND kind = $2 AND currency = $3`,
-      [clientId, kind, currency],
-    );
+    const { writtenHere, ...existing } = account;
+    // Perhaps created inside the caller's transaction, which may still roll back: not remembered until seen committed.
+    if (writtenHere) return existing;
     this.systemAccounts.set(key, existing);
     return existing;
   }
