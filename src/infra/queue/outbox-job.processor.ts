@@ -2,15 +2,27 @@ import { OnWorkerEvent, WorkerHost } from '@nestjs/bullmq';
 import { Logger } from '@nestjs/common';
 import { Job } from 'bullmq';
 import { DataSource } from 'typeorm';
+import { GroupCommit } from '../database/group-commit';
+import { runPrepared } from '../database/prepared';
 import { EngineMetrics } from '../metrics/engine-metrics';
+
+const MARK_DONE = { name: 'outbox_mark_done', text: 'UPDATE outbox SET done_at = now() WHERE id = ANY($1::bigint[])' };
 
 /**
  * Base of every processor fed by the outbox: a finished job marks its outbox row done (so the relay never
- * re-sends it), and failures are counted and logged. Subclasses only implement `process`.
+ * re-sends it), and failures are counted and logged. Subclasses only implement `process`. The done marks of jobs
+ * finishing together are one statement (group commit): a mark is bookkeeping, not worth a commit of its own per job.
  */
 export abstract class OutboxJobProcessor<T extends { outboxId?: string }> extends WorkerHost {
   protected readonly logger = new Logger(this.constructor.name);
   private lastErrorLog = 0;
+  private readonly doneMarks = new GroupCommit<string, null>(
+    async (ids) => {
+      await runPrepared(this.db, MARK_DONE, [ids]);
+      return ids.map(() => null);
+    },
+    { maxItems: 500, maxInFlight: 1 },
+  );
 
   protected constructor(
     private readonly queueName: string,
@@ -24,8 +36,8 @@ export abstract class OutboxJobProcessor<T extends { outboxId?: string }> extend
 
   @OnWorkerEvent('completed')
   async onCompleted(job: Job<T>): Promise<void> {
-    if (job.data.outboxId)
-      await this.db.query(`UPDATE outbox SET done_at = now() WHERE id = $1`, [job.data.outboxId]).catch(() => undefined);
+    // A mark that fails (the database is away) leaves the row to the relay's sweep, which re-sends a job once.
+    if (job.data.outboxId) await this.doneMarks.submit(job.data.outboxId).catch(() => undefined);
   }
 
   /** Connection errors while Redis is away: logged once in a while, not printed by BullMQ on every retry. */
