@@ -5,8 +5,8 @@ import { isRetryableTransactionError } from './pg-errors';
 import { PreparedStatement, runPrepared } from './prepared';
 
 const MAX_ATTEMPTS = 3;
-/** As the wallet money groups: few batches out at once, so that under load they grow large. */
-const DEFAULT_BATCHES: GroupCommitOptions = { maxItems: 64, maxInFlight: 4 };
+/** As the wallet money groups (src/transactions/wallet-money-batch.ts): one batch out at a time per process. */
+const DEFAULT_BATCHES: GroupCommitOptions = { maxItems: 64, maxInFlight: 1 };
 
 /**
  * A one-call SQL function run by group commit: the calls one process makes at once go to the database as one call
