@@ -35,7 +35,6 @@ export interface NewPayment {
   splitSettlements: SplitShare[] | null;
 }
 
-/** A payment as the acknowledgement sees it: with the settlement wallet its split settlements are paid from. */
 /** A payment as the portal lists and exports it. */
 export interface PaymentListRow {
   id: string;
@@ -50,14 +49,6 @@ export interface PaymentListRow {
   status: number;
   description: string;
   settled_at: Date | null;
-}
-
-export interface AcknowledgeablePayment {
-  id: string;
-  payment_status: number;
-  split_settlements: SplitShare[] | null;
-  acknowledged_at: Date | null;
-  settlement_account_id: string;
 }
 
 /** One line of the payment statement, as stored. */
@@ -178,17 +169,6 @@ export class PaymentsRepository {
     return row ?? null;
   }
 
-  /** The payment a merchant acknowledges, locked, with its service's settlement wallet. */
-  async forAcknowledgement(manager: EntityManager, clientId: string, id: string): Promise<AcknowledgeablePayment | null> {
-    const [row] = await manager.query(
-      `SELECT p.id, p.payment_status, p.split_settlements, p.acknowledged_at, s.settlement_account_id
-       FROM payments p JOIN client_services s ON s.id = p.client_service_id
-       WHERE p.id = $1 AND p.client_id = $2 FOR UPDATE OF p`,
-      [id, clientId],
-    );
-    return row ?? null;
-  }
-
   /** The payments of a checkout session, oldest first. */
   ofSession(manager: EntityManager, sessionId: string): Promise<PaymentRow[]> {
     return manager.query(`${SELECT_PAYMENT} WHERE p.checkout_session_id = $1 ORDER BY p.id`, [sessionId]);
@@ -241,17 +221,6 @@ export class PaymentsRepository {
       [id, PAYMENT_STATUS.FAILED],
     );
     return row.settled_at;
-  }
-
-  async recordAcknowledgement(
-    manager: EntityManager,
-    id: string,
-    split: { status: 'DISTRIBUTED' | 'DECLINED' | null; entryId: string | null },
-  ): Promise<void> {
-    await manager.query(
-      `UPDATE payments SET acknowledged_at = now(), split_status = $2, split_entry_id = $3, updated_at = now() WHERE id = $1`,
-      [id, split.status, split.entryId],
-    );
   }
 
   /** The client's payments, newest first, filtered and keyset-paged (the portal's list and CSV export). */

@@ -49,15 +49,6 @@ export class PaymentsService {
     if (payment.checkout_session_id) await this.sessions.onPaymentReversed(manager, payment.checkout_session_id);
   }
 
-  /** The merchant confirmed a successful payment, with or without distributing its split settlements. */
-  async acknowledge(
-    manager: EntityManager,
-    paymentId: string,
-    split: { status: 'DISTRIBUTED' | 'DECLINED' | null; entryId: string | null },
-  ): Promise<void> {
-    await this.payments.recordAcknowledgement(manager, paymentId, split);
-  }
-
   /** A direct charge's callback: to the request's URL and, when it asked to notify, to the client's endpoint. */
   private async announce(manager: EntityManager, payment: PaymentRow): Promise<void> {
     const result = paymentResult(payment);

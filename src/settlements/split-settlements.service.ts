@@ -1,14 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
-import { EntityManager } from 'typeorm';
 import { GatewayError } from '../common/errors/gateway-error';
 import { amountProblem, formatAmount, Money } from '../common/money';
 import { CollectionRefusal } from '../payments/collecting-service';
 import { SplitShare } from '../payments/payment';
-import { EntryBuilder } from '../ledger/entry-builder';
-import { LedgerService } from '../ledger/ledger.service';
-import { WalletStatus } from '../wallets/wallet.entity';
-import { mayPay, mayReceive } from '../wallets/wallet-state-machine';
 
 const MAX_SPLITS = 50;
 
@@ -22,8 +17,6 @@ export type SplitRequest = Pick<SplitShare, 'account' | 'amount' | 'reason'>;
  */
 @Injectable()
 export class SplitSettlementsService {
-  constructor(private readonly ledger: LedgerService) {}
-
   /**
    * Reads `extra_data.split_settlements` as the merchant sent it: null when absent, otherwise the items (each
    * account once, amounts positive), or the error for a malformed list. The database checks the rest at
@@ -65,39 +58,6 @@ export class SplitSettlementsService {
       default:
         return null;
     }
-  }
-
-  /**
-   * Pays the shares out of the settlement wallet: one entry; the wallet's floor applies. The wallets are checked
-   * again once the ledger holds their rows locked (a state change locks the same rows): a partner suspended,
-   * closed or deactivated since acceptance cannot receive, and a settlement wallet that may not pay cannot pay
-   * (provider contract §4); the caller's transaction then rolls back and the confirmation can be repeated.
-   */
-  async distribute(manager: EntityManager, clientId: string, settlementAccountId: string, shares: SplitShare[]): Promise<string> {
-    const entry = new EntryBuilder();
-    for (const share of shares) {
-      entry.debit(settlementAccountId, new Money(share.amount)).credit(share.accountId, new Money(share.amount));
-    }
-    const posted = await this.ledger.postEntry(manager, { clientId, kind: 'PAYMENT_SPLIT', lines: entry.lines() });
-    const wallets: Array<{ id: string; account_number: string; status: WalletStatus; profile_active: boolean }> = await manager.query(
-      `SELECT a.id, a.account_number, w.status, (p.is_active = 1) AS profile_active
-       FROM ledger_accounts a JOIN wallets w ON w.id = a.id JOIN profiles p ON p.id = w.profile_id WHERE a.id = ANY($1)`,
-      [[settlementAccountId, ...shares.map((s) => s.accountId)]],
-    );
-    for (const wallet of wallets) {
-      const paying = wallet.id === settlementAccountId;
-      if (!wallet.profile_active) {
-        throw GatewayError.validation(
-          `${paying ? 'Settlement wallet' : 'split_settlements partner account'} ${wallet.account_number} belongs to a deactivated profile`,
-        );
-      }
-      if (paying ? !mayPay(wallet.status) : !mayReceive(wallet.status)) {
-        throw GatewayError.validation(
-          `${paying ? 'Settlement wallet' : 'split_settlements partner account'} ${wallet.account_number} is ${wallet.status} and cannot ${paying ? 'pay' : 'receive'} the split settlements`,
-        );
-      }
-    }
-    return posted.entryId;
   }
 }
 

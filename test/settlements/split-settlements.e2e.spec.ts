@@ -329,6 +329,55 @@ describe('split settlements', () => {
   });
 
   describe('through hosted checkout', () => {
+    it('a settlement wallet short of the shares refuses with 400 and moves nothing; the confirmation succeeds once it is covered', async () => {
+      const fresh = await createGatewayMerchant(app);
+      const partner = (await createWallet(app, fresh.tenant, { account_name: 'Fresh partner' })).account_number;
+      // 100 collected, 90 reach the settlement wallet after the fee of 10: shares of 95 are not covered.
+      const { paymentId } = await paidCharge('100', [{ account: partner, amount: '95', reason: 'commission' }], fresh);
+      const refused = await acknowledge({ payment_id: paymentId, status: 'SUCCESSFUL', narration: 'deliver' }, fresh);
+      expectValidationFailure(refused, /Insufficient balance in the settlement wallet/);
+      expect(await ledgerBalance(app, partner)).toBe('0.0000');
+      expect(await ledgerBalance(app, fresh.settlementAccountNumber)).toBe('90.0000');
+
+      await paidCharge('100', [], fresh, { extra_data: {} });
+      expect((await acknowledge({ payment_id: paymentId, status: 'SUCCESSFUL', narration: 'deliver' }, fresh)).status).toBe(200);
+      expect(await ledgerBalance(app, partner)).toBe('95.0000');
+      expect(await ledgerBalance(app, fresh.settlementAccountNumber)).toBe('85.0000');
+    });
+
+    it('a partner whose profile was deactivated after acceptance is not credited: 400 naming it, nothing moves', async () => {
+      const leaving = await createWallet(app, merchant.tenant, { account_name: 'Partner about to leave' });
+      const { paymentId } = await paidCharge('100', [
+        { account: partnerA, amount: '10', reason: 'commission' },
+        { account: leaving.account_number, amount: '20', reason: 'delivery' },
+      ]);
+      await request(app.getHttpServer())
+        .post(`/api/v1/profiles/client-profile-id/${leaving.client_profile_id}?command=DEACTIVATE`)
+        .set('authorization', merchant.tenant.auth)
+        .expect(200);
+      const before = await balances();
+      const refused = await acknowledge({ payment_id: paymentId, status: 'SUCCESSFUL', narration: 'deliver' });
+      expectValidationFailure(
+        refused,
+        new RegExp(`split_settlements partner account ${leaving.account_number} belongs to a deactivated profile`),
+      );
+      expect(await balances()).toEqual(before);
+      expect(await ledgerBalance(app, leaving.account_number)).toBe('0.0000');
+    });
+
+    it('ten confirmations of one payment at once distribute its shares once: one 200, nine 409', async () => {
+      const { paymentId } = await paidCharge('100', [{ account: partnerB, amount: '40', reason: 'delivery' }]);
+      const before = await balances();
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, () => acknowledge({ payment_id: paymentId, status: 'SUCCESSFUL', narration: 'deliver' })),
+      );
+      expect(answers.map((a) => a.status).sort()).toEqual([200, ...Array(9).fill(409)]);
+      const after = await balances();
+      expect(after.b).toBe(plus(before.b, '40'));
+      expect(after.settlement).toBe(minus(before.settlement, '40'));
+      expect(after.entries).toBe(before.entries + 1);
+    });
+
     it('a checkout paid in full carries its splits: confirming its payment distributes them', async () => {
       const { mtid, reference } = await initiateCheckout(app, merchant, receiver, {
         amount: 1000,
