@@ -97,7 +97,7 @@ export class PayoutRequestsService {
   private async accept(principal: GatewayPrincipal, request: PayoutRequest): Promise<PayoutAcknowledgement> {
     const refusal = await this.resolver.entryProblem(request.callbackUrl, this.config.isSandbox);
     if (refusal) throw PayoutError.rejected('VALIDATION_FAILED', `Validation Failed: callback_url ${refusal}`, request.payoutReference);
-    const accepted = await this.payouts.accept(this.db, {
+    const accepted = await this.payouts.accept({
       ...request,
       clientId: principal.clientId,
       rail: inFlightRail(request.destinationType),

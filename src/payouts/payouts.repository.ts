@@ -1,10 +1,12 @@
 import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import Decimal from 'decimal.js';
 import { DataSource, EntityManager } from 'typeorm';
 import { DayTotals, ListQuery, listClauses, todaysTotalsSql } from '../common/listing';
 import type { InFlightRail } from '../float/float-holds.service';
 import { PAYING_STATES, type PayingServiceOutcome } from '../float/paying-service';
-import { PreparedStatement, runPrepared } from '../infra/database/prepared';
+import { BatchedCall } from '../infra/database/batched-call';
+import { PreparedStatement } from '../infra/database/prepared';
 import { TOPICS } from '../infra/queue/queues';
 import type { PayoutDestination } from '../rails/payout.rail';
 import { PAYOUT_STATUS, PayoutKind, PayoutRow, PayoutStatus, SELECT_PAYOUT } from './payout';
@@ -42,10 +44,8 @@ export interface PayoutAcceptance {
   maximum_amount: string | null;
 }
 
-const ACCEPT_PAYOUT: PreparedStatement = {
-  name: 'payout_accept',
-  text: 'SELECT * FROM payout_accept($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)',
-};
+/** payout_accept's batch form (group commit). */
+const ACCEPT_PAYOUTS: PreparedStatement = { name: 'payout_accept_batch', text: 'SELECT * FROM payout_accept_batch($1)' };
 
 /** Where a payout ends up after the rail answered (or an operator decided). */
 export interface PayoutTransition {
@@ -75,13 +75,20 @@ export interface PayoutListRow {
 /** The only owner of the payouts table: every statement on it is here. */
 @Injectable()
 export class PayoutsRepository {
+  private readonly acceptance: BatchedCall<PayoutAcceptance>;
+
+  constructor(@InjectDataSource() db: DataSource) {
+    this.acceptance = new BatchedCall(db, ACCEPT_PAYOUTS);
+  }
+
   /**
    * Accepts a payout in one call: the paying service's checks, the reference claimed (a concurrent duplicate waits on
    * the unique key, then answers DUPLICATE without touching the float), amount + fee reserved from the float, the
-   * payout with its hold, and its processing job, committed together or not at all.
+   * payout with its hold, and its processing job, committed together or not at all. The call is shared with the
+   * payouts accepted at the same moment (group commit), which lock the float once between them.
    */
-  async accept(db: DataSource, p: PayoutToAccept): Promise<PayoutAcceptance> {
-    const [row] = await runPrepared<PayoutAcceptance>(db, ACCEPT_PAYOUT, [
+  accept(p: PayoutToAccept): Promise<PayoutAcceptance> {
+    return this.acceptance.call([
       p.clientId,
       p.serviceCode,
       p.kind,
@@ -100,7 +107,6 @@ export class PayoutsRepository {
       p.processAt,
       PAYING_STATES,
     ]);
-    return row;
   }
 
   async byId(manager: EntityManager, id: string, lock = false): Promise<PayoutRow | null> {

@@ -17,7 +17,7 @@ import {
   IsolatedSandbox,
   startIsolatedSandbox,
 } from '../support/gateway-fixtures';
-import { dataSource } from '../support/test-app';
+import { dataSource, deadlockCount } from '../support/test-app';
 
 /**
  * Charge acceptance by group commit (issue 10 item 2): charges accepted at the same moment in one process go to the
@@ -50,14 +50,6 @@ describe('charges accepted in groups', () => {
     } finally {
       query.mockRestore();
     }
-  }
-
-  /** Deadlocks Postgres has detected in this database so far (statistics flushed first). */
-  async function deadlocks(): Promise<number> {
-    await dataSource(app).query(`SELECT pg_stat_force_next_flush()`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const [row] = await dataSource(app).query(`SELECT deadlocks::int AS n FROM pg_stat_database WHERE datname = current_database()`);
-    return row.n;
   }
 
   const paymentsOf = (reference: string) =>
@@ -117,7 +109,7 @@ describe('charges accepted in groups', () => {
       app.get(CallbackResolver),
     );
     const bodies = Array.from({ length: 50 }, (_, i) => chargeBody(merchant, { amount: String(100 + i) }));
-    const deadlocksBefore = await deadlocks();
+    const deadlocksBefore = await deadlockCount(app);
     const query = jest.spyOn(pgPool(dataSource(app)), 'query');
     let answers: PromiseSettledResult<{ charge_request_id: number }>[];
     try {
@@ -135,7 +127,7 @@ describe('charges accepted in groups', () => {
     for (let i = 0; i < 50; i++) expect(ids[99 - i]).toBe(ids[i]);
     expect(new Set(ids).size).toBe(50);
     // A deadlock would have been retried and gone unseen in the answers: none happened.
-    expect(await deadlocks()).toBe(deadlocksBefore);
+    expect(await deadlockCount(app)).toBe(deadlocksBefore);
     const [count] = await dataSource(app).query(
       `SELECT count(*)::int AS n FROM payments WHERE client_id = $1 AND external_reference = ANY($2)`,
       [merchant.clientId, bodies.map((b) => b.external_reference)],

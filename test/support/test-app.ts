@@ -46,3 +46,14 @@ export async function appWithTenants(): Promise<{ app: NestFastifyApplication; t
   const app = await createTestApp();
   return { app, tenant: await createTenant(app), other: await createTenant(app) };
 }
+
+/**
+ * Deadlocks Postgres has detected in the test database so far (statistics flushed first). A deadlock retried by the
+ * application leaves no trace in its answers; tests of lock order compare this before and after.
+ */
+export async function deadlockCount(app: NestFastifyApplication): Promise<number> {
+  await dataSource(app).query(`SELECT pg_stat_force_next_flush()`);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const [row] = await dataSource(app).query(`SELECT deadlocks::int AS n FROM pg_stat_database WHERE datname = current_database()`);
+  return row.n;
+}
