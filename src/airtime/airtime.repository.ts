@@ -1,8 +1,10 @@
 import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import Decimal from 'decimal.js';
 import { DataSource, EntityManager } from 'typeorm';
 import { PAYING_STATES, type PayingServiceOutcome } from '../float/paying-service';
-import { PreparedStatement, runPrepared } from '../infra/database/prepared';
+import { BatchedCall } from '../infra/database/batched-call';
+import { PreparedStatement } from '../infra/database/prepared';
 import { TOPICS } from '../infra/queue/queues';
 import { AWAITING_PROVIDER, FINAL_STATUSES, RecipientRow } from './airtime';
 
@@ -30,10 +32,8 @@ export interface AirtimeAcceptance {
   maximum_amount: string | null;
 }
 
-const ACCEPT_AIRTIME: PreparedStatement = {
-  name: 'airtime_accept',
-  text: 'SELECT * FROM airtime_accept($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
-};
+/** airtime_accept's batch form (group commit). */
+const ACCEPT_AIRTIME: PreparedStatement = { name: 'airtime_accept_batch', text: 'SELECT * FROM airtime_accept_batch($1)' };
 
 const SELECT_RECIPIENT = `
   SELECT r.id, r.request_id, q.client_id, q.reference, q.currency, r.position, r.phone_number, r.amount, r.fee, r.hold_id,
@@ -45,14 +45,21 @@ const SELECT_RECIPIENT = `
 /** The SQL of the airtime tables. */
 @Injectable()
 export class AirtimeRepository {
+  private readonly acceptance: BatchedCall<AirtimeAcceptance>;
+
+  constructor(@InjectDataSource() db: DataSource) {
+    this.acceptance = new BatchedCall(db, ACCEPT_AIRTIME);
+  }
+
   /**
    * Accepts a request in one call: a reference already taken, the paying service and each amount's bounds are checked
    * first; then the reference is claimed (a concurrent duplicate waits on the unique key and answers DUPLICATE), the
    * total is reserved in one entry with one hold per recipient, and the request, its recipients (positions 1..n) and
-   * its processing jobs are written, committed together or not at all.
+   * its processing jobs are written, committed together or not at all. The call is shared with the requests accepted
+   * at the same moment (group commit), which lock the float once between them.
    */
-  async accept(db: DataSource, r: AirtimeToAccept): Promise<AirtimeAcceptance> {
-    const [row] = await runPrepared<AirtimeAcceptance>(db, ACCEPT_AIRTIME, [
+  accept(r: AirtimeToAccept): Promise<AirtimeAcceptance> {
+    return this.acceptance.call([
       r.clientId,
       r.reference,
       r.serviceCode,
@@ -64,7 +71,6 @@ export class AirtimeRepository {
       r.processAt,
       PAYING_STATES,
     ]);
-    return row;
   }
 
   /** The recipients of the caller's request in request order, or null when the caller has no such request. */

@@ -33,7 +33,7 @@ export class AirtimeService {
   async send(principal: GatewayPrincipal, dto: AirtimeRequestDto) {
     const { reference } = dto;
     assertDistinctNumbers(dto);
-    const accepted = await this.airtime.accept(this.db, {
+    const accepted = await this.airtime.accept({
       clientId: principal.clientId,
       reference,
       serviceCode: dto.service_code ?? null,
