@@ -1,21 +1,25 @@
 'use strict';
-// npm run migration:run — applies pending migrations to DATABASE_URL.
+// npm run migration:run — applies pending migrations, then the database function sources (src/<domain>/sql/*.sql),
+// to DATABASE_URL.
 const { ensureBuilt, ROOT } = require('./lib/build');
 
+/** Migrates the database; answers what it did, as describeMigration words it. */
 async function migrate(databaseUrl) {
   ensureBuilt();
-  const { migrationDataSource } = require(`${ROOT}/dist/src/infra/database/data-source`);
-  const dataSource = migrationDataSource(databaseUrl);
-  await dataSource.initialize();
-  try {
-    const applied = await dataSource.runMigrations({ transaction: 'each' });
-    return applied.map((m) => m.name);
-  } finally {
-    await dataSource.destroy();
-  }
+  const { migrate: migrateDatabase } = require(`${ROOT}/dist/src/infra/database/migrate`);
+  return migrateDatabase(databaseUrl);
 }
 
-module.exports = { migrate };
+function describeMigration({ migrations, functions }) {
+  const parts = [
+    migrations.length ? `applied ${migrations.join(', ')}` : 'schema is up to date',
+    functions.applied.length ? `function sources applied: ${functions.applied.join(', ')}` : 'function sources are up to date',
+  ];
+  if (functions.dropped.length) parts.push(`functions without a source dropped: ${functions.dropped.join(', ')}`);
+  return parts.join('\n');
+}
+
+module.exports = { migrate, describeMigration };
 
 if (require.main === module) {
   const url = process.env.DATABASE_URL;
@@ -24,7 +28,7 @@ if (require.main === module) {
     process.exit(1);
   }
   migrate(url)
-    .then((names) => process.stdout.write(names.length ? `applied: ${names.join(', ')}\n` : 'schema is up to date\n'))
+    .then((result) => process.stdout.write(`${describeMigration(result)}\n`))
     .catch((error) => {
       process.stderr.write(`migration failed: ${error.message}\n`);
       process.exit(1);

@@ -209,9 +209,9 @@ async function main() {
     PUBLIC_BASE_URL: base,
   };
 
-  const { migrate } = require('./migrate');
-  const applied = await migrate(services.databaseUrl);
-  process.stdout.write(applied.length ? `Migrations: applied ${applied.join(', ')}\n` : 'Migrations: schema is up to date\n');
+  const { migrate, describeMigration } = require('./migrate');
+  const migrated = await migrate(services.databaseUrl);
+  process.stdout.write(`Migrations: ${describeMigration(migrated).split('\n').join('; ')}\n`);
   if (shuttingDown) return;
 
   const seeded = await run(process.execPath, [CLI, 'seed', '--json'], env);

@@ -17,7 +17,7 @@ function newestMtime(dir) {
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) newest = Math.max(newest, newestMtime(full));
-    else if (entry.name.endsWith('.ts')) newest = Math.max(newest, fs.statSync(full).mtimeMs);
+    else if (entry.name.endsWith('.ts') || entry.name.endsWith('.sql')) newest = Math.max(newest, fs.statSync(full).mtimeMs);
   }
   return newest;
 }
@@ -30,7 +30,31 @@ function ensureBuilt() {
   if (built >= sources) return;
   const tsc = require.resolve('typescript/bin/tsc');
   execFileSync(process.execPath, [tsc, '-p', path.join(ROOT, 'tsconfig.build.json')], { stdio: 'inherit', cwd: ROOT });
+  copyFunctionSources();
   fs.writeFileSync(STAMP, new Date().toISOString());
+}
+
+/** The `.sql` files of every `sql/` folder under `from`, relative to it. */
+function functionSourceFiles(from) {
+  if (!fs.existsSync(from)) return [];
+  return fs
+    .readdirSync(from, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.sql') && path.basename(entry.parentPath) === 'sql')
+    .map((entry) => path.relative(from, path.join(entry.parentPath, entry.name)));
+}
+
+/**
+ * The database function sources (src/<domain>/sql/*.sql) go to the same place under dist/src, where the migrate step
+ * reads them; a source deleted from src/ is deleted from dist/ too, so it is never applied again.
+ */
+function copyFunctionSources() {
+  const from = path.join(ROOT, 'src');
+  const to = path.join(ROOT, 'dist', 'src');
+  for (const file of functionSourceFiles(to)) fs.rmSync(path.join(to, file));
+  for (const file of functionSourceFiles(from)) {
+    fs.mkdirSync(path.dirname(path.join(to, file)), { recursive: true });
+    fs.copyFileSync(path.join(from, file), path.join(to, file));
+  }
 }
 
 /** True when every package named in package.json is present in node_modules. */
@@ -51,4 +75,7 @@ function ensureInstalled() {
   }
 }
 
-module.exports = { ensureBuilt, ensureInstalled, ROOT };
+module.exports = { ensureBuilt, ensureInstalled, copyFunctionSources, ROOT };
+
+// `node scripts/lib/build.js copy-function-sources`: the last step of `npm run build`.
+if (require.main === module && process.argv[2] === 'copy-function-sources') copyFunctionSources();

@@ -40,8 +40,9 @@ const ACCOUNT_COLUMNS = `id, client_id AS "clientId", account_number AS "account
   minimum_balance AS "minimumBalance", can_overdraw AS "canOverdraw"`;
 
 /**
- * The ledger core. Every money movement in the code base is one call to postEntry, inside the caller's DB
- * transaction, so the entry commits or rolls back with its business record.
+ * The ledger core's TypeScript side. Postings are written only by the SQL in src/ledger/sql/ (ledger_post_entries,
+ * with ledger_post_entry and ledger_reverse_entry over it): from here, inside the caller's DB transaction so the
+ * entry commits or rolls back with its business record, or from the one-call SQL of the money paths.
  */
 @Injectable()
 export class LedgerService {

@@ -437,14 +437,8 @@ export async function createIsolatedDatabase(): Promise<IsolatedDatabase> {
   const url = new URL(runUrl);
   url.pathname = `/${name}`;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { migrationDataSource } = require(join(ROOT, 'dist', 'src', 'infra', 'database', 'data-source'));
-  const migrations = migrationDataSource(url.toString());
-  await migrations.initialize();
-  try {
-    await migrations.runMigrations({ transaction: 'each' });
-  } finally {
-    await migrations.destroy();
-  }
+  const { migrate } = require(join(ROOT, 'scripts', 'migrate.js'));
+  await migrate(url.toString());
   return {
     url: url.toString(),
     name,

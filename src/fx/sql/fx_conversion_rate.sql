@@ -1,0 +1,18 @@
+-- The rate to convert between two currencies in a direction, or null when it is older than the allowed age.
+CREATE OR REPLACE FUNCTION fx_conversion_rate(p_from text, p_to text, p_direction text, p_max_age_ms bigint)
+RETURNS TABLE(rate numeric, newest_rate_at timestamp with time zone)
+LANGUAGE sql STABLE
+AS $fn$
+WITH quotes AS (
+  SELECT r.base_currency::text AS base, r.buying, r.selling, r.updated_at,
+         r.updated_at >= now() - p_max_age_ms * interval '1 millisecond' AS fresh
+  FROM fx_rates r
+  WHERE (r.base_currency, r.currency) IN ((p_to::char(3), p_from::char(3)), (p_from::char(3), p_to::char(3)))
+)
+SELECT coalesce(
+         (SELECT round(CASE p_direction WHEN 'INTO_WALLET' THEN q.buying ELSE q.selling END, 8)
+          FROM quotes q WHERE q.base = p_to AND q.fresh),
+         (SELECT round(1::numeric(41, 40) / CASE p_direction WHEN 'INTO_WALLET' THEN q.selling ELSE q.buying END, 8)
+          FROM quotes q WHERE q.base = p_from AND q.fresh)),
+       (SELECT max(q.updated_at) FROM quotes q)
+$fn$;

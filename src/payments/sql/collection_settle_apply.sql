@@ -1,0 +1,92 @@
+-- The set-based body of collection_settle_payments: posts the entries through ledger_post_entries and writes statuses
+-- and callbacks.
+CREATE OR REPLACE FUNCTION collection_settle_apply(p_items jsonb, p_accounts jsonb)
+RETURNS TABLE(payment_id bigint, result text, error_code text, error_message text, error_detail text)
+LANGUAGE plpgsql
+AS $fn$
+#variable_conflict use_column
+DECLARE
+  v_payments     bigint[];
+  v_clients      uuid[];
+  v_line_entry   int[];
+  v_line_account uuid[];
+  v_line_amount  numeric[];
+  v_posted       jsonb := '{}';
+  v_answers      jsonb;
+BEGIN
+  WITH moving AS (
+    SELECT DISTINCT ON (p.id) e.ord, p.id, p.client_id, p.total_amount, p.service_amount, p.merchant_fee, p.transaction_charge,
+      s.settlement_account_id,
+      (p_accounts ->> concat_ws(' ', p.client_id, 'IN_FLIGHT_MOBILE_MONEY', p.currency::text))::uuid AS in_flight_id,
+      (p_accounts ->> concat_ws(' ', p.client_id, 'FEE_INCOME', p.currency::text))::uuid AS fee_income_id
+    FROM jsonb_array_elements(p_items) WITH ORDINALITY e(item, ord)
+    JOIN payments p ON p.id = (e.item->>'payment_id')::bigint
+    JOIN client_services s ON s.id = p.client_service_id
+    WHERE e.item->>'outcome' = 'SUCCEEDED' AND p.payment_status = 703
+      AND (p.next_step IS DISTINCT FROM 'VERIFY_OTP' OR p.otp_verified_at IS NOT NULL)
+    ORDER BY p.id, e.ord
+  ), entries AS (
+    SELECT row_number() OVER (ORDER BY m.ord)::int AS n, m.* FROM moving m
+  ), lines AS (
+    SELECT x.n, l.k, l.account, l.amount FROM entries x
+    CROSS JOIN LATERAL (VALUES (1, x.in_flight_id, -x.total_amount), (2, x.settlement_account_id, x.service_amount - x.merchant_fee),
+                               (3, x.fee_income_id, x.transaction_charge + x.merchant_fee)) l(k, account, amount)
+    WHERE l.amount <> 0
+  )
+  SELECT (SELECT array_agg(x.id ORDER BY x.n) FROM entries x), (SELECT array_agg(x.client_id ORDER BY x.n) FROM entries x),
+         (SELECT array_agg(l.n ORDER BY l.n, l.k) FROM lines l), (SELECT array_agg(l.account ORDER BY l.n, l.k) FROM lines l),
+         (SELECT array_agg(l.amount ORDER BY l.n, l.k) FROM lines l)
+    INTO v_payments, v_clients, v_line_entry, v_line_account, v_line_amount;
+
+  IF v_payments IS NOT NULL THEN
+    SELECT jsonb_object_agg(r.entry_no::text, jsonb_build_object('entry_id', r.entry_id, 'refused', r.refused_account)) INTO v_posted
+    FROM (SELECT DISTINCT ON (pe.entry_no) pe.entry_no, pe.entry_id, pe.refused_account
+          FROM ledger_post_entries(v_clients, array_fill('PAYMENT'::text, ARRAY[cardinality(v_clients)]), v_line_entry, v_line_account,
+                                   v_line_amount) pe
+          ORDER BY pe.entry_no) r;
+  END IF;
+
+  WITH items AS (
+    SELECT e.ord, (e.item->>'payment_id')::bigint AS pid, e.item,
+      row_number() OVER (PARTITION BY e.item->>'payment_id' ORDER BY e.ord) = 1 AS first
+    FROM jsonb_array_elements(p_items) WITH ORDINALITY e(item, ord)
+  ), moved AS (
+    SELECT i.ord, i.item, i.item->>'outcome' AS outcome, p.id,
+      (v_posted -> array_position(v_payments, p.id)::text ->> 'entry_id')::bigint AS entry_id,
+      v_posted -> array_position(v_payments, p.id)::text ->> 'refused' AS refused
+    FROM items i JOIN payments p ON p.id = i.pid
+    WHERE i.first AND p.payment_status = 703 AND (p.next_step IS DISTINCT FROM 'VERIFY_OTP' OR p.otp_verified_at IS NOT NULL)
+  ), updated AS (
+    UPDATE payments p SET
+      payment_status = CASE m.outcome WHEN 'SUCCEEDED' THEN 700 WHEN 'FAILED' THEN 701 ELSE 704 END,
+      entry_id = m.entry_id,
+      payer_transaction_id = CASE WHEN m.outcome = 'SUCCEEDED' THEN m.item->>'payer_transaction_id' ELSE p.payer_transaction_id END,
+      settled_at = CASE WHEN m.outcome = 'JAMMED' THEN p.settled_at ELSE (m.item->>'settled_at')::timestamptz END,
+      updated_at = now()
+    FROM moved m WHERE p.id = m.id AND m.refused IS NULL
+  )
+  SELECT jsonb_agg(jsonb_build_object('ord', i.ord, 'payment_id', i.pid,
+           'result', CASE WHEN m.id IS NULL THEN 'SKIPPED' WHEN m.refused IS NOT NULL THEN 'FAILED' ELSE 'SETTLED' END,
+           'refused', m.refused) ORDER BY i.ord)
+    INTO v_answers
+  FROM items i LEFT JOIN moved m ON m.ord = i.ord;
+
+  -- The payment callbacks (a direct charge's; as PaymentsService announced them: to the request's URL and,
+  -- when it asked to notify, to the client's collections endpoint).
+  PERFORM callback_schedule(p.client_id, 'collections', e.item->>'event', p.external_reference, ARRAY[p.callback_url::text],
+                            p.notify_client OR p.notify_originator, e.item->'payload')
+  FROM jsonb_array_elements(p_items) WITH ORDINALITY e(item, ord)
+  JOIN jsonb_to_recordset(v_answers) a(ord bigint, result text) ON a.ord = e.ord
+  JOIN payments p ON p.id = (e.item->>'payment_id')::bigint
+  WHERE a.result = 'SETTLED' AND e.item->>'event' IS NOT NULL
+  ORDER BY e.ord;
+
+  RETURN QUERY
+  SELECT a.payment_id, a.result,
+    CASE WHEN a.refused IS NOT NULL THEN 'LF001' END,
+    CASE WHEN a.refused IS NOT NULL THEN format('account %s would go below its minimum balance', a.refused) END,
+    a.refused
+  FROM jsonb_to_recordset(v_answers) a(ord bigint, payment_id bigint, result text, refused text)
+  ORDER BY a.ord;
+END
+$fn$;

@@ -1,0 +1,83 @@
+-- Acknowledges a payment's splits in one call: the payment under its lock, the distribution entry, wallet states
+-- checked under the entry's locks.
+CREATE OR REPLACE FUNCTION split_acknowledge(
+  p_client_id uuid,
+  p_payment_id bigint,
+  p_distribute boolean,
+  p_paying_states text[],
+  p_receiving_states text[]
+)
+RETURNS TABLE(outcome text, detail text[])
+LANGUAGE plpgsql
+AS $fn$
+DECLARE
+  v_payment  record;
+  v_accounts uuid[];
+  v_amounts  numeric[];
+  v_entry    bigint;
+  v_refused  text;
+  v_wallet   record;
+BEGIN
+  SELECT p.id, p.payment_status, p.split_settlements, p.acknowledged_at, s.settlement_account_id INTO v_payment
+  FROM payments p JOIN client_services s ON s.id = p.client_service_id
+  WHERE p.id = p_payment_id AND p.client_id = p_client_id FOR UPDATE OF p;
+  IF v_payment.id IS NULL THEN
+    RETURN QUERY SELECT 'NOT_FOUND', NULL::text[]; RETURN;
+  ELSIF v_payment.acknowledged_at IS NOT NULL THEN
+    RETURN QUERY SELECT 'ACKNOWLEDGED_BEFORE', NULL::text[]; RETURN;
+  ELSIF v_payment.payment_status <> 700 THEN
+    RETURN QUERY SELECT 'NOT_SUCCESSFUL', NULL::text[]; RETURN;
+  ELSIF v_payment.split_settlements IS NULL OR NOT p_distribute THEN
+    UPDATE payments SET acknowledged_at = now(), split_status = CASE WHEN v_payment.split_settlements IS NULL THEN NULL ELSE 'DECLINED' END,
+      split_entry_id = NULL, updated_at = now()
+    WHERE id = v_payment.id;
+    RETURN QUERY SELECT CASE WHEN v_payment.split_settlements IS NULL THEN 'NO_SHARES' ELSE 'DECLINED' END, NULL::text[];
+    RETURN;
+  END IF;
+
+  -- Each share moves its amount from the settlement wallet to its partner; lines on one account are merged,
+  -- the settlement wallet's first, as EntryBuilder gave them.
+  SELECT array_agg(l.account ORDER BY l.first), array_agg(l.amount ORDER BY l.first) INTO v_accounts, v_amounts
+  FROM (
+    SELECT x.account, sum(x.amount) AS amount, min(x.ord) AS first
+    FROM (
+      SELECT v_payment.settlement_account_id AS account, -(e.share->>'amount')::numeric AS amount, 2 * e.n - 1 AS ord
+      FROM jsonb_array_elements(v_payment.split_settlements) WITH ORDINALITY e(share, n)
+      UNION ALL
+      SELECT (e.share->>'accountId')::uuid, (e.share->>'amount')::numeric, 2 * e.n
+      FROM jsonb_array_elements(v_payment.split_settlements) WITH ORDINALITY e(share, n)
+    ) x
+    GROUP BY x.account HAVING sum(x.amount) <> 0
+  ) l;
+
+  BEGIN
+    SELECT min(r.entry_id), min(r.refused_account) INTO v_entry, v_refused
+    FROM ledger_post_entries(ARRAY[p_client_id], ARRAY['PAYMENT_SPLIT'], array_fill(1, ARRAY[cardinality(v_accounts)]),
+                             v_accounts, v_amounts) r;
+    IF v_refused IS NOT NULL THEN
+      RETURN QUERY SELECT 'INSUFFICIENT', ARRAY[v_refused]; RETURN;
+    END IF;
+    -- The entry holds the wallets' row locks: a state change waits for this call, so their states stand.
+    SELECT a.account_number::text AS number, w.status::text AS status, p.is_active = 1 AS profile_active,
+           CASE WHEN a.id = v_payment.settlement_account_id THEN 'PAY' ELSE 'RECEIVE' END AS role
+      INTO v_wallet
+    FROM unnest(v_accounts) WITH ORDINALITY u(id, n)
+    JOIN ledger_accounts a ON a.id = u.id JOIN wallets w ON w.id = a.id JOIN profiles p ON p.id = w.profile_id
+    WHERE p.is_active <> 1
+       OR NOT (w.status = ANY (CASE WHEN a.id = v_payment.settlement_account_id THEN p_paying_states ELSE p_receiving_states END))
+    ORDER BY u.n LIMIT 1;
+    IF v_wallet.number IS NOT NULL THEN
+      RAISE EXCEPTION 'split wallet refused' USING ERRCODE = 'SA001';
+    END IF;
+  EXCEPTION WHEN SQLSTATE 'SA001' THEN
+    RETURN QUERY SELECT CASE WHEN v_wallet.profile_active THEN 'WALLET_STATE' ELSE 'PROFILE_DEACTIVATED' END,
+      CASE WHEN v_wallet.profile_active THEN ARRAY[v_wallet.number, v_wallet.status, v_wallet.role]
+           ELSE ARRAY[v_wallet.number, v_wallet.role] END;
+    RETURN;
+  END;
+
+  UPDATE payments SET acknowledged_at = now(), split_status = 'DISTRIBUTED', split_entry_id = v_entry, updated_at = now()
+  WHERE id = v_payment.id;
+  RETURN QUERY SELECT 'DISTRIBUTED', ARRAY[jsonb_array_length(v_payment.split_settlements)::text];
+END
+$fn$;

@@ -1,0 +1,72 @@
+-- Checks split partners at acceptance: profiles, wallets, currency and shares against the amount; answers the problem
+-- that refuses them.
+CREATE OR REPLACE FUNCTION split_settlements_check(
+  p_client_id uuid,
+  p_service_id uuid,
+  p_currency text,
+  p_amount numeric,
+  p_splits jsonb
+)
+RETURNS TABLE(problem text, details text[], shares jsonb)
+LANGUAGE plpgsql STABLE
+AS $fn$
+#variable_conflict use_column
+DECLARE
+  v_mandatory text[];
+  v_missing   text[];
+  v_bad       record;
+  v_total     numeric;
+BEGIN
+  SELECT coalesce(array_agg(a.account_number::text ORDER BY a.account_number), '{}') INTO v_mandatory
+  FROM client_service_partners p JOIN ledger_accounts a ON a.id = p.account_id
+  WHERE p.client_service_id = p_service_id;
+  IF p_splits IS NULL THEN
+    IF cardinality(v_mandatory) > 0 THEN
+      RETURN QUERY SELECT 'SPLIT_MANDATORY', v_mandatory, NULL::jsonb;
+    ELSE
+      RETURN QUERY SELECT NULL::text, NULL::text[], NULL::jsonb;
+    END IF;
+    RETURN;
+  END IF;
+
+  SELECT i.account, CASE
+           WHEN w.id IS NULL THEN 'SPLIT_PARTNER_UNKNOWN'
+           WHEN w.status <> 'ACTIVE' OR NOT w.profile_active THEN 'SPLIT_PARTNER_INACTIVE'
+           WHEN w.currency <> p_currency THEN 'SPLIT_PARTNER_CURRENCY'
+         END AS problem
+    INTO v_bad
+  FROM jsonb_array_elements(p_splits) WITH ORDINALITY AS e(item, ord)
+  CROSS JOIN LATERAL (SELECT e.item->>'account' AS account) i
+  LEFT JOIN LATERAL (
+    SELECT a.id, a.currency::text AS currency, wl.status, pr.is_active = 1 AS profile_active
+    FROM ledger_accounts a JOIN wallets wl ON wl.id = a.id JOIN profiles pr ON pr.id = wl.profile_id
+    WHERE a.client_id = p_client_id AND a.account_number = i.account
+  ) w ON true
+  WHERE w.id IS NULL OR w.status <> 'ACTIVE' OR NOT w.profile_active OR w.currency <> p_currency
+  ORDER BY e.ord LIMIT 1;
+  IF v_bad.problem IS NOT NULL THEN
+    RETURN QUERY SELECT v_bad.problem,
+      CASE WHEN v_bad.problem = 'SPLIT_PARTNER_CURRENCY' THEN ARRAY[v_bad.account, p_currency] ELSE ARRAY[v_bad.account] END,
+      NULL::jsonb;
+    RETURN;
+  END IF;
+
+  SELECT sum((e.item->>'amount')::numeric) INTO v_total FROM jsonb_array_elements(p_splits) e(item);
+  IF v_total > p_amount THEN
+    RETURN QUERY SELECT 'SPLIT_TOTAL', ARRAY[v_total::text, p_amount::text], NULL::jsonb;
+    RETURN;
+  END IF;
+
+  SELECT coalesce(array_agg(m ORDER BY m), '{}') INTO v_missing FROM unnest(v_mandatory) m
+  WHERE m NOT IN (SELECT e.item->>'account' FROM jsonb_array_elements(p_splits) e(item));
+  IF cardinality(v_missing) > 0 THEN
+    RETURN QUERY SELECT 'SPLIT_MANDATORY', v_missing, NULL::jsonb;
+    RETURN;
+  END IF;
+
+  RETURN QUERY
+  SELECT NULL::text, NULL::text[], jsonb_agg(e.item || jsonb_build_object('accountId', a.id) ORDER BY e.ord)
+  FROM jsonb_array_elements(p_splits) WITH ORDINALITY AS e(item, ord)
+  JOIN ledger_accounts a ON a.client_id = p_client_id AND a.account_number = e.item->>'account';
+END
+$fn$;

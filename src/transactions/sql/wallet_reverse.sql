@@ -1,0 +1,144 @@
+-- Reverses a wallet transaction in one call: checks, idempotency claim, ledger_reverse_entry and the reversal
+-- records.
+CREATE OR REPLACE FUNCTION wallet_reverse(
+  p_client_id uuid,
+  p_transaction_id uuid,
+  p_reference text,
+  p_fingerprint text,
+  p_narration text
+)
+RETURNS TABLE(
+  outcome text,
+  id uuid,
+  operation_id uuid,
+  operation_kind text,
+  account_id uuid,
+  account_number text,
+  account_kind text,
+  client_service_code text,
+  transaction_type text,
+  transaction_source text,
+  currency text,
+  transaction_amount numeric,
+  transaction_fee numeric,
+  previous_balance numeric,
+  current_balance numeric,
+  other_party_account text,
+  other_party_transaction_hash text,
+  source_transaction_id text,
+  source_transaction_data jsonb,
+  transaction_narration text,
+  transaction_date timestamp with time zone,
+  original_currency text,
+  original_amount numeric,
+  exchange_rate numeric
+)
+LANGUAGE plpgsql
+AS $fn$
+DECLARE
+  v_known     record;
+  v_target    record;
+  v_entry     bigint;
+  v_accounts  uuid[];
+  v_amounts   numeric[];
+  v_afters    numeric[];
+  v_operation uuid;
+  v_closed    text;
+  v_leg_ids   uuid[] := ARRAY[gen_random_uuid(), gen_random_uuid()];
+  v_other_leg uuid := gen_random_uuid();
+BEGIN
+  IF p_reference IS NOT NULL THEN
+    SELECT o.id, o.kind, o.request_fingerprint INTO v_known FROM wallet_operations o
+    WHERE o.client_id = p_client_id AND o.source_transaction_id = p_reference;
+    IF FOUND THEN
+      IF v_known.kind <> 'REVERSAL' OR v_known.request_fingerprint IS DISTINCT FROM p_fingerprint THEN
+        outcome := 'REFERENCE_REUSED';
+        RETURN NEXT;
+      ELSE
+        RETURN QUERY SELECT 'REPLAY', r.* FROM wallet_operation_rows(v_known.id) r;
+      END IF;
+      RETURN;
+    END IF;
+  END IF;
+
+  SELECT o.id, o.kind, o.entry_id INTO v_target
+  FROM wallet_transactions t JOIN wallet_operations o ON o.id = t.operation_id
+  WHERE t.client_id = p_client_id AND t.id = p_transaction_id;
+  outcome := CASE
+    WHEN v_target.id IS NULL THEN 'NOT_FOUND'
+    WHEN v_target.kind = 'REVERSAL' THEN 'REVERSAL_OF_REVERSAL'
+    WHEN v_target.kind NOT IN ('CREDIT', 'DEBIT', 'TRANSFER', 'FUNDING') THEN 'NOT_REVERSIBLE'
+  END;
+  IF outcome IS NOT NULL THEN
+    RETURN NEXT;
+    RETURN;
+  END IF;
+
+  -- Concurrent reversals of one operation queue here; the one that waited then finds the committed reversal
+  -- (and answers it as a replay when it was the same request), instead of failing on a balance already spent.
+  PERFORM 1 FROM wallet_operations o WHERE o.id = v_target.id FOR UPDATE;
+  SELECT o.id, o.source_transaction_id, o.request_fingerprint INTO v_known FROM wallet_operations o
+  WHERE o.reverses_operation_id = v_target.id;
+  IF FOUND THEN
+    IF p_reference IS NOT NULL AND v_known.source_transaction_id = p_reference
+       AND v_known.request_fingerprint = p_fingerprint THEN
+      RETURN QUERY SELECT 'REPLAY', r.* FROM wallet_operation_rows(v_known.id) r;
+    ELSE
+      outcome := 'ALREADY_REVERSED';
+      RETURN NEXT;
+    END IF;
+    RETURN;
+  END IF;
+
+  SELECT min(r.entry_id), array_agg(r.account_id), array_agg(r.amount), array_agg(r.balance_after)
+  INTO v_entry, v_accounts, v_amounts, v_afters
+  FROM ledger_reverse_entry(p_client_id, v_target.entry_id, 'WALLET_REVERSAL') r;
+  SELECT a.account_number INTO v_closed
+  FROM wallets w JOIN ledger_accounts a ON a.id = w.id
+  WHERE w.id = ANY (v_accounts) AND w.status = 'CLOSED'
+  LIMIT 1;
+  IF v_closed IS NOT NULL THEN
+    RAISE EXCEPTION 'wallet % is CLOSED', v_closed USING ERRCODE = 'WC001', DETAIL = v_closed;
+  END IF;
+
+  INSERT INTO wallet_operations (client_id, kind, source_transaction_id, request_fingerprint, entry_id, reverses_operation_id)
+  VALUES (p_client_id, 'REVERSAL', p_reference, p_fingerprint, v_entry, v_target.id)
+  RETURNING wallet_operations.id INTO v_operation;
+
+  -- One record per original record, direction flipped, balances as the reversing entry moved them; a
+  -- single-wallet original had the settlement account as its other side, which gets a record of its own.
+  INSERT INTO wallet_transactions (id, operation_id, client_id, account_id, client_service_id, transaction_type,
+    transaction_source, currency, transaction_amount, transaction_fee, previous_balance, current_balance,
+    other_party_account, other_party_transaction_hash, source_transaction_id, source_transaction_data,
+    transaction_narration, transaction_date, original_currency, original_amount, exchange_rate)
+  WITH originals AS (
+    SELECT t.*, a.account_number AS own_account_number,
+           CASE t.transaction_type WHEN 'CREDIT' THEN 'DEBIT' ELSE 'CREDIT' END AS flipped_type,
+           row_number() OVER (ORDER BY t.transaction_type = 'CREDIT', t.id) AS n,
+           count(*) OVER () AS legs
+    FROM wallet_transactions t JOIN ledger_accounts a ON a.id = t.account_id
+    WHERE t.operation_id = v_target.id
+  ), moved AS (
+    SELECT * FROM unnest(v_accounts, v_amounts, v_afters) AS m (account_id, amount, balance_after)
+  )
+  SELECT v_leg_ids[o.n::int], v_operation, p_client_id, o.account_id, NULL::uuid, o.flipped_type,
+         'INTERNAL_REVERAL_' || o.flipped_type, o.currency, o.transaction_amount, o.transaction_fee,
+         p.balance_after - p.amount, p.balance_after, o.other_party_account,
+         CASE WHEN o.legs > 1 THEN v_leg_ids[3 - o.n::int] ELSE v_other_leg END::text,
+         p_reference, jsonb_build_object('reversed_transaction_id', o.id),
+         coalesce(p_narration, 'Reversal of ' || o.id), now(), o.original_currency, o.original_amount, o.exchange_rate
+  FROM originals o JOIN moved p ON p.account_id = o.account_id
+  UNION ALL
+  SELECT v_other_leg, v_operation, p_client_id, s.id, NULL::uuid, o.transaction_type,
+         'INTERNAL_REVERAL_' || o.transaction_type, s.currency, abs(p.amount), 0,
+         p.balance_after - p.amount, p.balance_after, o.own_account_number, v_leg_ids[1]::text,
+         p_reference, jsonb_build_object('reversed_transaction_id', o.id),
+         coalesce(p_narration, 'Reversal of ' || o.id), now(), NULL::char(3), NULL::numeric, NULL::numeric
+  FROM originals o
+  JOIN ledger_accounts s ON s.client_id = p_client_id AND s.account_number = o.other_party_account
+  JOIN moved p ON p.account_id = s.id
+  WHERE o.legs = 1;
+
+  RETURN QUERY SELECT 'REVERSED', r.* FROM wallet_operation_rows(v_operation) r;
+END
+$fn$;
