@@ -28,9 +28,7 @@ function ensureBuilt() {
   const sources = Math.max(newestMtime(path.join(ROOT, 'src')), newestMtime(path.join(ROOT, 'migrations')));
   const built = Math.max(...[STAMP, BUILD_INFO].map((file) => (fs.existsSync(file) ? fs.statSync(file).mtimeMs : 0)));
   if (built >= sources) return;
-  const tsc = require.resolve('typescript/bin/tsc');
-  execFileSync(process.execPath, [tsc, '-p', path.join(ROOT, 'tsconfig.build.json')], { stdio: 'inherit', cwd: ROOT });
-  copyFunctionSources();
+  build([]);
   fs.writeFileSync(STAMP, new Date().toISOString());
 }
 
@@ -47,9 +45,9 @@ function functionSourceFiles(from) {
  * The database function sources (src/<domain>/sql/*.sql) go to the same place under dist/src, where the migrate step
  * reads them; a source deleted from src/ is deleted from dist/ too, so it is never applied again.
  */
-function copyFunctionSources() {
+function copyFunctionSources(outDir = path.join(ROOT, 'dist')) {
   const from = path.join(ROOT, 'src');
-  const to = path.join(ROOT, 'dist', 'src');
+  const to = path.join(outDir, 'src');
   for (const file of functionSourceFiles(to)) fs.rmSync(path.join(to, file));
   for (const file of functionSourceFiles(from)) {
     fs.mkdirSync(path.dirname(path.join(to, file)), { recursive: true });
@@ -77,5 +75,21 @@ function ensureInstalled() {
 
 module.exports = { ensureBuilt, ensureInstalled, copyFunctionSources, ROOT };
 
-// `node scripts/lib/build.js copy-function-sources`: the last step of `npm run build`.
-if (require.main === module && process.argv[2] === 'copy-function-sources') copyFunctionSources();
+/**
+ * `npm run build [-- tsc options]`: tsc with tsconfig.build.json (and the options given, such as --outDir), then the
+ * function sources into the same output directory.
+ */
+function build(tscOptions) {
+  const tsc = require.resolve('typescript/bin/tsc');
+  execFileSync(process.execPath, [tsc, '-p', path.join(ROOT, 'tsconfig.build.json'), ...tscOptions], { stdio: 'inherit', cwd: ROOT });
+  const outDir = tscOptions.indexOf('--outDir');
+  copyFunctionSources(outDir >= 0 ? path.resolve(ROOT, tscOptions[outDir + 1]) : undefined);
+}
+
+if (require.main === module) {
+  try {
+    build(process.argv.slice(2));
+  } catch (error) {
+    process.exit(error.status ?? 1);
+  }
+}

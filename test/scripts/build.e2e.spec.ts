@@ -16,13 +16,14 @@ describe('npm run build', () => {
     rmSync(outDir, { recursive: true, force: true });
   });
 
-  it('compiles with tsc as the Dockerfile does, and the compiled server boots and stops', async () => {
+  it('compiles with tsc as the Dockerfile does, with the function sources, and the compiled server boots and stops', async () => {
     const build = await runToEnd('npm', ['run', 'build', '--', '--outDir', outDir, '--tsBuildInfoFile', join(outDir, '.tsbuildinfo')], {
       timeoutMs: 240_000,
     });
     expect({ code: build.code, output: build.stdout.includes('error') ? build.stdout : '' }).toEqual({ code: 0, output: '' });
     expect(existsSync(join(outDir, 'src', 'main.js'))).toBe(true);
     expect(existsSync(join(outDir, 'migrations', '1763800000000-Foundation.js'))).toBe(true);
+    expect(existsSync(join(outDir, 'src', 'ledger', 'sql', 'ledger_post_entries.sql'))).toBe(true);
 
     const port = await freePort();
     server = startInBackground(process.execPath, [join(outDir, 'src', 'main.js'), 'api'], {
