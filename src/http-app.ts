@@ -8,10 +8,14 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { rootModule, ProcessRole } from './app.module';
 import { mountQueueDashboard } from './admin/queue-dashboard';
-import { errorResponse, FallbackErrorFilter, sendFallbackError } from './common/errors/http-error.filter';
+import { errorResponse, FallbackErrorFilter, sendFallbackError, type EarlyRefusalBody } from './common/errors/http-error.filter';
+import { PAYOUT_EARLY_REFUSAL } from './disbursements/payout-error.filter';
 import { APP_CONFIG, loadConfig, type AppConfig, type EnvironmentConfig } from './infra/config/app-config';
 import { createValidationPipe } from './common/http/validation';
 import { GATEWAY_SECURITY, WALLET_SECURITY } from './common/openapi/api-docs';
+
+/** Route families whose bodies refused before the route runs are answered in their own shape. */
+const EARLY_REFUSALS: EarlyRefusalBody[] = [PAYOUT_EARLY_REFUSAL];
 
 /** The Fastify adapter every HTTP process uses (tests that override providers build their app on it too). */
 export function createHttpAdapter(config: Pick<EnvironmentConfig, 'trustedProxies'> = loadConfig()): FastifyAdapter {
@@ -23,7 +27,8 @@ export function createHttpAdapter(config: Pick<EnvironmentConfig, 'trustedProxie
     // Long path parameters reach the handlers (and get their 404 in the route's error shape), not Fastify's 414.
     routerOptions: { maxParamLength: 1000 },
     // Errors Fastify raises before any route runs are answered by the fallback filter's rules (the path tells the shape).
-    frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => sendFallbackError(reply, error, request.url),
+    frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) =>
+      sendFallbackError(reply, error, request.url, EARLY_REFUSALS),
     clientErrorHandler: answerClientError,
   });
   const fastify = adapter.getInstance();
@@ -31,7 +36,7 @@ export function createHttpAdapter(config: Pick<EnvironmentConfig, 'trustedProxie
   fastify.removeContentTypeParser('text/plain');
   fastify.addHook('onRequest', async (request, reply) => {
     if (request.url.length > MAX_URL_LENGTH)
-      sendFallbackError(reply, new HttpException('URI is too long', HttpStatus.URI_TOO_LONG), request.url);
+      sendFallbackError(reply, new HttpException('URI is too long', HttpStatus.URI_TOO_LONG), request.url, EARLY_REFUSALS);
   });
   return adapter;
 }
@@ -56,7 +61,7 @@ function answerClientError(error: ConnectionError, socket: Socket): void {
     414: 'URI is too long',
     431: 'Request headers are too large',
   }[status as 400 | 414 | 431];
-  const body = JSON.stringify(errorResponse(new HttpException(message, status), url).body);
+  const body = JSON.stringify(errorResponse(new HttpException(message, status), url, EARLY_REFUSALS).body);
   socket.end(
     `HTTP/1.1 ${status} ${message}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
       `x-content-type-options: nosniff\r\nconnection: close\r\n\r\n${body}`,
@@ -90,7 +95,7 @@ export async function configureHttpApp<T extends INestApplication>(app: T): Prom
   registerSecurityHeaders(app as unknown as NestFastifyApplication, config);
   app.useLogger(app.get(Logger));
   // Routes render errors through their interface's filter; this one answers what never reaches a controller.
-  app.useGlobalFilters(new FallbackErrorFilter());
+  app.useGlobalFilters(new FallbackErrorFilter(EARLY_REFUSALS));
   app.useGlobalPipes(createValidationPipe());
   app.enableShutdownHooks();
 

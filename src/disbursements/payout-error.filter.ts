@@ -1,8 +1,14 @@
 import { ArgumentsHost, BadRequestException, Catch, ExceptionFilter } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { GatewayErrorFilter, sendError } from '../common/errors/http-error.filter';
+import { EarlyRefusalBody, GatewayErrorFilter, sendError } from '../common/errors/http-error.filter';
 import { RequestValidationError, ValidationProblem } from '../common/errors/request-validation.error';
 import { PayoutError, PayoutErrorCode, ReferenceField } from './payout-error';
+
+/** A payout request refused before its route ran (not JSON, too large) gets the payout family's 721 body. */
+export const PAYOUT_EARLY_REFUSAL: EarlyRefusalBody = {
+  prefix: '/v1/payouts/',
+  body: (message) => PayoutError.rejected('VALIDATION_FAILED', `Validation Failed: ${message}`).body('payout_reference'),
+};
 
 /**
  * Bound to the disbursement controllers: payout-family errors and bad bodies are answered in the payout error body

@@ -1,6 +1,5 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { PayoutError } from '../../disbursements/payout-error';
 import { isDatabaseUnavailable } from '../../infra/database/pg-errors';
 import { GATEWAY_CODES, GatewayError } from './gateway-error';
 import { RequestValidationError } from './request-validation.error';
@@ -85,47 +84,57 @@ export class HostedPageErrorFilter extends InterfaceErrorFilter {
 }
 
 /**
+ * A route family whose requests refused before the route runs (a body that is not JSON, or too large) are answered
+ * in the family's own body: its route filter never sees them. Each domain gives its own; the fallback only knows
+ * their prefixes.
+ */
+export interface EarlyRefusalBody {
+  prefix: string;
+  body(message: string): unknown;
+}
+
+/**
  * The global fallback, for errors raised before any controller runs (unknown routes, unreadable bodies) and for
  * routes of no interface (health, metrics): no controller to ask, so the path tells the shape.
  */
 @Catch()
 export class FallbackErrorFilter extends InterfaceErrorFilter {
+  constructor(private readonly earlyRefusals: EarlyRefusalBody[]) {
+    super();
+  }
+
   protected body(exception: unknown, described: Rendered, url: string): unknown {
-    return fallbackBody(exception, described, url);
+    return fallbackBody(exception, described, url, this.earlyRefusals);
   }
 }
 
 /** The status and fallback-shaped body of an error on this URL; for errors Fastify and Node raise before any route runs. */
-export function errorResponse(exception: unknown, url: string): { status: number; body: unknown } {
+export function errorResponse(exception: unknown, url: string, earlyRefusals: EarlyRefusalBody[]): { status: number; body: unknown } {
   const described = describe(exception);
   return {
     status: described.status,
-    body: fallbackBody(exception, described, url),
+    body: fallbackBody(exception, described, url, earlyRefusals),
   };
 }
 
 /** Answers an error raised before any route runs (Fastify's own), exactly as the fallback filter would. */
-export function sendFallbackError(reply: FastifyReply, exception: unknown, url: string): void {
-  const { status, body } = errorResponse(exception, url);
+export function sendFallbackError(reply: FastifyReply, exception: unknown, url: string, earlyRefusals: EarlyRefusalBody[]): void {
+  const { status, body } = errorResponse(exception, url, earlyRefusals);
   sendError(reply, url, exception, status, body);
 }
 
-function fallbackBody(exception: unknown, described: Rendered, url: string): unknown {
-  if (refusedBeforePayoutRoute(url, described.status)) {
+function fallbackBody(exception: unknown, described: Rendered, url: string, earlyRefusals: EarlyRefusalBody[]): unknown {
+  const refusedEarly =
+    described.status === HttpStatus.BAD_REQUEST || described.status === HttpStatus.PAYLOAD_TOO_LARGE
+      ? earlyRefusals.find((family) => url.startsWith(family.prefix))
+      : undefined;
+  if (refusedEarly) {
     const [first] = Array.isArray(described.message) ? described.message : [described.message];
-    return PayoutError.rejected('VALIDATION_FAILED', `Validation Failed: ${first}`).body('payout_reference');
+    return refusedEarly.body(first);
   }
   if (isGatewayRoute(url)) return gatewayBody(exception, described);
   if (url.startsWith('/api/')) return walletBody(described);
   return libraryBody(exception, described);
-}
-
-/**
- * A payout request whose body was refused before the route ran (not JSON, too large): the route's own filter never
- * sees it, so it is answered here in the payout family's 721 body.
- */
-function refusedBeforePayoutRoute(url: string, status: number): boolean {
-  return url.startsWith('/v1/payouts/') && (status === HttpStatus.BAD_REQUEST || status === HttpStatus.PAYLOAD_TOO_LARGE);
 }
 
 /** Gateway paths (collection and disbursement); the fallback and the gateway rate limit tell them by path. */
