@@ -1,7 +1,7 @@
 import { HttpException, HttpStatus, Injectable } from '@nestjs/common';
 import { UsersService } from '../auth/users.service';
 import { PortalSessionsService } from './portal-sessions.service';
-import { SignInThrottle } from './sign-in-throttle';
+import { SignInFailures } from './sign-in-failures';
 
 export class SignInRefused extends HttpException {
   constructor() {
@@ -24,7 +24,7 @@ export class PortalSignInService {
   constructor(
     private readonly users: UsersService,
     private readonly sessions: PortalSessionsService,
-    private readonly throttle: SignInThrottle,
+    private readonly throttle: SignInFailures,
   ) {}
 
   /** The new session's token. */

@@ -8,12 +8,12 @@ import { PortalSessionsService } from './portal-sessions.service';
 import { PortalSignInService } from './portal-sign-in.service';
 import { PortalController } from './portal.controller';
 import { PortalService } from './portal.service';
-import { SignInThrottle } from './sign-in-throttle';
+import { SignInFailures } from './sign-in-failures';
 
 /** The merchant portal at /portal: server-rendered pages over the client's keys, callbacks, payments and payouts. */
 @Module({
   imports: [FloatModule, PaymentsModule, PayoutsModule],
   controllers: [PortalAuthController, PortalController],
-  providers: [PortalSessionsService, PortalSignInService, SignInThrottle, PortalSessionGuard, PortalService],
+  providers: [PortalSessionsService, PortalSignInService, SignInFailures, PortalSessionGuard, PortalService],
 })
 export class PortalModule {}

@@ -7,10 +7,11 @@ export const SIGN_IN_LIMITS = { perUsername: 5, perAddress: 20, windowMs: 15 * 6
 
 /**
  * Counts failed portal sign-ins per username and per client address in fixed windows (Postgres, so every api
- * process shares the counts). Self-contained on purpose: a general rate limiter can replace it behind this class.
+ * process shares the counts). Unlike the API's @SignInThrottle (every attempt, Redis), only failures count here, and
+ * a locked-out user is told so on the page.
  */
 @Injectable()
-export class SignInThrottle {
+export class SignInFailures {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   /** Seconds until a sign-in may be tried again, or null when it may be tried now. */
