@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { airtimeServiceCode } from '../airtime/airtime.repository';
 import { WalletPrincipal } from '../auth/principal';
 import { ApiKeysService } from '../auth/gateway/api-keys.service';
 import { generatePassword, UsersService } from '../auth/users.service';
@@ -103,11 +104,8 @@ export class SeedService {
 
   /** The seeded service: FIXED fee 10, bounds 1 to 1,000,000, the client's default airtime service. */
   private async ensureService(principal: WalletPrincipal): Promise<string> {
-    const [existing] = await this.db.query(
-      `SELECT code FROM client_services WHERE client_id = $1 AND is_default_airtime ORDER BY created_at LIMIT 1`,
-      [principal.clientId],
-    );
-    if (existing) return existing.code;
+    const existing = await airtimeServiceCode(this.db, principal.clientId, null);
+    if (existing) return existing;
     const created = await this.services.create(principal, {
       client_code: principal.clientCode,
       client_service_name: SEED_SERVICE_NAME,

@@ -1,8 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsOptional, IsString, ValidateNested } from 'class-validator';
+import { codeProperty } from '../common/openapi/api-docs';
 import { IsMoneyAmount, LIMITS, RequiredText } from '../common/validation/validators';
 import { IsPhoneNumber } from '../disbursements/payout.dto';
+import { SERVICE_STATUS } from './airtime';
 
 export const MAX_RECIPIENTS = 1000;
 
@@ -46,12 +48,7 @@ export class AirtimeAcknowledgement {
 export class AirtimeRecipientResult {
   @ApiProperty({ example: '254712345678' }) phone_number: string;
   @ApiProperty({ type: Number, example: 50 }) amount: number;
-  @ApiProperty({
-    enum: [600, 601, 602, 603, 604],
-    example: 602,
-    description: '600 unprocessed, 601 processing, 602 successful, 603 failed, 604 jammed',
-  })
-  service_status: number;
+  @ApiProperty(codeProperty(SERVICE_STATUS, SERVICE_STATUS.SUCCESSFUL)) service_status: number;
   @ApiProperty({ example: '6f1c2a40-1d7e-4c55-9b1e-0a6f0f6d1c11', description: 'the request reference' }) external_reference: string;
   @ApiProperty({ type: String, nullable: true, example: 'SBXAIR7Q2K9X' }) provider_reference: string | null;
   @ApiProperty({ format: 'uuid' }) correlation_id: string;

@@ -2,11 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import Decimal from 'decimal.js';
 import { DataSource, EntityManager } from 'typeorm';
+import type { InFlightRail } from '../float/float-holds.service';
 import { PAYING_STATES, type PayingServiceOutcome } from '../float/paying-service';
 import { BatchedCall } from '../infra/database/batched-call';
 import { PreparedStatement } from '../infra/database/prepared';
 import { TOPICS } from '../infra/queue/queues';
-import { AWAITING_PROVIDER, FINAL_STATUSES, RecipientRow } from './airtime';
+import { AWAITING_PROVIDER, FINAL_STATUSES, RecipientRow, SERVICE_STATUS } from './airtime';
 
 /** A bulk airtime request as acceptance takes it: the paying service by code, or null for the client's default. */
 export interface AirtimeToAccept {
@@ -21,18 +22,36 @@ export interface AirtimeToAccept {
   processAt: Date;
 }
 
-/** What acceptance found (SQL function airtime_accept); only ACCEPTED stored anything. */
-export interface AirtimeAcceptance {
-  outcome: 'ACCEPTED' | 'DUPLICATE' | 'NO_DEFAULT_SERVICE' | 'AMOUNT_OUT_OF_BOUNDS' | 'INSUFFICIENT_FLOAT' | PayingServiceOutcome;
-  /** The paying service's code (the default airtime service's when the request named none), once known. */
+/** One item of airtime_accept_batch: airtime_accept's arguments by name (without p_), amounts as JSON strings. */
+interface AirtimeAcceptItem {
+  client_id: string;
+  reference: string;
   service_code: string | null;
-  /** The first recipient (from 0) whose amount is outside the service's bounds. */
-  recipient_index: number | null;
-  minimum_amount: string | null;
-  maximum_amount: string | null;
+  recipients: Array<{ phone_number: string; amount: string }>;
+  message: string;
+  rail: InFlightRail;
+  topic: string;
+  recipients_per_job: number;
+  process_at: Date;
+  paying_states: readonly string[];
 }
 
-/** airtime_accept's batch form (group commit). */
+/** Airtime is reserved into this in-flight account. */
+const AIRTIME_IN_FLIGHT: InFlightRail = 'IN_FLIGHT_AIRTIME';
+
+/**
+ * airtime_accept's answer: its outcome, and in `detail` what the wording of a refusal needs (amounts as Postgres
+ * prints them). Only ACCEPTED stored anything; the paying service's refusals are paying_service's, about the service
+ * named or else the client's default airtime service.
+ */
+export type AirtimeAcceptance =
+  | { outcome: 'ACCEPTED'; detail: null }
+  | { outcome: 'DUPLICATE'; detail: null }
+  | { outcome: 'NO_DEFAULT_SERVICE'; detail: null }
+  | { outcome: PayingServiceOutcome; detail: { service_code: string } }
+  | { outcome: 'AMOUNT_OUT_OF_BOUNDS'; detail: { recipient_index: number; minimum_amount: string; maximum_amount: string } }
+  | { outcome: 'INSUFFICIENT_FLOAT'; detail: null };
+
 const ACCEPT_AIRTIME: PreparedStatement = { name: 'airtime_accept_batch', text: 'SELECT * FROM airtime_accept_batch($1)' };
 
 const SELECT_RECIPIENT = `
@@ -42,10 +61,23 @@ const SELECT_RECIPIENT = `
   JOIN airtime_requests q ON q.id = r.request_id
   JOIN float_holds h ON h.id = r.hold_id`;
 
+/**
+ * The client service that pays a request naming `serviceCode`: that one, else the client's default airtime service;
+ * null when it names none and there is no default. SQL: src/airtime/sql/airtime_service_code.sql.
+ */
+export async function airtimeServiceCode(
+  db: DataSource | EntityManager,
+  clientId: string,
+  serviceCode: string | null,
+): Promise<string | null> {
+  const [row] = await db.query(`SELECT airtime_service_code(p_client_id => $1, p_service_code => $2) AS code`, [clientId, serviceCode]);
+  return row.code;
+}
+
 /** The SQL of the airtime tables. */
 @Injectable()
 export class AirtimeRepository {
-  private readonly acceptance: BatchedCall<AirtimeAcceptance>;
+  private readonly acceptance: BatchedCall<AirtimeAcceptance, AirtimeAcceptItem>;
 
   constructor(@InjectDataSource() db: DataSource) {
     this.acceptance = new BatchedCall(db, ACCEPT_AIRTIME);
@@ -57,20 +89,21 @@ export class AirtimeRepository {
    * total is reserved in one entry with one hold per recipient, and the request, its recipients (positions 1..n) and
    * its processing jobs are written, committed together or not at all. The call is shared with the requests accepted
    * at the same moment (group commit), which lock the float once between them.
+   * SQL: src/airtime/sql/airtime_accept_batch.sql (airtime_accept.sql per item).
    */
   accept(r: AirtimeToAccept): Promise<AirtimeAcceptance> {
-    return this.acceptance.call([
-      r.clientId,
-      r.reference,
-      r.serviceCode,
-      r.recipients.map((x) => x.phoneNumber),
-      r.recipients.map((x) => x.amount.toFixed()),
-      r.message,
-      TOPICS.processAirtime,
-      r.recipientsPerJob,
-      r.processAt,
-      PAYING_STATES,
-    ]);
+    return this.acceptance.call({
+      client_id: r.clientId,
+      reference: r.reference,
+      service_code: r.serviceCode,
+      recipients: r.recipients.map((x) => ({ phone_number: x.phoneNumber, amount: x.amount.toFixed() })),
+      message: r.message,
+      rail: AIRTIME_IN_FLIGHT,
+      topic: TOPICS.processAirtime,
+      recipients_per_job: r.recipientsPerJob,
+      process_at: r.processAt,
+      paying_states: PAYING_STATES,
+    });
   }
 
   /** The recipients of the caller's request in request order, or null when the caller has no such request. */
@@ -135,7 +168,8 @@ export class AirtimeRepository {
     // An UPDATE answers [rows, count] through TypeORM. The statuses are written out so that the partial index serves.
     const [rows]: [Array<{ id: string }>, number] = await manager.query(
       `UPDATE airtime_recipients SET checked_at = now() WHERE id IN (
-         SELECT id FROM airtime_recipients WHERE service_status IN (601, 604) AND checked_at < $1 ORDER BY checked_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+         SELECT id FROM airtime_recipients WHERE service_status IN (${SERVICE_STATUS.PROCESSING}, ${SERVICE_STATUS.JAMMED})
+         AND checked_at < $1 ORDER BY checked_at LIMIT $2 FOR UPDATE SKIP LOCKED)
        RETURNING id`,
       [checkedBefore, limit],
     );

@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
 import { formatAmount, Money } from '../common/money';
 import { PAYOUT_CODES, PayoutError } from '../disbursements/payout-error';
-import { isPayingServiceOutcome, payingServiceRefusal } from '../float/paying-service';
+import { payingServiceRefusal, refusedByPayingService } from '../float/paying-service';
 import { AIRTIME_RAIL, type AirtimeRail } from '../rails/airtime.rail';
 import { airtimeDuplicate, airtimeNotFound, airtimeRejection, recipientResult, STATUS_MESSAGES, SERVICE_STATUS } from './airtime';
 import { AirtimeRequestDto } from './airtime.dto';
@@ -42,7 +42,7 @@ export class AirtimeService {
       recipientsPerJob: RECIPIENTS_PER_JOB,
       processAt: new Date(Date.now() + this.rail.settleDelayMs()),
     });
-    if (accepted.outcome !== 'ACCEPTED') throw refusalOf(reference, accepted.outcome, accepted);
+    if (accepted.outcome !== 'ACCEPTED') throw refusalOf(reference, accepted);
     return { reference, response_code: PAYOUT_CODES.ACCEPTED, response_description: 'Accepted for processing' };
   }
 
@@ -55,22 +55,24 @@ export class AirtimeService {
 }
 
 /** The answer to a request that was not accepted, in the order acceptance checks: reference, service, amounts, float. */
-function refusalOf(reference: string, outcome: Exclude<AirtimeAcceptance['outcome'], 'ACCEPTED'>, found: AirtimeAcceptance): PayoutError {
-  if (isPayingServiceOutcome(outcome)) {
-    const { refusal, detail } = payingServiceRefusal(outcome, found.service_code!);
+function refusalOf(reference: string, refused: Exclude<AirtimeAcceptance, { outcome: 'ACCEPTED' }>): PayoutError {
+  if (refusedByPayingService(refused)) {
+    const { refusal, detail } = payingServiceRefusal(refused.outcome, refused.detail.service_code);
     return airtimeRejection(reference, refusal, detail);
   }
-  switch (outcome) {
+  switch (refused.outcome) {
     case 'DUPLICATE':
       return airtimeDuplicate(reference);
     case 'NO_DEFAULT_SERVICE':
       return airtimeRejection(reference, 'SERVICE_NOT_ALLOWED', 'No service_code given and no default airtime service configured');
-    case 'AMOUNT_OUT_OF_BOUNDS':
+    case 'AMOUNT_OUT_OF_BOUNDS': {
+      const { recipient_index, minimum_amount, maximum_amount } = refused.detail;
       return airtimeRejection(
         reference,
         'VALIDATION_FAILED',
-        `recipients.${found.recipient_index}.amount must be between ${formatAmount(found.minimum_amount!)} and ${formatAmount(found.maximum_amount!)}`,
+        `recipients.${recipient_index}.amount must be between ${formatAmount(minimum_amount)} and ${formatAmount(maximum_amount)}`,
       );
+    }
     case 'INSUFFICIENT_FLOAT':
       return airtimeRejection(reference, 'INSUFFICIENT_BALANCE', 'The float does not cover the amounts and fees of all recipients');
   }

@@ -1,7 +1,7 @@
 import { Money } from '../common/money';
 import { PayoutError } from '../disbursements/payout-error';
 
-/** Airtime service_status codes (disbursement document §3). */
+/** Airtime service_status codes (disbursement document §3; airtime_recipients.service_status, starting UNPROCESSED). */
 export const SERVICE_STATUS = {
   UNPROCESSED: 600,
   PROCESSING: 601,

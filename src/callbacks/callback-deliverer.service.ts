@@ -17,8 +17,11 @@ const MAX_IN_FLIGHT = 2 * CLAIM_BATCH;
 const IDLE_POLL_MS = 50;
 const ERROR_BACKOFF_MS = 1000;
 
-type DeliveryStatus = 'PENDING' | 'DELIVERED' | 'FAILED';
+/** callback_deliveries.status: PENDING until acknowledged (DELIVERED) or out of retries (FAILED). */
+export const DELIVERY_STATUS = { PENDING: 'PENDING', DELIVERED: 'DELIVERED', FAILED: 'FAILED' } as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUS)[keyof typeof DELIVERY_STATUS];
 
+/** A row of claim_callback_deliveries: the delivery as claimed. */
 interface ClaimedDelivery {
   id: string;
   client_id: string;
@@ -119,12 +122,15 @@ export class CallbackDeliverer implements OnApplicationBootstrap, OnApplicationS
   }
 
   /**
-   * Replays asked for, and pending deliveries due (oldest first), that no live lease holds (migration
-   * 1763800000013). A replay of a pending, due delivery is sent first; its scheduled attempt is claimed by a later
-   * query, as it is still due.
+   * Replays asked for, and pending deliveries due (oldest first), that no live lease holds, leased for
+   * CALLBACK_LEASE_MS. A replay of a pending, due delivery is sent first; its scheduled attempt is claimed by a later
+   * query, as it is still due. SQL: src/callbacks/sql/claim_callback_deliveries.sql.
    */
   private claim(): Promise<ClaimedDelivery[]> {
-    return this.db.query(`SELECT * FROM claim_callback_deliveries($1, $2)`, [CLAIM_BATCH, this.config.callbackLeaseMs / 1000]);
+    return this.db.query(`SELECT * FROM claim_callback_deliveries(p_batch => $1, p_lease_seconds => $2)`, [
+      CLAIM_BATCH,
+      this.config.callbackLeaseMs / 1000,
+    ]);
   }
 
   private deliver(delivery: ClaimedDelivery, settings: DeliverySettings | undefined): void {
@@ -167,7 +173,7 @@ export class CallbackDeliverer implements OnApplicationBootstrap, OnApplicationS
              first_attempt_at = coalesce(d.first_attempt_at, a.attempted_at),
              replay_requested_at = CASE WHEN a.replay THEN NULL ELSE d.replay_requested_at END,
              next_attempt_at = coalesce(a.next_at, d.next_attempt_at), acknowledgement = coalesce(a.acknowledgement, d.acknowledgement),
-             completed_at = CASE WHEN a.status = 'PENDING' THEN NULL WHEN d.status = a.status THEN coalesce(d.completed_at, now()) ELSE now() END
+             completed_at = CASE WHEN a.status = '${DELIVERY_STATUS.PENDING}' THEN NULL WHEN d.status = a.status THEN coalesce(d.completed_at, now()) ELSE now() END
            FROM attempt a WHERE d.id = a.delivery_id AND d.lease_until = a.lease
            RETURNING d.id
          )
@@ -218,12 +224,12 @@ export class CallbackDeliverer implements OnApplicationBootstrap, OnApplicationS
 
   /** The retry schedule counts its own attempts only (replays are extra), from when the first attempt was made. */
   private scheduledOutcome(delivery: ClaimedDelivery, post: Post, delivered: boolean): { status: DeliveryStatus; nextAt: Date | null } {
-    if (delivered) return { status: 'DELIVERED', nextAt: null };
+    if (delivered) return { status: DELIVERY_STATUS.DELIVERED, nextAt: null };
     const delays = this.config.callbackRetryDelaysMs;
     const scheduled = delivery.attempts - delivery.replays + 1;
-    if (scheduled > delays.length) return { status: 'FAILED', nextAt: null };
+    if (scheduled > delays.length) return { status: DELIVERY_STATUS.FAILED, nextAt: null };
     const firstAttemptAt = delivery.first_attempt_at ?? post.startedAt;
-    return { status: 'PENDING', nextAt: new Date(new Date(firstAttemptAt).getTime() + delays[scheduled - 1]) };
+    return { status: DELIVERY_STATUS.PENDING, nextAt: new Date(new Date(firstAttemptAt).getTime() + delays[scheduled - 1]) };
   }
 
   private async post(delivery: ClaimedDelivery, settings: DeliverySettings | undefined): Promise<Post> {
@@ -278,7 +284,7 @@ export class CallbackDeliverer implements OnApplicationBootstrap, OnApplicationS
  * attempt then finds nothing to do); not acknowledged, the delivery keeps its status and its schedule.
  */
 function replayOutcome(delivery: ClaimedDelivery, delivered: boolean): { status: DeliveryStatus; nextAt: null } {
-  return { status: delivered ? 'DELIVERED' : delivery.status, nextAt: null };
+  return { status: delivered ? DELIVERY_STATUS.DELIVERED : delivery.status, nextAt: null };
 }
 
 /**

@@ -5,7 +5,7 @@ import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
 import { CallbackResolver } from '../callbacks/pinned-post';
 import { formatAmount, Money } from '../common/money';
 import type { InFlightRail } from '../float/float-holds.service';
-import { isPayingServiceOutcome, payingServiceRefusal } from '../float/paying-service';
+import { payingServiceRefusal, refusedByPayingService } from '../float/paying-service';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
 import { b2bResult, payoutResult } from '../payouts/payout';
 import { PayoutAcceptance, PayoutsRepository, PayoutToAccept } from '../payouts/payouts.repository';
@@ -103,7 +103,7 @@ export class PayoutRequestsService {
       rail: inFlightRail(request.destinationType),
       processAt: new Date(Date.now() + this.rail.settleDelayMs()),
     });
-    if (accepted.outcome !== 'ACCEPTED') throw refusalOf(request, accepted.outcome, accepted);
+    if (accepted.outcome !== 'ACCEPTED') throw refusalOf(request, accepted);
     return {
       payout_reference: request.payoutReference,
       response_code: PAYOUT_CODES.ACCEPTED,
@@ -116,27 +116,23 @@ export class PayoutRequestsService {
  * The answer to a payout that was not accepted. The paying service is checked first (the caller's, active, with an
  * active float in the request's currency, the amount within its bounds), then the reference, then the float.
  */
-function refusalOf(
-  request: PayoutRequest,
-  outcome: Exclude<PayoutAcceptance['outcome'], 'ACCEPTED'>,
-  found: PayoutAcceptance,
-): PayoutError {
+function refusalOf(request: PayoutRequest, refused: Exclude<PayoutAcceptance, { outcome: 'ACCEPTED' }>): PayoutError {
   const reference = request.payoutReference;
-  if (isPayingServiceOutcome(outcome)) {
-    const { refusal, detail } = payingServiceRefusal(outcome, request.serviceCode);
+  if (refusedByPayingService(refused)) {
+    const { refusal, detail } = payingServiceRefusal(refused.outcome, request.serviceCode);
     return PayoutError.rejected(refusal, refusal === 'SERVICE_NOT_ALLOWED' ? 'Invalid Service' : detail, reference);
   }
-  switch (outcome) {
+  switch (refused.outcome) {
     case 'CURRENCY':
       return PayoutError.rejected(
         'SERVICE_NOT_ALLOWED',
-        `Service ${request.serviceCode} pays out of a ${found.float_currency} float; the request is in ${request.currency}`,
+        `Service ${request.serviceCode} pays out of a ${refused.detail.float_currency} float; the request is in ${request.currency}`,
         reference,
       );
     case 'AMOUNT_OUT_OF_BOUNDS':
       return PayoutError.rejected(
         'VALIDATION_FAILED',
-        `Validation Failed: the amount must be between ${formatAmount(found.minimum_amount!)} and ${formatAmount(found.maximum_amount!)}`,
+        `Validation Failed: the amount must be between ${formatAmount(refused.detail.minimum_amount)} and ${formatAmount(refused.detail.maximum_amount)}`,
         reference,
       );
     case 'DUPLICATE':
@@ -144,7 +140,7 @@ function refusalOf(
     case 'INSUFFICIENT_FLOAT':
       return PayoutError.rejected(
         'INSUFFICIENT_BALANCE',
-        `Insufficient float balance for ${request.currency} ${formatAmount(request.amount)} plus the fee of ${formatAmount(found.fee!)}`,
+        `Insufficient float balance for ${request.currency} ${formatAmount(request.amount)} plus the fee of ${formatAmount(refused.detail.fee)}`,
         reference,
       );
   }

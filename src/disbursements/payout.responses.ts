@@ -1,10 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { codeProperty } from '../common/openapi/api-docs';
+import { PAYOUT_STATUS } from '../payouts/payout';
 
-const PAYMENT_STATUS = {
-  enum: [700, 701, 702, 703, 704, 705],
-  example: 700,
-  description: '700 successful, 701 failed, 702 reversed, 703 pending, 704 jammed, 705 refunded',
-};
+const PAYMENT_STATUS = codeProperty(PAYOUT_STATUS, PAYOUT_STATUS.SUCCESSFUL);
 
 class PayoutResultData {
   @ApiProperty({ example: 1042 }) payment_id: number;

@@ -2,91 +2,38 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { Money } from '../common/money';
 import { EntryBuilder } from '../ledger/entry-builder';
-import { FloorBreachError } from '../ledger/ledger.errors';
-import { PreparedStatement, runPrepared } from '../infra/database/prepared';
-import { ledgerError, LedgerService } from '../ledger/ledger.service';
+import { LedgerService } from '../ledger/ledger.service';
 
-export type InFlightRail = 'IN_FLIGHT_MOBILE_MONEY' | 'IN_FLIGHT_BANK' | 'IN_FLIGHT_AIRTIME';
+/** The in-flight system accounts a float reserves into, one per rail (float_reservations.rail). */
+export const IN_FLIGHT_RAILS = ['IN_FLIGHT_MOBILE_MONEY', 'IN_FLIGHT_BANK', 'IN_FLIGHT_AIRTIME'] as const;
+export type InFlightRail = (typeof IN_FLIGHT_RAILS)[number];
 
-export interface HoldLine {
-  amount: Money;
-  fee: Money;
-}
-
-export interface Reservation {
-  reservationId: string;
-  entryId: string;
-  /** One per line, in the order of the lines. */
-  holdIds: string[];
-  floatBalanceAfter: Money;
-}
-
-/** The float (after its floor) does not cover the amounts and fees to reserve. */
-export class InsufficientFloatError extends Error {
-  constructor() {
-    super('Insufficient float balance');
-  }
-}
-
-const RESERVE: PreparedStatement = { name: 'float_reserve', text: 'SELECT * FROM float_reserve($1, $2, $3, $4, $5, $6)' };
-
-interface ReservedRow {
-  reservation_id: string;
-  entry_id: string;
-  hold_ids: string[];
-  float_balance_after: string;
-}
+/** float_holds.status: a hold is HELD from its reservation until its one outcome, SETTLED or RELEASED. */
+export const HOLD_STATUS = { HELD: 'HELD', SETTLED: 'SETTLED', RELEASED: 'RELEASED' } as const;
+export type HoldStatus = (typeof HOLD_STATUS)[keyof typeof HOLD_STATUS];
 
 interface HoldToResolve {
   client_id: string;
   float_account_id: string;
   amount: string;
   fee: string;
+  status: HoldStatus;
   rail: InFlightRail;
   currency: string;
 }
 
 /**
- * Two-phase holds on a client service's float (its settlement wallet). Reserving moves amount + fee from the
- * float to the rail's in-flight account in one entry; each hold then gets exactly one outcome: settled (the amount
- * left to the outside world, the fee became income) or released (amount + fee back to the float). Every method
- * runs in the caller's transaction, so the movement commits with the business record that asked for it.
+ * Two-phase holds on a client service's float (its settlement wallet). Reserving, SQL function float_reserve
+ * (src/float/sql/float_reserve.sql, called by payout and airtime acceptance), moves amount + fee from the float to
+ * the rail's in-flight account in one entry; each hold then gets exactly one outcome here: settled (the amount left
+ * to the outside world, the fee became income) or released (amount + fee back to the float). Every method runs in
+ * the caller's transaction, so the movement commits with the business record that asked for it.
  *
  * Lock order: the caller's business row, then the hold row (FOR UPDATE), then the ledger accounts.
  */
 @Injectable()
 export class FloatHoldsService {
   constructor(private readonly ledger: LedgerService) {}
-
-  /**
-   * One ledger entry moving sum(amount + fee) from the float to the rail's in-flight account; one hold per line. One
-   * call to SQL function float_reserve, which payout and airtime acceptance call from their own SQL.
-   */
-  async reserve(
-    manager: EntityManager,
-    r: { clientId: string; floatAccountId: string; currency: string; rail: InFlightRail; lines: HoldLine[] },
-  ): Promise<Reservation> {
-    if (r.lines.length === 0) throw new Error('a reservation needs at least one line');
-    let reserved: ReservedRow;
-    try {
-      [reserved] = await runPrepared<ReservedRow>(manager, RESERVE, [
-        r.clientId,
-        r.floatAccountId,
-        r.currency,
-        r.rail,
-        r.lines.map((l) => l.amount.toFixed()),
-        r.lines.map((l) => l.fee.toFixed()),
-      ]);
-    } catch (error) {
-      throw ledgerError(error) instanceof FloorBreachError ? new InsufficientFloatError() : error;
-    }
-    return {
-      reservationId: String(reserved.reservation_id),
-      entryId: String(reserved.entry_id),
-      holdIds: reserved.hold_ids.map(String),
-      floatBalanceAfter: new Money(reserved.float_balance_after),
-    };
-  }
 
   /** Success: one entry in-flight → SETTLEMENT (amount) + FEE_INCOME (fee). null (nothing done) when already resolved. */
   async settle(manager: EntityManager, holdId: string): Promise<{ entryId: string } | null> {
@@ -100,7 +47,7 @@ export class FloatHoldsService {
       .credit(settlement.id, new Money(hold.amount))
       .credit(feeIncome.id, new Money(hold.fee));
     const posted = await this.ledger.postEntry(manager, { clientId: hold.client_id, kind: 'FLOAT_SETTLE', lines: entry.lines() });
-    await this.markResolved(manager, holdId, 'SETTLED', posted.entryId);
+    await this.markResolved(manager, holdId, HOLD_STATUS.SETTLED, posted.entryId);
     return { entryId: posted.entryId };
   }
 
@@ -112,14 +59,14 @@ export class FloatHoldsService {
     const total = new Money(hold.amount).plus(hold.fee);
     const entry = new EntryBuilder().debit(inFlight.id, total).credit(hold.float_account_id, total);
     const posted = await this.ledger.postEntry(manager, { clientId: hold.client_id, kind: 'FLOAT_RELEASE', lines: entry.lines() });
-    await this.markResolved(manager, holdId, 'RELEASED', posted.entryId);
+    await this.markResolved(manager, holdId, HOLD_STATUS.RELEASED, posted.entryId);
     return { entryId: posted.entryId, floatBalanceAfter: posted.movements.get(hold.float_account_id)!.balanceAfter };
   }
 
-  /** Money held for payouts in flight from this float: amount + fee of its unresolved holds. */
+  /** Money held for payouts and airtime in flight from this float: amount + fee of its unresolved holds. */
   async reservedBalance(manager: EntityManager, floatAccountId: string): Promise<Money> {
     const [row] = await manager.query(
-      `SELECT coalesce(sum(amount + fee), 0) AS reserved FROM float_holds WHERE float_account_id = $1 AND status = 'HELD'`,
+      `SELECT coalesce(sum(amount + fee), 0) AS reserved FROM float_holds WHERE float_account_id = $1 AND status = '${HOLD_STATUS.HELD}'`,
       [floatAccountId],
     );
     return new Money(row.reserved);
@@ -133,10 +80,15 @@ export class FloatHoldsService {
        WHERE h.id = $1 FOR UPDATE OF h`,
       [holdId],
     );
-    return hold && hold.status === 'HELD' ? hold : null;
+    return hold && hold.status === HOLD_STATUS.HELD ? hold : null;
   }
 
-  private async markResolved(manager: EntityManager, holdId: string, status: 'SETTLED' | 'RELEASED', entryId: string): Promise<void> {
+  private async markResolved(
+    manager: EntityManager,
+    holdId: string,
+    status: Exclude<HoldStatus, typeof HOLD_STATUS.HELD>,
+    entryId: string,
+  ): Promise<void> {
     await manager.query(`UPDATE float_holds SET status = $2, outcome_entry_id = $3, resolved_at = now() WHERE id = $1`, [
       holdId,
       status,

@@ -4,11 +4,13 @@ import { statesThatMay } from '../wallets/wallet-state-machine';
 export const PAYING_STATES = statesThatMay('PAY');
 
 /**
- * Why a client service may not pay a disbursement, as SQL function paying_service (migration OneCallPayoutsReversals)
+ * Why a client service may not pay a disbursement, as SQL function paying_service (src/float/sql/paying_service.sql)
  * finds it: unknown or inactive, no float (settlement wallet) configured, or a float that may not pay (provider
- * contract §4 and §5). Amount bounds and currency are each caller's rules.
+ * contract §4 and §5). Amount bounds and currency are each caller's rules. The SQL names these; the API tests of every
+ * refusal (test/disbursements/acceptance-refusals.e2e.spec.ts) fail when a name drifts.
  */
-export type PayingServiceOutcome = 'SERVICE_NOT_ALLOWED' | 'NO_FLOAT' | 'FLOAT_NOT_ACTIVE';
+export const PAYING_SERVICE_REFUSALS = ['SERVICE_NOT_ALLOWED', 'NO_FLOAT', 'FLOAT_NOT_ACTIVE'] as const;
+export type PayingServiceOutcome = (typeof PAYING_SERVICE_REFUSALS)[number];
 
 /** A refusal in the payout family's error codes, with its detail; each interface words its own answer. */
 export interface PayingServiceRefusal {
@@ -16,10 +18,9 @@ export interface PayingServiceRefusal {
   detail: string;
 }
 
-const PAYING_SERVICE_OUTCOMES: readonly string[] = ['SERVICE_NOT_ALLOWED', 'NO_FLOAT', 'FLOAT_NOT_ACTIVE'];
-
-export function isPayingServiceOutcome(outcome: string): outcome is PayingServiceOutcome {
-  return PAYING_SERVICE_OUTCOMES.includes(outcome);
+/** Whether an acceptance answer is paying_service's refusal (narrowing the answer to those outcomes). */
+export function refusedByPayingService<A extends { outcome: string }>(answer: A): answer is Extract<A, { outcome: PayingServiceOutcome }> {
+  return (PAYING_SERVICE_REFUSALS as readonly string[]).includes(answer.outcome);
 }
 
 export function payingServiceRefusal(outcome: PayingServiceOutcome, serviceCode: string): PayingServiceRefusal {

@@ -1,9 +1,14 @@
 import { formatAmount } from '../common/money';
 import type { PayoutAtRail, PayoutDestination } from '../rails/payout.rail';
 
-export type PayoutKind = 'LOCAL' | 'IMT' | 'B2B';
+/** payouts.kind: local payouts, international transfers (IMT) and B2B share one table and reference namespace. */
+export const PAYOUT_KINDS = ['LOCAL', 'IMT', 'B2B'] as const;
+export type PayoutKind = (typeof PAYOUT_KINDS)[number];
 
-/** Payment status codes of the disbursement document §3; 705 (refunded) is B2B only. */
+/**
+ * Payment status codes of the disbursement document §3 (payouts.status; a payout starts PENDING); 705 (refunded) is
+ * B2B only.
+ */
 export const PAYOUT_STATUS = {
   SUCCESSFUL: 700,
   FAILED: 701,

@@ -33,18 +33,39 @@ export interface PayoutToAccept {
   processAt: Date;
 }
 
-/** What acceptance found (SQL function payout_accept); only ACCEPTED stored anything. */
-export interface PayoutAcceptance {
-  outcome: 'ACCEPTED' | 'DUPLICATE' | 'INSUFFICIENT_FLOAT' | 'CURRENCY' | 'AMOUNT_OUT_OF_BOUNDS' | PayingServiceOutcome;
-  /** The fee, once computed (DUPLICATE, INSUFFICIENT_FLOAT, ACCEPTED). */
-  fee: string | null;
-  /** The paying service's float currency and bounds, once the service was found. */
-  float_currency: string | null;
-  minimum_amount: string | null;
-  maximum_amount: string | null;
+/** One item of payout_accept_batch: payout_accept's arguments by name (without p_), the amount as a JSON string. */
+interface PayoutAcceptItem {
+  client_id: string;
+  service_code: string;
+  kind: PayoutKind;
+  payout_reference: string;
+  amount: string;
+  currency: string;
+  destination_type: PayoutDestination;
+  destination_name: string;
+  recipient_account_number: string;
+  recipient_phone_number: string | null;
+  recipient_bank_code: string | null;
+  request: object;
+  callback_url: string;
+  rail: InFlightRail;
+  topic: string;
+  process_at: Date;
+  paying_states: readonly string[];
 }
 
-/** payout_accept's batch form (group commit). */
+/**
+ * payout_accept's answer: its outcome, and in `detail` what the wording of a refusal needs (amounts as Postgres
+ * prints them). Only ACCEPTED stored anything; the paying service's refusals are paying_service's.
+ */
+export type PayoutAcceptance =
+  | { outcome: 'ACCEPTED'; detail: null }
+  | { outcome: 'DUPLICATE'; detail: null }
+  | { outcome: PayingServiceOutcome; detail: null }
+  | { outcome: 'CURRENCY'; detail: { float_currency: string } }
+  | { outcome: 'AMOUNT_OUT_OF_BOUNDS'; detail: { minimum_amount: string; maximum_amount: string } }
+  | { outcome: 'INSUFFICIENT_FLOAT'; detail: { fee: string } };
+
 const ACCEPT_PAYOUTS: PreparedStatement = { name: 'payout_accept_batch', text: 'SELECT * FROM payout_accept_batch($1)' };
 
 /** Where a payout ends up after the rail answered (or an operator decided). */
@@ -75,7 +96,7 @@ export interface PayoutListRow {
 /** The only owner of the payouts table: every statement on it is here. */
 @Injectable()
 export class PayoutsRepository {
-  private readonly acceptance: BatchedCall<PayoutAcceptance>;
+  private readonly acceptance: BatchedCall<PayoutAcceptance, PayoutAcceptItem>;
 
   constructor(@InjectDataSource() db: DataSource) {
     this.acceptance = new BatchedCall(db, ACCEPT_PAYOUTS);
@@ -86,27 +107,28 @@ export class PayoutsRepository {
    * the unique key, then answers DUPLICATE without touching the float), amount + fee reserved from the float, the
    * payout with its hold, and its processing job, committed together or not at all. The call is shared with the
    * payouts accepted at the same moment (group commit), which lock the float once between them.
+   * SQL: src/payouts/sql/payout_accept_batch.sql (payout_accept.sql per item).
    */
   accept(p: PayoutToAccept): Promise<PayoutAcceptance> {
-    return this.acceptance.call([
-      p.clientId,
-      p.serviceCode,
-      p.kind,
-      p.payoutReference,
-      p.amount.toFixed(),
-      p.currency,
-      p.destinationType,
-      p.destinationName,
-      p.recipientAccountNumber,
-      p.recipientPhoneNumber,
-      p.recipientBankCode,
-      p.request,
-      p.callbackUrl,
-      p.rail,
-      TOPICS.processPayout,
-      p.processAt,
-      PAYING_STATES,
-    ]);
+    return this.acceptance.call({
+      client_id: p.clientId,
+      service_code: p.serviceCode,
+      kind: p.kind,
+      payout_reference: p.payoutReference,
+      amount: p.amount.toFixed(),
+      currency: p.currency,
+      destination_type: p.destinationType,
+      destination_name: p.destinationName,
+      recipient_account_number: p.recipientAccountNumber,
+      recipient_phone_number: p.recipientPhoneNumber,
+      recipient_bank_code: p.recipientBankCode,
+      request: p.request,
+      callback_url: p.callbackUrl,
+      rail: p.rail,
+      topic: TOPICS.processPayout,
+      process_at: p.processAt,
+      paying_states: PAYING_STATES,
+    });
   }
 
   async byId(manager: EntityManager, id: string, lock = false): Promise<PayoutRow | null> {
@@ -153,7 +175,8 @@ export class PayoutsRepository {
     // An UPDATE answers [rows, count] through TypeORM.
     const [rows]: [Array<{ id: string }>, number] = await manager.query(
       `UPDATE payouts SET checked_at = now() WHERE id IN (
-         SELECT id FROM payouts WHERE status IN (703, 704) AND checked_at < $1 ORDER BY checked_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+         SELECT id FROM payouts WHERE status IN (${PAYOUT_STATUS.PENDING}, ${PAYOUT_STATUS.JAMMED}) AND checked_at < $1
+         ORDER BY checked_at LIMIT $2 FOR UPDATE SKIP LOCKED)
        RETURNING id`,
       [checkedBefore, limit],
     );

@@ -1,9 +1,7 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import Decimal from 'decimal.js';
 import { pgPool } from '../../src/infra/database/prepared';
-import { PayoutAcceptance, PayoutsRepository, PayoutToAccept } from '../../src/payouts/payouts.repository';
-import { createPayoutMerchant, expectedFloat, floatBalance, payoutReference } from '../support/disbursement-fixtures';
-import { GatewayMerchant } from '../support/gateway-fixtures';
+import { PayoutAcceptance, PayoutsRepository } from '../../src/payouts/payouts.repository';
+import { createPayoutMerchant, expectedFloat, floatBalance, payoutReference, payoutToAccept } from '../support/disbursement-fixtures';
 import { ledgerViolations } from '../support/money-fixtures';
 import { createTestApp, dataSource, deadlockCount } from '../support/test-app';
 
@@ -18,25 +16,6 @@ describe('payouts accepted in groups', () => {
     app = await createTestApp();
   });
   afterAll(async () => app?.close());
-
-  /** A local mobile payout of `amount` (fee 10) from the merchant's float; its processing job is an hour away. */
-  const payout = (merchant: GatewayMerchant, reference: string, amount: string): PayoutToAccept => ({
-    clientId: merchant.clientId,
-    serviceCode: merchant.serviceCode,
-    kind: 'LOCAL',
-    payoutReference: reference,
-    amount: new Decimal(amount),
-    currency: 'KES',
-    destinationType: 'MOBILE',
-    destinationName: 'MMONEY_KEN',
-    recipientAccountNumber: '254712345678',
-    recipientPhoneNumber: '254712345678',
-    recipientBankCode: null,
-    request: { payout_reference: reference },
-    callbackUrl: 'https://merchant.invalid/payouts',
-    rail: 'IN_FLIGHT_MOBILE_MONEY',
-    processAt: new Date(Date.now() + 3_600_000),
-  });
 
   /** Accepts every payout in one turn of the event loop; the answers and the batch calls made. */
   async function acceptTogether(calls: Array<() => Promise<PayoutAcceptance>>) {
@@ -54,7 +33,7 @@ describe('payouts accepted in groups', () => {
     const merchant = await createPayoutMerchant(app, { float: '250' });
     const repository = app.get(PayoutsRepository);
     const { answers, batches } = await acceptTogether(
-      ['100', '1000', '100'].map((amount) => () => repository.accept(payout(merchant, payoutReference('grp'), amount))),
+      ['100', '1000', '100'].map((amount) => () => repository.accept(payoutToAccept(merchant, payoutReference('grp'), amount))),
     );
     expect(batches).toBe(1);
     expect(answers.map((a) => a.outcome)).toEqual(['ACCEPTED', 'INSUFFICIENT_FLOAT', 'ACCEPTED']);
@@ -69,8 +48,8 @@ describe('payouts accepted in groups', () => {
     const references = Array.from({ length: 40 }, () => payoutReference('opp'));
     const deadlocksBefore = await deadlockCount(app);
     const { answers, batches } = await acceptTogether([
-      ...references.map((reference) => () => app.get(PayoutsRepository).accept(payout(merchant, reference, '50'))),
-      ...[...references].reverse().map((reference) => () => otherProcess.accept(payout(merchant, reference, '50'))),
+      ...references.map((reference) => () => app.get(PayoutsRepository).accept(payoutToAccept(merchant, reference, '50'))),
+      ...[...references].reverse().map((reference) => () => otherProcess.accept(payoutToAccept(merchant, reference, '50'))),
     ]);
     expect(batches).toBe(2);
     expect(await deadlockCount(app)).toBe(deadlocksBefore);

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { CallbackSettingsService } from '../../src/callbacks/callback-settings.service';
 import { verifySignature } from '../../src/callbacks/signature';
+import type { PayoutToAccept } from '../../src/payouts/payouts.repository';
 import { MoneyMovementsService } from '../../src/transactions/money-movements.service';
 import { CLI_JS, createGatewayMerchant, gateway, GatewayMerchant, ReceivedCallback, waitFor } from './gateway-fixtures';
 import { dataSource } from './test-app';
@@ -179,6 +180,36 @@ export function b2bBody(merchant: GatewayMerchant, overrides: Record<string, unk
     currency_code: 'KES',
     country_code: 'KEN',
     callback_url: 'https://merchant.invalid/b2b',
+    ...overrides,
+  };
+}
+
+/**
+ * A payout as PayoutsRepository.accept takes it: a local MOBILE payout of `amount` from the merchant's service, its
+ * processing job an hour away, unless overridden.
+ */
+export function payoutToAccept(
+  merchant: GatewayMerchant,
+  reference: string,
+  amount: string,
+  overrides: Partial<PayoutToAccept> = {},
+): PayoutToAccept {
+  return {
+    clientId: merchant.clientId,
+    serviceCode: merchant.serviceCode,
+    kind: 'LOCAL',
+    payoutReference: reference,
+    amount: new Decimal(amount),
+    currency: 'KES',
+    destinationType: 'MOBILE',
+    destinationName: 'MMONEY_KEN',
+    recipientAccountNumber: '254712345678',
+    recipientPhoneNumber: '254712345678',
+    recipientBankCode: null,
+    request: { payout_reference: reference },
+    callbackUrl: 'https://merchant.invalid/payouts',
+    rail: 'IN_FLIGHT_MOBILE_MONEY',
+    processAt: new Date(Date.now() + 3_600_000),
     ...overrides,
   };
 }

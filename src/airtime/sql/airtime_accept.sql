@@ -1,62 +1,69 @@
--- Accepts one bulk airtime request: checks, idempotency claim, float_reserve, the request, its recipients and their
--- jobs; refusals as a row.
+-- Accepts one bulk airtime request: a reference already taken, the paying service (airtime_service_code,
+-- paying_service) and each amount's bounds, then the idempotency claim, float_reserve (one entry, a hold per
+-- recipient), the request, its recipients (positions 1..n, p_recipients in request order) and their processing jobs.
+-- A refusal is a row: its outcome, and in detail what its wording needs (AirtimeAcceptance,
+-- src/airtime/airtime.repository.ts). Called per item by airtime_accept_batch.
 CREATE OR REPLACE FUNCTION airtime_accept(
   p_client_id uuid,
   p_reference text,
   p_service_code text,
-  p_phone_numbers text[],
-  p_amounts numeric[],
+  p_recipients jsonb,
   p_message text,
+  p_rail text,
   p_topic text,
   p_recipients_per_job integer,
   p_process_at timestamp with time zone,
   p_paying_states text[]
 )
-RETURNS TABLE(
-  outcome text,
-  service_code text,
-  recipient_index integer,
-  minimum_amount numeric,
-  maximum_amount numeric
-)
+RETURNS TABLE(outcome text, detail jsonb)
 LANGUAGE plpgsql
 AS $fn$
 DECLARE
-  v_service  record;
-  v_fees     numeric[];
-  v_request  bigint;
-  v_reserved record;
-  v_count    int := cardinality(p_amounts);
+  v_service_code  text;
+  v_service       record;
+  v_phone_numbers text[];
+  v_amounts       numeric[];
+  v_fees          numeric[];
+  v_index         int;
+  v_request       bigint;
+  v_reserved      record;
+  v_count         int;
 BEGIN
   IF EXISTS (SELECT 1 FROM airtime_requests q WHERE q.client_id = p_client_id AND q.reference = p_reference) THEN
     outcome := 'DUPLICATE';
     RETURN NEXT;
     RETURN;
   END IF;
-  service_code := coalesce(p_service_code, (
-    SELECT s.code FROM client_services s WHERE s.client_id = p_client_id AND s.is_default_airtime
-    ORDER BY s.created_at LIMIT 1));
-  IF service_code IS NULL THEN
+  v_service_code := airtime_service_code(p_client_id => p_client_id, p_service_code => p_service_code);
+  IF v_service_code IS NULL THEN
     outcome := 'NO_DEFAULT_SERVICE';
     RETURN NEXT;
     RETURN;
   END IF;
-  SELECT * INTO v_service FROM paying_service(p_client_id, service_code, p_paying_states);
-  minimum_amount := v_service.minimum_amount;
-  maximum_amount := v_service.maximum_amount;
-  outcome := v_service.refusal;
-  IF outcome IS NULL THEN
-    SELECT l.n - 1 INTO recipient_index FROM unnest(p_amounts) WITH ORDINALITY AS l (amount, n)
-    WHERE l.amount NOT BETWEEN v_service.minimum_amount AND v_service.maximum_amount
-    ORDER BY l.n LIMIT 1;
-    IF recipient_index IS NOT NULL THEN outcome := 'AMOUNT_OUT_OF_BOUNDS'; END IF;
+  SELECT * INTO v_service
+  FROM paying_service(p_client_id => p_client_id, p_service_code => v_service_code, p_paying_states => p_paying_states);
+  IF v_service.refusal IS NOT NULL THEN
+    outcome := v_service.refusal;
+    detail := jsonb_build_object('service_code', v_service_code);
+    RETURN NEXT;
+    RETURN;
   END IF;
-  IF outcome IS NOT NULL THEN
+  SELECT array_agg(r.phone_number ORDER BY r.n), array_agg(r.amount ORDER BY r.n) INTO v_phone_numbers, v_amounts
+  FROM ROWS FROM (jsonb_to_recordset(p_recipients) AS (phone_number text, amount numeric)) WITH ORDINALITY
+    AS r (phone_number, amount, n);
+  v_count := cardinality(v_amounts);
+  SELECT l.n - 1 INTO v_index FROM unnest(v_amounts) WITH ORDINALITY AS l (amount, n)
+  WHERE l.amount NOT BETWEEN v_service.minimum_amount AND v_service.maximum_amount
+  ORDER BY l.n LIMIT 1;
+  IF v_index IS NOT NULL THEN
+    outcome := 'AMOUNT_OUT_OF_BOUNDS';
+    detail := jsonb_build_object('recipient_index', v_index, 'minimum_amount', v_service.minimum_amount::text,
+                                 'maximum_amount', v_service.maximum_amount::text);
     RETURN NEXT;
     RETURN;
   END IF;
   SELECT array_agg(client_service_fee(v_service.service_id, l.amount) ORDER BY l.n) INTO v_fees
-  FROM unnest(p_amounts) WITH ORDINALITY AS l (amount, n);
+  FROM unnest(v_amounts) WITH ORDINALITY AS l (amount, n);
   -- A block of its own, so that a float short of the total undoes the claim and answers as a row.
   BEGIN
     INSERT INTO airtime_requests (client_id, reference, client_service_id, currency, recipient_count)
@@ -67,12 +74,13 @@ BEGIN
       outcome := 'DUPLICATE';
     ELSE
       SELECT * INTO v_reserved
-      FROM float_reserve(p_client_id, v_service.float_account_id, v_service.float_currency, 'IN_FLIGHT_AIRTIME',
-                         p_amounts, v_fees);
+      FROM float_reserve(p_client_id => p_client_id, p_float_account_id => v_service.float_account_id,
+                         p_currency => v_service.float_currency, p_rail => p_rail, p_amounts => v_amounts,
+                         p_fees => v_fees);
       UPDATE airtime_requests SET reservation_id = v_reserved.reservation_id WHERE id = v_request;
       INSERT INTO airtime_recipients (request_id, position, phone_number, amount, fee, hold_id, message)
       SELECT v_request, r.n, r.phone_number, r.amount, r.fee, r.hold_id, p_message
-      FROM unnest(p_phone_numbers, p_amounts, v_fees, v_reserved.hold_ids) WITH ORDINALITY
+      FROM unnest(v_phone_numbers, v_amounts, v_fees, v_reserved.hold_ids) WITH ORDINALITY
         AS r (phone_number, amount, fee, hold_id, n);
       INSERT INTO outbox (topic, payload, available_at)
       SELECT p_topic,

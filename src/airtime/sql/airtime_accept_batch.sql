@@ -1,43 +1,45 @@
--- Group commit of airtime_accept: floats locked once per group in id order, requests in (client, reference) order.
+-- Group commit of airtime_accept: p_items is a JSON array of objects whose keys are airtime_accept's argument names
+-- without p_ (recipients an array of {phone_number, amount}, amounts as JSON strings; AirtimeRepository.accept,
+-- src/airtime/airtime.repository.ts). Floats and in-flight accounts are locked once per group in id order, requests
+-- taken in (client, reference) order.
 CREATE OR REPLACE FUNCTION airtime_accept_batch(p_items jsonb)
-RETURNS TABLE(
-  item_no integer,
-  outcome text,
-  service_code text,
-  recipient_index integer,
-  minimum_amount numeric,
-  maximum_amount numeric
-)
+RETURNS TABLE(item_no integer, outcome text, detail jsonb)
 LANGUAGE plpgsql
 AS $fn$
 DECLARE
   v_accounts uuid[];
-  a jsonb; n bigint;
+  i record;
 BEGIN
+  -- The floats of the paying services and the in-flight accounts of the rail in their currencies; as for payouts, one
+  -- not created yet is created by the first reservation that needs it.
   WITH floats AS (
-    SELECT DISTINCT s.client_id, s.settlement_account_id AS id
-    FROM jsonb_array_elements(p_items) e(a)
-    JOIN client_services s ON s.client_id = (e.a->>0)::uuid AND s.code = coalesce(e.a->>2, (
-      SELECT d.code FROM client_services d WHERE d.client_id = (e.a->>0)::uuid AND d.is_default_airtime
-      ORDER BY d.created_at LIMIT 1))
+    SELECT DISTINCT s.client_id, s.settlement_account_id AS id, q.rail
+    FROM (
+      SELECT q.client_id, airtime_service_code(p_client_id => q.client_id, p_service_code => q.service_code) AS code, q.rail
+      FROM jsonb_to_recordset(p_items) AS q(client_id uuid, service_code text, rail text)
+    ) q
+    JOIN client_services s ON s.client_id = q.client_id AND s.code = q.code
     WHERE s.settlement_account_id IS NOT NULL
   )
   SELECT array_agg(x.id) INTO v_accounts FROM (
     SELECT f.id FROM floats f
     UNION
-    SELECT i.id FROM floats f JOIN ledger_accounts fa ON fa.id = f.id
-    JOIN ledger_accounts i ON i.client_id = f.client_id AND i.kind = 'IN_FLIGHT_AIRTIME' AND i.currency = fa.currency
+    SELECT a.id FROM floats f JOIN ledger_accounts fa ON fa.id = f.id
+    JOIN ledger_accounts a ON a.client_id = f.client_id AND a.kind = f.rail AND a.currency = fa.currency
   ) x;
   PERFORM 1 FROM ledger_accounts la WHERE la.id = ANY (v_accounts) ORDER BY la.id FOR NO KEY UPDATE;
 
-  FOR a, n IN
-    SELECT e.a, e.n FROM jsonb_array_elements(p_items) WITH ORDINALITY e(a, n) ORDER BY e.a->>0, e.a->>1, e.n
+  FOR i IN
+    SELECT q.* FROM ROWS FROM (jsonb_to_recordset(p_items) AS (
+      client_id uuid, reference text, service_code text, recipients jsonb, message text, rail text, topic text,
+      recipients_per_job integer, process_at timestamptz, paying_states text[]
+    )) WITH ORDINALITY AS q
+    ORDER BY q.client_id::text, q.reference, q.ordinality
   LOOP
-    RETURN QUERY SELECT n::int, r.* FROM airtime_accept(
-      (a->>0)::uuid, a->>1, a->>2,
-      ARRAY(SELECT t.v FROM jsonb_array_elements_text(a->3) WITH ORDINALITY t(v, i) ORDER BY t.i),
-      ARRAY(SELECT t.v::numeric FROM jsonb_array_elements_text(a->4) WITH ORDINALITY t(v, i) ORDER BY t.i),
-      a->>5, a->>6, (a->>7)::int, (a->>8)::timestamptz, ARRAY(SELECT jsonb_array_elements_text(a->9))) r;
+    RETURN QUERY SELECT i.ordinality::int, r.outcome, r.detail FROM airtime_accept(
+      p_client_id => i.client_id, p_reference => i.reference, p_service_code => i.service_code,
+      p_recipients => i.recipients, p_message => i.message, p_rail => i.rail, p_topic => i.topic,
+      p_recipients_per_job => i.recipients_per_job, p_process_at => i.process_at, p_paying_states => i.paying_states) r;
   END LOOP;
 END
 $fn$;

@@ -52,3 +52,12 @@ export const ApiPageQuery = () =>
 /** The request body with named examples, for routes whose DTO fields carry none of their own. */
 export const BodyExamples = (type: Type<unknown>, examples: Record<string, { summary: string; value: object }>) =>
   ApiBody({ type, examples });
+
+/** A status code property documented from its constants: the codes, and each one's name in lower case. */
+export const codeProperty = (codes: Record<string, number>, example: number) => ({
+  enum: Object.values(codes),
+  example,
+  description: Object.entries(codes)
+    .map(([name, code]) => `${code} ${name.toLowerCase()}`)
+    .join(', '),
+});

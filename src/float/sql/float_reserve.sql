@@ -1,5 +1,5 @@
--- Reserves payouts' amounts and fees on a float: the hold entries through ledger_post_entry; raises when the float is
--- short.
+-- Reserves amounts and fees on a float: one FLOAT_RESERVE entry through ledger_post_entry (which raises LF001 when the
+-- float is short), one hold per line (p_amounts[i] with p_fees[i]). Called by payout_accept and airtime_accept only.
 CREATE OR REPLACE FUNCTION float_reserve(
   p_client_id uuid,
   p_float_account_id uuid,

@@ -1,10 +1,11 @@
--- Accepts one payout (local, IMT, B2B): checks, idempotency claim, float_reserve and the payout with its outbox row;
--- refusals as a row.
+-- Accepts one payout (local, IMT, B2B): the paying service's checks, the idempotency claim, float_reserve, and the
+-- payout with its processing job. A refusal is a row: its outcome, and in detail what its wording needs
+-- (PayoutAcceptance, src/payouts/payouts.repository.ts). Called per item by payout_accept_batch.
 CREATE OR REPLACE FUNCTION payout_accept(
   p_client_id uuid,
   p_service_code text,
   p_kind text,
-  p_reference text,
+  p_payout_reference text,
   p_amount numeric,
   p_currency text,
   p_destination_type text,
@@ -19,7 +20,7 @@ CREATE OR REPLACE FUNCTION payout_accept(
   p_process_at timestamp with time zone,
   p_paying_states text[]
 )
-RETURNS TABLE(outcome text, fee numeric, float_currency text, minimum_amount numeric, maximum_amount numeric)
+RETURNS TABLE(outcome text, detail jsonb)
 LANGUAGE plpgsql
 AS $fn$
 DECLARE
@@ -28,26 +29,29 @@ DECLARE
   v_payout   bigint;
   v_reserved record;
 BEGIN
-  SELECT * INTO v_service FROM paying_service(p_client_id, p_service_code, p_paying_states);
-  float_currency := v_service.float_currency;
-  minimum_amount := v_service.minimum_amount;
-  maximum_amount := v_service.maximum_amount;
-  outcome := coalesce(v_service.refusal, CASE
-    WHEN v_service.float_currency <> p_currency THEN 'CURRENCY'
-    WHEN p_amount NOT BETWEEN v_service.minimum_amount AND v_service.maximum_amount THEN 'AMOUNT_OUT_OF_BOUNDS'
-  END);
+  SELECT * INTO v_service
+  FROM paying_service(p_client_id => p_client_id, p_service_code => p_service_code, p_paying_states => p_paying_states);
+  IF v_service.refusal IS NOT NULL THEN
+    outcome := v_service.refusal;
+  ELSIF v_service.float_currency <> p_currency THEN
+    outcome := 'CURRENCY';
+    detail := jsonb_build_object('float_currency', v_service.float_currency);
+  ELSIF p_amount NOT BETWEEN v_service.minimum_amount AND v_service.maximum_amount THEN
+    outcome := 'AMOUNT_OUT_OF_BOUNDS';
+    detail := jsonb_build_object('minimum_amount', v_service.minimum_amount::text,
+                                 'maximum_amount', v_service.maximum_amount::text);
+  END IF;
   IF outcome IS NOT NULL THEN
     RETURN NEXT;
     RETURN;
   END IF;
   v_fee := client_service_fee(v_service.service_id, p_amount);
-  fee := v_fee;
   -- A block of its own, so that a float short of amount + fee undoes the claim and answers as a row.
   BEGIN
     INSERT INTO payouts (client_id, kind, payout_reference, client_service_id, float_account_id, amount, fee, currency,
       destination_type, destination_name, recipient_account_number, recipient_phone_number, recipient_bank_code, request,
       callback_url)
-    VALUES (p_client_id, p_kind, p_reference, v_service.service_id, v_service.float_account_id, p_amount, v_fee,
+    VALUES (p_client_id, p_kind, p_payout_reference, v_service.service_id, v_service.float_account_id, p_amount, v_fee,
       p_currency, p_destination_type, p_destination_name, p_recipient_account_number, p_recipient_phone_number,
       p_recipient_bank_code, p_request, p_callback_url)
     ON CONFLICT (client_id, payout_reference) DO NOTHING
@@ -56,7 +60,8 @@ BEGIN
       outcome := 'DUPLICATE';
     ELSE
       SELECT * INTO v_reserved
-      FROM float_reserve(p_client_id, v_service.float_account_id, p_currency, p_rail, ARRAY[p_amount], ARRAY[v_fee]);
+      FROM float_reserve(p_client_id => p_client_id, p_float_account_id => v_service.float_account_id,
+                         p_currency => p_currency, p_rail => p_rail, p_amounts => ARRAY[p_amount], p_fees => ARRAY[v_fee]);
       UPDATE payouts SET hold_id = v_reserved.hold_ids[1], float_balance_after = v_reserved.float_balance_after
       WHERE id = v_payout;
       INSERT INTO outbox (topic, payload, available_at)
@@ -65,6 +70,7 @@ BEGIN
     END IF;
   EXCEPTION WHEN SQLSTATE 'LF001' THEN
     outcome := 'INSUFFICIENT_FLOAT';
+    detail := jsonb_build_object('fee', v_fee::text);
   END;
   RETURN NEXT;
 END
