@@ -32,7 +32,10 @@ export interface PostedEntry {
 /** Which system account to post to; balances are read from the ledger, never from this reference. */
 export type SystemAccountRef = Pick<LedgerAccount, 'id' | 'accountNumber' | 'kind' | 'currency'>;
 
-const REVERSE_ENTRY: PreparedStatement = { name: 'ledger_reverse_entry', text: 'SELECT * FROM ledger_reverse_entry($1, $2, $3)' };
+const REVERSE_ENTRY: PreparedStatement = {
+  name: 'ledger_reverse_entry',
+  text: 'SELECT * FROM ledger_reverse_entry(p_client_id => $1, p_entry_id => $2, p_kind => $3)',
+};
 
 const SYSTEM_ACCOUNT_COLUMNS = `id, account_number AS "accountNumber", kind, currency`;
 
@@ -40,25 +43,25 @@ const ACCOUNT_COLUMNS = `id, client_id AS "clientId", account_number AS "account
   minimum_balance AS "minimumBalance", can_overdraw AS "canOverdraw"`;
 
 /**
- * The ledger core's TypeScript side. Postings are written only by the SQL in src/ledger/sql/ (ledger_post_entries,
- * with ledger_post_entry and ledger_reverse_entry over it): from here, inside the caller's DB transaction so the
- * entry commits or rolls back with its business record, or from the one-call SQL of the money paths.
+ * The ledger's TypeScript side: the one wrapper of SQL functions ledger_post_entry (postEntry), ledger_reverse_entry
+ * (reverseEntry) and ledger_system_account (systemAccount), in src/ledger/sql/, which alone write postings and
+ * balances. Each runs in the caller's transaction, so an entry commits or rolls back with its business record; the
+ * one-call SQL of the money paths calls the same functions from the database.
  */
 @Injectable()
 export class LedgerService {
   /** System accounts are created once and never removed, so committed ones can be remembered (not their balance). */
   private readonly systemAccounts = new Map<string, SystemAccountRef>();
 
+  /** SQL function ledger_post_entry (src/ledger/sql/ledger_post_entry.sql). */
   async postEntry(manager: EntityManager, entry: EntryToPost): Promise<PostedEntry> {
     assertTwoAccounts(entry.lines);
     let rows: PostingRow[];
     try {
-      rows = await manager.query('SELECT * FROM ledger_post_entry($1, $2, $3::uuid[], $4::numeric[])', [
-        entry.clientId,
-        entry.kind,
-        entry.lines.map((l) => l.accountId),
-        entry.lines.map((l) => l.amount.toFixed()),
-      ]);
+      rows = await manager.query(
+        'SELECT * FROM ledger_post_entry(p_client_id => $1, p_kind => $2, p_accounts => $3::uuid[], p_amounts => $4::numeric[])',
+        [entry.clientId, entry.kind, entry.lines.map((l) => l.accountId), entry.lines.map((l) => l.amount.toFixed())],
+      );
     } catch (error) {
       throw ledgerError(error);
     }
@@ -66,8 +69,9 @@ export class LedgerService {
   }
 
   /**
-   * Posts the exact negation of one of the client's entries, as a new entry of `kind`: the only way anything
-   * is undone (wallet reversals, collection reversals and their compensations). Floors apply as to any entry.
+   * SQL function ledger_reverse_entry (src/ledger/sql/ledger_reverse_entry.sql): posts the exact negation of one of
+   * the client's entries, as a new entry of `kind`, the only way anything is undone (wallet reversals, collection
+   * reversals and their compensations). Floors apply as to any entry.
    */
   async reverseEntry(manager: EntityManager, clientId: string, entryId: string, kind: string): Promise<PostedEntry> {
     try {
@@ -99,16 +103,19 @@ export class LedgerService {
   }
 
   /**
-   * The client's system account of a kind and currency, created on first use. System accounts may go negative:
-   * SETTLEMENT mirrors money that entered or left through the outside world.
+   * SQL function ledger_system_account (src/ledger/sql/ledger_system_account.sql), the one creator of system accounts:
+   * the client's account of a kind and currency, created on first use. System accounts may go negative: SETTLEMENT
+   * mirrors money that entered or left through the outside world.
    */
   async systemAccount(manager: EntityManager, clientId: string, kind: SystemAccountKind, currency: string): Promise<SystemAccountRef> {
     const key = `${clientId}:${kind}:${currency}`;
     const known = this.systemAccounts.get(key);
     if (known) return known;
-    // ledger_system_account (migration OneCallPayoutsReversals) is the one place that creates system accounts. A row
-    // it creates is not visible to the statement that called it, hence two.
-    const [{ id }] = await manager.query(`SELECT ledger_system_account($1, $2, $3) AS id`, [clientId, kind, currency]);
+    // A row the function creates is not visible to the statement that called it, hence a second statement.
+    const [{ id }]: Array<{ id: string }> = await manager.query(
+      `SELECT ledger_system_account(p_client_id => $1, p_kind => $2, p_currency => $3) AS id`,
+      [clientId, kind, currency],
+    );
     const [account]: Array<SystemAccountRef & { writtenHere: boolean }> = await manager.query(
       `SELECT ${SYSTEM_ACCOUNT_COLUMNS}, xmin = xid(pg_current_xact_id_if_assigned()) IS TRUE AS "writtenHere"
        FROM ledger_accounts WHERE id = $1`,

@@ -4,7 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { WalletPrincipal } from '../auth/principal';
 import { parseOptionalPeriod } from '../common/period';
-import { SELECT_TRANSACTIONS, TransactionRecords, transactionRecord, TransactionRow } from './transaction-records';
+import { TransactionRecords, transactionRecord } from './transaction-records';
 
 export const HISTORY_DEFAULT_LIMIT = 50;
 export const HISTORY_MAX_LIMIT = 500;
@@ -39,22 +39,7 @@ export class HistoryService {
       throw new BadRequestException([`limit must be an integer from 1 to ${HISTORY_MAX_LIMIT}`]);
     }
     const after = query.cursor ? decodeCursor(query.cursor) : null;
-    // The cursor carries created_at with Postgres' microseconds: a JS Date would cut it to milliseconds, and the
-    // last row of a page would then sort after its own cursor and come back on the next page.
-    const rows: Array<TransactionRow & { cursor_at: string }> = await this.db.query(
-      `SELECT h.*, to_char(h.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at
-       FROM (
-         ${SELECT_TRANSACTIONS}
-         WHERE t.account_id = $1
-           AND ($2::timestamptz IS NULL OR t.created_at >= $2)
-           AND ($3::timestamptz IS NULL OR t.created_at < $3)
-           AND ($4::timestamptz IS NULL OR (t.created_at, t.id) > ($4::timestamptz, $5::uuid))
-         ORDER BY t.created_at, t.id
-         LIMIT $6
-       ) h
-       ORDER BY h.created_at, h.id`,
-      [account.id, from, until, after?.createdAt ?? null, after?.id ?? null, limit + 1],
-    );
+    const rows = await this.records.ofAccount(this.db, { accountId: account.id, from, until, after, limit: limit + 1 });
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return {

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import Decimal from 'decimal.js';
-import { types } from 'pg';
 import { DataSource } from 'typeorm';
 import { WalletPrincipal } from '../auth/principal';
 import { requestFingerprint } from '../common/fingerprint';
@@ -10,22 +9,48 @@ import { isRetryableTransactionError } from '../infra/database/pg-errors';
 import { PreparedStatement, runPrepared } from '../infra/database/prepared';
 import { FloorBreachError } from '../ledger/ledger.errors';
 import { ledgerError } from '../ledger/ledger.service';
-import { statesThatMay, type MoneyRole } from '../wallets/wallet-state-machine';
+import { statesThatMay } from '../wallets/wallet-state-machine';
 import { MoneyRefusals } from './money-refusals';
 import { CreditDebitDto, MoneyCommand, TransferDto } from './transaction.dto';
 import { pairRecord, TransactionRow, transactionRecord } from './transaction-records';
-import { WalletMoneyBatch, WalletMoneyRequest, WalletMoneyResult } from './wallet-money-batch';
+import { WalletMoneyAnswer, WalletMoneyBatch, WalletMoneyRequest } from './wallet-money-batch';
 
-const WALLET_FUND: PreparedStatement = { name: 'wallet_fund', text: 'SELECT * FROM wallet_fund($1, $2, $3, $4, $5, $6, $7)' };
+/** An operator's funding of a wallet, as SQL function wallet_fund takes it. */
+export interface WalletFunding {
+  clientId: string;
+  accountNumber: string;
+  amount: Decimal;
+  fingerprint: string;
+  narration: string;
+  transactionDate: Date;
+}
 
-const MAX_ATTEMPTS = 3;
+/** wallet_fund answers as wallet_money_batch does, with the outcomes a funding can have. */
+export type WalletFundAnswer = WalletMoneyAnswer<'OK' | 'WALLET_NOT_FOUND' | 'PROFILE_DEACTIVATED' | 'WALLET_STATE'>;
+
+const WALLET_FUND: PreparedStatement = {
+  name: 'wallet_fund',
+  text: `SELECT outcome, detail, records FROM wallet_fund(p_client_id => $1, p_account_number => $2, p_amount => $3,
+           p_fingerprint => $4, p_narration => $5, p_transaction_date => $6, p_receiving_states => $7)`,
+};
+
 const RECEIVING_STATES = statesThatMay('RECEIVE');
 
-/** Timestamps as pg reads them from a row: a stale rate's time is worded exactly as when it came as a column. */
-const parseTimestamptz: (text: string) => Date = types.getTypeParser(types.builtins.TIMESTAMPTZ);
+/** SQL function wallet_fund (src/transactions/sql/wallet_fund.sql): one call, its own transaction. */
+export async function walletFund(db: DataSource, funding: WalletFunding): Promise<WalletFundAnswer> {
+  const [answer] = await runPrepared<WalletFundAnswer>(db, WALLET_FUND, [
+    funding.clientId,
+    funding.accountNumber,
+    funding.amount.toFixed(),
+    funding.fingerprint,
+    funding.narration,
+    funding.transactionDate,
+    RECEIVING_STATES,
+  ]);
+  return answer;
+}
 
-/** What SQL function wallet_fund answers: the record for OK, one row with the refusal otherwise. */
-type FundingRow = TransactionRow & { outcome: WalletMoneyResult['outcome']; detail: string[] | null };
+const MAX_ATTEMPTS = 3;
 
 /**
  * Credits, debits and transfers between wallets (wallet document §4, provider contract §4), and operator fundings.
@@ -41,21 +66,21 @@ export class MoneyMovementsService {
   ) {}
 
   async creditOrDebit(principal: WalletPrincipal, command: MoneyCommand, dto: CreditDebitDto) {
-    const result = await this.batch.submit({
+    const answer = await this.batch.submit({
       ...batchRequest(principal, command, requestFingerprint(command, normalised(dto)), dto),
-      accountNumber: dto.account_number,
-      destinationAccountNumber: null,
+      account_number: dto.account_number,
+      destination_account_number: null,
     });
-    return transactionRecord(recordsOf(result)[0]);
+    return transactionRecord(recordsOf(answer)[0]);
   }
 
   async transfer(principal: WalletPrincipal, dto: TransferDto) {
-    const result = await this.batch.submit({
+    const answer = await this.batch.submit({
       ...batchRequest(principal, 'TRANSFER', requestFingerprint('TRANSFER', normalised(dto)), dto),
-      accountNumber: dto.source_account_number,
-      destinationAccountNumber: dto.destination_account_number,
+      account_number: dto.source_account_number,
+      destination_account_number: dto.destination_account_number,
     });
-    return pairRecord(recordsOf(result));
+    return pairRecord(recordsOf(answer));
   }
 
   /**
@@ -63,19 +88,17 @@ export class MoneyMovementsService {
    * no client service and no fee. One call of SQL function wallet_fund; it has no reference, so nothing to replay.
    */
   async fund(clientId: string, accountNumber: string, amount: Decimal, narration = 'Wallet funding') {
-    const values = [
+    const funding: WalletFunding = {
       clientId,
       accountNumber,
-      amount.toFixed(),
-      requestFingerprint('FUNDING', { accountNumber, amount: amount.toFixed() }),
+      amount,
+      fingerprint: requestFingerprint('FUNDING', { accountNumber, amount: amount.toFixed() }),
       narration,
-      new Date(),
-      RECEIVING_STATES,
-    ];
+      transactionDate: new Date(),
+    };
     for (let attempt = 1; ; attempt++) {
       try {
-        const rows = await runPrepared<FundingRow>(this.db, WALLET_FUND, values);
-        return transactionRecord(recordsOf({ outcome: rows[0].outcome, detail: rows[0].detail ?? [], records: rows })[0]);
+        return transactionRecord(recordsOf(await walletFund(this.db, funding))[0]);
       } catch (error) {
         if (isRetryableTransactionError(error) && attempt < MAX_ATTEMPTS) continue;
         const failure = ledgerError(error);
@@ -93,56 +116,57 @@ function batchRequest(
   kind: WalletMoneyRequest['kind'],
   fingerprint: string,
   dto: CreditDebitDto | TransferDto,
-): Omit<WalletMoneyRequest, 'accountNumber' | 'destinationAccountNumber'> {
+): Omit<WalletMoneyRequest, 'account_number' | 'destination_account_number'> {
   return {
-    clientId: principal.clientId,
+    client_id: principal.clientId,
     kind,
     reference: dto.source_transaction_id,
     fingerprint,
-    amount: new Money(dto.transaction_amount),
+    amount: new Money(dto.transaction_amount).toFixed(),
     currency: dto.currency,
-    serviceCode: dto.client_service_code,
+    service_code: dto.client_service_code,
     narration: dto.transaction_narration ?? null,
     data: dto.source_transaction_data ?? null,
-    transactionDate: dto.transaction_date ? new Date(dto.transaction_date) : new Date(),
+    transaction_date: (dto.transaction_date ? new Date(dto.transaction_date) : new Date()).toISOString(),
   };
 }
 
 /** The records of a request the database carried out or replayed; its refusal, thrown in the documented words. */
-function recordsOf(result: WalletMoneyResult): TransactionRow[] {
-  const [first, second, third, fourth] = result.detail;
-  switch (result.outcome) {
+function recordsOf(answer: WalletMoneyAnswer): TransactionRow[] {
+  switch (answer.outcome) {
     case 'OK':
     case 'REPLAY':
-      return result.records!;
+      return answer.records;
     case 'CONFLICT':
       throw MoneyRefusals.referenceReused();
     case 'SAME_WALLET':
       throw MoneyRefusals.sameWallet();
     case 'WALLET_NOT_FOUND':
-      throw MoneyRefusals.walletNotFound(first);
+      throw MoneyRefusals.walletNotFound(answer.detail.account_number);
     case 'PROFILE_DEACTIVATED':
-      throw MoneyRefusals.walletMayNot(first, '', second as MoneyRole, 'PROFILE_DEACTIVATED');
+      throw MoneyRefusals.profileDeactivated(answer.detail.account_number);
     case 'WALLET_STATE':
-      throw MoneyRefusals.walletMayNot(first, second, third as MoneyRole, 'WALLET_STATE');
+      throw MoneyRefusals.walletState(answer.detail.account_number, answer.detail.status, answer.detail.role);
     case 'CURRENCY_MISMATCH':
       throw MoneyRefusals.currencyMismatch();
     case 'SERVICE_NOT_FOUND':
       throw MoneyRefusals.serviceNotFound();
     case 'SERVICE_INACTIVE':
-      throw MoneyRefusals.serviceInactive(first);
+      throw MoneyRefusals.serviceInactive(answer.detail.service_code);
     case 'NO_RATE':
-      throw MoneyRefusals.noRate(first, second);
-    case 'STALE_RATE':
-      throw MoneyRefusals.staleRate(first, second, parseTimestamptz(third), Number(fourth));
+      throw MoneyRefusals.noRate(answer.detail.from_currency, answer.detail.to_currency);
+    case 'STALE_RATE': {
+      const { from_currency, to_currency, newest_rate_at, max_age_ms } = answer.detail;
+      throw MoneyRefusals.staleRate(from_currency, to_currency, new Date(newest_rate_at), max_age_ms);
+    }
     case 'TOO_SMALL':
       throw MoneyRefusals.tooSmallToConvert();
     case 'AMOUNT_BOUNDS':
-      throw MoneyRefusals.amountOutOfBounds(first, second, third);
+      throw MoneyRefusals.amountOutOfBounds(answer.detail.minimum, answer.detail.maximum, answer.detail.currency);
     case 'FEE_TOO_HIGH':
-      throw MoneyRefusals.feeNotCovered(first);
+      throw MoneyRefusals.feeNotCovered(answer.detail.fee);
     case 'INSUFFICIENT':
-      throw MoneyRefusals.insufficientBalance(first);
+      throw MoneyRefusals.insufficientBalance(answer.detail.account_number);
   }
 }
 

@@ -2,7 +2,7 @@ import { BadRequestException, ConflictException, NotFoundException } from '@nest
 import Decimal from 'decimal.js';
 import { formatAmount } from '../common/money';
 import { missingRateError } from '../fx/fx.service';
-import type { MoneyRefusal, MoneyRole } from '../wallets/wallet-state-machine';
+import type { MoneyRole } from '../wallets/wallet-state-machine';
 
 /**
  * The answers a wallet money request can be refused with (wallet document §4, provider contract §4), in one place:
@@ -12,12 +12,12 @@ export const MoneyRefusals = {
   referenceReused: () => new ConflictException('source_transaction_id was already used for a different request'),
   sameWallet: () => new BadRequestException('Source and destination wallets must be different'),
   walletNotFound: (accountNumber: string) => new NotFoundException(`Wallet ${accountNumber} not found`),
-  walletMayNot: (accountNumber: string, status: string, role: MoneyRole, refusal: MoneyRefusal) =>
-    refusal === 'PROFILE_DEACTIVATED'
-      ? new BadRequestException(`Wallet ${accountNumber} belongs to a deactivated profile and cannot transact`)
-      : new BadRequestException(
-          `Wallet ${accountNumber} is ${status} and ${role === 'RECEIVE' ? 'cannot receive money' : 'cannot be debited'}`,
-        ),
+  profileDeactivated: (accountNumber: string) =>
+    new BadRequestException(`Wallet ${accountNumber} belongs to a deactivated profile and cannot transact`),
+  walletState: (accountNumber: string, status: string, role: MoneyRole) =>
+    new BadRequestException(
+      `Wallet ${accountNumber} is ${status} and ${role === 'RECEIVE' ? 'cannot receive money' : 'cannot be debited'}`,
+    ),
   currencyMismatch: () => new BadRequestException('Transfers need source and destination wallets of the same currency'),
   serviceNotFound: () => new NotFoundException('Client service not found'),
   serviceInactive: (code: string) => new BadRequestException(`Client service ${code} is inactive`),

@@ -12,17 +12,45 @@ import { MoneyRefusals } from './money-refusals';
 import { ReversalDto } from './transaction.dto';
 import { pairRecord, TransactionRow } from './transaction-records';
 
-const MAX_ATTEMPTS = 3;
+/** A reversal request, as SQL function wallet_reverse takes it. */
+export interface WalletReversal {
+  clientId: string;
+  /** null when the path's id is not a UUID: no transaction has it. */
+  transactionId: string | null;
+  reference: string | null;
+  fingerprint: string;
+  narration: string | null;
+}
 
-const REVERSE: PreparedStatement = { name: 'wallet_reverse', text: 'SELECT * FROM wallet_reverse($1, $2, $3, $4, $5)' };
+export type WalletReverseOutcome = 'REVERSED' | 'REPLAY' | 'REFERENCE_REUSED' | 'NOT_FOUND' | 'REVERSAL_OF_REVERSAL' | 'ALREADY_REVERSED';
 
-/** What SQL function wallet_reverse answers: records for REVERSED and REPLAY, one row with the outcome otherwise. */
-type ReversalRow = TransactionRow & {
-  outcome: 'REVERSED' | 'REPLAY' | 'REFERENCE_REUSED' | 'NOT_FOUND' | 'REVERSAL_OF_REVERSAL' | 'NOT_REVERSIBLE' | 'ALREADY_REVERSED';
+/** What wallet_reverse answers: the reversal's records for REVERSED and REPLAY, none for a refusal. */
+export type WalletReverseAnswer = {
+  [O in WalletReverseOutcome]: { outcome: O; records: O extends 'REVERSED' | 'REPLAY' ? TransactionRow[] : null };
+}[WalletReverseOutcome];
+
+const WALLET_REVERSE: PreparedStatement = {
+  name: 'wallet_reverse',
+  text: `SELECT outcome, records FROM wallet_reverse(p_client_id => $1, p_transaction_id => $2, p_reference => $3,
+           p_fingerprint => $4, p_narration => $5)`,
 };
+
+/** SQL function wallet_reverse (src/transactions/sql/wallet_reverse.sql): one call, its own transaction. */
+export async function walletReverse(db: DataSource, reversal: WalletReversal): Promise<WalletReverseAnswer> {
+  const [answer] = await runPrepared<WalletReverseAnswer>(db, WALLET_REVERSE, [
+    reversal.clientId,
+    reversal.transactionId,
+    reversal.reference,
+    reversal.fingerprint,
+    reversal.narration,
+  ]);
+  return answer;
+}
 
 /** SQLSTATE wallet_reverse raises for a CLOSED wallet, with the account number as detail. */
 const WALLET_CLOSED = 'WC001';
+
+const MAX_ATTEMPTS = 3;
 
 /**
  * Reverses a credit, debit or transfer (provider contract §4): one entry that exactly undoes the original,
@@ -34,27 +62,23 @@ export class ReversalsService {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   async reverse(principal: WalletPrincipal, transactionId: string, dto: ReversalDto) {
-    const reference = dto.source_transaction_id ?? null;
-    const values = [
-      principal.clientId,
-      UUID.test(transactionId) ? transactionId : null,
-      reference,
-      requestFingerprint('REVERSAL', { transaction_id: transactionId, ...dto }),
-      dto.transaction_narration ?? null,
-    ];
-    const rows = await this.call(values, reference !== null);
-    switch (rows[0].outcome) {
+    const answer = await this.call({
+      clientId: principal.clientId,
+      transactionId: UUID.test(transactionId) ? transactionId : null,
+      reference: dto.source_transaction_id ?? null,
+      fingerprint: requestFingerprint('REVERSAL', { transaction_id: transactionId, ...dto }),
+      narration: dto.transaction_narration ?? null,
+    });
+    switch (answer.outcome) {
       case 'REVERSED':
       case 'REPLAY':
-        return pairRecord(rows);
+        return pairRecord(answer.records);
       case 'REFERENCE_REUSED':
         throw MoneyRefusals.referenceReused();
       case 'NOT_FOUND':
         throw new NotFoundException('Transaction not found');
       case 'REVERSAL_OF_REVERSAL':
         throw new BadRequestException('A reversal cannot be reversed');
-      case 'NOT_REVERSIBLE':
-        throw new BadRequestException('This transaction cannot be reversed');
       case 'ALREADY_REVERSED':
         throw alreadyReversed();
     }
@@ -65,11 +89,11 @@ export class ReversalsService {
    * reference may have committed meanwhile (the reference taken, or a floor breached by its twin's movement): that
    * call answers it as a replay or a reused reference.
    */
-  private async call(values: unknown[], hasReference: boolean): Promise<ReversalRow[]> {
-    let twinChecked = !hasReference;
+  private async call(reversal: WalletReversal): Promise<WalletReverseAnswer> {
+    let twinChecked = reversal.reference === null;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await runPrepared<ReversalRow>(this.db, REVERSE, values);
+        return await walletReverse(this.db, reversal);
       } catch (error) {
         const failure = ledgerError(error);
         if (!twinChecked && (isUniqueViolation(error, 'wallet_operations_source_uq') || failure instanceof FloorBreachError)) {

@@ -1,7 +1,7 @@
-import { UUID } from '../common/validation/validators';
 import { Injectable } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { formatAmount } from '../common/money';
+import { UUID } from '../common/validation/validators';
 
 export type TransactionSource =
   | 'EXTERNAL_CREDIT'
@@ -11,6 +11,10 @@ export type TransactionSource =
   | 'INTERNAL_REVERAL_DEBIT'
   | 'INTERNAL_REVERAL_CREDIT';
 
+/**
+ * A wallet transaction record as SQL function wallet_transaction_rows shapes it
+ * (src/transactions/sql/wallet_transaction_rows.sql), read as a row or inside a money function's jsonb answer.
+ */
 export interface TransactionRow {
   id: string;
   operation_id: string;
@@ -31,26 +35,60 @@ export interface TransactionRow {
   source_transaction_id: string | null;
   source_transaction_data: unknown;
   transaction_narration: string | null;
-  transaction_date: Date;
+  /** A Date read as a column; ISO 8601 text inside a jsonb answer. */
+  transaction_date: Date | string;
   original_currency: string | null;
   original_amount: string | null;
   exchange_rate: string | null;
 }
 
-export const SELECT_TRANSACTIONS = `
-  SELECT t.*, o.kind AS operation_kind, a.account_number, a.kind AS account_kind, s.code AS client_service_code
-  FROM wallet_transactions t
-  JOIN wallet_operations o ON o.id = t.operation_id
-  JOIN ledger_accounts a ON a.id = t.account_id
-  LEFT JOIN client_services s ON s.id = t.client_service_id`;
+/** A page of a wallet's records in booking order, each with the keyset position after it. */
+export interface AccountPage {
+  accountId: string;
+  /** Booking time bounds, inclusive from, exclusive until. */
+  from: Date | null;
+  until: Date | null;
+  /** The position the page starts after: created_at as Postgres' UTC text with microseconds, and the record's id. */
+  after: { createdAt: string; id: string } | null;
+  limit: number;
+}
 
-/** Reads the per-account transaction records of wallet operations (SQL functions write them). */
+/**
+ * SQL function wallet_transaction_rows (src/transactions/sql/wallet_transaction_rows.sql): the records it shapes,
+ * chosen by id or by wallet and booking time. The money functions answer theirs through wallet_operation_rows.
+ */
 @Injectable()
 export class TransactionRecords {
   async byId(manager: EntityManager, clientId: string, transactionId: string): Promise<TransactionRow | null> {
     if (!UUID.test(transactionId)) return null;
-    const [row] = await manager.query(`${SELECT_TRANSACTIONS} WHERE t.client_id = $1 AND t.id = $2`, [clientId, transactionId]);
+    const [row] = await manager.query(
+      `SELECT r.* FROM wallet_transactions t JOIN wallet_transaction_rows() r ON r.id = t.id WHERE t.client_id = $1 AND t.id = $2`,
+      [clientId, transactionId],
+    );
     return row ?? null;
+  }
+
+  /**
+   * The cursor carries created_at with Postgres' microseconds: a JS Date would cut it to milliseconds, and the last
+   * row of a page would then sort after its own cursor and come back on the next page.
+   */
+  async ofAccount(db: DataSource, page: AccountPage): Promise<Array<TransactionRow & { cursor_at: string }>> {
+    return db.query(
+      `SELECT r.*, p.cursor_at
+       FROM (
+         SELECT t.id, t.created_at, to_char(t.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at
+         FROM wallet_transactions t
+         WHERE t.account_id = $1
+           AND ($2::timestamptz IS NULL OR t.created_at >= $2)
+           AND ($3::timestamptz IS NULL OR t.created_at < $3)
+           AND ($4::timestamptz IS NULL OR (t.created_at, t.id) > ($4::timestamptz, $5::uuid))
+         ORDER BY t.created_at, t.id
+         LIMIT $6
+       ) p
+       JOIN wallet_transaction_rows() r ON r.id = p.id
+       ORDER BY p.created_at, p.id`,
+      [page.accountId, page.from, page.until, page.after?.createdAt ?? null, page.after?.id ?? null, page.limit],
+    );
   }
 }
 

@@ -1,62 +1,68 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import Decimal from 'decimal.js';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
 import { GroupCommit } from '../infra/database/group-commit';
 import { isRetryableTransactionError, isUniqueViolation } from '../infra/database/pg-errors';
 import { PreparedStatement, runPrepared } from '../infra/database/prepared';
-import { statesThatMay } from '../wallets/wallet-state-machine';
+import type { WalletStatus } from '../wallets/wallet.entity';
+import { statesThatMay, type MoneyRole } from '../wallets/wallet-state-machine';
 import type { TransactionRow } from './transaction-records';
 
-/** A credit, debit or transfer as the database's wallet_money_batch takes it. */
+/** A credit, debit or transfer: one item of wallet_money_batch's p_items, each field named as the SQL reads it. */
 export interface WalletMoneyRequest {
-  clientId: string;
+  client_id: string;
   kind: 'CREDIT' | 'DEBIT' | 'TRANSFER';
   reference: string;
   fingerprint: string;
   /** The credited or debited wallet; a transfer's source. */
-  accountNumber: string;
-  destinationAccountNumber: string | null;
-  /** In `currency`, which the database converts into the wallet's when they differ. */
-  amount: Decimal;
+  account_number: string;
+  destination_account_number: string | null;
+  /** Decimal text (exact), in `currency`, which the database converts into the wallet's when they differ. */
+  amount: string;
   currency: string;
-  serviceCode: string;
+  service_code: string;
   narration: string | null;
+  /** Any JSON; null for none. */
   data: unknown;
-  transactionDate: Date;
+  /** ISO 8601. */
+  transaction_date: string;
 }
 
-export type WalletMoneyOutcome =
-  | 'OK'
-  | 'REPLAY'
-  | 'CONFLICT'
-  | 'SAME_WALLET'
-  | 'WALLET_NOT_FOUND'
-  | 'PROFILE_DEACTIVATED'
-  | 'WALLET_STATE'
-  | 'CURRENCY_MISMATCH'
-  | 'SERVICE_NOT_FOUND'
-  | 'SERVICE_INACTIVE'
-  | 'NO_RATE'
-  | 'STALE_RATE'
-  | 'TOO_SMALL'
-  | 'AMOUNT_BOUNDS'
-  | 'FEE_TOO_HIGH'
-  | 'INSUFFICIENT';
+type NoDetail = Record<string, never>;
 
-/** What the database answered for one request (see migration 1763800000014 for the details of each outcome). */
-export interface WalletMoneyResult {
-  outcome: WalletMoneyOutcome;
-  detail: string[];
-  records: TransactionRow[] | null;
+/** Per outcome of wallet_money_batch, the values its answer's detail names (what its refusal is worded with). */
+export interface WalletMoneyDetails {
+  OK: NoDetail;
+  REPLAY: NoDetail;
+  CONFLICT: NoDetail;
+  SAME_WALLET: NoDetail;
+  WALLET_NOT_FOUND: { account_number: string };
+  PROFILE_DEACTIVATED: { account_number: string };
+  WALLET_STATE: { account_number: string; status: WalletStatus; role: MoneyRole };
+  CURRENCY_MISMATCH: NoDetail;
+  SERVICE_NOT_FOUND: NoDetail;
+  SERVICE_INACTIVE: { service_code: string };
+  NO_RATE: { from_currency: string; to_currency: string };
+  /** newest_rate_at: ISO 8601, to the microsecond. */
+  STALE_RATE: { from_currency: string; to_currency: string; newest_rate_at: string; max_age_ms: number };
+  TOO_SMALL: NoDetail;
+  AMOUNT_BOUNDS: { minimum: string; maximum: string; currency: string };
+  FEE_TOO_HIGH: { fee: string };
+  INSUFFICIENT: { account_number: string };
 }
+
+export type WalletMoneyOutcome = keyof WalletMoneyDetails;
+
+/** One answer row of wallet_money_batch (or wallet_fund, which answers some of its outcomes): records for OK and REPLAY. */
+export type WalletMoneyAnswer<O extends WalletMoneyOutcome = WalletMoneyOutcome> = {
+  [K in O]: { outcome: K; detail: WalletMoneyDetails[K]; records: K extends 'OK' | 'REPLAY' ? TransactionRow[] : null };
+}[O];
 
 const WALLET_MONEY_BATCH: PreparedStatement = {
   name: 'wallet_money_batch',
-  text: `SELECT item_no, outcome, detail, records FROM wallet_money_batch(
-           $1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::numeric[], $8::text[], $9::text[],
-           $10::text[], $11::jsonb[], $12::timestamptz[], $13::text[], $14::text[], $15::bigint)`,
+  text: `SELECT outcome, detail, records FROM wallet_money_batch(p_items => $1::jsonb, p_paying_states => $2::text[],
+           p_receiving_states => $3::text[], p_max_rate_age_ms => $4::bigint)`,
 };
 
 const MAX_ATTEMPTS = 3;
@@ -73,14 +79,14 @@ const RECEIVING_STATES = statesThatMay('RECEIVE');
 
 /**
  * Wallet credits, debits and transfers, in the wallet's currency or converted, go to the database in groups (group
- * commit): each group is one call of wallet_money_batch, one transaction, one commit, in which every request is
- * checked, converted, posted and recorded on its own, and answered as it would be had the requests come one after
- * the other.
+ * commit): each group is one call of SQL function wallet_money_batch (src/transactions/sql/wallet_money_batch.sql),
+ * one transaction, one commit, in which every request is checked, converted, posted and recorded on its own, and
+ * answered as it would be had the requests come one after the other.
  */
 @Injectable()
 export class WalletMoneyBatch {
   /** null: the request shared its group with another of the same reference but another body, and goes again later. */
-  private readonly group = new GroupCommit<WalletMoneyRequest, WalletMoneyResult | null>((requests) => this.flush(requests), {
+  private readonly group = new GroupCommit<WalletMoneyRequest, WalletMoneyAnswer | null>((requests) => this.flush(requests), {
     maxItems: MAX_GROUP_SIZE,
     maxInFlight: GROUPS_IN_FLIGHT,
   });
@@ -90,7 +96,7 @@ export class WalletMoneyBatch {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  async submit(request: WalletMoneyRequest): Promise<WalletMoneyResult> {
+  async submit(request: WalletMoneyRequest): Promise<WalletMoneyAnswer> {
     return (await this.group.submit(request)) ?? this.submit(request);
   }
 
@@ -99,25 +105,25 @@ export class WalletMoneyBatch {
    * as it would get arriving just after it (a replay of what it did, or the same refusal); a request reusing the
    * reference with another body waits for a later group, where it meets the first one's record.
    */
-  private async flush(requests: WalletMoneyRequest[]): Promise<Array<WalletMoneyResult | null>> {
+  private async flush(requests: WalletMoneyRequest[]): Promise<Array<WalletMoneyAnswer | null>> {
     const firsts = new Map<string, WalletMoneyRequest>();
     for (const request of requests) {
-      const key = `${request.clientId}:${request.reference}`;
+      const key = `${request.client_id}:${request.reference}`;
       if (!firsts.has(key)) firsts.set(key, request);
     }
     const sent = [...firsts.values()];
-    const results = new Map<WalletMoneyRequest, WalletMoneyResult>();
-    (await this.call(sent)).forEach((result, i) => results.set(sent[i], result));
+    const answers = new Map<WalletMoneyRequest, WalletMoneyAnswer>();
+    (await this.call(sent)).forEach((answer, i) => answers.set(sent[i], answer));
     return requests.map((request) => {
-      const first = firsts.get(`${request.clientId}:${request.reference}`)!;
+      const first = firsts.get(`${request.client_id}:${request.reference}`)!;
       if (first !== request && (first.kind !== request.kind || first.fingerprint !== request.fingerprint)) return null;
-      const result = results.get(first)!;
-      return result.outcome === 'OK' && first !== request ? { ...result, outcome: 'REPLAY' } : result;
+      const answer = answers.get(first)!;
+      return answer.outcome === 'OK' && first !== request ? { ...answer, outcome: 'REPLAY' } : answer;
     });
   }
 
   /** One call for the group; a failed call (a deadlock, or a reference written by another path meanwhile) is retried. */
-  private async call(requests: WalletMoneyRequest[]): Promise<WalletMoneyResult[]> {
+  private async call(requests: WalletMoneyRequest[]): Promise<WalletMoneyAnswer[]> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.run(requests);
@@ -131,29 +137,13 @@ export class WalletMoneyBatch {
     }
   }
 
-  private async run(requests: WalletMoneyRequest[]): Promise<WalletMoneyResult[]> {
-    const column = <T>(read: (r: WalletMoneyRequest) => T) => requests.map(read);
-    const rows = await runPrepared<{ item_no: number; outcome: WalletMoneyOutcome; detail: string[]; records: TransactionRow[] | null }>(
-      this.db,
-      WALLET_MONEY_BATCH,
-      [
-        column((r) => r.clientId),
-        column((r) => r.kind),
-        column((r) => r.reference),
-        column((r) => r.fingerprint),
-        column((r) => r.accountNumber),
-        column((r) => r.destinationAccountNumber),
-        column((r) => r.amount.toFixed()),
-        column((r) => r.currency),
-        column((r) => r.serviceCode),
-        column((r) => r.narration),
-        column((r) => (r.data === undefined || r.data === null ? null : JSON.stringify(r.data))),
-        column((r) => r.transactionDate.toISOString()),
-        PAYING_STATES,
-        RECEIVING_STATES,
-        this.config.fxMaxRateAgeMs,
-      ],
-    );
-    return rows.map((row) => ({ outcome: row.outcome, detail: row.detail, records: row.records }));
+  /** SQL function wallet_money_batch: one answer per request, in order. */
+  private run(requests: WalletMoneyRequest[]): Promise<WalletMoneyAnswer[]> {
+    return runPrepared<WalletMoneyAnswer>(this.db, WALLET_MONEY_BATCH, [
+      JSON.stringify(requests),
+      PAYING_STATES,
+      RECEIVING_STATES,
+      this.config.fxMaxRateAgeMs,
+    ]);
   }
 }

@@ -35,28 +35,11 @@ const MONEY_ROLES: Record<WalletStatus, readonly MoneyRole[]> = {
   CLOSED: [],
 };
 
-export type MoneyRefusal = 'PROFILE_DEACTIVATED' | 'WALLET_STATE';
-
 /**
- * Why a wallet may not take `role` in a money movement, or null when it may (provider contract §4): a wallet whose
- * profile is deactivated cannot transact at all, otherwise its state decides. The money functions in the database
- * (wallet_money_batch, wallet_fund) apply this rule in this order, given the states by `statesThatMay`.
+ * The wallet states that may take `role` (provider contract §4): the database's money functions (wallet_money_batch,
+ * wallet_fund, split_acknowledge, and payouts and airtime through paying_service) are given these, so the rule has
+ * this one home. A wallet of a deactivated profile cannot transact whatever its state; they check that first.
  */
-export function moneyRefusal(wallet: { status: WalletStatus; profileActive: boolean }, role: MoneyRole): MoneyRefusal | null {
-  if (!wallet.profileActive) return 'PROFILE_DEACTIVATED';
-  return MONEY_ROLES[wallet.status].includes(role) ? null : 'WALLET_STATE';
-}
-
-/** The wallet states that may take `role`: the money path in the database is given these, so the rule stays here. */
 export function statesThatMay(role: MoneyRole): WalletStatus[] {
   return (Object.keys(MONEY_ROLES) as WalletStatus[]).filter((status) => MONEY_ROLES[status].includes(role));
-}
-
-/** The state half of `moneyRefusal`, for callers that check the profile separately (split settlements, to be merged). */
-export function mayReceive(status: WalletStatus): boolean {
-  return MONEY_ROLES[status].includes('RECEIVE');
-}
-
-export function mayPay(status: WalletStatus): boolean {
-  return MONEY_ROLES[status].includes('PAY');
 }

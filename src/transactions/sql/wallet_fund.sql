@@ -1,41 +1,15 @@
 -- An operator's funding of a wallet (wallet:fund, the seed's opening float) in one call: entry, operation and
--- transaction record.
+-- transaction record, answered as wallet_money_batch answers a request (outcome, detail by name, records).
 CREATE OR REPLACE FUNCTION wallet_fund(
   p_client_id uuid,
   p_account_number text,
   p_amount numeric,
   p_fingerprint text,
   p_narration text,
-  p_date timestamp with time zone,
+  p_transaction_date timestamp with time zone,
   p_receiving_states text[]
 )
-RETURNS TABLE(
-  outcome text,
-  detail text[],
-  id uuid,
-  operation_id uuid,
-  operation_kind text,
-  account_id uuid,
-  account_number text,
-  account_kind text,
-  client_service_code text,
-  transaction_type text,
-  transaction_source text,
-  currency text,
-  transaction_amount numeric,
-  transaction_fee numeric,
-  previous_balance numeric,
-  current_balance numeric,
-  other_party_account text,
-  other_party_transaction_hash text,
-  source_transaction_id text,
-  source_transaction_data jsonb,
-  transaction_narration text,
-  transaction_date timestamp with time zone,
-  original_currency text,
-  original_amount numeric,
-  exchange_rate numeric
-)
+RETURNS TABLE(outcome text, detail jsonb, records jsonb)
 LANGUAGE plpgsql
 AS $fn$
 DECLARE
@@ -50,16 +24,15 @@ BEGIN
   SELECT a.id, a.currency::text AS currency, w.status::text AS status, p.is_active = 1 AS profile_active INTO v_wallet
   FROM ledger_accounts a JOIN wallets w ON w.id = a.id JOIN profiles p ON p.id = w.profile_id
   WHERE a.client_id = p_client_id AND a.account_number = p_account_number FOR SHARE OF w, p;
-  outcome := CASE
-    WHEN v_wallet.id IS NULL THEN 'WALLET_NOT_FOUND'
-    WHEN NOT v_wallet.profile_active THEN 'PROFILE_DEACTIVATED'
-    WHEN NOT (v_wallet.status = ANY (p_receiving_states)) THEN 'WALLET_STATE'
-  END;
+  IF v_wallet.id IS NULL THEN
+    outcome := 'WALLET_NOT_FOUND'; detail := jsonb_build_object('account_number', p_account_number);
+  ELSIF NOT v_wallet.profile_active THEN
+    outcome := 'PROFILE_DEACTIVATED'; detail := jsonb_build_object('account_number', p_account_number);
+  ELSIF NOT (v_wallet.status = ANY (p_receiving_states)) THEN
+    outcome := 'WALLET_STATE';
+    detail := jsonb_build_object('account_number', p_account_number, 'status', v_wallet.status, 'role', 'RECEIVE');
+  END IF;
   IF outcome IS NOT NULL THEN
-    detail := CASE outcome
-      WHEN 'WALLET_NOT_FOUND' THEN ARRAY[p_account_number]
-      WHEN 'PROFILE_DEACTIVATED' THEN ARRAY[p_account_number, 'RECEIVE']
-      ELSE ARRAY[p_account_number, v_wallet.status, 'RECEIVE'] END;
     RETURN NEXT;
     RETURN;
   END IF;
@@ -76,9 +49,11 @@ BEGIN
     currency, transaction_amount, transaction_fee, previous_balance, current_balance, other_party_account,
     other_party_transaction_hash, source_transaction_id, source_transaction_data, transaction_narration, transaction_date)
   SELECT v_operation, p_client_id, v_wallet.id, NULL, 'CREDIT', 'EXTERNAL_CREDIT', v_wallet.currency, p_amount, 0, v_before,
-         v_after, a.account_number, NULL, NULL, NULL, p_narration, p_date
+         v_after, a.account_number, NULL, NULL, NULL, p_narration, p_transaction_date
   FROM ledger_accounts a WHERE a.id = v_settlement;
 
-  RETURN QUERY SELECT 'OK', NULL::text[], r.* FROM wallet_operation_rows(v_operation) r;
+  outcome := 'OK'; detail := '{}';
+  SELECT rec.records INTO records FROM wallet_operation_rows(ARRAY[v_operation]) rec;
+  RETURN NEXT;
 END
 $fn$;

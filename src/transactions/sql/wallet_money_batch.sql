@@ -1,18 +1,10 @@
 -- Wallet credits, debits and transfers of one group commit in one call: replay or 409, wallet states, service,
 -- conversion, bounds and fee, then one ledger_post_entries call and the records, one answer row per request.
+-- p_items holds the requests, a jsonb array of objects with named fields (WalletMoneyRequest,
+-- src/transactions/wallet-money-batch.ts); an answer's detail names the values its refusal is worded with, and its
+-- records are the request's transaction records (wallet_operation_rows).
 CREATE OR REPLACE FUNCTION wallet_money_batch(
-  p_clients uuid[],
-  p_kinds text[],
-  p_refs text[],
-  p_fingerprints text[],
-  p_sources text[],
-  p_destinations text[],
-  p_amounts numeric[],
-  p_currencies text[],
-  p_services text[],
-  p_narrations text[],
-  p_data jsonb[],
-  p_dates timestamp with time zone[],
+  p_items jsonb,
   p_paying_states text[],
   p_receiving_states text[],
   p_max_rate_age_ms bigint
@@ -22,6 +14,10 @@ LANGUAGE plpgsql
 AS $fn$
 #variable_conflict use_column
 DECLARE
+  -- The requests, one array per field, in item order.
+  req_clients uuid[]; req_kinds text[]; req_refs text[]; req_fingerprints text[]; req_sources text[]; req_destinations text[];
+  req_amounts numeric[]; req_currencies text[]; req_services text[]; req_narrations text[]; req_data jsonb[];
+  req_dates timestamp with time zone[];
   v_key bigint;
   v_outcome text[] := '{}'; v_detail jsonb[] := '{}'; v_op uuid[] := '{}'; v_src uuid[] := '{}'; v_dst uuid[] := '{}';
   v_currency text[] := '{}'; v_service uuid[] := '{}'; v_fee numeric[] := '{}';
@@ -31,14 +27,27 @@ DECLARE
   v_settlement uuid[] := '{}'; v_settlement_no text[] := '{}';
   v_e_item int[] := '{}'; v_e_clients uuid[] := '{}'; v_e_kinds text[] := '{}';
   v_l_entry int[] := '{}'; v_l_account uuid[] := '{}'; v_l_amount numeric[] := '{}';
-  v_entry bigint[] := '{}'; v_new_op uuid[] := '{}'; v_leg1 uuid[] := '{}'; v_leg2 uuid[] := '{}';
+  v_entry bigint[] := '{}'; v_answered uuid[]; v_new_op uuid[] := '{}'; v_leg1 uuid[] := '{}'; v_leg2 uuid[] := '{}';
   v_src_before numeric[] := '{}'; v_src_after numeric[] := '{}'; v_dst_before numeric[] := '{}'; v_dst_after numeric[] := '{}';
   v_quote record; v_lines int; v_k int; i int; r record;
 BEGIN
+  SELECT array_agg(x.client_id ORDER BY x.n), array_agg(x.kind ORDER BY x.n), array_agg(x.reference ORDER BY x.n),
+         array_agg(x.fingerprint ORDER BY x.n), array_agg(x.account_number ORDER BY x.n),
+         array_agg(x.destination_account_number ORDER BY x.n), array_agg(x.amount ORDER BY x.n),
+         array_agg(x.currency ORDER BY x.n), array_agg(x.service_code ORDER BY x.n), array_agg(x.narration ORDER BY x.n),
+         array_agg(x.data ORDER BY x.n), array_agg(x.transaction_date ORDER BY x.n)
+    INTO req_clients, req_kinds, req_refs, req_fingerprints, req_sources, req_destinations, req_amounts, req_currencies,
+         req_services, req_narrations, req_data, req_dates
+    FROM ROWS FROM (jsonb_to_recordset(p_items) AS (client_id uuid, kind text, reference text, fingerprint text,
+           account_number text, destination_account_number text, amount numeric, currency text, service_code text,
+           narration text, data jsonb, transaction_date timestamp with time zone))
+         WITH ORDINALITY x(client_id, kind, reference, fingerprint, account_number, destination_account_number, amount,
+           currency, service_code, narration, data, transaction_date, n);
+
   -- New references in concurrent batches queue here, each then seeing whether the other committed. A reference
   -- already recorded is a replay or a conflict whatever happens next, so replays take no lock.
   FOR v_key IN
-    SELECT DISTINCT hashtextextended(x.c::text || ':' || x.ref, 0) AS k FROM unnest(p_clients, p_refs) x(c, ref)
+    SELECT DISTINCT hashtextextended(x.c::text || ':' || x.ref, 0) AS k FROM unnest(req_clients, req_refs) x(c, ref)
     WHERE NOT EXISTS (SELECT 1 FROM wallet_operations o WHERE o.client_id = x.c AND o.source_transaction_id = x.ref)
     ORDER BY k
   LOOP
@@ -50,19 +59,23 @@ BEGIN
   FOR r IN
     SELECT q.n, q.op, q.src, q.dst, q.currency, q.service, q.min_amount, q.max_amount,
       CASE
-        WHEN q.op IS NOT NULL THEN ARRAY[CASE WHEN q.op_kind = q.kind AND q.op_fp IS NOT DISTINCT FROM q.fp THEN 'REPLAY' ELSE 'CONFLICT' END]
-        WHEN q.kind = 'TRANSFER' AND q.src_no = q.dst_no THEN ARRAY['SAME_WALLET']
-        WHEN q.src IS NULL THEN ARRAY['WALLET_NOT_FOUND', q.src_no]
-        WHEN q.kind = 'TRANSFER' AND q.dst IS NULL THEN ARRAY['WALLET_NOT_FOUND', q.dst_no]
-        WHEN NOT q.src_profile_active THEN ARRAY['PROFILE_DEACTIVATED', q.src_no, q.src_role]
+        WHEN q.op IS NOT NULL AND q.op_kind = q.kind AND q.op_fp IS NOT DISTINCT FROM q.fp THEN jsonb_build_object('outcome', 'REPLAY')
+        WHEN q.op IS NOT NULL THEN jsonb_build_object('outcome', 'CONFLICT')
+        WHEN q.kind = 'TRANSFER' AND q.src_no = q.dst_no THEN jsonb_build_object('outcome', 'SAME_WALLET')
+        WHEN q.src IS NULL THEN jsonb_build_object('outcome', 'WALLET_NOT_FOUND', 'account_number', q.src_no)
+        WHEN q.kind = 'TRANSFER' AND q.dst IS NULL THEN jsonb_build_object('outcome', 'WALLET_NOT_FOUND', 'account_number', q.dst_no)
+        WHEN NOT q.src_profile_active
+          THEN jsonb_build_object('outcome', 'PROFILE_DEACTIVATED', 'account_number', q.src_no)
         WHEN NOT (q.src_status = ANY (CASE q.src_role WHEN 'RECEIVE' THEN p_receiving_states ELSE p_paying_states END))
-          THEN ARRAY['WALLET_STATE', q.src_no, q.src_status, q.src_role]
-        WHEN q.kind = 'TRANSFER' AND NOT q.dst_profile_active THEN ARRAY['PROFILE_DEACTIVATED', q.dst_no, 'RECEIVE']
-        WHEN q.kind = 'TRANSFER' AND NOT (q.dst_status = ANY (p_receiving_states)) THEN ARRAY['WALLET_STATE', q.dst_no, q.dst_status, 'RECEIVE']
-        WHEN q.kind = 'TRANSFER' AND q.currency <> q.dst_currency THEN ARRAY['CURRENCY_MISMATCH']
-        WHEN q.service IS NULL THEN ARRAY['SERVICE_NOT_FOUND']
-        WHEN NOT q.service_active THEN ARRAY['SERVICE_INACTIVE', q.service_code]
-        ELSE ARRAY['OK']
+          THEN jsonb_build_object('outcome', 'WALLET_STATE', 'account_number', q.src_no, 'status', q.src_status, 'role', q.src_role)
+        WHEN q.kind = 'TRANSFER' AND NOT q.dst_profile_active
+          THEN jsonb_build_object('outcome', 'PROFILE_DEACTIVATED', 'account_number', q.dst_no)
+        WHEN q.kind = 'TRANSFER' AND NOT (q.dst_status = ANY (p_receiving_states))
+          THEN jsonb_build_object('outcome', 'WALLET_STATE', 'account_number', q.dst_no, 'status', q.dst_status, 'role', 'RECEIVE')
+        WHEN q.kind = 'TRANSFER' AND q.currency <> q.dst_currency THEN jsonb_build_object('outcome', 'CURRENCY_MISMATCH')
+        WHEN q.service IS NULL THEN jsonb_build_object('outcome', 'SERVICE_NOT_FOUND')
+        WHEN NOT q.service_active THEN jsonb_build_object('outcome', 'SERVICE_INACTIVE', 'service_code', q.service_code)
+        ELSE jsonb_build_object('outcome', 'OK')
       END AS verdict
     FROM (
       SELECT x.n::int AS n, x.kind, x.fp, x.src_no, x.dst_no,
@@ -72,7 +85,7 @@ BEGIN
              d.id AS dst, d.currency AS dst_currency, d.status AS dst_status, d.profile_active AS dst_profile_active,
              cs.id AS service, cs.code::text AS service_code, cs.is_active = 1 AS service_active,
              cs.minimum_transaction_amount AS min_amount, cs.maximum_transaction_amount AS max_amount
-      FROM unnest(p_clients, p_kinds, p_refs, p_fingerprints, p_sources, p_destinations, p_services)
+      FROM unnest(req_clients, req_kinds, req_refs, req_fingerprints, req_sources, req_destinations, req_services)
            WITH ORDINALITY x(client_id, kind, ref, fp, src_no, dst_no, service_code, n)
       LEFT JOIN wallet_operations o ON o.client_id = x.client_id AND o.source_transaction_id = x.ref
       LEFT JOIN LATERAL (
@@ -88,39 +101,41 @@ BEGIN
     ORDER BY q.n
   LOOP
     i := r.n;
-    v_outcome[i] := r.verdict[1];
-    v_detail[i] := to_jsonb(r.verdict[2:]);
+    v_outcome[i] := r.verdict->>'outcome';
+    v_detail[i] := r.verdict - 'outcome';
     v_op[i] := r.op; v_src[i] := r.src; v_dst[i] := r.dst; v_currency[i] := r.currency; v_service[i] := r.service;
     CONTINUE WHEN v_outcome[i] <> 'OK';
 
     -- The money checks, in the wallet's currency: a request in another one is converted first (a transfer at the
     -- rate of money leaving its source wallet).
-    v_amount[i] := p_amounts[i];
-    IF p_currencies[i] <> r.currency THEN
-      SELECT * INTO v_quote FROM fx_conversion_rate(p_currencies[i], r.currency,
-        CASE p_kinds[i] WHEN 'CREDIT' THEN 'INTO_WALLET' ELSE 'OUT_OF_WALLET' END, p_max_rate_age_ms);
+    v_amount[i] := req_amounts[i];
+    IF req_currencies[i] <> r.currency THEN
+      SELECT * INTO v_quote FROM fx_conversion_rate(req_currencies[i], r.currency,
+        CASE req_kinds[i] WHEN 'CREDIT' THEN 'INTO_WALLET' ELSE 'OUT_OF_WALLET' END, p_max_rate_age_ms);
       IF v_quote.rate IS NULL AND v_quote.newest_rate_at IS NULL THEN
-        v_outcome[i] := 'NO_RATE'; v_detail[i] := jsonb_build_array(p_currencies[i], r.currency);
+        v_outcome[i] := 'NO_RATE'; v_detail[i] := jsonb_build_object('from_currency', req_currencies[i], 'to_currency', r.currency);
         CONTINUE;
       ELSIF v_quote.rate IS NULL THEN
         v_outcome[i] := 'STALE_RATE';
-        v_detail[i] := jsonb_build_array(p_currencies[i], r.currency, v_quote.newest_rate_at::text, p_max_rate_age_ms::text);
+        v_detail[i] := jsonb_build_object('from_currency', req_currencies[i], 'to_currency', r.currency,
+                                          'newest_rate_at', v_quote.newest_rate_at, 'max_age_ms', p_max_rate_age_ms);
         CONTINUE;
       END IF;
       v_rate[i] := v_quote.rate;
-      v_amount[i] := round(p_amounts[i] * v_quote.rate, 4);
+      v_amount[i] := round(req_amounts[i] * v_quote.rate, 4);
       IF v_amount[i] = 0 THEN
-        v_outcome[i] := 'TOO_SMALL'; v_detail[i] := '[]';
+        v_outcome[i] := 'TOO_SMALL'; v_detail[i] := '{}';
         CONTINUE;
       END IF;
     END IF;
     IF v_amount[i] < r.min_amount OR v_amount[i] > r.max_amount THEN
-      v_outcome[i] := 'AMOUNT_BOUNDS'; v_detail[i] := jsonb_build_array(r.min_amount::text, r.max_amount::text, r.currency);
+      v_outcome[i] := 'AMOUNT_BOUNDS';
+      v_detail[i] := jsonb_build_object('minimum', r.min_amount::text, 'maximum', r.max_amount::text, 'currency', r.currency);
       CONTINUE;
     END IF;
     v_fee[i] := client_service_fee(r.service, v_amount[i]);
-    IF p_kinds[i] = 'CREDIT' AND v_fee[i] >= v_amount[i] THEN
-      v_outcome[i] := 'FEE_TOO_HIGH'; v_detail[i] := jsonb_build_array(v_fee[i]::text);
+    IF req_kinds[i] = 'CREDIT' AND v_fee[i] >= v_amount[i] THEN
+      v_outcome[i] := 'FEE_TOO_HIGH'; v_detail[i] := jsonb_build_object('fee', v_fee[i]::text);
     END IF;
   END LOOP;
 
@@ -129,12 +144,12 @@ BEGIN
   -- outside side), FEE_INCOME of the wallet's, and the FX_POSITION accounts of both when a credit or debit converts.
   FOR r IN
     SELECT DISTINCT s.client_id, s.kind, s.currency
-    FROM generate_subscripts(p_clients, 1) i
+    FROM generate_subscripts(req_clients, 1) i
     CROSS JOIN LATERAL (VALUES
-      (p_clients[i], 'SETTLEMENT', p_currencies[i], p_kinds[i] <> 'TRANSFER'),
-      (p_clients[i], 'FEE_INCOME', v_currency[i], v_fee[i] > 0),
-      (p_clients[i], 'FX_POSITION', p_currencies[i], p_kinds[i] <> 'TRANSFER' AND v_rate[i] IS NOT NULL),
-      (p_clients[i], 'FX_POSITION', v_currency[i], p_kinds[i] <> 'TRANSFER' AND v_rate[i] IS NOT NULL)
+      (req_clients[i], 'SETTLEMENT', req_currencies[i], req_kinds[i] <> 'TRANSFER'),
+      (req_clients[i], 'FEE_INCOME', v_currency[i], v_fee[i] > 0),
+      (req_clients[i], 'FX_POSITION', req_currencies[i], req_kinds[i] <> 'TRANSFER' AND v_rate[i] IS NOT NULL),
+      (req_clients[i], 'FX_POSITION', v_currency[i], req_kinds[i] <> 'TRANSFER' AND v_rate[i] IS NOT NULL)
     ) s(client_id, kind, currency, used)
     WHERE v_outcome[i] = 'OK' AND s.used
     ORDER BY s.client_id, s.kind, s.currency
@@ -147,30 +162,30 @@ BEGIN
 
   -- One entry per accepted request, lines in the order the application's EntryBuilder gave them: the two sides,
   -- the fee, then the currency exchange.
-  FOR i IN 1 .. coalesce(cardinality(p_clients), 0) LOOP
+  FOR i IN 1 .. coalesce(cardinality(req_clients), 0) LOOP
     CONTINUE WHEN v_outcome[i] <> 'OK';
-    v_e_item := v_e_item || i; v_e_clients := v_e_clients || p_clients[i]; v_e_kinds := v_e_kinds || ('WALLET_' || p_kinds[i]);
+    v_e_item := v_e_item || i; v_e_clients := v_e_clients || req_clients[i]; v_e_kinds := v_e_kinds || ('WALLET_' || req_kinds[i]);
     v_lines := cardinality(v_l_account);
-    IF p_kinds[i] <> 'TRANSFER' THEN
-      v_k := array_position(v_sys_key, p_clients[i]::text || 'SETTLEMENT' || p_currencies[i]);
+    IF req_kinds[i] <> 'TRANSFER' THEN
+      v_k := array_position(v_sys_key, req_clients[i]::text || 'SETTLEMENT' || req_currencies[i]);
       v_settlement[i] := v_sys_id[v_k]; v_settlement_no[i] := v_sys_no[v_k];
     END IF;
-    -- p_amounts[i] is what moves outside (in the request's currency), v_amount[i] what moves in the wallet.
-    IF p_kinds[i] = 'CREDIT' THEN
-      v_l_account := v_l_account || ARRAY[v_settlement[i], v_src[i]]; v_l_amount := v_l_amount || ARRAY[-p_amounts[i], v_amount[i] - v_fee[i]];
-    ELSIF p_kinds[i] = 'DEBIT' THEN
-      v_l_account := v_l_account || ARRAY[v_src[i], v_settlement[i]]; v_l_amount := v_l_amount || ARRAY[-(v_amount[i] + v_fee[i]), p_amounts[i]];
+    -- req_amounts[i] is what moves outside (in the request's currency), v_amount[i] what moves in the wallet.
+    IF req_kinds[i] = 'CREDIT' THEN
+      v_l_account := v_l_account || ARRAY[v_settlement[i], v_src[i]]; v_l_amount := v_l_amount || ARRAY[-req_amounts[i], v_amount[i] - v_fee[i]];
+    ELSIF req_kinds[i] = 'DEBIT' THEN
+      v_l_account := v_l_account || ARRAY[v_src[i], v_settlement[i]]; v_l_amount := v_l_amount || ARRAY[-(v_amount[i] + v_fee[i]), req_amounts[i]];
     ELSE
       v_l_account := v_l_account || ARRAY[v_src[i], v_dst[i]]; v_l_amount := v_l_amount || ARRAY[-(v_amount[i] + v_fee[i]), v_amount[i]];
     END IF;
     IF v_fee[i] > 0 THEN
-      v_l_account := v_l_account || v_sys_id[array_position(v_sys_key, p_clients[i]::text || 'FEE_INCOME' || v_currency[i])];
+      v_l_account := v_l_account || v_sys_id[array_position(v_sys_key, req_clients[i]::text || 'FEE_INCOME' || v_currency[i])];
       v_l_amount := v_l_amount || v_fee[i];
     END IF;
-    IF p_kinds[i] <> 'TRANSFER' AND v_rate[i] IS NOT NULL THEN
-      v_l_account := v_l_account || ARRAY[v_sys_id[array_position(v_sys_key, p_clients[i]::text || 'FX_POSITION' || p_currencies[i])],
-                                          v_sys_id[array_position(v_sys_key, p_clients[i]::text || 'FX_POSITION' || v_currency[i])]];
-      v_l_amount := v_l_amount || CASE p_kinds[i] WHEN 'CREDIT' THEN ARRAY[p_amounts[i], -v_amount[i]] ELSE ARRAY[-p_amounts[i], v_amount[i]] END;
+    IF req_kinds[i] <> 'TRANSFER' AND v_rate[i] IS NOT NULL THEN
+      v_l_account := v_l_account || ARRAY[v_sys_id[array_position(v_sys_key, req_clients[i]::text || 'FX_POSITION' || req_currencies[i])],
+                                          v_sys_id[array_position(v_sys_key, req_clients[i]::text || 'FX_POSITION' || v_currency[i])]];
+      v_l_amount := v_l_amount || CASE req_kinds[i] WHEN 'CREDIT' THEN ARRAY[req_amounts[i], -v_amount[i]] ELSE ARRAY[-req_amounts[i], v_amount[i]] END;
     END IF;
     v_l_entry := v_l_entry || array_fill(cardinality(v_e_item), ARRAY[cardinality(v_l_account) - v_lines]);
   END LOOP;
@@ -178,7 +193,7 @@ BEGIN
   FOR r IN SELECT * FROM ledger_post_entries(v_e_clients, v_e_kinds, v_l_entry, v_l_account, v_l_amount) LOOP
     i := v_e_item[r.entry_no];
     IF r.refused_account IS NOT NULL THEN
-      v_outcome[i] := 'INSUFFICIENT'; v_detail[i] := jsonb_build_array(r.refused_account);
+      v_outcome[i] := 'INSUFFICIENT'; v_detail[i] := jsonb_build_object('account_number', r.refused_account);
     ELSE
       v_entry[i] := r.entry_id;
       IF r.account_id = v_src[i] THEN v_src_before[i] := r.balance_before; v_src_after[i] := r.balance_after; END IF;
@@ -186,61 +201,45 @@ BEGIN
     END IF;
   END LOOP;
 
-  FOR i IN 1 .. coalesce(cardinality(p_clients), 0) LOOP
+  FOR i IN 1 .. coalesce(cardinality(req_clients), 0) LOOP
     CONTINUE WHEN v_outcome[i] <> 'OK';
     v_new_op[i] := gen_random_uuid(); v_leg1[i] := gen_random_uuid();
-    IF p_kinds[i] = 'TRANSFER' THEN v_leg2[i] := gen_random_uuid(); END IF;
+    IF req_kinds[i] = 'TRANSFER' THEN v_leg2[i] := gen_random_uuid(); END IF;
   END LOOP;
 
   -- No ON CONFLICT: the advisory locks make a duplicate impossible here unless another path (a reversal) wrote the
   -- reference meanwhile, and then the batch fails as a whole and the application retries its requests one by one.
   INSERT INTO wallet_operations (id, client_id, kind, source_transaction_id, request_fingerprint, entry_id)
-    SELECT v_new_op[i], p_clients[i], p_kinds[i], p_refs[i], p_fingerprints[i], v_entry[i]
-    FROM generate_subscripts(p_clients, 1) i WHERE v_outcome[i] = 'OK' ORDER BY i;
+    SELECT v_new_op[i], req_clients[i], req_kinds[i], req_refs[i], req_fingerprints[i], v_entry[i]
+    FROM generate_subscripts(req_clients, 1) i WHERE v_outcome[i] = 'OK' ORDER BY i;
   INSERT INTO wallet_transactions (id, operation_id, client_id, account_id, client_service_id, transaction_type, transaction_source,
       currency, transaction_amount, transaction_fee, previous_balance, current_balance, other_party_account,
       other_party_transaction_hash, source_transaction_id, source_transaction_data, transaction_narration, transaction_date,
       original_currency, original_amount, exchange_rate)
-    SELECT l.id, v_new_op[l.i], p_clients[l.i], l.account, v_service[l.i], l.type, l.source, v_currency[l.i], v_amount[l.i],
-           l.fee, l.before, l.after, l.other_party, l.other_leg, p_refs[l.i], p_data[l.i], p_narrations[l.i], p_dates[l.i],
-           CASE WHEN v_rate[l.i] IS NOT NULL THEN p_currencies[l.i] END, CASE WHEN v_rate[l.i] IS NOT NULL THEN p_amounts[l.i] END,
+    SELECT l.id, v_new_op[l.i], req_clients[l.i], l.account, v_service[l.i], l.type, l.source, v_currency[l.i], v_amount[l.i],
+           l.fee, l.before, l.after, l.other_party, l.other_leg, req_refs[l.i], req_data[l.i], req_narrations[l.i], req_dates[l.i],
+           CASE WHEN v_rate[l.i] IS NOT NULL THEN req_currencies[l.i] END, CASE WHEN v_rate[l.i] IS NOT NULL THEN req_amounts[l.i] END,
            v_rate[l.i]
     FROM (
       SELECT i, 1 AS leg, v_leg1[i] AS id, v_src[i] AS account,
-             CASE p_kinds[i] WHEN 'CREDIT' THEN 'CREDIT' ELSE 'DEBIT' END AS type,
-             CASE p_kinds[i] WHEN 'CREDIT' THEN 'EXTERNAL_CREDIT' WHEN 'DEBIT' THEN 'EXTERNAL_DEBIT' ELSE 'INTERNAL_TRANSFER_DEBIT' END AS source,
+             CASE req_kinds[i] WHEN 'CREDIT' THEN 'CREDIT' ELSE 'DEBIT' END AS type,
+             CASE req_kinds[i] WHEN 'CREDIT' THEN 'EXTERNAL_CREDIT' WHEN 'DEBIT' THEN 'EXTERNAL_DEBIT' ELSE 'INTERNAL_TRANSFER_DEBIT' END AS source,
              v_fee[i] AS fee, v_src_before[i] AS before, v_src_after[i] AS after,
-             CASE WHEN p_kinds[i] = 'TRANSFER' THEN p_destinations[i] ELSE v_settlement_no[i] END AS other_party,
+             CASE WHEN req_kinds[i] = 'TRANSFER' THEN req_destinations[i] ELSE v_settlement_no[i] END AS other_party,
              v_leg2[i]::text AS other_leg
-      FROM generate_subscripts(p_clients, 1) i WHERE v_outcome[i] = 'OK'
+      FROM generate_subscripts(req_clients, 1) i WHERE v_outcome[i] = 'OK'
       UNION ALL
-      SELECT i, 2, v_leg2[i], v_dst[i], 'CREDIT', 'INTERNAL_TRANSFER_CREDIT', 0, v_dst_before[i], v_dst_after[i], p_sources[i], v_leg1[i]::text
-      FROM generate_subscripts(p_clients, 1) i WHERE v_outcome[i] = 'OK' AND p_kinds[i] = 'TRANSFER'
+      SELECT i, 2, v_leg2[i], v_dst[i], 'CREDIT', 'INTERNAL_TRANSFER_CREDIT', 0, v_dst_before[i], v_dst_after[i], req_sources[i], v_leg1[i]::text
+      FROM generate_subscripts(req_clients, 1) i WHERE v_outcome[i] = 'OK' AND req_kinds[i] = 'TRANSFER'
     ) l
     ORDER BY l.i, l.leg;
 
+  v_answered := ARRAY(SELECT coalesce(v_new_op[i], v_op[i]) FROM generate_subscripts(req_clients, 1) i
+                      WHERE v_outcome[i] IN ('OK', 'REPLAY'));
   RETURN QUERY
     SELECT i, v_outcome[i], v_detail[i], rec.records
-    FROM generate_subscripts(p_clients, 1) i
-    LEFT JOIN LATERAL (
-      SELECT jsonb_agg(jsonb_build_object(
-               'id', t.id, 'operation_id', t.operation_id, 'operation_kind', o.kind, 'account_id', t.account_id,
-               'account_number', a.account_number, 'account_kind', a.kind, 'client_service_code', s.code,
-               'transaction_type', t.transaction_type, 'transaction_source', t.transaction_source, 'currency', t.currency,
-               'transaction_amount', t.transaction_amount::text, 'transaction_fee', t.transaction_fee::text,
-               'previous_balance', t.previous_balance::text, 'current_balance', t.current_balance::text,
-               'other_party_account', t.other_party_account, 'other_party_transaction_hash', t.other_party_transaction_hash,
-               'source_transaction_id', t.source_transaction_id, 'source_transaction_data', t.source_transaction_data,
-               'transaction_narration', t.transaction_narration, 'transaction_date', t.transaction_date,
-               'original_currency', t.original_currency, 'original_amount', t.original_amount::text,
-               'exchange_rate', t.exchange_rate::text)
-             ORDER BY t.transaction_type = 'CREDIT', t.id) AS records
-      FROM wallet_transactions t
-      JOIN wallet_operations o ON o.id = t.operation_id
-      JOIN ledger_accounts a ON a.id = t.account_id
-      LEFT JOIN client_services s ON s.id = t.client_service_id
-      WHERE v_outcome[i] IN ('OK', 'REPLAY') AND t.operation_id = coalesce(v_new_op[i], v_op[i])
-    ) rec ON true
+    FROM generate_subscripts(req_clients, 1) i
+    LEFT JOIN wallet_operation_rows(v_answered) rec ON rec.operation_id = coalesce(v_new_op[i], v_op[i]) AND v_outcome[i] IN ('OK', 'REPLAY')
     ORDER BY i;
 END
 $fn$;

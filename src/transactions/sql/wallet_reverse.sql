@@ -1,5 +1,5 @@
 -- Reverses a wallet transaction in one call: checks, idempotency claim, ledger_reverse_entry and the reversal
--- records.
+-- records, answered as an outcome and, for REVERSED and REPLAY, the records (wallet_operation_rows).
 CREATE OR REPLACE FUNCTION wallet_reverse(
   p_client_id uuid,
   p_transaction_id uuid,
@@ -7,32 +7,7 @@ CREATE OR REPLACE FUNCTION wallet_reverse(
   p_fingerprint text,
   p_narration text
 )
-RETURNS TABLE(
-  outcome text,
-  id uuid,
-  operation_id uuid,
-  operation_kind text,
-  account_id uuid,
-  account_number text,
-  account_kind text,
-  client_service_code text,
-  transaction_type text,
-  transaction_source text,
-  currency text,
-  transaction_amount numeric,
-  transaction_fee numeric,
-  previous_balance numeric,
-  current_balance numeric,
-  other_party_account text,
-  other_party_transaction_hash text,
-  source_transaction_id text,
-  source_transaction_data jsonb,
-  transaction_narration text,
-  transaction_date timestamp with time zone,
-  original_currency text,
-  original_amount numeric,
-  exchange_rate numeric
-)
+RETURNS TABLE(outcome text, records jsonb)
 LANGUAGE plpgsql
 AS $fn$
 DECLARE
@@ -53,10 +28,11 @@ BEGIN
     IF FOUND THEN
       IF v_known.kind <> 'REVERSAL' OR v_known.request_fingerprint IS DISTINCT FROM p_fingerprint THEN
         outcome := 'REFERENCE_REUSED';
-        RETURN NEXT;
       ELSE
-        RETURN QUERY SELECT 'REPLAY', r.* FROM wallet_operation_rows(v_known.id) r;
+        outcome := 'REPLAY';
+        SELECT rec.records INTO records FROM wallet_operation_rows(ARRAY[v_known.id]) rec;
       END IF;
+      RETURN NEXT;
       RETURN;
     END IF;
   END IF;
@@ -64,11 +40,11 @@ BEGIN
   SELECT o.id, o.kind, o.entry_id INTO v_target
   FROM wallet_transactions t JOIN wallet_operations o ON o.id = t.operation_id
   WHERE t.client_id = p_client_id AND t.id = p_transaction_id;
-  outcome := CASE
-    WHEN v_target.id IS NULL THEN 'NOT_FOUND'
-    WHEN v_target.kind = 'REVERSAL' THEN 'REVERSAL_OF_REVERSAL'
-    WHEN v_target.kind NOT IN ('CREDIT', 'DEBIT', 'TRANSFER', 'FUNDING') THEN 'NOT_REVERSIBLE'
-  END;
+  IF v_target.id IS NULL THEN
+    outcome := 'NOT_FOUND';
+  ELSIF v_target.kind = 'REVERSAL' THEN
+    outcome := 'REVERSAL_OF_REVERSAL';
+  END IF;
   IF outcome IS NOT NULL THEN
     RETURN NEXT;
     RETURN;
@@ -82,11 +58,12 @@ BEGIN
   IF FOUND THEN
     IF p_reference IS NOT NULL AND v_known.source_transaction_id = p_reference
        AND v_known.request_fingerprint = p_fingerprint THEN
-      RETURN QUERY SELECT 'REPLAY', r.* FROM wallet_operation_rows(v_known.id) r;
+      outcome := 'REPLAY';
+      SELECT rec.records INTO records FROM wallet_operation_rows(ARRAY[v_known.id]) rec;
     ELSE
       outcome := 'ALREADY_REVERSED';
-      RETURN NEXT;
     END IF;
+    RETURN NEXT;
     RETURN;
   END IF;
 
@@ -139,6 +116,8 @@ BEGIN
   JOIN moved p ON p.account_id = s.id
   WHERE o.legs = 1;
 
-  RETURN QUERY SELECT 'REVERSED', r.* FROM wallet_operation_rows(v_operation) r;
+  outcome := 'REVERSED';
+  SELECT rec.records INTO records FROM wallet_operation_rows(ARRAY[v_operation]) rec;
+  RETURN NEXT;
 END
 $fn$;

@@ -1,0 +1,43 @@
+-- Every wallet transaction record in the shape the API's transaction object is made from (TransactionRow,
+-- src/transactions/transaction-records.ts): the one place that shape is written. Amounts are text, so a jsonb answer
+-- carries them exactly. Callers choose the rows and their order; a plain SQL function, inlined into the caller's
+-- query, so their conditions reach the table's indexes.
+CREATE OR REPLACE FUNCTION wallet_transaction_rows()
+RETURNS TABLE(
+  id uuid,
+  operation_id uuid,
+  operation_kind text,
+  account_id uuid,
+  account_number text,
+  account_kind text,
+  client_service_code text,
+  transaction_type text,
+  transaction_source text,
+  currency text,
+  transaction_amount text,
+  transaction_fee text,
+  previous_balance text,
+  current_balance text,
+  other_party_account text,
+  other_party_transaction_hash text,
+  source_transaction_id text,
+  source_transaction_data jsonb,
+  transaction_narration text,
+  transaction_date timestamp with time zone,
+  original_currency text,
+  original_amount text,
+  exchange_rate text
+)
+LANGUAGE sql STABLE
+AS $fn$
+SELECT t.id, t.operation_id, o.kind::text, t.account_id, a.account_number::text, a.kind::text, s.code::text,
+  t.transaction_type::text, t.transaction_source::text, t.currency::text, t.transaction_amount::text,
+  t.transaction_fee::text, t.previous_balance::text, t.current_balance::text, t.other_party_account::text,
+  t.other_party_transaction_hash::text, t.source_transaction_id::text, t.source_transaction_data,
+  t.transaction_narration::text, t.transaction_date, t.original_currency::text, t.original_amount::text,
+  t.exchange_rate::text
+FROM wallet_transactions t
+JOIN wallet_operations o ON o.id = t.operation_id
+JOIN ledger_accounts a ON a.id = t.account_id
+LEFT JOIN client_services s ON s.id = t.client_service_id
+$fn$;
