@@ -10,8 +10,9 @@ const DEFAULT_BATCHES: GroupCommitOptions = { maxItems: 64, maxInFlight: 1 };
 
 /**
  * A one-call SQL function run by group commit: the calls one process makes at once go to the database as one call
- * of the function's batch form, which takes the argument lists as a JSON array, runs the function once per item in
- * one transaction, and answers one row per item with its 1-based position (`item_no`).
+ * of the function's batch form, which takes the items (argument lists, or objects with the arguments by name) as a
+ * JSON array, runs the function once per item in one transaction, and answers one row per item with its 1-based
+ * position (`item_no`).
  *
  * A batch that fails as a whole is rolled back: on a deadlock or serialization failure it is sent again; on any
  * other error each of its items is sent on its own, so that only the item at fault gets the error.
@@ -19,8 +20,8 @@ const DEFAULT_BATCHES: GroupCommitOptions = { maxItems: 64, maxInFlight: 1 };
 /** One item's answer: its row, or the error its own call raised. */
 type Answer<R> = { row: R } | { error: unknown };
 
-export class BatchedCall<R extends QueryResultRow> {
-  private readonly group: GroupCommit<unknown[], Answer<R>>;
+export class BatchedCall<R extends QueryResultRow, I = unknown[]> {
+  private readonly group: GroupCommit<I, Answer<R>>;
 
   constructor(
     private readonly db: DataSource,
@@ -30,14 +31,14 @@ export class BatchedCall<R extends QueryResultRow> {
     this.group = new GroupCommit((items) => this.send(items), options);
   }
 
-  /** The function's answer row for these arguments (JSON-encodable; dates as ISO strings, JSON values as values). */
-  async call(args: unknown[]): Promise<R> {
-    const answer = await this.group.submit(args);
+  /** The function's answer row for this item (JSON-encodable; dates as ISO strings, JSON values as values). */
+  async call(item: I): Promise<R> {
+    const answer = await this.group.submit(item);
     if ('error' in answer) throw answer.error;
     return answer.row;
   }
 
-  private async send(items: unknown[][]): Promise<Array<Answer<R>>> {
+  private async send(items: I[]): Promise<Array<Answer<R>>> {
     for (let attempt = 1; ; attempt++) {
       try {
         const rows = await runPrepared<R & { item_no: number }>(this.db, this.batchForm, [JSON.stringify(items)]);
