@@ -143,10 +143,6 @@ export class CallbackSettingsService implements OnApplicationBootstrap {
     return this.openedSecrets(row.secret_encrypted, row.previous);
   }
 
-  async signingSecretOf(manager: EntityManager, clientId: string): Promise<string> {
-    return (await this.signingSecretsOf(manager, clientId))[0];
-  }
-
   /** When the secret was last rotated and until when the previous one stays valid (null: it is not). */
   async signingSecretStatus(clientId: string): Promise<{ rotatedAt: Date; previousValidUntil: Date | null }> {
     const [row] = await this.db.query(

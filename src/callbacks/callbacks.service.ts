@@ -52,10 +52,10 @@ export interface CallbackEvent {
   payload: Record<string, unknown>;
 }
 
-/** callback_schedule (migration CheckoutSettlementOneCall): the one writer of deliveries, also for the settlement's SQL. */
 const SCHEDULE: PreparedStatement = {
   name: 'callback_schedule',
-  text: 'SELECT callback_schedule($1, $2, $3, $4, $5, $6, $7)',
+  text: `SELECT callback_schedule(p_client_id => $1, p_kind => $2, p_event => $3, p_reference => $4, p_urls => $5,
+    p_to_endpoint => $6, p_payload => $7)`,
 };
 
 /** Schedules callbacks and shows merchants their delivery log. */
@@ -64,8 +64,9 @@ export class CallbacksService {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   /**
-   * One delivery per distinct URL, written in the caller's transaction with the state change it reports, due now
-   * (the delivery row is its own outbox: the worker's deliverer claims it); the payload is frozen now, so every
+   * callback_schedule (src/callbacks/sql/callback_schedule.sql), the one writer of deliveries, also for the SQL that
+   * announces: one delivery per distinct URL, written in the caller's transaction with the state change it reports, due
+   * now (the delivery row is its own outbox: the worker's deliverer claims it); the payload is frozen now, so every
    * retry sends the same bytes under the same X-Event-Id.
    */
   async schedule(manager: EntityManager, event: CallbackEvent): Promise<void> {

@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { ClientServicesModule } from '../client-services/client-services.module';
 import { PaymentsModule } from '../payments/payments.module';
 import { SettlementsModule } from '../settlements/settlements.module';
 import { AuthorizationPageController } from './authorization-page.controller';
@@ -8,7 +7,7 @@ import { ChargesService } from './charges.service';
 
 /** Direct mobile-money charges: acceptance, OTP verification, status, and the authorisation page. */
 @Module({
-  imports: [ClientServicesModule, PaymentsModule, SettlementsModule],
+  imports: [PaymentsModule, SettlementsModule],
   controllers: [ChargesController, AuthorizationPageController],
   providers: [ChargesService],
 })

@@ -6,41 +6,23 @@ import { CallbackResolver } from '../callbacks/pinned-post';
 import { GatewayError } from '../common/errors/gateway-error';
 import { formatAmount, Money } from '../common/money';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
-import { BatchedCall } from '../infra/database/batched-call';
-import { PreparedStatement } from '../infra/database/prepared';
 import { TOPICS } from '../infra/queue/queues';
 import { MOBILE_MONEY_RAIL, type MobileMoneyRail } from '../rails/mobile-money.rail';
 import { requestFingerprint } from '../common/fingerprint';
 import { ChargeRequestDto, VerifyOtpDto } from './charge.dto';
 import { PaymentsRepository } from '../payments/payments.repository';
 import { SplitSettlementsService } from '../settlements/split-settlements.service';
-import { collectionRefusalError, CollectionRefusal } from '../payments/collecting-service';
+import { collectionRefusalError } from '../payments/collecting-service';
 import { PAYMENT_STATUS, paymentResult, PaymentRow } from '../payments/payment';
 import { PaymentsService } from '../payments/payments.service';
+import { chargeAcceptance } from './charge-acceptance';
 
 const MAX_OTP_FAILURES = 4;
-
-/** What collection_accept_charge answers: the outcome, a refusal, or the charge as the response shows it. */
-interface ChargeAnswer extends CollectionRefusal {
-  outcome: 'CREATED' | 'REPLAY' | 'CONFLICT' | 'REFUSED';
-  id: string;
-  service_amount: string;
-  transaction_charge: string;
-  total_amount: string;
-  payment_url: string | null;
-  next_step: PaymentRow['next_step'];
-}
-
-/** collection_accept_charge's batch form (group commit). */
-const ACCEPT_CHARGES: PreparedStatement = {
-  name: 'collection_accept_charges',
-  text: 'SELECT * FROM collection_accept_charges($1)',
-};
 
 /** Direct mobile-money charges: acceptance, OTP verification and status (collection document §2–§4). */
 @Injectable()
 export class ChargesService {
-  private readonly acceptance: BatchedCall<ChargeAnswer>;
+  private readonly acceptance: ReturnType<typeof chargeAcceptance>;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -51,7 +33,7 @@ export class ChargesService {
     private readonly outcomes: PaymentsService,
     private readonly resolver: CallbackResolver,
   ) {
-    this.acceptance = new BatchedCall(db, ACCEPT_CHARGES);
+    this.acceptance = chargeAcceptance(db);
   }
 
   /**
@@ -73,12 +55,12 @@ export class ChargesService {
       amount: new Money(amount).plus(dto.add_transaction_charge ? transactionCharge : 0).toFixed(),
       currency: dto.currency_code,
     });
-    const answer = await this.acceptance.call([
-      principal.clientId,
-      dto.service_code,
+    const answer = await this.acceptance.call({
+      client_id: principal.clientId,
+      service_code: dto.service_code,
       fingerprint,
-      urlProblem ? 'REQUEST' : splits.error ? 'SPLITS' : null,
-      {
+      caller_check: urlProblem ? 'REQUEST' : splits.error ? 'SPLITS' : null,
+      charge: {
         external_reference: dto.external_reference,
         origin_channel_code: dto.origin_channel_code,
         originator_msisdn: dto.originator_msisdn,
@@ -100,15 +82,15 @@ export class ChargesService {
         callback_url: dto.callback_url,
         next_step: challenge === 'NONE' ? null : challenge,
       },
-      splits.items,
-      `${this.config.publicBaseUrl}/checkout/authorize/`,
-      TOPICS.settlePayment,
-      new Date(Date.now() + this.rail.settleDelayMs()),
-    ]);
-    if (answer.outcome === 'CONFLICT') throw GatewayError.duplicate('external_reference');
+      splits: splits.items,
+      payment_url_prefix: `${this.config.publicBaseUrl}/checkout/authorize/`,
+      settle_topic: TOPICS.settlePayment,
+      settle_at: new Date(Date.now() + this.rail.settleDelayMs()),
+    });
     if (answer.outcome === 'REFUSED') {
-      throw collectionRefusalError(answer, dto.service_code, requestError, (refusal) => this.splits.refusalError(refusal));
+      throw collectionRefusalError(answer.refusal, dto.service_code, requestError, (refusal) => this.splits.refusalError(refusal));
     }
+    if (answer.outcome === 'CONFLICT') throw GatewayError.duplicate('external_reference');
     return chargeResponse({ ...answer, external_reference: dto.external_reference });
   }
 

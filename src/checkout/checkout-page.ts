@@ -1,4 +1,4 @@
-import { CheckoutSessionRow } from '../payments/checkout-session';
+import { CHECKOUT_STATUS, CheckoutSessionRow } from '../payments/checkout-session';
 
 /** Escapes text for HTML element content and attribute values. */
 function esc(value: unknown): string {
@@ -76,15 +76,15 @@ function tick(){var ms=expires-Date.now();if(ms<=0){timeLeft.textContent='expire
 var m=Math.floor(ms/60000),s=Math.floor(ms%60000/1000);timeLeft.textContent=m+' min '+(s<10?'0':'')+s+' s';}
 var timer=setInterval(tick,1000);tick();
 function poll(){fetch(base+'/state',{headers:{accept:'application/json'}}).then(function(r){return r.json();}).then(function(st){
-if(st.status===801&&st.redirect_to){clearInterval(polling);show('ok','Payment received. Taking you back to the merchant…');setTimeout(function(){window.location.assign(st.redirect_to);},800);return;}
-if(st.status===851){return;}
+if(st.status===${CHECKOUT_STATUS.PAID}&&st.redirect_to){clearInterval(polling);show('ok','Payment received. Taking you back to the merchant…');setTimeout(function(){window.location.assign(st.redirect_to);},800);return;}
+if(st.status===${CHECKOUT_STATUS.PROCESSING}){return;}
 clearInterval(polling);polling=null;
-if(st.status===802){busy(false);show('err','Part of the amount was paid. '+st.currency+' '+st.outstanding+' is still due: you can pay it now.');return;}
-if(st.status===820||st.expired){busy(true,'Checkout expired');show('err','This checkout has expired.');return;}
-if(st.status===850){busy(true,'Payment under review');show('err','Your payment needs a manual check. The merchant will be told the result.');return;}
+if(st.status===${CHECKOUT_STATUS.PART_PAID}){busy(false);show('err','Part of the amount was paid. '+st.currency+' '+st.outstanding+' is still due: you can pay it now.');return;}
+if(st.status===${CHECKOUT_STATUS.EXPIRED}||st.expired){busy(true,'Checkout expired');show('err','This checkout has expired.');return;}
+if(st.status===${CHECKOUT_STATUS.JAMMED}){busy(true,'Payment under review');show('err','Your payment needs a manual check. The merchant will be told the result.');return;}
 busy(false);show('err','The payment did not go through. Check the number and your balance, then try again.');
 }).catch(function(){});}
-if(${state.status === 851 ? 'true' : 'false'}){busy(true,'Processing…');show('info','Confirm the payment on your phone. This page updates by itself.');polling=setInterval(poll,1000);}
+if(${state.status === CHECKOUT_STATUS.PROCESSING ? 'true' : 'false'}){busy(true,'Processing…');show('info','Confirm the payment on your phone. This page updates by itself.');polling=setInterval(poll,1000);}
 form.addEventListener('submit',function(ev){ev.preventDefault();var msisdn=input.value.trim();
 if(!/^\\+?\\d{6,24}$/.test(msisdn)){show('err','Enter the phone number with its country code, digits only.');input.focus();return;}
 busy(true,'Processing…');show('info','Confirm the payment on your phone. This page updates by itself.');

@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { ClientServicesModule } from '../client-services/client-services.module';
 import { PaymentsModule } from '../payments/payments.module';
 import { SettlementsModule } from '../settlements/settlements.module';
 import { CheckoutPageController } from './checkout-page.controller';
@@ -8,7 +7,7 @@ import { CheckoutService } from './checkout.service';
 
 /** Hosted checkout: the merchant's API (open a session, its status) and the payer's page (view, pay). */
 @Module({
-  imports: [ClientServicesModule, PaymentsModule, SettlementsModule],
+  imports: [PaymentsModule, SettlementsModule],
   controllers: [CheckoutController, CheckoutPageController],
   providers: [CheckoutService],
 })

@@ -5,20 +5,16 @@ import { DataSource, EntityManager } from 'typeorm';
 import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
 import { callbackUrlProblem } from '../callbacks/callback-url';
 import { CallbackResolver } from '../callbacks/pinned-post';
-import { ClientServicesService } from '../client-services/client-services.service';
-import { feeFor } from '../client-services/fees';
 import { GatewayError } from '../common/errors/gateway-error';
 import { requestFingerprint } from '../common/fingerprint';
 import { formatAmount, Money } from '../common/money';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
-import { BatchedCall } from '../infra/database/batched-call';
-import { PreparedStatement } from '../infra/database/prepared';
 import { TOPICS } from '../infra/queue/queues';
 import { MOBILE_MONEY_RAIL, type MobileMoneyRail } from '../rails/mobile-money.rail';
 import { CheckoutInitiateDto, CheckoutPayDto } from './checkout.dto';
 import {
   CHECKOUT_STATUS,
-  checkoutResult,
+  checkoutResultOf,
   CheckoutSessionRow,
   isOpen,
   paidAmount,
@@ -30,7 +26,9 @@ import { PAYMENT_STATUS } from '../payments/payment';
 import { PaymentsService } from '../payments/payments.service';
 import { PaymentsRepository } from '../payments/payments.repository';
 import { SplitSettlementsService } from '../settlements/split-settlements.service';
-import { collectionRefusalError, CollectionRefusal } from '../payments/collecting-service';
+import { collectionRefusalError } from '../payments/collecting-service';
+import { merchantFee } from '../payments/merchant-fee';
+import { checkoutInitiation, InitiatedCheckout } from './checkout-initiation';
 
 /** The country a payment comes from, by the currency of the service it pays (the page does not ask). */
 const COUNTRY_OF_CURRENCY: Record<string, string> = {
@@ -49,20 +47,19 @@ const COUNTRY_OF_CURRENCY: Record<string, string> = {
  */
 @Injectable()
 export class CheckoutService {
-  private readonly initiation: BatchedCall<CheckoutAnswer>;
+  private readonly initiation: ReturnType<typeof checkoutInitiation>;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(MOBILE_MONEY_RAIL) private readonly rail: MobileMoneyRail,
-    private readonly services: ClientServicesService,
     private readonly splits: SplitSettlementsService,
     private readonly payments: PaymentsRepository,
     private readonly outcomes: PaymentsService,
     private readonly sessions: CheckoutSessionsService,
     private readonly resolver: CallbackResolver,
   ) {
-    this.initiation = new BatchedCall(db, INITIATE_CHECKOUTS);
+    this.initiation = checkoutInitiation(db);
   }
 
   /**
@@ -81,12 +78,12 @@ export class CheckoutService {
         ? GatewayError.validation(`callback_url ${callbackProblem}`)
         : splits.error;
     const minuteMs = this.config.isSandbox ? this.config.sandboxMinuteMs : 60_000;
-    const answer = await this.initiation.call([
-      principal.clientId,
-      dto.service_code,
+    const answer = await this.initiation.call({
+      client_id: principal.clientId,
+      service_code: dto.service_code,
       fingerprint,
-      redirectProblem || callbackProblem ? 'REQUEST' : splits.error ? 'SPLITS' : null,
-      {
+      caller_check: redirectProblem || callbackProblem ? 'REQUEST' : splits.error ? 'SPLITS' : null,
+      session: {
         checkout_reference: newCheckoutReference(),
         merchant_transaction_id: dto.merchant_transaction_id,
         amount: new Money(dto.amount).toFixed(),
@@ -100,20 +97,20 @@ export class CheckoutService {
         extra_data: dto.extra_data ?? {},
         expires_at: new Date(Date.now() + dto.expires_in * minuteMs),
       },
-      splits.items,
-      TOPICS.expireCheckout,
-    ]);
-    if (answer.outcome === 'CONFLICT') throw GatewayError.duplicate('merchant_transaction_id');
+      splits: splits.items,
+      expire_topic: TOPICS.expireCheckout,
+    });
     if (answer.outcome === 'REFUSED') {
-      throw collectionRefusalError(answer, dto.service_code, requestError, (refusal) => this.splits.refusalError(refusal));
+      throw collectionRefusalError(answer.refusal, dto.service_code, requestError, (refusal) => this.splits.refusalError(refusal));
     }
+    if (answer.outcome === 'CONFLICT') throw GatewayError.duplicate('merchant_transaction_id');
     return this.initiateResponse(answer);
   }
 
   async status(principal: GatewayPrincipal, merchantTransactionId: string) {
-    const session = await this.byMerchantId(this.db.manager, principal.clientId, merchantTransactionId);
-    if (!session) throw GatewayError.notFound();
-    return checkoutResult(session, await this.payments.ofSession(this.db.manager, session.id));
+    const result = await checkoutResultOf(this.db, principal.clientId, merchantTransactionId);
+    if (!result) throw GatewayError.notFound();
+    return result;
   }
 
   /** The hosted page's view of a session; unknown references are a plain 404 for the page to explain. */
@@ -162,9 +159,12 @@ export class CheckoutService {
       if (amount.isNaN() || amount.lte(0) || amount.gt(outstanding)) {
         throw new BadRequestException(`Amount must be a whole number from 1 to ${outstanding.toFixed(0)}`);
       }
-      const service = await this.services.termsFor(manager, session.client_id, session.service_code);
-      const merchantFee = feeFor(service.fees, amount);
-      if (merchantFee.gte(amount)) throw new BadRequestException(`Amount must be greater than the fee of ${formatAmount(merchantFee)}`);
+      const { fee, refusal } = await merchantFee(manager, {
+        serviceId: session.client_service_id,
+        amount: amount.toFixed(),
+        payerPaysCharge: false,
+      });
+      if (refusal) throw new BadRequestException(`Amount must be greater than the fee of ${formatAmount(refusal.fee)}`);
       const paymentId = await this.payments.insert(manager, {
         clientId: session.client_id,
         clientServiceId: session.client_service_id,
@@ -182,7 +182,7 @@ export class CheckoutService {
         countryCode: COUNTRY_OF_CURRENCY[session.currency] ?? 'KEN',
         serviceAmount: amount,
         transactionCharge: new Money(0),
-        merchantFee,
+        merchantFee: new Money(fee),
         addTransactionCharge: false,
         paymentMethodCode: 'MMONEY',
         extraData: session.extra_data,
@@ -205,9 +205,7 @@ export class CheckoutService {
     });
   }
 
-  private initiateResponse(
-    session: Pick<CheckoutSessionRow, 'merchant_transaction_id' | 'checkout_reference' | 'currency' | 'amount' | 'expires_at'>,
-  ) {
+  private initiateResponse(session: InitiatedCheckout) {
     return {
       merchant_transaction_id: session.merchant_transaction_id,
       checkout_reference: session.checkout_reference,
@@ -218,36 +216,12 @@ export class CheckoutService {
     };
   }
 
-  private async byMerchantId(manager: EntityManager, clientId: string, merchantTransactionId: string): Promise<CheckoutSessionRow | null> {
-    const [row] = await manager.query(`${SELECT_CHECKOUT} WHERE cs.client_id = $1 AND cs.merchant_transaction_id = $2`, [
-      clientId,
-      merchantTransactionId,
-    ]);
-    return row ?? null;
-  }
-
   private async byReference(manager: EntityManager, reference: string): Promise<CheckoutSessionRow | null> {
     if (!/^CHK[0-9A-Z]{16}$/.test(reference)) return null;
     const [row] = await manager.query(`${SELECT_CHECKOUT} WHERE cs.checkout_reference = $1`, [reference]);
     return row ?? null;
   }
 }
-
-/** What collection_initiate_checkout answers: the outcome, a refusal, or the session as the response shows it. */
-interface CheckoutAnswer extends CollectionRefusal {
-  outcome: 'CREATED' | 'REPLAY' | 'CONFLICT' | 'REFUSED';
-  merchant_transaction_id: string;
-  checkout_reference: string;
-  currency: string;
-  amount: string;
-  expires_at: Date;
-}
-
-/** collection_initiate_checkout's batch form (group commit). */
-const INITIATE_CHECKOUTS: PreparedStatement = {
-  name: 'collection_initiate_checkouts',
-  text: 'SELECT * FROM collection_initiate_checkouts($1)',
-};
 
 /** Unguessable: the reference is the only key to the payer's page. */
 function newCheckoutReference(): string {

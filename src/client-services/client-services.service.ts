@@ -1,12 +1,12 @@
 import { BadRequestException, Injectable, NotFoundException } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import Decimal from 'decimal.js';
 import { DataSource, EntityManager } from 'typeorm';
 import { WalletPrincipal } from '../auth/principal';
 import { envelope, Page } from '../common/http/pagination';
 import { formatAmount, Money } from '../common/money';
-import { CreateClientServiceDto } from './client-service.dto';
-import { FeeSchedule, FeeType } from './fees';
+import { CreateClientServiceDto, FEE_TYPES } from './client-service.dto';
+
+type FeeType = (typeof FEE_TYPES)[number];
 
 /** The catalogue of provider services a client service can be built on; the document names only one. */
 const SERVICE_CATALOGUE = {
@@ -32,18 +32,6 @@ interface ClientServiceRow {
   created_at: Date;
   updated_at: Date;
   tiers: Array<{ minimum_amount: string; maximum_amount: string; fee_type: FeeType; fee: string }>;
-}
-
-/** What a money movement needs to know about the client service it runs under. */
-export interface ServiceTerms {
-  id: string;
-  code: string;
-  isActive: boolean;
-  minimumAmount: Decimal;
-  maximumAmount: Decimal;
-  fees: FeeSchedule;
-  settlementAccountId: string | null;
-  settlementCurrency: string | null;
 }
 
 const SELECT_SERVICE = `
@@ -136,19 +124,6 @@ export class ClientServicesService {
     );
   }
 
-  /** The terms of a service of the client's, or 404 exactly as for a service that does not exist. */
-  async termsFor(manager: EntityManager, clientId: string, code: string): Promise<ServiceTerms> {
-    const found = await this.findTerms(manager, clientId, code);
-    if (!found) throw new NotFoundException('Client service not found');
-    return found;
-  }
-
-  /** The terms of a service of the client's, or null for an unknown service or one of another client. */
-  async findTerms(manager: EntityManager, clientId: string, code: string): Promise<ServiceTerms | null> {
-    const [row]: ClientServiceRow[] = await manager.query(`${SELECT_SERVICE} WHERE s.client_id = $1 AND s.code = $2`, [clientId, code]);
-    return row ? terms(row) : null;
-  }
-
   /** Points a service at the wallet it settles into (collections) and pays from (payouts). */
   async setSettlementWallet(manager: EntityManager, clientId: string, code: string, accountId: string): Promise<void> {
     const result = await manager.query(
@@ -157,29 +132,6 @@ export class ClientServicesService {
     );
     if (result[1] === 0) throw new NotFoundException('Client service not found');
   }
-}
-
-function terms(row: ClientServiceRow): ServiceTerms {
-  return {
-    id: row.id,
-    code: row.code,
-    isActive: row.is_active === 1,
-    minimumAmount: new Money(row.minimum_transaction_amount),
-    maximumAmount: new Money(row.maximum_transaction_amount),
-    settlementAccountId: row.settlement_account_id,
-    settlementCurrency: row.settlement_currency,
-    fees: {
-      hasTransactionFee: row.has_transaction_fee,
-      feeType: row.transaction_fee_type,
-      fee: new Money(row.transaction_fee),
-      tiers: row.tiers.map((t) => ({
-        minimumAmount: new Money(t.minimum_amount),
-        maximumAmount: new Money(t.maximum_amount),
-        feeType: t.fee_type,
-        fee: new Money(t.fee),
-      })),
-    },
-  };
 }
 
 function record(row: ClientServiceRow) {

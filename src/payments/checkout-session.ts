@@ -1,5 +1,7 @@
+import { DataSource, EntityManager } from 'typeorm';
 import { Money } from '../common/money';
-import { PAYMENT_STATUS, paymentResult, PaymentRow } from './payment';
+import { PreparedStatement, runPrepared } from '../infra/database/prepared';
+import { PAYMENT_STATUS, PaymentResultBody, PaymentRow } from './payment';
 
 export const CHECKOUT_STATUS = {
   PAID: 801,
@@ -47,29 +49,61 @@ export function wholeAmount(amount: string): number {
   return Number(amount.split('.')[0]);
 }
 
+/** The checkout result (collection document §2): the checkout callback's body and the status query's answer. */
+export interface CheckoutResultBody {
+  amount: string;
+  checkout_reference: string;
+  currency: string;
+  merchant_transaction_id: string;
+  narration: string;
+  payments: Array<Omit<PaymentResultBody, 'payment_status'> & { payment_status: number; payment_account_reference: string }>;
+  status: number;
+  timestamp: string;
+}
+
+const RESULT_BY_MERCHANT_ID: PreparedStatement = {
+  name: 'checkout_result_payload',
+  text: `SELECT checkout_result_payload(cs.id) AS result FROM checkout_sessions cs WHERE cs.client_id = $1 AND cs.merchant_transaction_id = $2`,
+};
+
 /**
- * The checkout callback and status shape (collection document §2), with its payments. Settlements build it in SQL
- * (checkout_result_payload, migration CheckoutSettlementOneCall): change both; test/payments/checkout-result-payload
- * holds them equal.
+ * checkout_result_payload (src/payments/sql/checkout_result_payload.sql): a client's session's result by its merchant
+ * transaction id, or null when it has none. JSON in the document's key order, as the settlement's callbacks build it.
  */
-export function checkoutResult(session: CheckoutSessionRow, payments: PaymentRow[]) {
-  return {
-    amount: String(wholeAmount(session.amount)),
-    checkout_reference: session.checkout_reference,
-    currency: session.currency,
-    merchant_transaction_id: session.merchant_transaction_id,
-    narration: session.narration,
-    payments: payments.filter((p) => p.payment_status !== PAYMENT_STATUS.PENDING).map(checkoutPaymentRecord),
-    status: session.status,
-    timestamp: new Date().toISOString(),
-  };
+export async function checkoutResultOf(
+  db: DataSource | EntityManager,
+  clientId: string,
+  merchantTransactionId: string,
+): Promise<CheckoutResultBody | null> {
+  const [row] = await runPrepared<{ result: CheckoutResultBody }>(db, RESULT_BY_MERCHANT_ID, [clientId, merchantTransactionId]);
+  return row?.result ?? null;
 }
 
-function checkoutPaymentRecord(payment: PaymentRow) {
-  return { ...paymentResult(payment), payment_status: payment.payment_status, payment_account_reference: payment.payer_msisdn };
+/** What moved a session's payments (checkout_follow_payments' p_cause): a result, a reversal, or the session's end. */
+export type SessionFollowCause = 'RESULT' | 'REVERSAL' | 'EXPIRY';
+
+const FOLLOW: PreparedStatement = {
+  name: 'checkout_follow_payments',
+  text: 'SELECT checkout_follow_payments(p_sessions => $1, p_cause => $2)',
+};
+
+/**
+ * checkout_follow_payments (src/payments/sql/checkout_follow_payments.sql): the sessions move to the status their
+ * payments give, each move announced by its checkout callback, under the sessions' row locks; in the caller's
+ * transaction given its EntityManager, else as one call of its own.
+ */
+export async function followCheckoutSessions(
+  db: DataSource | EntityManager,
+  sessionIds: string[],
+  cause: SessionFollowCause,
+): Promise<void> {
+  await runPrepared(db, FOLLOW, [sessionIds, cause]);
 }
 
-/** What the session's successful payments add up to (checkout_follow_payments sums the same in SQL). */
+/**
+ * What the session's successful payments add up to, for the payer's page and the amount it may still pay; the
+ * session's status is checkout_follow_payments', which sums the same in SQL.
+ */
 export function paidAmount(payments: PaymentRow[]): Money {
   return payments
     .filter((p) => p.payment_status === PAYMENT_STATUS.SUCCESSFUL)

@@ -5,20 +5,22 @@ import { GroupCommit } from '../infra/database/group-commit';
 import { PreparedStatement, runPrepared } from '../infra/database/prepared';
 import { ledgerError } from '../ledger/ledger.service';
 import { ChargeOutcome, MOBILE_MONEY_RAIL, type MobileMoneyRail } from '../rails/mobile-money.rail';
-import { PAYMENT_STATUS, paymentResult, PaymentRow } from './payment';
+import { PAYMENT_STATUS, paymentResult, PaymentResultBody, PaymentRow } from './payment';
 import { PaymentsRepository } from './payments.repository';
 
 /** A payment's operator result, as collection_settle_payments takes it, with the payment callback it announces. */
-interface OperatorResult {
+export interface OperatorResult {
   payment_id: string;
   outcome: 'SUCCEEDED' | 'FAILED' | 'JAMMED';
   payer_transaction_id: string | null;
+  /** ISO 8601. */
   settled_at: string;
-  event: string | null;
-  payload: ReturnType<typeof paymentResult> | null;
+  /** A direct charge's result callback; null for a checkout's payment (its session calls back) and a jammed one. */
+  payload: PaymentResultBody | null;
 }
 
-interface SettlementAnswer {
+/** collection_settle_payments' answer for one item: SETTLED, SKIPPED, or FAILED with the error that failed it. */
+export interface SettlementAnswer {
   payment_id: string;
   result: 'SETTLED' | 'SKIPPED' | 'FAILED';
   error_code: string | null;
@@ -28,8 +30,16 @@ interface SettlementAnswer {
 
 const SETTLE_PAYMENTS: PreparedStatement = {
   name: 'collection_settle_payments',
-  text: 'SELECT * FROM collection_settle_payments($1)',
+  text: 'SELECT * FROM collection_settle_payments(p_items => $1)',
 };
+
+/**
+ * collection_settle_payments (src/payments/sql/collection_settle_payments.sql): settles a group of operator results in
+ * one call, one answer per item in the items' order.
+ */
+export function settlePayments(db: DataSource, items: OperatorResult[]): Promise<SettlementAnswer[]> {
+  return runPrepared<SettlementAnswer>(db, SETTLE_PAYMENTS, [JSON.stringify(items)]);
+}
 
 /** Batches of concurrent jobs in one worker process: one call per batch, two batches out at most. */
 const BATCHES = { maxItems: 100, maxInFlight: 2 };
@@ -51,10 +61,7 @@ export class PaymentSettlementService {
     return ids.map((id) => rows.find((row) => row.id === id) ?? null);
   }, BATCHES);
 
-  private readonly settlements = new GroupCommit<OperatorResult, SettlementAnswer>(
-    (items) => runPrepared<SettlementAnswer>(this.db, SETTLE_PAYMENTS, [JSON.stringify(items)]),
-    BATCHES,
-  );
+  private readonly settlements = new GroupCommit<OperatorResult, SettlementAnswer>((items) => settlePayments(this.db, items), BATCHES);
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -105,7 +112,6 @@ function operatorResult(payment: PaymentRow, outcome: Exclude<ChargeOutcome, { s
     outcome: outcome.status,
     payer_transaction_id: payerTransactionId,
     settled_at: settledAt.toISOString(),
-    event: payload?.event ?? null,
     payload,
   };
 }

@@ -56,9 +56,14 @@ export const PAYMENT_STATUS = {
   JAMMED: 704,
 } as const;
 
+/** The charge result as paymentResult builds it. */
+export type PaymentResultBody = ReturnType<typeof paymentResult>;
+
 /**
  * The charge callback shape, also answered by the status query: strings throughout, as the document shows,
- * plus payment_id (= transaction_id), which POST /transactions/acknowledge takes.
+ * plus payment_id (= transaction_id), which POST /transactions/acknowledge takes. A checkout's result lists its
+ * payments in this shape in SQL (checkout_result_payload, src/payments/sql/checkout_result_payload.sql), with a
+ * numeric payment_status: test/payments/checkout-result-payload.e2e.spec.ts holds the two equal.
  */
 export function paymentResult(payment: PaymentRow) {
   const event =

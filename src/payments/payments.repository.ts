@@ -163,7 +163,8 @@ export class PaymentsRepository {
   async forReversal(manager: EntityManager, clientId: string, reference: string): Promise<PaymentRow | null> {
     const [row] = await manager.query(
       `${SELECT_PAYMENT} WHERE p.client_id = $1 AND p.external_reference = $2
-       ORDER BY (p.payment_status = 700) DESC, (p.payment_status = 702) DESC, p.id DESC LIMIT 1 ${lockClause(true)}`,
+       ORDER BY (p.payment_status = ${PAYMENT_STATUS.SUCCESSFUL}) DESC, (p.payment_status = ${PAYMENT_STATUS.REVERSED}) DESC, p.id DESC
+       LIMIT 1 ${lockClause(true)}`,
       [clientId, reference],
     );
     return row ?? null;

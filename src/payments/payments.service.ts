@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { CallbacksService } from '../callbacks/callbacks.service';
+import { PreparedStatement, runPrepared } from '../infra/database/prepared';
 import { OutboxService } from '../infra/queue/outbox.service';
 import { TOPICS } from '../infra/queue/queues';
 import { CheckoutSessionsService } from './checkout-sessions.service';
@@ -11,7 +11,8 @@ import { PaymentsRepository } from './payments.repository';
  * The one owner of a payment's state after it is recorded: every status change goes through here, inside the
  * caller's transaction, together with its announcement — the payment callbacks of a direct charge, or the
  * session's move (and checkout callback) for a payment of a hosted checkout. The operator's results are the
- * exception: PaymentSettlementService writes them, announcements included, in one SQL call per batch.
+ * exception: PaymentSettlementService writes them, announcements included, in one SQL call per batch (the same SQL
+ * functions announce: collection_payment_announce, checkout_follow_payments).
  */
 @Injectable()
 export class PaymentsService {
@@ -19,7 +20,6 @@ export class PaymentsService {
     private readonly payments: PaymentsRepository,
     private readonly sessions: CheckoutSessionsService,
     private readonly outbox: OutboxService,
-    private readonly callbacks: CallbacksService,
   ) {}
 
   /** Asks the worker to settle the payment with the operator once `delayMs` has passed. */
@@ -49,17 +49,16 @@ export class PaymentsService {
     if (payment.checkout_session_id) await this.sessions.onPaymentReversed(manager, payment.checkout_session_id);
   }
 
-  /** A direct charge's callback: to the request's URL and, when it asked to notify, to the client's endpoint. */
+  /**
+   * collection_payment_announce (src/payments/sql/collection_payment_announce.sql): a direct charge's result callback,
+   * to whom the settlement's SQL sends it too.
+   */
   private async announce(manager: EntityManager, payment: PaymentRow): Promise<void> {
-    const result = paymentResult(payment);
-    await this.callbacks.schedule(manager, {
-      clientId: payment.client_id,
-      kind: 'collections',
-      event: result.event,
-      reference: payment.external_reference,
-      urls: [payment.callback_url],
-      toClientEndpoint: payment.notify_client || payment.notify_originator,
-      payload: result,
-    });
+    await runPrepared(manager, ANNOUNCE, [payment.id, paymentResult(payment)]);
   }
 }
+
+const ANNOUNCE: PreparedStatement = {
+  name: 'collection_payment_announce',
+  text: 'SELECT collection_payment_announce(p, p_payload => $2) FROM payments p WHERE p.id = $1',
+};

@@ -7,23 +7,43 @@ import { PreparedStatement, runPrepared } from '../infra/database/prepared';
 import { statesThatMay } from '../wallets/wallet-state-machine';
 import { AcknowledgementDto } from './acknowledgement.dto';
 
-/** split_acknowledge (migration SplitAcknowledgementOneCall): the whole acknowledgement in one call. */
-const ACKNOWLEDGE: PreparedStatement = { name: 'split_acknowledge', text: 'SELECT * FROM split_acknowledge($1, $2, $3, $4, $5)' };
 const PAYING_STATES = statesThatMay('PAY');
 const RECEIVING_STATES = statesThatMay('RECEIVE');
 
-interface AcknowledgementAnswer {
-  outcome:
-    | 'NOT_FOUND'
-    | 'ACKNOWLEDGED_BEFORE'
-    | 'NOT_SUCCESSFUL'
-    | 'NO_SHARES'
-    | 'DECLINED'
-    | 'DISTRIBUTED'
-    | 'INSUFFICIENT'
-    | 'PROFILE_DEACTIVATED'
-    | 'WALLET_STATE';
-  detail: string[] | null;
+/** Which wallet of a split's entry refused it: the settlement wallet that pays, or a partner's that receives. */
+type SplitWalletRole = 'PAY' | 'RECEIVE';
+
+/** What split_acknowledge answers: the outcome, with its values by name. */
+export type AcknowledgementAnswer =
+  | { outcome: 'NOT_FOUND' | 'ACKNOWLEDGED_BEFORE' | 'NOT_SUCCESSFUL' | 'NO_SHARES' | 'DECLINED'; detail: null }
+  | { outcome: 'DISTRIBUTED'; detail: { partners: number } }
+  | { outcome: 'INSUFFICIENT'; detail: { account_number: string } }
+  | { outcome: 'PROFILE_DEACTIVATED'; detail: { account_number: string; role: SplitWalletRole } }
+  | { outcome: 'WALLET_STATE'; detail: { account_number: string; role: SplitWalletRole; status: string } };
+
+const ACKNOWLEDGE: PreparedStatement = {
+  name: 'split_acknowledge',
+  text: `SELECT * FROM split_acknowledge(p_client_id => $1, p_payment_id => $2, p_distribute => $3, p_paying_states => $4,
+    p_receiving_states => $5)`,
+};
+
+/**
+ * split_acknowledge (src/settlements/sql/split_acknowledge.sql): the whole acknowledgement in one call; `distribute`
+ * pays the splits (SUCCESSFUL), otherwise they are declined. Wallets may pay and receive in the states the wallet
+ * state machine allows.
+ */
+export async function acknowledgeSplits(
+  db: DataSource,
+  input: { clientId: string; paymentId: string; distribute: boolean },
+): Promise<AcknowledgementAnswer> {
+  const [answer] = await runPrepared<AcknowledgementAnswer>(db, ACKNOWLEDGE, [
+    input.clientId,
+    input.paymentId,
+    input.distribute,
+    PAYING_STATES,
+    RECEIVING_STATES,
+  ]);
+  return answer;
 }
 
 /**
@@ -36,14 +56,8 @@ export class AcknowledgementsService {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   async acknowledge(principal: GatewayPrincipal, { payment_id: paymentId, status }: AcknowledgementDto) {
-    const [{ outcome, detail }] = await runPrepared<AcknowledgementAnswer>(this.db, ACKNOWLEDGE, [
-      principal.clientId,
-      paymentId,
-      status === 'SUCCESSFUL',
-      PAYING_STATES,
-      RECEIVING_STATES,
-    ]);
-    switch (outcome) {
+    const answer = await acknowledgeSplits(this.db, { clientId: principal.clientId, paymentId, distribute: status === 'SUCCESSFUL' });
+    switch (answer.outcome) {
       case 'NOT_FOUND':
         throw GatewayError.notFound();
       case 'ACKNOWLEDGED_BEFORE':
@@ -55,13 +69,15 @@ export class AcknowledgementsService {
       case 'DECLINED':
         return { payment_id: paymentId, message: 'Payment acknowledged; split settlements were not distributed' };
       case 'DISTRIBUTED':
-        return { payment_id: paymentId, message: `Split settlements distributed to ${detail![0]} partner account(s)` };
+        return { payment_id: paymentId, message: `Split settlements distributed to ${answer.detail.partners} partner account(s)` };
       case 'INSUFFICIENT':
         throw GatewayError.validation('Insufficient balance in the settlement wallet to distribute the split settlements');
-      case 'PROFILE_DEACTIVATED':
-        throw GatewayError.validation(`${walletName(detail![1])} ${detail![0]} belongs to a deactivated profile`);
+      case 'PROFILE_DEACTIVATED': {
+        const { account_number: number, role } = answer.detail;
+        throw GatewayError.validation(`${walletName(role)} ${number} belongs to a deactivated profile`);
+      }
       case 'WALLET_STATE': {
-        const [number, walletStatus, role] = detail!;
+        const { account_number: number, status: walletStatus, role } = answer.detail;
         const action = role === 'PAY' ? 'pay' : 'receive';
         throw GatewayError.validation(`${walletName(role)} ${number} is ${walletStatus} and cannot ${action} the split settlements`);
       }
@@ -69,6 +85,6 @@ export class AcknowledgementsService {
   }
 }
 
-function walletName(role: string): string {
+function walletName(role: SplitWalletRole): string {
   return role === 'PAY' ? 'Settlement wallet' : 'split_settlements partner account';
 }

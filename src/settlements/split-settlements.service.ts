@@ -2,13 +2,20 @@ import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { GatewayError } from '../common/errors/gateway-error';
 import { amountProblem, formatAmount, Money } from '../common/money';
-import { CollectionRefusal } from '../payments/collecting-service';
 import { SplitShare } from '../payments/payment';
 
 const MAX_SPLITS = 50;
 
 /** A split settlement as the merchant asked for it: the partner wallet's account number and its exact share. */
 export type SplitRequest = Pick<SplitShare, 'account' | 'amount' | 'reason'>;
+
+/** Why split_settlements_check (src/settlements/sql/split_settlements_check.sql) refuses a collection's splits. */
+export type SplitRefusal =
+  | { problem: 'SPLIT_MANDATORY'; accounts: string[] }
+  | { problem: 'SPLIT_PARTNER_UNKNOWN'; account: string }
+  | { problem: 'SPLIT_PARTNER_INACTIVE'; account: string }
+  | { problem: 'SPLIT_PARTNER_CURRENCY'; account: string; currency: string }
+  | { problem: 'SPLIT_TOTAL'; total: string; amount: string };
 
 /**
  * Split settlements (collection document §2, provider contract §5): shares of a payment for partner wallets of
@@ -41,22 +48,23 @@ export class SplitSettlementsService {
     }
   }
 
-  /** The documented error for a split settlement problem found by split_settlements_check; null for other problems. */
-  refusalError({ problem, details }: CollectionRefusal): GatewayError | null {
-    const [account, value] = details ?? [];
-    switch (problem) {
+  /** The documented error for a refusal of split_settlements_check. */
+  refusalError(refusal: SplitRefusal): GatewayError {
+    switch (refusal.problem) {
       case 'SPLIT_MANDATORY':
-        return missingPartners(details!);
+        return missingPartners(refusal.accounts);
       case 'SPLIT_PARTNER_UNKNOWN':
-        return GatewayError.validation(`split_settlements partner account ${account} does not exist`);
+        return GatewayError.validation(`split_settlements partner account ${refusal.account} does not exist`);
       case 'SPLIT_PARTNER_INACTIVE':
-        return GatewayError.validation(`split_settlements partner account ${account} is not active`);
+        return GatewayError.validation(`split_settlements partner account ${refusal.account} is not active`);
       case 'SPLIT_PARTNER_CURRENCY':
-        return GatewayError.validation(`split_settlements partner account ${account} is not a ${value} wallet`);
+        return GatewayError.validation(`split_settlements partner account ${refusal.account} is not a ${refusal.currency} wallet`);
       case 'SPLIT_TOTAL':
-        return GatewayError.validation(`split_settlements total ${formatAmount(account)} exceeds the amount ${formatAmount(value)}`);
+        return GatewayError.validation(
+          `split_settlements total ${formatAmount(refusal.total)} exceeds the amount ${formatAmount(refusal.amount)}`,
+        );
       default:
-        return null;
+        throw new Error(`unknown collection refusal ${(refusal as { problem: string }).problem}`);
     }
   }
 }

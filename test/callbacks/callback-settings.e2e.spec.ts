@@ -130,7 +130,7 @@ describe('callback settings per kind', () => {
       merchant.clientId,
     ]);
     expect(after).toEqual(before);
-    expect(await settings.signingSecretOf(dataSource(app).manager, merchant.clientId)).toBe(merchant.signingSecret);
+    expect(await settings.signingSecretsOf(dataSource(app).manager, merchant.clientId)).toEqual([merchant.signingSecret]);
 
     const [{ missing }] = await dataSource(app).query(
       `SELECT count(*)::int AS missing FROM clients c WHERE NOT EXISTS (SELECT 1 FROM client_signing_secrets s WHERE s.client_id = c.id)`,
@@ -143,12 +143,12 @@ describe('callback settings per kind', () => {
     // Within one transaction, on the only pooled connection: a read through another connection would never finish.
     const read = dataSource(app).transaction(async (manager) => ({
       endpoint: await settings.endpointFor(manager, merchant.clientId, 'collections'),
-      secret: await settings.signingSecretOf(manager, merchant.clientId),
+      secrets: await settings.signingSecretsOf(manager, merchant.clientId),
     }));
     const timeout = new Promise((_, reject) => setTimeout(() => reject(new Error('settings read waited for a second connection')), 5000));
     expect(await Promise.race([read, timeout])).toEqual({
       endpoint: { url: merchant.clientCallbackUrl, username: merchant.callbackUsername, password: merchant.callbackPassword },
-      secret: merchant.signingSecret,
+      secrets: [merchant.signingSecret],
     });
 
     // The settlement announces each result inside its transaction, reading the collections endpoint there.

@@ -408,6 +408,19 @@ describe('mobile-money charges end to end (sandbox rails)', () => {
       expect((await callbackLog(app, merchant, reference)).deliveries).toHaveLength(1);
     });
 
+    it('a failure at the OTP limit is told as a settlement is: to the callback_url and, with notify_client, the configured URL', async () => {
+      const { url, reference } = await charge({ payer_msisdn: '254700000004', notify_client: true });
+      for (let attempt = 0; attempt < 4; attempt++) {
+        await gw().post('/v1/mobile-money/verify-otp').send({ reference, otp: '111111' }).expect(200);
+      }
+      const [own] = await receivedAt(url);
+      expect(own.body).toMatchObject({ event: 'failed_payment', payment_status: '701' });
+      const toClient = await waitFor('the callback at the configured URL', () =>
+        receiver.at(clientUrl).find((c) => c.body.external_reference === reference),
+      );
+      expect(toClient.body).toEqual(own.body);
+    });
+
     it('without the flags nothing goes to the configured URL', async () => {
       const { url, reference } = await charge({ notify_client: false, notify_originator: false });
       await receivedAt(url);

@@ -1,78 +1,135 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import fc from 'fast-check';
-import { ClientServicesService } from '../../src/client-services/client-services.service';
-import { feeFor } from '../../src/client-services/fees';
-import { Money } from '../../src/common/money';
 import { createService } from '../support/money-fixtures';
 import { createTenant, createTestApp, dataSource, TestTenant } from '../support/test-app';
 
-/** An amount with up to 4 decimals and 15 integer digits, as the API accepts them. */
-const amount = fc
-  .tuple(fc.bigInt({ min: 0n, max: 10n ** 15n - 1n }), fc.integer({ min: 0, max: 9999 }), fc.integer({ min: 0, max: 15 }))
-  .map(([whole, fraction, digits]) => new Money(`${whole % 10n ** BigInt(digits)}.${String(fraction).padStart(4, '0')}`))
-  .filter((a) => a.gt(0));
-const rate = fc.integer({ min: 0, max: 1_000_000 }).map((n) => new Money(n).dividedBy(10_000)); // 0 … 100, 4 decimals
-const fixedFee = fc.integer({ min: 0, max: 100_000_000 }).map((n) => new Money(n).dividedBy(10_000));
-const feeOfType = fc.oneof(
-  fc.record({ fee_type: fc.constant('FIXED'), fee: fixedFee }),
-  fc.record({ fee_type: fc.constant('PERCENTAGE'), fee: rate }),
-);
-/** Tiers over consecutive ranges, gaps allowed. */
-const tiers = fc
-  .array(fc.tuple(fc.integer({ min: 0, max: 5000 }), fc.integer({ min: 1, max: 5000 }), feeOfType), { minLength: 1, maxLength: 3 })
-  .map((parts) => {
-    let start = new Money(0);
-    return parts.map(([gap, width, f]) => {
-      const minimum = start.plus(gap);
-      const maximum = minimum.plus(width);
-      start = maximum.plus('0.0001');
-      return { minimum_amount: minimum.toFixed(4), maximum_amount: maximum.toFixed(4), fee_type: f.fee_type, fee: f.fee.toFixed(4) };
-    });
-  });
-const schedule = fc.oneof(
-  fc.constant({ has_transaction_fee: false }),
-  feeOfType.map((f) => ({ has_transaction_fee: true, transaction_fee_type: f.fee_type, transaction_fee: f.fee.toFixed(4) })),
-  tiers.map((t) => ({ has_transaction_fee: true, transaction_fee_tiers: t })),
-);
+interface Schedule {
+  hasTransactionFee: boolean;
+  feeType: 'FIXED' | 'PERCENTAGE' | null;
+  fee: string;
+  tiers?: Array<[minimum: string, maximum: string, feeType: 'FIXED' | 'PERCENTAGE', fee: string]>;
+}
 
 /**
- * client_service_fee (SQL, for the acceptance calls that price inside Postgres) charges what feeFor
- * (src/client-services/fees.ts) charges, to the fourth decimal, for any schedule and amount.
+ * client_service_fee (src/client-services/sql/client_service_fee.sql) is the one fee rule (provider contract §4, §10):
+ * every acceptance prices in Postgres (charges, checkout payments through collection_merchant_fee, payouts, airtime,
+ * wallet money). The tier holding the amount when tiers exist, otherwise the service's FIXED amount or PERCENTAGE
+ * (2.5 means 2.5 %), rounded half-up to 4 decimals; nothing without a fee.
  */
 describe('client_service_fee', () => {
   let app: NestFastifyApplication;
   let tenant: TestTenant;
+  let serviceId: string;
 
   beforeAll(async () => {
     app = await createTestApp();
     tenant = await createTenant(app);
+    const code = await createService(app, tenant);
+    [{ id: serviceId }] = await dataSource(app).query(`SELECT id FROM client_services WHERE client_id = $1 AND code = $2`, [
+      tenant.clientId,
+      code,
+    ]);
   });
   afterAll(async () => app?.close());
 
-  it('rounds a large percentage fee once, as feeFor does (dividing by 100 first rounded it to 8 decimals)', async () => {
-    const code = await createService(app, tenant, {
-      has_transaction_fee: true,
-      transaction_fee_type: 'PERCENTAGE',
-      transaction_fee: '1.0001',
-    });
-    const terms = (await app.get(ClientServicesService).findTerms(dataSource(app).manager, tenant.clientId, code))!;
-    const [{ fee }] = await dataSource(app).query(`SELECT client_service_fee($1, $2)::text AS fee`, [terms.id, '123456789010054.9995']);
-    expect(fee).toBe('1234691346889.5600');
-    expect(feeFor(terms.fees, new Money('123456789010054.9995')).toFixed(4)).toBe(fee);
+  /** The service's fees on the amounts, once its fee schedule is `schedule` (set in place: any schedule the table holds). */
+  async function fees(schedule: Schedule, amounts: string[]): Promise<string[]> {
+    const db = dataSource(app);
+    await db.query(`UPDATE client_services SET has_transaction_fee = $2, transaction_fee_type = $3, transaction_fee = $4 WHERE id = $1`, [
+      serviceId,
+      schedule.hasTransactionFee,
+      schedule.feeType,
+      schedule.fee,
+    ]);
+    await db.query(`DELETE FROM client_service_fee_tiers WHERE client_service_id = $1`, [serviceId]);
+    for (const [minimum, maximum, feeType, fee] of schedule.tiers ?? []) {
+      await db.query(
+        `INSERT INTO client_service_fee_tiers (client_service_id, minimum_amount, maximum_amount, fee_type, fee) VALUES ($1, $2, $3, $4, $5)`,
+        [serviceId, minimum, maximum, feeType, fee],
+      );
+    }
+    const rows: Array<{ fee: string }> = await db.query(
+      `SELECT round(client_service_fee($1, a), 4)::text AS fee FROM unnest($2::numeric[]) WITH ORDINALITY AS l(a, n) ORDER BY n`,
+      [serviceId, amounts],
+    );
+    return rows.map((r) => r.fee);
+  }
+
+  const fixed = (fee: string): Schedule => ({ hasTransactionFee: true, feeType: 'FIXED', fee });
+  const percentage = (fee: string): Schedule => ({ hasTransactionFee: true, feeType: 'PERCENTAGE', fee });
+
+  it('charges nothing when the service has no transaction fee, whatever else it says', async () => {
+    expect(await fees({ hasTransactionFee: false, feeType: 'FIXED', fee: '10' }, ['100'])).toEqual(['0.0000']);
+    expect(await fees({ hasTransactionFee: false, feeType: null, fee: '0', tiers: [['1', '1000', 'FIXED', '5']] }, ['100'])).toEqual([
+      '0.0000',
+    ]);
   });
 
-  it('agrees with feeFor', async () => {
+  it('charges nothing when a fee is on but neither a type nor tiers are given', async () => {
+    expect(await fees({ hasTransactionFee: true, feeType: null, fee: '10' }, ['100'])).toEqual(['0.0000']);
+  });
+
+  it('FIXED charges the fee whatever the amount', async () => {
+    expect(await fees(fixed('10'), ['0.0001', '1', '999999.9999'])).toEqual(['10.0000', '10.0000', '10.0000']);
+  });
+
+  it.each([
+    ['2.5', '100', '2.5000'],
+    ['2.5', '10.0002', '0.2500'], // 0.250005: the fifth decimal is 0
+    ['1.5', '3.3333', '0.0500'], // 0.0499995 rounds up
+    ['1', '0.0250', '0.0003'], // 0.00025: half-up, where half-even would give 0.0002
+    ['1', '0.0049', '0.0000'], // 0.000049 rounds down
+    ['100', '123.4567', '123.4567'],
+    ['0', '500', '0.0000'],
+    ['1.0001', '123456789010054.9995', '1234691346889.5600'], // rounded once (dividing by 100 first would round to 8 decimals)
+  ])('PERCENTAGE %s %% of %s is %s (half-up to 4 decimals)', async (percent, amount, expected) => {
+    expect(await fees(percentage(percent), [amount])).toEqual([expected]);
+  });
+
+  it('PERCENTAGE equals amount × percent / 100 rounded half-up, computed in integers', async () => {
+    // Amounts and percentages in units of 0.0001; the fee in units of 0.0001 is A·P / 10^6, rounded half-up.
+    const units = (n: bigint) => `${n / 10_000n}.${(n % 10_000n).toString().padStart(4, '0')}`;
     await fc.assert(
-      fc.asyncProperty(schedule, fc.array(amount, { minLength: 1, maxLength: 20 }), async (fees, amounts) => {
-        const code = await createService(app, tenant, fees);
-        const terms = (await app.get(ClientServicesService).findTerms(dataSource(app).manager, tenant.clientId, code))!;
-        const inSql: Array<{ fee: string }> = await dataSource(app).query(
-          `SELECT client_service_fee($1, a) AS fee FROM unnest($2::numeric[]) WITH ORDINALITY AS l(a, n) ORDER BY n`,
-          [terms.id, amounts.map((a) => a.toFixed())],
-        );
-        expect(inSql.map((r) => new Money(r.fee).toFixed(4))).toEqual(amounts.map((a) => feeFor(terms.fees, a).toFixed(4)));
-      }),
+      fc.asyncProperty(
+        fc.bigInt({ min: 0n, max: 1_000_000n }),
+        fc.array(fc.bigInt({ min: 1n, max: 10n ** 19n - 1n }), { minLength: 1, maxLength: 20 }),
+        async (p, amounts) => {
+          const expected = amounts.map((a) => units((2n * a * p + 1_000_000n) / 2_000_000n));
+          expect(await fees(percentage(units(p)), amounts.map(units))).toEqual(expected);
+        },
+      ),
       { numRuns: 60 },
     );
+  });
+
+  describe('tiers', () => {
+    const tiered: Schedule = {
+      hasTransactionFee: true,
+      feeType: 'FIXED',
+      fee: '99',
+      tiers: [
+        ['1', '1000', 'FIXED', '5'],
+        ['1000.0001', '100000', 'PERCENTAGE', '1.25'],
+        ['200000', '300000', 'FIXED', '50'],
+      ],
+    };
+
+    it('the tier holding the amount decides, both of its bounds included', async () => {
+      expect(await fees(tiered, ['1', '3.3333', '1000', '1000.0001', '54321.1234', '100000', '250000'])).toEqual([
+        '5.0000',
+        '5.0000',
+        '5.0000',
+        '12.5000', // 12.50000125
+        '679.0140', // 679.0140425
+        '1250.0000',
+        '50.0000',
+      ]);
+    });
+
+    it('an amount in no tier pays no fee, not the service-level fee (below, between and above the tiers)', async () => {
+      expect(await fees(tiered, ['0.0001', '0.9999', '1000.00005', '100000.0001', '199999.9999', '300000.0001'])).toEqual(
+        Array(6).fill('0.0000'),
+      );
+    });
   });
 });

@@ -1,28 +1,21 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { checkoutResult, CheckoutSessionRow, SELECT_CHECKOUT } from '../../src/payments/checkout-session';
+import { CheckoutSessionRow, SELECT_CHECKOUT, wholeAmount } from '../../src/payments/checkout-session';
+import { PAYMENT_STATUS, paymentResult, PaymentRow } from '../../src/payments/payment';
 import { PaymentsRepository } from '../../src/payments/payments.repository';
-import { initiateCheckout } from '../support/collections-fixtures';
+import { checkoutStatus, sessionWithPayments, SessionPaymentSpec } from '../support/collections-fixtures';
 import { createGatewayMerchant, GatewayMerchant, IsolatedSandbox, startIsolatedSandbox } from '../support/gateway-fixtures';
 import { dataSource } from '../support/test-app';
 
-interface PaymentSpec {
-  status: number;
-  amount: string;
-  msisdn?: string;
-  settledAt?: string | null;
-  payerTransactionId?: string | null;
-  extraData?: unknown;
-  description?: string;
-}
-
 /**
- * The checkout callback is built in SQL when payments settle (checkout_result_payload) and in TypeScript on
- * expiry, reversal and the status query (checkoutResult): the two must give the merchant the same document. Compared
- * as stored (jsonb text: the bytes a callback sends) and as parsed JSON (numbers stay numbers, strings strings),
- * over sessions in every status with several payments in every status, amounts with decimals, dates with
- * microseconds, missing settlement times and receipts, and extra data of every JSON type.
+ * A checkout's result (its callback and the status query's answer) is built in SQL, checkout_result_payload; each of
+ * its payments is a charge result, which TypeScript builds for direct charges (paymentResult, the charge status and
+ * callbacks), with a numeric payment_status and payment_account_reference. The two must give the merchant the same
+ * record, and the document its keys in the documented order: compared as text (the status query's bytes, and the
+ * stored jsonb a callback sends) and as parsed JSON, over sessions in every status with several payments in every
+ * status, amounts with decimals, dates with microseconds, missing settlement times and receipts, and extra data of
+ * every JSON type.
  */
-describe('checkout_result_payload (SQL) = checkoutResult (TypeScript)', () => {
+describe('checkout_result_payload (SQL): the checkout document, its payments as paymentResult (TypeScript)', () => {
   let sandbox: IsolatedSandbox;
   let app: NestFastifyApplication;
   let merchant: GatewayMerchant;
@@ -35,58 +28,45 @@ describe('checkout_result_payload (SQL) = checkoutResult (TypeScript)', () => {
   afterAll(async () => sandbox?.close());
 
   const db = () => dataSource(app);
+  const sessionWith = async (status: number, payments: SessionPaymentSpec[]) =>
+    (await sessionWithPayments(app, merchant, sandbox.receiver, status, payments)).sessionId;
 
-  /** A session in `status` with the given payments, written as the settlement would leave them. */
-  async function sessionWith(status: number, payments: PaymentSpec[], overrides: Record<string, unknown> = {}): Promise<string> {
-    const { reference } = await initiateCheckout(app, merchant, sandbox.receiver, { amount: 2750, ...overrides });
-    const [[session]] = await db().query(`UPDATE checkout_sessions SET status = $2 WHERE checkout_reference = $1 RETURNING id`, [
-      reference,
-      status,
-    ]);
-    for (const p of payments) {
-      await db().query(
-        `INSERT INTO payments (client_id, client_service_id, checkout_session_id, external_reference, request_fingerprint,
-           origin_channel_code, originator_msisdn, payer_msisdn, payer_name, payer_email, account_number, invoice_number, currency,
-           country_code, service_amount, transaction_charge, total_amount, merchant_fee, add_transaction_charge, payment_method_code,
-           extra_data, description, notify_client, notify_originator, callback_url, payment_status, settled_at, payer_transaction_id)
-         SELECT cs.client_id, cs.client_service_id, cs.id, cs.merchant_transaction_id, 'checkout:' || gen_random_uuid(),
-           'WEB', $2, $2, cs.payer_name, cs.payer_email, cs.account_number, '', cs.currency,
-           'KEN', $3::numeric, 0, $3::numeric, 10, false, 'MMONEY',
-           $4::jsonb, coalesce($5, cs.narration), false, false, cs.callback_url, $6, $7::timestamptz, $8
-         FROM checkout_sessions cs WHERE cs.id = $1`,
-        [
-          session.id,
-          p.msisdn ?? '254712345678',
-          p.amount,
-          JSON.stringify(p.extraData ?? { order: 42 }),
-          p.description ?? null,
-          p.status,
-          p.settledAt === undefined ? '2025-03-04 05:06:07.123456+00' : p.settledAt,
-          p.payerTransactionId === undefined ? 'SBX0123ABCD' : p.payerTransactionId,
-        ],
-      );
-    }
-    return String(session.id);
+  /** The checkout document in the documented order, its payments as paymentResult shapes them. */
+  function expectedResult(session: CheckoutSessionRow, payments: PaymentRow[]) {
+    return {
+      amount: String(wholeAmount(session.amount)),
+      checkout_reference: session.checkout_reference,
+      currency: session.currency,
+      merchant_transaction_id: session.merchant_transaction_id,
+      narration: session.narration,
+      payments: payments
+        .filter((p) => p.payment_status !== PAYMENT_STATUS.PENDING)
+        .map((p) => ({ ...paymentResult(p), payment_status: p.payment_status, payment_account_reference: p.payer_msisdn })),
+      status: session.status,
+    };
   }
 
   async function expectSamePayload(sessionId: string) {
     const [session]: CheckoutSessionRow[] = await db().query(`${SELECT_CHECKOUT} WHERE cs.id = $1`, [sessionId]);
+    const expected = expectedResult(session, await app.get(PaymentsRepository).ofSession(db().manager, sessionId));
     const before = Date.now();
-    const fromTs = checkoutResult(session, await app.get(PaymentsRepository).ofSession(db().manager, sessionId));
     const [row] = await db().query(
-      `SELECT ($1::jsonb - 'timestamp')::text AS ts_text, (checkout_result_payload($2) - 'timestamp')::text AS sql_text,
-         checkout_result_payload($2) AS sql`,
-      [fromTs, sessionId],
+      `SELECT checkout_result_payload($2)::text AS text, ($1::jsonb - 'timestamp')::text AS expected_stored,
+         (checkout_result_payload($2)::jsonb - 'timestamp')::text AS stored`,
+      [expected, sessionId],
     );
+    const status = await checkoutStatus(app, merchant, session.merchant_transaction_id);
     const after = Date.now();
-    expect(row.sql_text).toBe(row.ts_text);
-    const { timestamp, ...sql } = row.sql;
-    const { timestamp: _tsTimestamp, ...ts } = JSON.parse(JSON.stringify(fromTs));
-    expect(sql).toEqual(ts);
-    expect(timestamp).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
-    expect(Date.parse(timestamp)).toBeGreaterThanOrEqual(before - 1000);
-    expect(Date.parse(timestamp)).toBeLessThanOrEqual(after + 1000);
-    return sql;
+    expect(row.stored).toBe(row.expected_stored);
+    // The function's json keeps its keys' order: as JSON.stringify writes it, it is the status query's body byte for byte.
+    for (const text of [JSON.stringify(JSON.parse(row.text)), status.text]) {
+      const { timestamp } = JSON.parse(text);
+      expect(text).toBe(JSON.stringify({ ...expected, timestamp }));
+      expect(timestamp).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+      expect(Date.parse(timestamp)).toBeGreaterThanOrEqual(before - 1000);
+      expect(Date.parse(timestamp)).toBeLessThanOrEqual(after + 1000);
+    }
+    return JSON.parse(row.text);
   }
 
   const extraData = {
@@ -145,7 +125,7 @@ describe('checkout_result_payload (SQL) = checkoutResult (TypeScript)', () => {
         { status: 703, amount: '2750.0000', settledAt: null, payerTransactionId: null },
       ],
     ],
-  ] as Array<[string, number, PaymentSpec[]]>)('%s', async (_name, status, payments) => {
+  ] as Array<[string, number, SessionPaymentSpec[]]>)('%s', async (_name, status, payments) => {
     const sql = await expectSamePayload(await sessionWith(status, payments));
     expect(sql.status).toBe(status);
     expect(sql.payments).toHaveLength(payments.filter((p) => p.status !== 703).length);

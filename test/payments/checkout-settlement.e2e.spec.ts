@@ -3,10 +3,8 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { pgPool } from '../../src/infra/database/prepared';
 import { verifyLedger } from '../../src/ledger/ledger-invariants';
-import { checkoutResult, SELECT_CHECKOUT } from '../../src/payments/checkout-session';
 import { PaymentSettlementService } from '../../src/payments/payment-settlement.service';
-import { PaymentsRepository } from '../../src/payments/payments.repository';
-import { entryCount, initiateCheckout, plus } from '../support/collections-fixtures';
+import { checkoutStatus, entryCount, initiateCheckout, plus } from '../support/collections-fixtures';
 import {
   chargeBody,
   createGatewayMerchant,
@@ -107,14 +105,12 @@ describe('settling checkout payments in groups', () => {
     );
   }
 
-  /** The session's checkout payload as the application builds it (the status query's shape), without its timestamp. */
-  async function checkoutResultNow(sessionId: string) {
-    const [session] = await db().query(`${SELECT_CHECKOUT} WHERE cs.id = $1`, [sessionId]);
-    const { timestamp: _timestamp, ...rest } = checkoutResult(
-      session,
-      await app.get(PaymentsRepository).ofSession(db().manager, sessionId),
-    );
-    return JSON.parse(JSON.stringify(rest));
+  /** The session's result as the status query answers it now, without its timestamp. */
+  async function checkoutResultNow(mtid: string) {
+    const res = await checkoutStatus(app, merchant, mtid);
+    expect(res.status).toBe(200);
+    const { timestamp: _timestamp, ...rest } = res.body;
+    return rest;
   }
 
   async function expectLedgerSound() {
@@ -152,7 +148,7 @@ describe('settling checkout payments in groups', () => {
       [checkout.paymentIds[0], 700],
       [checkout.paymentIds[1], 700],
     ]);
-    expect(payload).toEqual(await checkoutResultNow(checkout.sessionId));
+    expect(payload).toEqual(await checkoutResultNow(checkout.mtid));
     // The direct charge announces itself as before.
     expect((await deliveriesFor(direct.reference)).map((d) => d.event)).toEqual(['successful_payment']);
 
@@ -205,7 +201,7 @@ describe('settling checkout payments in groups', () => {
       const deliveries = await deliveriesFor(checkout.mtid);
       expect(deliveries.map((d) => d.event)).toEqual([`checkout_${status}`]);
       const { timestamp: _timestamp, ...payload } = deliveries[0].payload;
-      expect(payload).toEqual(await checkoutResultNow(checkout.sessionId));
+      expect(payload).toEqual(await checkoutResultNow(checkout.mtid));
     }
     const [mixed] = await deliveriesFor(partAndFailed.mtid);
     expect(mixed.payload.payments.map((p: { event: string }) => p.event)).toEqual(['successful_payment', 'failed_payment']);

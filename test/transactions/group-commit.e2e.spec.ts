@@ -1,24 +1,9 @@
 import { BadRequestException, ConflictException } from '@nestjs/common';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { WalletPrincipal } from '../../src/auth/principal';
-import { ClientServicesService } from '../../src/client-services/client-services.service';
-import { feeFor } from '../../src/client-services/fees';
 import { Money } from '../../src/common/money';
 import { MoneyMovementsService } from '../../src/transactions/money-movements.service';
-import {
-  balance,
-  balances,
-  createService,
-  fixedFee,
-  fund,
-  ledgerViolations,
-  moneyTestBed,
-  percentageFee,
-  serviceBody,
-  transfer,
-  transferBody,
-  WalletSet,
-} from '../support/money-fixtures';
+import { balance, balances, fund, ledgerViolations, moneyTestBed, transfer, transferBody, WalletSet } from '../support/money-fixtures';
 import { dataSource, TestTenant } from '../support/test-app';
 
 /**
@@ -103,31 +88,5 @@ describe('wallet money requests in groups', () => {
     expect(new Set(after.map((b) => b.toFixed(4))).size).toBe(142);
     expect(after.every((b) => b.gte(100))).toBe(true);
     expect(await ledgerViolations(app)).toEqual([]);
-  });
-
-  it('the fee the database prices is the fee the application prices, for fixed, percentage and tiered services', async () => {
-    const tiers = [
-      { minimum_amount: 1, maximum_amount: 1000, fee_type: 'FIXED', fee: 5 },
-      { minimum_amount: 1000.0001, maximum_amount: 100000, fee_type: 'PERCENTAGE', fee: 1.25 },
-    ];
-    const codes = [
-      noFee,
-      await createService(app, tenant, fixedFee(0.5)),
-      await createService(app, tenant, percentageFee(2.5)),
-      await createService(app, tenant, serviceBody(tenant, { has_transaction_fee: true, transaction_fee_tiers: tiers })),
-    ];
-    const amounts = ['1', '0.0001', '3.3333', '999.9999', '1000', '1000.00005', '1000.0001', '54321.1234', '100000', '100001'];
-    const manager = dataSource(app).manager;
-    for (const code of codes) {
-      const terms = await app.get(ClientServicesService).termsFor(manager, tenant.clientId, code);
-      for (const amount of amounts) {
-        const [{ fee }] = await manager.query('SELECT client_service_fee($1, $2)::text AS fee', [terms.id, amount]);
-        expect({ code, amount, fee: new Money(fee).toFixed(4) }).toEqual({
-          code,
-          amount,
-          fee: feeFor(terms.fees, new Money(amount)).toFixed(4),
-        });
-      }
-    }
   });
 });

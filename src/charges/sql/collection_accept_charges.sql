@@ -1,10 +1,11 @@
--- Group commit of collection_accept_charge: one call per group, items in (client, reference) order.
+-- Group commit of collection_accept_charge: one call per group, items in (client, reference) order. p_items is an
+-- array of objects named as collection_accept_charge's parameters (client_id, service_code, fingerprint, caller_check,
+-- charge, splits, payment_url_prefix, settle_topic, settle_at); item_no is an item's 1-based place in it.
 CREATE OR REPLACE FUNCTION collection_accept_charges(p_items jsonb)
 RETURNS TABLE(
   item_no integer,
   outcome text,
-  problem text,
-  details text[],
+  refusal jsonb,
   id bigint,
   service_amount numeric,
   transaction_charge numeric,
@@ -19,10 +20,18 @@ DECLARE
 BEGIN
   FOR a, n IN
     SELECT e.a, e.n FROM jsonb_array_elements(p_items) WITH ORDINALITY e(a, n)
-    ORDER BY e.a->>0, e.a->4->>'external_reference', e.n
+    ORDER BY e.a->>'client_id', e.a->'charge'->>'external_reference', e.n
   LOOP
     RETURN QUERY SELECT n::int, r.* FROM collection_accept_charge(
-      (a->>0)::uuid, a->>1, a->>2, a->>3, a->4, nullif(a->5, 'null'), a->>6, a->>7, (a->>8)::timestamptz) r;
+      p_client_id => (a->>'client_id')::uuid,
+      p_service_code => a->>'service_code',
+      p_fingerprint => a->>'fingerprint',
+      p_caller_check => a->>'caller_check',
+      p_charge => a->'charge',
+      p_splits => nullif(a->'splits', 'null'),
+      p_payment_url_prefix => a->>'payment_url_prefix',
+      p_settle_topic => a->>'settle_topic',
+      p_settle_at => (a->>'settle_at')::timestamptz) r;
   END LOOP;
 END
 $fn$;

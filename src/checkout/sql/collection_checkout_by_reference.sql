@@ -1,4 +1,4 @@
--- A client's checkout session by its merchant transaction id, for a replay.
+-- A client's checkout session by its merchant transaction id, for a replay (REPLAY: same fingerprint) or a 409 (CONFLICT).
 CREATE OR REPLACE FUNCTION collection_checkout_by_reference(
   p_client_id uuid,
   p_merchant_transaction_id text,
@@ -6,8 +6,7 @@ CREATE OR REPLACE FUNCTION collection_checkout_by_reference(
 )
 RETURNS TABLE(
   outcome text,
-  problem text,
-  details text[],
+  refusal jsonb,
   merchant_transaction_id text,
   checkout_reference text,
   currency text,
@@ -16,7 +15,7 @@ RETURNS TABLE(
 )
 LANGUAGE sql STABLE
 AS $fn$
-SELECT CASE WHEN cs.request_fingerprint = p_fingerprint THEN 'REPLAY' ELSE 'CONFLICT' END, NULL::text, NULL::text[],
+SELECT CASE WHEN cs.request_fingerprint = p_fingerprint THEN 'REPLAY' ELSE 'CONFLICT' END, NULL::jsonb,
   cs.merchant_transaction_id::text, cs.checkout_reference::text, cs.currency::text, cs.amount, cs.expires_at
 FROM checkout_sessions cs
 WHERE cs.client_id = p_client_id AND cs.merchant_transaction_id = p_merchant_transaction_id

@@ -1,18 +1,17 @@
--- Initiates one checkout session: replay or 409, refusal stage, service, split partners, then the session and its
--- expiry outbox row.
+-- Initiates one checkout session: replay or 409, the caller's own failed check, service, split partners, then the session
+-- and its expiry outbox row. A refusal is a jsonb object: `problem` and its values by name.
 CREATE OR REPLACE FUNCTION collection_initiate_checkout(
   p_client_id uuid,
   p_service_code text,
   p_fingerprint text,
-  p_refusal text,
+  p_caller_check text,
   p_session jsonb,
   p_splits jsonb,
   p_expire_topic text
 )
 RETURNS TABLE(
   outcome text,
-  problem text,
-  details text[],
+  refusal jsonb,
   merchant_transaction_id text,
   checkout_reference text,
   currency text,
@@ -26,28 +25,31 @@ DECLARE
   s          checkout_sessions%ROWTYPE;
   v_service  record;
   v_splits   record;
+  v_refusal  jsonb;
   v_id       bigint;
 BEGIN
   s := jsonb_populate_record(NULL::checkout_sessions, p_session);
   RETURN QUERY SELECT * FROM collection_checkout_by_reference(p_client_id, s.merchant_transaction_id, p_fingerprint);
   IF FOUND THEN RETURN; END IF;
-  IF p_refusal = 'REQUEST' THEN
-    RETURN QUERY SELECT 'REFUSED', 'REQUEST', NULL::text[], NULL::text, NULL::text, NULL::text, NULL::numeric, NULL::timestamptz;
+  -- p_caller_check: REQUEST (a redirect or callback URL) refuses here; SPLITS (the split list's shape) where partners
+  -- are checked.
+  IF p_caller_check = 'REQUEST' THEN
+    RETURN QUERY SELECT 'REFUSED', jsonb_build_object('problem', 'REQUEST'), NULL::text, NULL::text, NULL::text, NULL::numeric,
+      NULL::timestamptz;
     RETURN;
   END IF;
 
   SELECT * INTO v_service FROM collecting_service(p_client_id, p_service_code, s.amount);
-  IF v_service.problem IS NULL AND p_refusal = 'SPLITS' THEN
-    v_service.problem := 'REQUEST';
+  v_refusal := v_service.refusal;
+  IF v_refusal IS NULL AND p_caller_check = 'SPLITS' THEN
+    v_refusal := jsonb_build_object('problem', 'REQUEST');
   END IF;
-  IF v_service.problem IS NULL THEN
+  IF v_refusal IS NULL THEN
     SELECT * INTO v_splits FROM split_settlements_check(p_client_id, v_service.service_id, v_service.settlement_currency, s.amount, p_splits);
-    v_service.problem := v_splits.problem;
-    v_service.details := v_splits.details;
+    v_refusal := v_splits.refusal;
   END IF;
-  IF v_service.problem IS NOT NULL THEN
-    RETURN QUERY SELECT 'REFUSED', v_service.problem, v_service.details, NULL::text, NULL::text, NULL::text, NULL::numeric,
-      NULL::timestamptz;
+  IF v_refusal IS NOT NULL THEN
+    RETURN QUERY SELECT 'REFUSED', v_refusal, NULL::text, NULL::text, NULL::text, NULL::numeric, NULL::timestamptz;
     RETURN;
   END IF;
 
@@ -65,7 +67,7 @@ BEGIN
     RETURN;
   END IF;
   INSERT INTO outbox (topic, payload, available_at) VALUES (p_expire_topic, jsonb_build_object('sessionId', v_id::text), s.expires_at);
-  RETURN QUERY SELECT 'CREATED', NULL::text, NULL::text[], s.merchant_transaction_id::text, s.checkout_reference::text,
+  RETURN QUERY SELECT 'CREATED', NULL::jsonb, s.merchant_transaction_id::text, s.checkout_reference::text,
     v_service.settlement_currency, s.amount, s.expires_at;
 END
 $fn$;

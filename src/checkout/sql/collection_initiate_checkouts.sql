@@ -1,10 +1,11 @@
--- Group commit of collection_initiate_checkout: one call per group, items in (client, reference) order.
+-- Group commit of collection_initiate_checkout: one call per group, items in (client, reference) order. p_items is an
+-- array of objects named as collection_initiate_checkout's parameters (client_id, service_code, fingerprint,
+-- caller_check, session, splits, expire_topic); item_no is an item's 1-based place in it.
 CREATE OR REPLACE FUNCTION collection_initiate_checkouts(p_items jsonb)
 RETURNS TABLE(
   item_no integer,
   outcome text,
-  problem text,
-  details text[],
+  refusal jsonb,
   merchant_transaction_id text,
   checkout_reference text,
   currency text,
@@ -18,10 +19,16 @@ DECLARE
 BEGIN
   FOR a, n IN
     SELECT e.a, e.n FROM jsonb_array_elements(p_items) WITH ORDINALITY e(a, n)
-    ORDER BY e.a->>0, e.a->4->>'merchant_transaction_id', e.n
+    ORDER BY e.a->>'client_id', e.a->'session'->>'merchant_transaction_id', e.n
   LOOP
     RETURN QUERY SELECT n::int, r.* FROM collection_initiate_checkout(
-      (a->>0)::uuid, a->>1, a->>2, a->>3, a->4, nullif(a->5, 'null'), a->>6) r;
+      p_client_id => (a->>'client_id')::uuid,
+      p_service_code => a->>'service_code',
+      p_fingerprint => a->>'fingerprint',
+      p_caller_check => a->>'caller_check',
+      p_session => a->'session',
+      p_splits => nullif(a->'splits', 'null'),
+      p_expire_topic => a->>'expire_topic') r;
   END LOOP;
 END
 $fn$;

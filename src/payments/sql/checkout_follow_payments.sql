@@ -1,30 +1,45 @@
--- Moves each checkout session to the status its payments give (paid, part paid, ...) and schedules its checkout
--- callback.
-CREATE OR REPLACE FUNCTION checkout_follow_payments(p_sessions bigint[])
+-- Moves checkout sessions to the status their payments give and schedules each move's checkout callback: the one home
+-- of a session's status once it is open (the payer starting a payment sets 851, CheckoutSessionsService.startPayment).
+-- p_cause is what happened to them:
+--   RESULT    payments settled: paid 801, else a jammed payment 850 (no callback), part paid 802, past its end 820,
+--             unpaid 803;
+--   REVERSAL  a payment reversed: part paid 802 while a payment stands, else reversed 840;
+--   EXPIRY    the session's end came: unpaid (803) and past its end, it expires (820); any other stays as it is.
+CREATE OR REPLACE FUNCTION checkout_follow_payments(p_sessions bigint[], p_cause text)
 RETURNS void
 LANGUAGE plpgsql
 AS $fn$
 DECLARE
   v_notify bigint[];
 BEGIN
+  IF p_cause NOT IN ('RESULT', 'REVERSAL', 'EXPIRY') THEN
+    RAISE EXCEPTION 'checkout_follow_payments: unknown cause %', p_cause;
+  END IF;
   PERFORM 1 FROM checkout_sessions cs WHERE cs.id = ANY(p_sessions) ORDER BY cs.id FOR UPDATE;
   WITH tally AS (
-    SELECT p.checkout_session_id AS id, coalesce(sum(p.service_amount) FILTER (WHERE p.payment_status = 700), 0) AS paid,
-      bool_or(p.payment_status = 704) AS jammed
-    FROM payments p WHERE p.checkout_session_id = ANY(p_sessions)
-    GROUP BY p.checkout_session_id
+    SELECT cs.id, cs.status, cs.amount, cs.expires_at,
+      coalesce(sum(p.service_amount) FILTER (WHERE p.payment_status = 700), 0) AS paid,
+      coalesce(bool_or(p.payment_status = 704), false) AS jammed
+    FROM checkout_sessions cs LEFT JOIN payments p ON p.checkout_session_id = cs.id
+    WHERE cs.id = ANY(p_sessions)
+    GROUP BY cs.id
+  ), next AS (
+    SELECT t.id, p_cause = 'RESULT' AND t.jammed AS quiet, CASE p_cause
+      WHEN 'RESULT' THEN CASE WHEN t.paid >= t.amount THEN 801 WHEN t.jammed THEN 850 WHEN t.paid > 0 THEN 802
+                              WHEN t.expires_at <= clock_timestamp() THEN 820 ELSE 803 END
+      WHEN 'REVERSAL' THEN CASE WHEN t.paid > 0 THEN 802 ELSE 840 END
+      WHEN 'EXPIRY' THEN CASE WHEN t.status = 803 AND t.expires_at <= clock_timestamp() THEN 820 END
+    END AS status
+    FROM tally t
   ), moved AS (
-    UPDATE checkout_sessions cs SET
-      status = CASE WHEN t.paid >= cs.amount THEN 801 WHEN t.jammed THEN 850 WHEN t.paid > 0 THEN 802
-                    WHEN cs.expires_at <= clock_timestamp() THEN 820 ELSE 803 END,
-      updated_at = now()
-    FROM tally t WHERE cs.id = t.id
-    RETURNING cs.id, t.jammed
+    UPDATE checkout_sessions cs SET status = n.status, updated_at = now()
+    FROM next n WHERE cs.id = n.id AND n.status IS NOT NULL
+    RETURNING cs.id, n.quiet
   )
-  SELECT array_agg(m.id ORDER BY m.id) FILTER (WHERE NOT m.jammed) INTO v_notify FROM moved m;
+  SELECT array_agg(m.id ORDER BY m.id) FILTER (WHERE NOT m.quiet) INTO v_notify FROM moved m;
 
   PERFORM callback_schedule(cs.client_id, 'collections', 'checkout_' || cs.status, cs.merchant_transaction_id,
-                            ARRAY[cs.callback_url::text], false, checkout_result_payload(cs.id))
+                            ARRAY[cs.callback_url::text], false, checkout_result_payload(cs.id)::jsonb)
   FROM checkout_sessions cs WHERE cs.id = ANY(v_notify) ORDER BY cs.id;
 END
 $fn$;

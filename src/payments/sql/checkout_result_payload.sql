@@ -1,16 +1,19 @@
--- A checkout session's callback body.
+-- A checkout session's result: its callback body and the status query's answer (collection document §2), json with
+-- the keys in the document's order. A payment's record is the charge result (paymentResult, src/payments/payment.ts)
+-- with a numeric payment_status and payment_account_reference: test/payments/checkout-result-payload.e2e.spec.ts
+-- holds the two equal.
 CREATE OR REPLACE FUNCTION checkout_result_payload(p_session_id bigint)
-RETURNS jsonb
+RETURNS json
 LANGUAGE sql
 AS $fn$
-SELECT jsonb_build_object(
+SELECT json_build_object(
   'amount', trunc(cs.amount)::text,
   'checkout_reference', cs.checkout_reference,
   'currency', cs.currency,
   'merchant_transaction_id', cs.merchant_transaction_id,
   'narration', cs.narration,
   'payments', coalesce((
-    SELECT jsonb_agg(jsonb_build_object(
+    SELECT json_agg(json_build_object(
       'event', CASE p.payment_status WHEN 700 THEN 'successful_payment' WHEN 701 THEN 'failed_payment'
                                      WHEN 702 THEN 'reversed_payment' ELSE 'pending_payment' END,
       'amount', round(p.service_amount, 4)::text,
@@ -33,7 +36,7 @@ SELECT jsonb_build_object(
       'payer_transaction_id', coalesce(p.payer_transaction_id, ''),
       'payment_account_reference', p.payer_msisdn) ORDER BY p.id)
     FROM payments p JOIN clients c ON c.id = p.client_id JOIN client_services s ON s.id = p.client_service_id
-    WHERE p.checkout_session_id = cs.id AND p.payment_status <> 703), '[]'),
+    WHERE p.checkout_session_id = cs.id AND p.payment_status <> 703), '[]'::json),
   'status', cs.status,
   'timestamp', to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
 FROM checkout_sessions cs WHERE cs.id = p_session_id

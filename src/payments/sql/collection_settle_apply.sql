@@ -1,5 +1,5 @@
--- The set-based body of collection_settle_payments: posts the entries through ledger_post_entries and writes statuses
--- and callbacks.
+-- The set-based body of collection_settle_payments (p_items as it takes them; p_accounts the in-flight and fee income
+-- accounts by 'client kind currency'): posts the entries through ledger_post_entries and writes statuses and callbacks.
 CREATE OR REPLACE FUNCTION collection_settle_apply(p_items jsonb, p_accounts jsonb)
 RETURNS TABLE(payment_id bigint, result text, error_code text, error_message text, error_detail text)
 LANGUAGE plpgsql
@@ -71,14 +71,12 @@ BEGIN
     INTO v_answers
   FROM items i LEFT JOIN moved m ON m.ord = i.ord;
 
-  -- The payment callbacks (a direct charge's; as PaymentsService announced them: to the request's URL and,
-  -- when it asked to notify, to the client's collections endpoint).
-  PERFORM callback_schedule(p.client_id, 'collections', e.item->>'event', p.external_reference, ARRAY[p.callback_url::text],
-                            p.notify_client OR p.notify_originator, e.item->'payload')
+  -- The result callbacks of the direct charges settled here (an item with a payload).
+  PERFORM collection_payment_announce(p, e.item->'payload')
   FROM jsonb_array_elements(p_items) WITH ORDINALITY e(item, ord)
   JOIN jsonb_to_recordset(v_answers) a(ord bigint, result text) ON a.ord = e.ord
   JOIN payments p ON p.id = (e.item->>'payment_id')::bigint
-  WHERE a.result = 'SETTLED' AND e.item->>'event' IS NOT NULL
+  WHERE a.result = 'SETTLED' AND jsonb_typeof(e.item->'payload') = 'object'
   ORDER BY e.ord;
 
   RETURN QUERY

@@ -1,5 +1,7 @@
 -- Settles a group of collected payments in one call: entries, statuses, callbacks, and the checkout sessions their
--- payments move.
+-- payments move. p_items: an array of the operator's results, {payment_id, outcome (SUCCEEDED, FAILED or JAMMED),
+-- payer_transaction_id, settled_at, payload (a direct charge's result callback, else null)}. Answers one row per item:
+-- SETTLED, SKIPPED (no longer pending, or settled by an earlier copy in the group) or FAILED with the error.
 CREATE OR REPLACE FUNCTION collection_settle_payments(p_items jsonb)
 RETURNS TABLE(payment_id bigint, result text, error_code text, error_message text, error_detail text)
 LANGUAGE plpgsql
@@ -53,7 +55,7 @@ BEGIN
   FROM jsonb_to_recordset(v_rows) r(payment_id bigint, result text) JOIN payments p ON p.id = r.payment_id
   WHERE r.result = 'SETTLED' AND p.checkout_session_id IS NOT NULL;
   IF v_sessions IS NOT NULL THEN
-    PERFORM checkout_follow_payments(v_sessions);
+    PERFORM checkout_follow_payments(v_sessions, 'RESULT');
   END IF;
 
   RETURN QUERY SELECT * FROM jsonb_to_recordset(v_rows)

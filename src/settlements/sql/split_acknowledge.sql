@@ -1,5 +1,5 @@
 -- Acknowledges a payment's splits in one call: the payment under its lock, the distribution entry, wallet states
--- checked under the entry's locks.
+-- checked under the entry's locks. Answers the outcome and its values by name (detail, jsonb, or null).
 CREATE OR REPLACE FUNCTION split_acknowledge(
   p_client_id uuid,
   p_payment_id bigint,
@@ -7,7 +7,7 @@ CREATE OR REPLACE FUNCTION split_acknowledge(
   p_paying_states text[],
   p_receiving_states text[]
 )
-RETURNS TABLE(outcome text, detail text[])
+RETURNS TABLE(outcome text, detail jsonb)
 LANGUAGE plpgsql
 AS $fn$
 DECLARE
@@ -22,16 +22,16 @@ BEGIN
   FROM payments p JOIN client_services s ON s.id = p.client_service_id
   WHERE p.id = p_payment_id AND p.client_id = p_client_id FOR UPDATE OF p;
   IF v_payment.id IS NULL THEN
-    RETURN QUERY SELECT 'NOT_FOUND', NULL::text[]; RETURN;
+    RETURN QUERY SELECT 'NOT_FOUND', NULL::jsonb; RETURN;
   ELSIF v_payment.acknowledged_at IS NOT NULL THEN
-    RETURN QUERY SELECT 'ACKNOWLEDGED_BEFORE', NULL::text[]; RETURN;
+    RETURN QUERY SELECT 'ACKNOWLEDGED_BEFORE', NULL::jsonb; RETURN;
   ELSIF v_payment.payment_status <> 700 THEN
-    RETURN QUERY SELECT 'NOT_SUCCESSFUL', NULL::text[]; RETURN;
+    RETURN QUERY SELECT 'NOT_SUCCESSFUL', NULL::jsonb; RETURN;
   ELSIF v_payment.split_settlements IS NULL OR NOT p_distribute THEN
     UPDATE payments SET acknowledged_at = now(), split_status = CASE WHEN v_payment.split_settlements IS NULL THEN NULL ELSE 'DECLINED' END,
       split_entry_id = NULL, updated_at = now()
     WHERE id = v_payment.id;
-    RETURN QUERY SELECT CASE WHEN v_payment.split_settlements IS NULL THEN 'NO_SHARES' ELSE 'DECLINED' END, NULL::text[];
+    RETURN QUERY SELECT CASE WHEN v_payment.split_settlements IS NULL THEN 'NO_SHARES' ELSE 'DECLINED' END, NULL::jsonb;
     RETURN;
   END IF;
 
@@ -55,7 +55,7 @@ BEGIN
     FROM ledger_post_entries(ARRAY[p_client_id], ARRAY['PAYMENT_SPLIT'], array_fill(1, ARRAY[cardinality(v_accounts)]),
                              v_accounts, v_amounts) r;
     IF v_refused IS NOT NULL THEN
-      RETURN QUERY SELECT 'INSUFFICIENT', ARRAY[v_refused]; RETURN;
+      RETURN QUERY SELECT 'INSUFFICIENT', jsonb_build_object('account_number', v_refused); RETURN;
     END IF;
     -- The entry holds the wallets' row locks: a state change waits for this call, so their states stand.
     SELECT a.account_number::text AS number, w.status::text AS status, p.is_active = 1 AS profile_active,
@@ -71,13 +71,13 @@ BEGIN
     END IF;
   EXCEPTION WHEN SQLSTATE 'SA001' THEN
     RETURN QUERY SELECT CASE WHEN v_wallet.profile_active THEN 'WALLET_STATE' ELSE 'PROFILE_DEACTIVATED' END,
-      CASE WHEN v_wallet.profile_active THEN ARRAY[v_wallet.number, v_wallet.status, v_wallet.role]
-           ELSE ARRAY[v_wallet.number, v_wallet.role] END;
+      jsonb_build_object('account_number', v_wallet.number, 'role', v_wallet.role)
+      || CASE WHEN v_wallet.profile_active THEN jsonb_build_object('status', v_wallet.status) ELSE '{}' END;
     RETURN;
   END;
 
   UPDATE payments SET acknowledged_at = now(), split_status = 'DISTRIBUTED', split_entry_id = v_entry, updated_at = now()
   WHERE id = v_payment.id;
-  RETURN QUERY SELECT 'DISTRIBUTED', ARRAY[jsonb_array_length(v_payment.split_settlements)::text];
+  RETURN QUERY SELECT 'DISTRIBUTED', jsonb_build_object('partners', jsonb_array_length(v_payment.split_settlements));
 END
 $fn$;

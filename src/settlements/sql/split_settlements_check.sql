@@ -1,5 +1,5 @@
--- Checks split partners at acceptance: profiles, wallets, currency and shares against the amount; answers the problem
--- that refuses them.
+-- Checks split partners at acceptance: profiles, wallets, currency and shares against the amount; answers the refusal
+-- (jsonb, `problem` and its values by name), or the shares with their wallets' ids.
 CREATE OR REPLACE FUNCTION split_settlements_check(
   p_client_id uuid,
   p_service_id uuid,
@@ -7,7 +7,7 @@ CREATE OR REPLACE FUNCTION split_settlements_check(
   p_amount numeric,
   p_splits jsonb
 )
-RETURNS TABLE(problem text, details text[], shares jsonb)
+RETURNS TABLE(refusal jsonb, shares jsonb)
 LANGUAGE plpgsql STABLE
 AS $fn$
 #variable_conflict use_column
@@ -22,9 +22,9 @@ BEGIN
   WHERE p.client_service_id = p_service_id;
   IF p_splits IS NULL THEN
     IF cardinality(v_mandatory) > 0 THEN
-      RETURN QUERY SELECT 'SPLIT_MANDATORY', v_mandatory, NULL::jsonb;
+      RETURN QUERY SELECT jsonb_build_object('problem', 'SPLIT_MANDATORY', 'accounts', to_jsonb(v_mandatory)), NULL::jsonb;
     ELSE
-      RETURN QUERY SELECT NULL::text, NULL::text[], NULL::jsonb;
+      RETURN QUERY SELECT NULL::jsonb, NULL::jsonb;
     END IF;
     RETURN;
   END IF;
@@ -45,27 +45,27 @@ BEGIN
   WHERE w.id IS NULL OR w.status <> 'ACTIVE' OR NOT w.profile_active OR w.currency <> p_currency
   ORDER BY e.ord LIMIT 1;
   IF v_bad.problem IS NOT NULL THEN
-    RETURN QUERY SELECT v_bad.problem,
-      CASE WHEN v_bad.problem = 'SPLIT_PARTNER_CURRENCY' THEN ARRAY[v_bad.account, p_currency] ELSE ARRAY[v_bad.account] END,
+    RETURN QUERY SELECT jsonb_build_object('problem', v_bad.problem, 'account', v_bad.account)
+      || CASE WHEN v_bad.problem = 'SPLIT_PARTNER_CURRENCY' THEN jsonb_build_object('currency', p_currency) ELSE '{}' END,
       NULL::jsonb;
     RETURN;
   END IF;
 
   SELECT sum((e.item->>'amount')::numeric) INTO v_total FROM jsonb_array_elements(p_splits) e(item);
   IF v_total > p_amount THEN
-    RETURN QUERY SELECT 'SPLIT_TOTAL', ARRAY[v_total::text, p_amount::text], NULL::jsonb;
+    RETURN QUERY SELECT jsonb_build_object('problem', 'SPLIT_TOTAL', 'total', v_total::text, 'amount', p_amount::text), NULL::jsonb;
     RETURN;
   END IF;
 
   SELECT coalesce(array_agg(m ORDER BY m), '{}') INTO v_missing FROM unnest(v_mandatory) m
   WHERE m NOT IN (SELECT e.item->>'account' FROM jsonb_array_elements(p_splits) e(item));
   IF cardinality(v_missing) > 0 THEN
-    RETURN QUERY SELECT 'SPLIT_MANDATORY', v_missing, NULL::jsonb;
+    RETURN QUERY SELECT jsonb_build_object('problem', 'SPLIT_MANDATORY', 'accounts', to_jsonb(v_missing)), NULL::jsonb;
     RETURN;
   END IF;
 
   RETURN QUERY
-  SELECT NULL::text, NULL::text[], jsonb_agg(e.item || jsonb_build_object('accountId', a.id) ORDER BY e.ord)
+  SELECT NULL::jsonb, jsonb_agg(e.item || jsonb_build_object('accountId', a.id) ORDER BY e.ord)
   FROM jsonb_array_elements(p_splits) WITH ORDINALITY AS e(item, ord)
   JOIN ledger_accounts a ON a.client_id = p_client_id AND a.account_number = e.item->>'account';
 END

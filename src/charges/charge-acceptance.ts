@@ -1,0 +1,58 @@
+import { DataSource } from 'typeorm';
+import { BatchedCall } from '../infra/database/batched-call';
+import { PreparedStatement } from '../infra/database/prepared';
+import { CollectionAnswer } from '../payments/collecting-service';
+import { PaymentRow } from '../payments/payment';
+import { SplitRefusal, SplitRequest } from '../settlements/split-settlements.service';
+
+/** A charge to accept: collection_accept_charge's arguments by name (src/charges/sql/collection_accept_charge.sql). */
+export interface ChargeAcceptanceItem {
+  client_id: string;
+  service_code: string;
+  fingerprint: string;
+  /** The caller's own check that failed: REQUEST (a callback URL), SPLITS (the split list's shape), or none. */
+  caller_check: 'REQUEST' | 'SPLITS' | null;
+  /** The payment's columns as the request gives them (jsonb_populate_record on payments). */
+  charge: Pick<
+    PaymentRow,
+    | 'external_reference'
+    | 'payer_msisdn'
+    | 'account_number'
+    | 'currency'
+    | 'country_code'
+    | 'service_amount'
+    | 'transaction_charge'
+    | 'add_transaction_charge'
+    | 'payment_method_code'
+    | 'extra_data'
+    | 'description'
+    | 'notify_client'
+    | 'notify_originator'
+    | 'callback_url'
+    | 'next_step'
+  > & { origin_channel_code: string; originator_msisdn: string; payer_name: string | null; payer_email: string; invoice_number: string };
+  splits: SplitRequest[] | null;
+  /** An AUTHORIZE_TRANSACTION charge's payment_url is this prefix and its id. */
+  payment_url_prefix: string;
+  settle_topic: string;
+  settle_at: Date;
+}
+
+/** collection_accept_charge's answer: the charge as the acceptance response shows it, or the refusal. */
+export type ChargeAcceptanceRow = CollectionAnswer<
+  Pick<PaymentRow, 'id' | 'service_amount' | 'transaction_charge' | 'total_amount' | 'payment_url' | 'next_step'>,
+  SplitRefusal
+>;
+
+const ACCEPT_CHARGES: PreparedStatement = {
+  name: 'collection_accept_charges',
+  text: 'SELECT * FROM collection_accept_charges(p_items => $1)',
+};
+
+/**
+ * collection_accept_charges (src/charges/sql/collection_accept_charges.sql): charge acceptance by group commit, the
+ * charges a process accepts at the same moment sent as one call of the batch form.
+ */
+export function chargeAcceptance(db: DataSource): BatchedCall<ChargeAcceptanceRow, ChargeAcceptanceItem> {
+  return new BatchedCall(db, ACCEPT_CHARGES);
+}
