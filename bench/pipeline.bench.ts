@@ -38,7 +38,7 @@ const LOG_LEVELS = (process.env.BENCH_LOG_LEVELS ?? 'info,warn').split(',').map(
 const STAGES: Array<[stage: string, match: RegExp]> = [
   [
     'token (passport, jsonwebtoken)',
-    /node_modules\/(passport|passport-jwt|passport-strategy|jsonwebtoken|jws|jwa|@nestjs\/passport|@nestjs\/jwt|lodash\.|safe-buffer|ms|semver)\//,
+    /node_modules\/(passport|passport-custom|passport-jwt|passport-strategy|jsonwebtoken|jws|jwa|@nestjs\/passport|@nestjs\/jwt|lodash\.|safe-buffer|ms|semver)\//,
   ],
   ['token (guards, version check)', /dist\/src\/auth\//],
   [

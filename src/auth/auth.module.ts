@@ -10,6 +10,7 @@ import { CredentialStatusService } from './credential-status.service';
 import { User } from './user.entity';
 import { UsersService } from './users.service';
 import { WalletAuthGuard } from './wallet-auth.guard';
+import { WalletJwtStrategy } from './wallet-jwt.strategy';
 
 @Global()
 @Module({
@@ -18,7 +19,7 @@ import { WalletAuthGuard } from './wallet-auth.guard';
     JwtModule.registerAsync({ inject: [APP_CONFIG], useFactory: (c: AppConfig) => ({ secret: tokenKey(c) as never }) }),
   ],
   controllers: [AuthController],
-  providers: [AuthService, UsersService, WalletAuthGuard, CredentialStatusService, AccessTokens],
+  providers: [AuthService, UsersService, WalletJwtStrategy, WalletAuthGuard, CredentialStatusService, AccessTokens],
   exports: [UsersService, JwtModule, WalletAuthGuard, CredentialStatusService, AccessTokens],
 })
 export class AuthModule {}

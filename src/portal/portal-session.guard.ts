@@ -1,27 +1,36 @@
-import { CanActivate, createParamDecorator, ExecutionContext, Injectable } from '@nestjs/common';
+import { createParamDecorator, ExecutionContext, Injectable } from '@nestjs/common';
+import { AuthGuard, IAuthModuleOptions } from '@nestjs/passport';
 import { timingSafeEqual } from 'node:crypto';
-import { CsrfRefused, PortalRequest, PortalSignInRequired, readCookie, SESSION_COOKIE } from './portal-http';
-import { PortalSession, PortalSessionsService } from './portal-sessions.service';
+import { CsrfRefused, PortalRequest, PortalSignInRequired } from './portal-http';
+import { PortalSession } from './portal-sessions.service';
+import { PORTAL_STRATEGY } from './portal-session.strategy';
 
 /**
- * Every portal page but sign-in: a live session (else the browser is sent to sign in), and on every POST the
- * session's CSRF token in the form's `_csrf` field (else 403 before the handler runs, so nothing changes).
+ * Every portal page but sign-in: a live session (PortalSessionStrategy's, put on `request.portalSession`; else the
+ * browser is sent to sign in), and on every POST the session's CSRF token in the form's `_csrf` field (else 403
+ * before the handler runs, so nothing changes).
  */
 @Injectable()
-export class PortalSessionGuard implements CanActivate {
-  constructor(private readonly sessions: PortalSessionsService) {}
-
+export class PortalSessionGuard extends AuthGuard(PORTAL_STRATEGY) {
   async canActivate(context: ExecutionContext): Promise<boolean> {
+    await super.canActivate(context);
     const request = context.switchToHttp().getRequest<PortalRequest>();
-    const token = readCookie(request.headers.cookie, SESSION_COOKIE);
-    const session = token ? await this.sessions.resume(token) : null;
-    if (!session) throw new PortalSignInRequired();
-    request.portalSession = session;
+    const session = request.portalSession!;
     if (request.method !== 'GET' && request.method !== 'HEAD') {
       const given = (request.body as Record<string, unknown> | undefined)?._csrf;
       if (typeof given !== 'string' || !sameText(given, session.csrfToken)) throw new CsrfRefused();
     }
     return true;
+  }
+
+  getAuthenticateOptions(): IAuthModuleOptions {
+    return { property: 'portalSession' };
+  }
+
+  handleRequest<T>(error: unknown, session: T | null | false): T {
+    if (error) throw error;
+    if (!session) throw new PortalSignInRequired();
+    return session;
   }
 }
 

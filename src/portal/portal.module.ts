@@ -4,6 +4,7 @@ import { PaymentsModule } from '../payments/payments.module';
 import { PayoutsModule } from '../payouts/payouts.module';
 import { PortalAuthController } from './portal-auth.controller';
 import { PortalSessionGuard } from './portal-session.guard';
+import { PortalSessionStrategy } from './portal-session.strategy';
 import { PortalSessionsService } from './portal-sessions.service';
 import { PortalSignInService } from './portal-sign-in.service';
 import { PortalController } from './portal.controller';
@@ -14,6 +15,6 @@ import { SignInFailures } from './sign-in-failures';
 @Module({
   imports: [FloatModule, PaymentsModule, PayoutsModule],
   controllers: [PortalAuthController, PortalController],
-  providers: [PortalSessionsService, PortalSignInService, SignInFailures, PortalSessionGuard, PortalService],
+  providers: [PortalSessionsService, PortalSignInService, SignInFailures, PortalSessionStrategy, PortalSessionGuard, PortalService],
 })
 export class PortalModule {}

@@ -1,34 +1,19 @@
-import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
-import type { FastifyRequest } from 'fastify';
-import { AccessTokens } from '../access-tokens';
-import { CredentialStatusService } from '../credential-status.service';
+import { Injectable } from '@nestjs/common';
+import { AuthGuard, IAuthModuleOptions } from '@nestjs/passport';
 import { InvalidGatewayCredentials } from './api-keys.service';
-import { GATEWAY_AUDIENCE, GatewayPrincipal } from './gateway-principal';
+import { GATEWAY_STRATEGY } from './gateway-token.strategy';
 
-/** Gateway routes take the token from x-access-token, or from Authorization: Bearer (the IMT document's form). */
+/** Gateway routes: GatewayTokenStrategy's API key goes on `request.gatewayPrincipal` (CurrentGatewayClient). */
 @Injectable()
-export class GatewayAuthGuard implements CanActivate {
-  constructor(
-    private readonly tokens: AccessTokens,
-    private readonly credentials: CredentialStatusService,
-  ) {}
-
-  async canActivate(context: ExecutionContext): Promise<boolean> {
-    const request = context.switchToHttp().getRequest<FastifyRequest & { gatewayPrincipal?: GatewayPrincipal }>();
-    const token = tokenOf(request);
-    if (!token) throw new InvalidGatewayCredentials();
-    const claims = this.tokens.claims<{ sub: string; cid: string; ccode: string }>(token, GATEWAY_AUDIENCE);
-    // A token of a revoked key is refused like a forged one.
-    if (!claims || !(await this.credentials.apiKeyActive(claims.sub))) throw new InvalidGatewayCredentials();
-    request.gatewayPrincipal = { apiKeyId: claims.sub, clientId: claims.cid, clientCode: claims.ccode };
-    return true;
+export class GatewayAuthGuard extends AuthGuard(GATEWAY_STRATEGY) {
+  getAuthenticateOptions(): IAuthModuleOptions {
+    return { property: 'gatewayPrincipal' };
   }
-}
 
-function tokenOf(request: FastifyRequest): string | null {
-  const header = request.headers['x-access-token'];
-  if (typeof header === 'string' && header.trim()) return header.trim();
-  const authorization = request.headers.authorization;
-  const match = typeof authorization === 'string' ? /^Bearer\s+(\S+)$/i.exec(authorization) : null;
-  return match ? match[1] : null;
+  /** No key: the documents' 401 body. Other errors (the database away) go on to the filter, which answers 503. */
+  handleRequest<T>(error: unknown, principal: T | null | false): T {
+    if (error) throw error;
+    if (!principal) throw new InvalidGatewayCredentials();
+    return principal;
+  }
 }

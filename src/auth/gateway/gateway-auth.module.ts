@@ -2,11 +2,12 @@ import { Global, Module } from '@nestjs/common';
 import { ApiKeysService } from './api-keys.service';
 import { GatewayAuthController } from './gateway-auth.controller';
 import { GatewayAuthGuard } from './gateway-auth.guard';
+import { GatewayTokenStrategy } from './gateway-token.strategy';
 
 @Global()
 @Module({
   controllers: [GatewayAuthController],
-  providers: [ApiKeysService, GatewayAuthGuard],
+  providers: [ApiKeysService, GatewayTokenStrategy, GatewayAuthGuard],
   exports: [ApiKeysService, GatewayAuthGuard],
 })
 export class GatewayAuthModule {}

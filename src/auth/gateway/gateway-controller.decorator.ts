@@ -15,7 +15,7 @@ export function GatewayController(path: string, tag: string, errorFilter: Type<E
     UseGuards(GatewayAuthGuard),
     UseFilters(errorFilter),
     ApiTags(`gateway: ${tag}`),
-    // Either form of the token is accepted (gateway-auth.guard.ts): OpenAPI lists alternatives as separate entries.
+    // Either form of the token is accepted (gateway-token.strategy.ts): OpenAPI lists alternatives as separate entries.
     ApiSecurity(GATEWAY_SECURITY.header),
     ApiSecurity(GATEWAY_SECURITY.bearer),
     ApiUnauthorizedResponse({ type: GatewayUnauthorizedBody, description: 'missing, expired, forged or revoked token' }),
