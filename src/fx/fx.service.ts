@@ -26,8 +26,9 @@ interface RateRow {
 /**
  * FX rates per base currency (provider contract §10): rates[C] = {buying, selling} is the price of one unit of
  * C in the base currency, as banks quote. A rate older than FX_MAX_RATE_AGE_MS (by its stored updated_at, on the
- * database clock) is neither shown nor used. Wallet money takes its conversion rate in the database, with the rest
- * of the request (SQL function fx_conversion_rate, called by wallet_money_batch).
+ * database clock: SQL function fx_rate_is_fresh, src/fx/sql/fx_rate_is_fresh.sql) is neither shown nor used. Wallet
+ * money takes its conversion rate in the database, with the rest of the request (SQL function fx_conversion_rate,
+ * src/fx/sql/fx_conversion_rate.sql, called only by wallet_money_batch).
  */
 @Injectable()
 export class FxService {
@@ -61,7 +62,7 @@ export class FxService {
   async ratesFor(base: string): Promise<FxRate[] | null> {
     const rows = await this.db.query(
       `SELECT base_currency, currency, buying, selling, updated_at FROM fx_rates
-       WHERE updated_at >= now() - $1 * interval '1 millisecond' ORDER BY base_currency, currency`,
+       WHERE fx_rate_is_fresh(p_updated_at => updated_at, p_max_age_ms => $1) ORDER BY base_currency, currency`,
       [this.config.fxMaxRateAgeMs],
     );
     const fresh: FxRate[] = rows.map((r: RateRow) => ({

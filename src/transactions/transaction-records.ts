@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { formatAmount } from '../common/money';
 import { UUID } from '../common/validation/validators';
 
@@ -72,8 +72,8 @@ export class TransactionRecords {
    * The cursor carries created_at with Postgres' microseconds: a JS Date would cut it to milliseconds, and the last
    * row of a page would then sort after its own cursor and come back on the next page.
    */
-  async ofAccount(db: DataSource, page: AccountPage): Promise<Array<TransactionRow & { cursor_at: string }>> {
-    return db.query(
+  async ofAccount(manager: EntityManager, page: AccountPage): Promise<Array<TransactionRow & { cursor_at: string }>> {
+    return manager.query(
       `SELECT r.*, p.cursor_at
        FROM (
          SELECT t.id, t.created_at, to_char(t.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at

@@ -53,12 +53,10 @@ async function conversionInSql(
   direction: Direction,
   maxAgeMs: number,
 ): Promise<Conversion> {
-  const [row] = await manager.query('SELECT rate::text, newest_rate_at FROM fx_conversion_rate($1, $2, $3, $4)', [
-    from,
-    to,
-    direction,
-    maxAgeMs,
-  ]);
+  const [row] = await manager.query(
+    'SELECT rate::text, newest_rate_at FROM fx_conversion_rate(p_from => $1, p_to => $2, p_direction => $3, p_max_age_ms => $4)',
+    [from, to, direction, maxAgeMs],
+  );
   return row.rate !== null ? { rate: row.rate } : { newest: row.newest_rate_at === null ? null : row.newest_rate_at.toISOString() };
 }
 

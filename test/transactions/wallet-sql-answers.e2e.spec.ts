@@ -6,6 +6,7 @@ import { FxService } from '../../src/fx/fx.service';
 import { readFunctionSources } from '../../src/infra/database/function-sources';
 import { walletFund, WalletFundAnswer, WalletFunding } from '../../src/transactions/money-movements.service';
 import { walletReverse, WalletReverseAnswer, WalletReversal } from '../../src/transactions/reversals.service';
+import { TransactionRecords, TransactionRow } from '../../src/transactions/transaction-records';
 import { WalletMoneyBatch, WalletMoneyDetails, WalletMoneyOutcome, WalletMoneyRequest } from '../../src/transactions/wallet-money-batch';
 import { createService, fixedFee, fund, http, moneyTestBed, ref, walletSet, WalletSet } from '../support/money-fixtures';
 import { dataSource, TestTenant } from '../support/test-app';
@@ -208,6 +209,84 @@ describe('wallet money functions answer the outcomes their wrappers declare', ()
     const answer = await walletReverse(db, request);
     expect(answer.outcome).toBe(outcome);
     expect(answer.records === null).toBe(outcome !== 'REVERSED' && outcome !== 'REPLAY');
+  });
+
+  /** TransactionRow's fields: a Record literal, so the compiler holds this list to the interface both ways. */
+  const ROW_FIELDS: Record<keyof TransactionRow, true> = {
+    id: true,
+    operation_id: true,
+    operation_kind: true,
+    account_id: true,
+    account_number: true,
+    account_kind: true,
+    client_service_code: true,
+    transaction_type: true,
+    transaction_source: true,
+    currency: true,
+    transaction_amount: true,
+    transaction_fee: true,
+    previous_balance: true,
+    current_balance: true,
+    other_party_account: true,
+    other_party_transaction_hash: true,
+    source_transaction_id: true,
+    source_transaction_data: true,
+    transaction_narration: true,
+    transaction_date: true,
+    original_currency: true,
+    original_amount: true,
+    exchange_rate: true,
+  };
+  const fields = (row: object) => Object.keys(row).sort();
+
+  it('every field of a request reaches its record, and every record has the fields TransactionRow declares', async () => {
+    const payee = await wallets.create();
+    const sent = request({
+      kind: 'TRANSFER',
+      destination_account_number: payee,
+      amount: '12.3456',
+      narration: 'named fields',
+      data: { order: 42, tags: ['a'] },
+      transaction_date: '2024-03-01T10:15:00.123Z',
+    });
+    const answer = await batch.submit(sent);
+    if (answer.outcome !== 'OK') throw new Error(`transfer answered ${answer.outcome}`);
+    expect(answer.records.map((r) => [r.transaction_type, r.account_number, r.other_party_account])).toEqual([
+      ['DEBIT', active, payee],
+      ['CREDIT', payee, active],
+    ]);
+    for (const record of answer.records) {
+      expect(record).toMatchObject({
+        operation_kind: 'TRANSFER',
+        client_service_code: noFee,
+        currency: 'KES',
+        transaction_amount: '12.3456',
+        source_transaction_id: sent.reference,
+        source_transaction_data: sent.data,
+        transaction_narration: 'named fields',
+      });
+      expect(new Date(record.transaction_date).toISOString()).toBe(sent.transaction_date);
+      expect(fields(record)).toEqual(fields(ROW_FIELDS));
+    }
+
+    const funded = await walletFund(db, funding(payee));
+    const reversed = await walletReverse(db, reversal(answer.records[0].id));
+    const records = app.get(TransactionRecords);
+    const byId = await records.byId(db.manager, tenant.clientId, answer.records[1].id);
+    const [paged] = await records.ofAccount(db.manager, {
+      accountId: answer.records[1].account_id,
+      from: null,
+      until: null,
+      after: null,
+      limit: 1,
+    });
+    const { cursor_at, ...pagedRow } = paged;
+    expect(cursor_at).toEqual(expect.any(String));
+    for (const row of [...funded.records!, ...reversed.records!, byId!, pagedRow]) expect(fields(row)).toEqual(fields(ROW_FIELDS));
+    expect({ ...byId, transaction_date: new Date(byId!.transaction_date).toISOString() }).toEqual({
+      ...answer.records[1],
+      transaction_date: sent.transaction_date,
+    });
   });
 
   /**

@@ -4,8 +4,7 @@ RETURNS TABLE(rate numeric, newest_rate_at timestamp with time zone)
 LANGUAGE sql STABLE
 AS $fn$
 WITH quotes AS (
-  SELECT r.base_currency::text AS base, r.buying, r.selling, r.updated_at,
-         r.updated_at >= now() - p_max_age_ms * interval '1 millisecond' AS fresh
+  SELECT r.base_currency::text AS base, r.buying, r.selling, r.updated_at, fx_rate_is_fresh(r.updated_at, p_max_age_ms) AS fresh
   FROM fx_rates r
   WHERE (r.base_currency, r.currency) IN ((p_to::char(3), p_from::char(3)), (p_from::char(3), p_to::char(3)))
 )

@@ -53,7 +53,7 @@ BEGIN
   FROM ledger_accounts a WHERE a.id = v_settlement;
 
   outcome := 'OK'; detail := '{}';
-  SELECT rec.records INTO records FROM wallet_operation_rows(ARRAY[v_operation]) rec;
+  SELECT rec.records INTO records FROM wallet_operation_rows(v_operation) rec;
   RETURN NEXT;
 END
 $fn$;

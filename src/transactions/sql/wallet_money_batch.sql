@@ -27,7 +27,7 @@ DECLARE
   v_settlement uuid[] := '{}'; v_settlement_no text[] := '{}';
   v_e_item int[] := '{}'; v_e_clients uuid[] := '{}'; v_e_kinds text[] := '{}';
   v_l_entry int[] := '{}'; v_l_account uuid[] := '{}'; v_l_amount numeric[] := '{}';
-  v_entry bigint[] := '{}'; v_answered uuid[]; v_new_op uuid[] := '{}'; v_leg1 uuid[] := '{}'; v_leg2 uuid[] := '{}';
+  v_entry bigint[] := '{}'; v_new_op uuid[] := '{}'; v_leg1 uuid[] := '{}'; v_leg2 uuid[] := '{}';
   v_src_before numeric[] := '{}'; v_src_after numeric[] := '{}'; v_dst_before numeric[] := '{}'; v_dst_after numeric[] := '{}';
   v_quote record; v_lines int; v_k int; i int; r record;
 BEGIN
@@ -234,12 +234,10 @@ BEGIN
     ) l
     ORDER BY l.i, l.leg;
 
-  v_answered := ARRAY(SELECT coalesce(v_new_op[i], v_op[i]) FROM generate_subscripts(req_clients, 1) i
-                      WHERE v_outcome[i] IN ('OK', 'REPLAY'));
   RETURN QUERY
     SELECT i, v_outcome[i], v_detail[i], rec.records
     FROM generate_subscripts(req_clients, 1) i
-    LEFT JOIN wallet_operation_rows(v_answered) rec ON rec.operation_id = coalesce(v_new_op[i], v_op[i]) AND v_outcome[i] IN ('OK', 'REPLAY')
+    CROSS JOIN LATERAL wallet_operation_rows(CASE WHEN v_outcome[i] IN ('OK', 'REPLAY') THEN coalesce(v_new_op[i], v_op[i]) END) rec
     ORDER BY i;
 END
 $fn$;
