@@ -3,13 +3,13 @@ import { AirtimeModule } from './airtime/airtime.module';
 import { AirtimeProcessor } from './airtime/airtime.processor';
 import { AuthModule } from './auth/auth.module';
 import { GatewayAuthModule } from './auth/gateway/gateway-auth.module';
-import { CallbackDeliverer } from './callbacks/callback-deliverer.service';
+import { CallbackDeliverer } from './callbacks/delivery/callback-deliverer.service';
 import { CallbacksModule } from './callbacks/callbacks.module';
 import { ClientServicesModule } from './client-services/client-services.module';
 import { ChargesModule } from './charges/charges.module';
 import { CheckoutModule } from './checkout/checkout.module';
 import { ClientsModule } from './clients/clients.module';
-import { DisbursementsModule } from './disbursements/disbursements.module';
+import { PayoutRequestsModule } from './payout-requests/payout-requests.module';
 import { FloatModule } from './float/float.module';
 import { FxRefreshScheduler } from './fx/fx-refresh.scheduler';
 import { FxModule } from './fx/fx.module';
@@ -29,15 +29,15 @@ import { QueueModule } from './infra/queue/queue.module';
 import { ThrottlingModule } from './infra/throttling/throttling.module';
 import { LedgerModule } from './ledger/ledger.module';
 import { PaymentStatementModule } from './payment-statement/payment-statement.module';
-import { PaymentsModule } from './payments/payments.module';
+import { CollectionsModule } from './collections/collections.module';
 import { ProfilesModule } from './profiles/profiles.module';
 import { RailsModule } from './rails/rails.module';
-import { ReversalsModule } from './reversals/reversals.module';
-import { SettlementsModule } from './settlements/settlements.module';
+import { CollectionReversalsModule } from './collection-reversals/collection-reversals.module';
+import { SplitSettlementsModule } from './split-settlements/split-settlements.module';
 import { StatementsModule } from './statements/statements.module';
 import { TransactionsModule } from './transactions/transactions.module';
 import { WalletsModule } from './wallets/wallets.module';
-import { PaymentsProcessor } from './worker/payments-queue.processor';
+import { PaymentsProcessor } from './collections/payments-queue.processor';
 
 /** What every process role shares: configuration, logs, Postgres, Redis, metrics and the domain core. */
 @Module({
@@ -74,11 +74,11 @@ export type ProcessRole = 'api' | 'worker' | 'sandbox';
     StatementsModule,
     ChargesModule,
     CheckoutModule,
-    SettlementsModule,
-    ReversalsModule,
+    SplitSettlementsModule,
+    CollectionReversalsModule,
     PaymentStatementModule,
     AirtimeModule,
-    DisbursementsModule,
+    PayoutRequestsModule,
     PortalModule,
   ],
   controllers: [MetricsController],
@@ -90,7 +90,7 @@ export class ApiModule {}
  * airtime) and the reversal step.
  */
 @Module({
-  imports: [CoreModule, PaymentsModule, ReversalsModule, AirtimeModule, PayoutsModule, NotificationsModule],
+  imports: [CoreModule, CollectionsModule, CollectionReversalsModule, AirtimeModule, PayoutsModule, NotificationsModule],
   providers: [
     OutboxRelay,
     PaymentsProcessor,

@@ -9,7 +9,7 @@ import { Logger } from 'nestjs-pino';
 import { rootModule, ProcessRole } from './app.module';
 import { mountQueueDashboard } from './admin/queue-dashboard';
 import { errorResponse, FallbackErrorFilter, sendFallbackError, type EarlyRefusalBody } from './common/errors/http-error.filter';
-import { PAYOUT_EARLY_REFUSAL } from './disbursements/payout-error.filter';
+import { PAYOUT_EARLY_REFUSAL } from './payout-requests/payout-error.filter';
 import { APP_CONFIG, loadConfig, type AppConfig, type EnvironmentConfig } from './infra/config/app-config';
 import { createValidationPipe } from './common/http/validation';
 import { GATEWAY_SECURITY, WALLET_SECURITY } from './common/openapi/api-docs';

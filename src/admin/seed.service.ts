@@ -5,7 +5,7 @@ import { airtimeServiceCode } from '../airtime/airtime.repository';
 import { WalletPrincipal } from '../auth/principal';
 import { ApiKeysService } from '../auth/gateway/api-keys.service';
 import { generatePassword, UsersService } from '../auth/users.service';
-import { CallbackSettingsService } from '../callbacks/callback-settings.service';
+import { CallbackSettingsService } from '../callbacks/settings/callback-settings.service';
 import { ClientServicesService } from '../client-services/client-services.service';
 import { ClientsService } from '../clients/clients.service';
 import { Money } from '../common/money';

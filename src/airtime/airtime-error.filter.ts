@@ -1,7 +1,7 @@
 import { Catch } from '@nestjs/common';
 import { ValidationProblem } from '../common/errors/request-validation.error';
-import { errorCodeOf, PayoutErrorFilter } from '../disbursements/payout-error.filter';
-import { PayoutError } from '../disbursements/payout-error';
+import { errorCodeOf, PayoutErrorFilter } from '../payout-requests/payout-error.filter';
+import { PayoutError } from '../payout-requests/payout-error';
 import { airtimeRejection } from './airtime';
 
 const MAX_LISTED_PROBLEMS = 10;

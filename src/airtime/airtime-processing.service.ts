@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { CallbackSettingsService } from '../callbacks/callback-settings.service';
-import { CallbacksService } from '../callbacks/callbacks.service';
+import { CallbackSettingsService } from '../callbacks/settings/callback-settings.service';
+import { CallbacksService } from '../callbacks/delivery/callbacks.service';
 import { FloatHoldsService } from '../float/float-holds.service';
 import { LedgerService } from '../ledger/ledger.service';
 import { AIRTIME_RAIL, type AirtimeOutcome, type AirtimeRail, type AirtimeTopUp } from '../rails/airtime.rail';

@@ -3,7 +3,7 @@ import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsOptional, IsString, ValidateNested } from 'class-validator';
 import { codeProperty } from '../common/openapi/api-docs';
 import { IsMoneyAmount, LIMITS, RequiredText } from '../common/validation/validators';
-import { IsPhoneNumber } from '../disbursements/payout.dto';
+import { IsPhoneNumber } from '../payout-requests/payout.dto';
 import { SERVICE_STATUS } from './airtime';
 
 export const MAX_RECIPIENTS = 1000;

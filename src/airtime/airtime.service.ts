@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
 import { formatAmount, Money } from '../common/money';
-import { PAYOUT_CODES, PayoutError } from '../disbursements/payout-error';
+import { PAYOUT_CODES, PayoutError } from '../payout-requests/payout-error';
 import { payingServiceRefusal, refusedByPayingService } from '../float/paying-service';
 import { AIRTIME_RAIL, type AirtimeRail } from '../rails/airtime.rail';
 import { airtimeDuplicate, airtimeNotFound, airtimeRejection, recipientResult, STATUS_MESSAGES, SERVICE_STATUS } from './airtime';

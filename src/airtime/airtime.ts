@@ -1,5 +1,5 @@
 import { Money } from '../common/money';
-import { PayoutError } from '../disbursements/payout-error';
+import { PayoutError } from '../payout-requests/payout-error';
 
 /** Airtime service_status codes (disbursement document §3; airtime_recipients.service_status, starting UNPROCESSED). */
 export const SERVICE_STATUS = {

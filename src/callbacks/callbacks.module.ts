@@ -1,8 +1,8 @@
 import { Global, Module } from '@nestjs/common';
-import { CallbackSettingsService } from './callback-settings.service';
-import { CallbacksController } from './callbacks.controller';
-import { CallbacksService } from './callbacks.service';
-import { CallbackResolver } from './pinned-post';
+import { CallbackSettingsService } from './settings/callback-settings.service';
+import { CallbacksController } from './delivery/callbacks.controller';
+import { CallbacksService } from './delivery/callbacks.service';
+import { CallbackResolver } from './url-safety/pinned-post';
 
 /** Scheduling and reading callbacks (api and worker); delivery itself runs in the worker role. */
 @Global()

@@ -1,9 +1,9 @@
 import { DataSource } from 'typeorm';
 import { BatchedCall } from '../infra/database/batched-call';
 import { PreparedStatement } from '../infra/database/prepared';
-import { CollectionAnswer } from '../payments/collecting-service';
-import { PaymentRow } from '../payments/payment';
-import { SplitRefusal, SplitRequest } from '../settlements/split-settlements.service';
+import { CollectionAnswer } from '../collections/collecting-service';
+import { PaymentRow } from '../collections/payment';
+import { SplitRefusal, SplitRequest } from '../split-settlements/split-settlements.service';
 
 /** A charge to accept: collection_accept_charge's arguments by name (src/charges/sql/collection_accept_charge.sql). */
 export interface ChargeAcceptanceItem {

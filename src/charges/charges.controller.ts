@@ -3,7 +3,7 @@ import { ApiOkResponse } from '@nestjs/swagger';
 import { CurrentGatewayClient, type GatewayPrincipal } from '../auth/gateway/gateway-principal';
 import { GatewayController, GatewayOk } from '../auth/gateway/gateway-controller.decorator';
 import { Doc, GatewayErrors } from '../common/openapi/api-docs';
-import { PaymentResult } from '../payments/payment.responses';
+import { PaymentResult } from '../collections/payment.responses';
 import { ChargeRequestDto, VerifyOtpDto } from './charge.dto';
 import { ChargeAccepted, OtpVerification } from './charge.responses';
 import { ChargesService } from './charges.service';

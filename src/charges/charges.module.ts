@@ -1,13 +1,13 @@
 import { Module } from '@nestjs/common';
-import { PaymentsModule } from '../payments/payments.module';
-import { SettlementsModule } from '../settlements/settlements.module';
+import { CollectionsModule } from '../collections/collections.module';
+import { SplitSettlementsModule } from '../split-settlements/split-settlements.module';
 import { AuthorizationPageController } from './authorization-page.controller';
 import { ChargesController } from './charges.controller';
 import { ChargesService } from './charges.service';
 
 /** Direct mobile-money charges: acceptance, OTP verification, status, and the authorisation page. */
 @Module({
-  imports: [PaymentsModule, SettlementsModule],
+  imports: [CollectionsModule, SplitSettlementsModule],
   controllers: [ChargesController, AuthorizationPageController],
   providers: [ChargesService],
 })

@@ -1,9 +1,9 @@
 import { DataSource } from 'typeorm';
 import { BatchedCall } from '../infra/database/batched-call';
 import { PreparedStatement } from '../infra/database/prepared';
-import { CheckoutSessionRow } from '../payments/checkout-session';
-import { CollectionAnswer } from '../payments/collecting-service';
-import { SplitRefusal, SplitRequest } from '../settlements/split-settlements.service';
+import { CheckoutSessionRow } from '../collections/checkout-session';
+import { CollectionAnswer } from '../collections/collecting-service';
+import { SplitRefusal, SplitRequest } from '../split-settlements/split-settlements.service';
 
 /**
  * A checkout session to open: collection_initiate_checkout's arguments by name

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { HostedPageErrorFilter } from '../common/errors/http-error.filter';
 import { ApiErrors, Doc } from '../common/openapi/api-docs';
 import { HostedPageErrorBody } from '../common/openapi/error-bodies';
-import { CHECKOUT_STATUS } from '../payments/checkout-session';
+import { CHECKOUT_STATUS } from '../collections/checkout-session';
 import { checkoutPage, explanationPage } from './checkout-page';
 import { CheckoutPayDto } from './checkout.dto';
 import { CheckoutPageState, CheckoutPaymentStarted } from './checkout.responses';

@@ -1,4 +1,4 @@
-import { CHECKOUT_STATUS, CheckoutSessionRow } from '../payments/checkout-session';
+import { CHECKOUT_STATUS, CheckoutSessionRow } from '../collections/checkout-session';
 
 /** Escapes text for HTML element content and attribute values. */
 function esc(value: unknown): string {

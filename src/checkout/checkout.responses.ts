@@ -1,5 +1,5 @@
 import { ApiProperty, OmitType } from '@nestjs/swagger';
-import { PaymentResult } from '../payments/payment.responses';
+import { PaymentResult } from '../collections/payment.responses';
 
 /** Checkout initiation response (collection document §2). */
 export class CheckoutInitiated {

@@ -3,8 +3,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
-import { callbackUrlProblem } from '../callbacks/callback-url';
-import { CallbackResolver } from '../callbacks/pinned-post';
+import { callbackUrlProblem } from '../callbacks/url-safety/callback-url';
+import { CallbackResolver } from '../callbacks/url-safety/pinned-post';
 import { GatewayError } from '../common/errors/gateway-error';
 import { requestFingerprint } from '../common/fingerprint';
 import { formatAmount, Money } from '../common/money';
@@ -20,14 +20,14 @@ import {
   paidAmount,
   SELECT_CHECKOUT,
   wholeAmount,
-} from '../payments/checkout-session';
-import { CheckoutSessionsService } from '../payments/checkout-sessions.service';
-import { PAYMENT_STATUS } from '../payments/payment';
-import { PaymentsService } from '../payments/payments.service';
-import { PaymentsRepository } from '../payments/payments.repository';
-import { SplitSettlementsService } from '../settlements/split-settlements.service';
-import { collectionRefusalError } from '../payments/collecting-service';
-import { merchantFee } from '../payments/merchant-fee';
+} from '../collections/checkout-session';
+import { CheckoutSessionsService } from '../collections/checkout-sessions.service';
+import { PAYMENT_STATUS } from '../collections/payment';
+import { PaymentsService } from '../collections/payments.service';
+import { PaymentsRepository } from '../collections/payments.repository';
+import { SplitSettlementsService } from '../split-settlements/split-settlements.service';
+import { collectionRefusalError } from '../collections/collecting-service';
+import { merchantFee } from '../collections/merchant-fee';
 import { checkoutInitiation, InitiatedCheckout } from './checkout-initiation';
 
 /** The country a payment comes from, by the currency of the service it pays (the page does not ask). */

@@ -1,7 +1,7 @@
 import { ConflictException, Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, Repository } from 'typeorm';
-import { CallbackSettingsService } from '../callbacks/callback-settings.service';
+import { CallbackSettingsService } from '../callbacks/settings/callback-settings.service';
 import { isUniqueViolation } from '../infra/database/pg-errors';
 import { Client } from './client.entity';
 

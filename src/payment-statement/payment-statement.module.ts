@@ -1,8 +1,8 @@
 import { Module } from '@nestjs/common';
-import { PaymentsModule } from '../payments/payments.module';
+import { CollectionsModule } from '../collections/collections.module';
 import { PaymentStatementController } from './payment-statement.controller';
 import { PaymentStatementService } from './payment-statement.service';
 
 /** POST /v1/statement: the merchant's payments of a period. */
-@Module({ imports: [PaymentsModule], controllers: [PaymentStatementController], providers: [PaymentStatementService] })
+@Module({ imports: [CollectionsModule], controllers: [PaymentStatementController], providers: [PaymentStatementService] })
 export class PaymentStatementModule {}

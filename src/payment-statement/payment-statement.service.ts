@@ -6,7 +6,7 @@ import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
 import { REDIS } from '../infra/queue/queue.module';
 import { redisNamespace } from '../infra/queue/redis';
-import { PaymentsRepository } from '../payments/payments.repository';
+import { PaymentsRepository } from '../collections/payments.repository';
 import { PaymentStatementDto, STATEMENT_DEFAULT_LIMIT, statementDate } from './payment-statement.dto';
 import { StatementPageStarts } from './statement-page-starts';
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { CallbacksService } from '../callbacks/callbacks.service';
+import { CallbacksService } from '../callbacks/delivery/callbacks.service';
 import { formatAmount } from '../common/money';
 import { NotificationsService } from '../notifications/notifications.service';
 import { PAYOUT_STATUS, PayoutRow, resultOf } from './payout';

@@ -2,8 +2,8 @@ import { Body, Controller, Get, Inject, NotFoundException, Param, Post, Query, R
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { ApiKeysService } from '../auth/gateway/api-keys.service';
-import { isCallbackKind } from '../callbacks/callback-settings.service';
-import { CallbacksService } from '../callbacks/callbacks.service';
+import { isCallbackKind } from '../callbacks/settings/callback-settings.service';
+import { CallbacksService } from '../callbacks/delivery/callbacks.service';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
 import { csvStream } from './csv';
 import { readAfter, readFilter } from './list-query';

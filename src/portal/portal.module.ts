@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { FloatModule } from '../float/float.module';
-import { PaymentsModule } from '../payments/payments.module';
+import { CollectionsModule } from '../collections/collections.module';
 import { PayoutsModule } from '../payouts/payouts.module';
 import { PortalAuthController } from './portal-auth.controller';
 import { PortalSessionGuard } from './portal-session.guard';
@@ -13,7 +13,7 @@ import { SignInFailures } from './sign-in-failures';
 
 /** The merchant portal at /portal: server-rendered pages over the client's keys, callbacks, payments and payouts. */
 @Module({
-  imports: [FloatModule, PaymentsModule, PayoutsModule],
+  imports: [FloatModule, CollectionsModule, PayoutsModule],
   controllers: [PortalAuthController, PortalController],
   providers: [PortalSessionsService, PortalSignInService, SignInFailures, PortalSessionStrategy, PortalSessionGuard, PortalService],
 })

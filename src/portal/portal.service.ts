@@ -1,12 +1,12 @@
 import { BadRequestException, Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { CALLBACK_KINDS, CallbackKind, CallbackSettingsService } from '../callbacks/callback-settings.service';
-import { CallbacksService } from '../callbacks/callbacks.service';
+import { CALLBACK_KINDS, CallbackKind, CallbackSettingsService } from '../callbacks/settings/callback-settings.service';
+import { CallbacksService } from '../callbacks/delivery/callbacks.service';
 import { everyRow, Keyset, ListFilter } from '../common/listing';
 import { FloatBalanceService } from '../float/float-balance.service';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
-import { PaymentsRepository } from '../payments/payments.repository';
+import { PaymentsRepository } from '../collections/payments.repository';
 import { PayoutsRepository } from '../payouts/payouts.repository';
 import { PAGE_SIZE, toPage } from './list-query';
 import type { CallbackSettingsView } from './views/pages';

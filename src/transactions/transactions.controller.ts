@@ -5,7 +5,7 @@ import { WalletController } from '../auth/wallet-controller.decorator';
 import { Doc, WalletErrors } from '../common/openapi/api-docs';
 import { HistoryService, type HistoryQuery } from './history.service';
 import { MoneyMovementsService } from './money-movements.service';
-import { ReversalsService } from './reversals.service';
+import { WalletReversalsService } from './wallet-reversals.service';
 import { CreditDebitDto, MoneyCommandQuery, ReversalDto, ReverseCommandQuery, TransferDto } from './transaction.dto';
 import { TransactionHistoryPage, TransactionPair, TransactionRecord } from './transaction.responses';
 
@@ -13,7 +13,7 @@ import { TransactionHistoryPage, TransactionPair, TransactionRecord } from './tr
 export class TransactionsController {
   constructor(
     private readonly movements: MoneyMovementsService,
-    private readonly reversals: ReversalsService,
+    private readonly reversals: WalletReversalsService,
     private readonly history: HistoryService,
   ) {}
 

@@ -1,5 +1,5 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { verifySignature } from '../../src/callbacks/signature';
+import { verifySignature } from '../../src/callbacks/settings/signature';
 import {
   callbackLog,
   chargeBody,

@@ -1,8 +1,8 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
-import { CallbackKind, CallbackSettingsService } from '../../src/callbacks/callback-settings.service';
-import { CallbacksService } from '../../src/callbacks/callbacks.service';
-import { verifySignature } from '../../src/callbacks/signature';
+import { CallbackKind, CallbackSettingsService } from '../../src/callbacks/settings/callback-settings.service';
+import { CallbacksService } from '../../src/callbacks/delivery/callbacks.service';
+import { verifySignature } from '../../src/callbacks/settings/signature';
 import {
   chargeBody,
   createGatewayMerchant,

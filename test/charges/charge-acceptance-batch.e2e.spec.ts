@@ -2,13 +2,13 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { GatewayPrincipal } from '../../src/auth/gateway/gateway-principal';
 import { ChargesService } from '../../src/charges/charges.service';
 import { GatewayError } from '../../src/common/errors/gateway-error';
-import { CallbackResolver } from '../../src/callbacks/pinned-post';
+import { CallbackResolver } from '../../src/callbacks/url-safety/pinned-post';
 import { APP_CONFIG } from '../../src/infra/config/app-config';
 import { pgPool } from '../../src/infra/database/prepared';
-import { PaymentsRepository } from '../../src/payments/payments.repository';
-import { PaymentsService } from '../../src/payments/payments.service';
+import { PaymentsRepository } from '../../src/collections/payments.repository';
+import { PaymentsService } from '../../src/collections/payments.service';
 import { MOBILE_MONEY_RAIL } from '../../src/rails/mobile-money.rail';
-import { SplitSettlementsService } from '../../src/settlements/split-settlements.service';
+import { SplitSettlementsService } from '../../src/split-settlements/split-settlements.service';
 import {
   chargeBody,
   createGatewayMerchant,

@@ -3,7 +3,7 @@ import Decimal from 'decimal.js';
 import { randomUUID } from 'node:crypto';
 import { pgPool } from '../../src/infra/database/prepared';
 import { verifyLedger } from '../../src/ledger/ledger-invariants';
-import { PaymentSettlementService } from '../../src/payments/payment-settlement.service';
+import { PaymentSettlementService } from '../../src/collections/payment-settlement.service';
 import {
   chargeBody,
   createGatewayMerchant,

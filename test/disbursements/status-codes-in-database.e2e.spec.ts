@@ -2,7 +2,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SERVICE_STATUS } from '../../src/airtime/airtime';
-import { DELIVERY_STATUS } from '../../src/callbacks/callback-deliverer.service';
+import { DELIVERY_STATUS } from '../../src/callbacks/delivery/callback-deliverer.service';
 import { HOLD_STATUS, IN_FLIGHT_RAILS } from '../../src/float/float-holds.service';
 import { PAYOUT_KINDS, PAYOUT_STATUS } from '../../src/payouts/payout';
 import { createTestApp, dataSource } from '../support/test-app';
@@ -90,7 +90,7 @@ describe('disbursement and delivery statuses: the constants and the database agr
     expect(await allowed('callback_deliveries', 'status')).toEqual(sorted(DELIVERY_STATUS));
     expect(await columnDefault('callback_deliveries', 'status')).toBe(DELIVERY_STATUS.PENDING);
     expect(await indexPredicate('callback_deliveries_due_idx')).toEqual([DELIVERY_STATUS.PENDING]);
-    const claim = readFileSync(join(__dirname, '../../src/callbacks/sql/claim_callback_deliveries.sql'), 'utf8');
+    const claim = readFileSync(join(__dirname, '../../src/callbacks/delivery/sql/claim_callback_deliveries.sql'), 'utf8');
     const named = [...claim.matchAll(/status = '(\w+)'/g)].map((m) => m[1]);
     expect(named).toEqual([DELIVERY_STATUS.PENDING]);
   });

@@ -3,7 +3,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Queue } from 'bullmq';
 import Decimal from 'decimal.js';
 import request from 'supertest';
-import { PaymentsProcessor } from '../../src/worker/payments-queue.processor';
+import { PaymentsProcessor } from '../../src/collections/payments-queue.processor';
 import {
   chargeBody,
   createGatewayMerchant,

@@ -1,5 +1,5 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { CallbacksService } from '../../src/callbacks/callbacks.service';
+import { CallbacksService } from '../../src/callbacks/delivery/callbacks.service';
 import { PayoutReconciliationService } from '../../src/payouts/payout-reconciliation.service';
 import { PayoutSettlementService } from '../../src/payouts/payout-settlement.service';
 import { PAYOUT_RAIL, PayoutOutcome, PayoutRail } from '../../src/rails/payout.rail';

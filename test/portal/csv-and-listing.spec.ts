@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { signatureHeader, verifySignature } from '../../src/callbacks/signature';
+import { signatureHeader, verifySignature } from '../../src/callbacks/settings/signature';
 import { everyRow, ListQuery } from '../../src/common/listing';
 import { csvCell, csvLine, csvStream } from '../../src/portal/csv';
 

@@ -5,7 +5,7 @@ import { Money } from '../../src/common/money';
 import { FxService } from '../../src/fx/fx.service';
 import { readFunctionSources } from '../../src/infra/database/function-sources';
 import { walletFund, WalletFundAnswer, WalletFunding } from '../../src/transactions/money-movements.service';
-import { walletReverse, WalletReverseAnswer, WalletReversal } from '../../src/transactions/reversals.service';
+import { walletReverse, WalletReverseAnswer, WalletReversal } from '../../src/transactions/wallet-reversals.service';
 import { TransactionRecords, TransactionRow } from '../../src/transactions/transaction-records';
 import { WalletMoneyBatch, WalletMoneyDetails, WalletMoneyOutcome, WalletMoneyRequest } from '../../src/transactions/wallet-money-batch';
 import { createService, fixedFee, fund, http, moneyTestBed, ref, walletSet, WalletSet } from '../support/money-fixtures';

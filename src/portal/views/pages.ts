@@ -1,9 +1,9 @@
 import type { ApiKeySummary } from '../../auth/gateway/api-keys.service';
-import type { CallbackKind } from '../../callbacks/callback-settings.service';
-import type { DeliveryView } from '../../callbacks/callbacks.service';
+import type { CallbackKind } from '../../callbacks/settings/callback-settings.service';
+import type { DeliveryView } from '../../callbacks/delivery/callbacks.service';
 import type { DayTotals, ListFilter } from '../../common/listing';
 import type { FloatBalance } from '../../float/float-balance.service';
-import type { PaymentListRow } from '../../payments/payments.repository';
+import type { PaymentListRow } from '../../collections/payments.repository';
 import type { PayoutListRow } from '../../payouts/payouts.repository';
 import { buttonForm, csrfField, esc, layout, PageFrame, table, when } from './html';
 

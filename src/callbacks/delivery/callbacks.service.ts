@@ -1,0 +1,147 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { ListQuery, listClauses } from '../../common/listing';
+import { PreparedStatement, runPrepared } from '../../infra/database/prepared';
+import type { CallbackKind } from '../settings/callback-settings.service';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const ATTEMPT_LOG = `coalesce((SELECT json_agg(json_build_object('attempt', a.attempt, 'attempted_at', a.attempted_at, 'http_status', a.http_status,
+    'latency_ms', a.latency_ms, 'error', a.error, 'replay', a.replay) ORDER BY a.attempt)
+  FROM callback_attempts a WHERE a.delivery_id = d.id), '[]') AS attempt_log`;
+
+export interface CallbackAttempt {
+  attempt: number;
+  attempted_at: string;
+  http_status: number | null;
+  latency_ms: number;
+  error: string | null;
+  /** A re-send the merchant asked for (replay API, portal's Resend), outside the retry schedule. */
+  replay: boolean;
+}
+
+/** A delivery as the portal shows it, with every attempt. */
+export interface DeliveryView {
+  id: string;
+  position_at: string;
+  kind: CallbackKind;
+  event: string;
+  reference: string;
+  url: string;
+  status: 'PENDING' | 'DELIVERED' | 'FAILED';
+  attempts: number;
+  next_attempt_at: Date;
+  replay_requested_at: Date | null;
+  created_at: Date;
+  attempt_log: CallbackAttempt[];
+}
+
+export interface CallbackEvent {
+  clientId: string;
+  /** Whose callback settings apply: their Basic-auth credentials go with it to their URL's origin only. */
+  kind: CallbackKind;
+  /** successful_payment, failed_payment, checkout_completed, reversal_result, … */
+  event: string;
+  /** The merchant's reference the event is about (external_reference, merchant_transaction_id, …). */
+  reference: string;
+  /** The URLs the request named (none when only the client's endpoint is told). */
+  urls: string[];
+  /** Also to the client's own endpoint for this kind, when it has set one. */
+  toClientEndpoint?: boolean;
+  payload: Record<string, unknown>;
+}
+
+const SCHEDULE: PreparedStatement = {
+  name: 'callback_schedule',
+  text: `SELECT callback_schedule(p_client_id => $1, p_kind => $2, p_event => $3, p_reference => $4, p_urls => $5,
+    p_to_endpoint => $6, p_payload => $7)`,
+};
+
+/** Schedules callbacks and shows merchants their delivery log. */
+@Injectable()
+export class CallbacksService {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /**
+   * callback_schedule (src/callbacks/delivery/sql/callback_schedule.sql), the one writer of deliveries, also for the SQL that
+   * announces: one delivery per distinct URL, written in the caller's transaction with the state change it reports, due
+   * now (the delivery row is its own outbox: the worker's deliverer claims it); the payload is frozen now, so every
+   * retry sends the same bytes under the same X-Event-Id.
+   */
+  async schedule(manager: EntityManager, event: CallbackEvent): Promise<void> {
+    await runPrepared(manager, SCHEDULE, [
+      event.clientId,
+      event.kind,
+      event.event,
+      event.reference,
+      event.urls,
+      event.toClientEndpoint ?? false,
+      event.payload,
+    ]);
+  }
+
+  async log(clientId: string, reference: string) {
+    const deliveries = await this.db.query(
+      `SELECT d.id, d.event, d.reference, d.url, d.status, d.attempts, d.next_attempt_at, d.acknowledgement, d.created_at, d.completed_at,
+         ${ATTEMPT_LOG}
+       FROM callback_deliveries d WHERE d.client_id = $1 AND d.reference = $2 ORDER BY d.created_at, d.id`,
+      [clientId, reference],
+    );
+    return {
+      reference,
+      deliveries: deliveries.map((d: Record<string, unknown>) => ({
+        event_id: d.id,
+        event: d.event,
+        url: d.url,
+        status: d.status,
+        attempts: d.attempts,
+        next_attempt_at: d.status === 'PENDING' ? d.next_attempt_at : null,
+        acknowledgement: d.acknowledgement,
+        created_at: d.created_at,
+        completed_at: d.completed_at,
+        attempt_log: d.attempt_log,
+      })),
+    };
+  }
+
+  /** The client's deliveries, newest first, filtered and keyset-paged, each with its attempts (the portal). */
+  deliveries(clientId: string, query: ListQuery): Promise<DeliveryView[]> {
+    const c = listClauses(query, { createdAt: 'd.created_at', id: 'd.id', idType: 'uuid', status: 'd.status', reference: 'd.reference' });
+    return this.db.query(
+      `SELECT d.id, d.created_at::text AS position_at, d.kind, d.event, d.reference, d.url, d.status, d.attempts, d.next_attempt_at,
+         d.replay_requested_at, d.created_at, ${ATTEMPT_LOG}
+       FROM callback_deliveries d WHERE d.client_id = $1${c.where} ${c.tail}`,
+      [clientId, ...c.params],
+    );
+  }
+
+  /** One of the client's deliveries; null when the client has none with this id. */
+  async delivery(clientId: string, eventId: string): Promise<DeliveryView | null> {
+    if (!UUID.test(eventId)) return null;
+    const [row] = await this.db.query(
+      `SELECT d.id, d.created_at::text AS position_at, d.kind, d.event, d.reference, d.url, d.status, d.attempts, d.next_attempt_at,
+         d.replay_requested_at, d.created_at, ${ATTEMPT_LOG}
+       FROM callback_deliveries d WHERE d.client_id = $1 AND d.id = $2`,
+      [clientId, eventId],
+    );
+    return row ?? null;
+  }
+
+  /**
+   * Sends one of the client's callbacks again (replay API, portal's Resend): the same event id and frozen body, to
+   * the URL stored with the delivery (never one given now), newly signed when the worker sends it, recorded as an
+   * attempt of that delivery marked as a replay. The request itself is what the deliverer claims; until that
+   * attempt is recorded, asking again changes nothing (a double click sends one callback). Null when the client has
+   * no such delivery.
+   */
+  async replay(clientId: string, eventId: string): Promise<{ event_id: string; replay_requested_at: Date } | null> {
+    if (!UUID.test(eventId)) return null;
+    const [[requested]]: [{ replay_requested_at: Date }[], number] = await this.db.query(
+      `UPDATE callback_deliveries SET replay_requested_at = coalesce(replay_requested_at, now())
+       WHERE id = $1 AND client_id = $2 RETURNING replay_requested_at`,
+      [eventId, clientId],
+    );
+    return requested ? { event_id: eventId, replay_requested_at: requested.replay_requested_at } : null;
+  }
+}

@@ -1,0 +1,17 @@
+import { Module } from '@nestjs/common';
+import { CheckoutSessionsService } from './checkout-sessions.service';
+import { PaymentSettlementService } from './payment-settlement.service';
+import { PaymentsRepository } from './payments.repository';
+import { PaymentsService } from './payments.service';
+
+/**
+ * The payments core, shared by the request side (charges, checkout, reversals, settlements, payment statement)
+ * and the worker: the payment records and their SQL, their status changes and announcements, the session status
+ * they drive, and settlement with the operator. It depends on the ledger, rails and outbox only (its announcements
+ * are SQL, through callback_schedule).
+ */
+@Module({
+  providers: [PaymentsRepository, PaymentsService, CheckoutSessionsService, PaymentSettlementService],
+  exports: [PaymentsRepository, PaymentsService, CheckoutSessionsService, PaymentSettlementService],
+})
+export class CollectionsModule {}
