@@ -3,7 +3,7 @@ import { CHECKOUT_STATUS } from '../../src/collections/checkout-session';
 import { PAYMENT_STATUS } from '../../src/collections/payment';
 
 /** The collections' SQL: what it writes of payment (7xx) and checkout (8xx) statuses. */
-const COLLECTION_DOMAINS = ['charges', 'checkout', 'payments', 'settlements'];
+const COLLECTION_DOMAINS = ['charges', 'checkout', 'collections', 'split-settlements'];
 
 /** Checkout statuses only TypeScript writes: the payer starting a payment (CheckoutSessionsService.startPayment). */
 const WRITTEN_BY_TYPESCRIPT_ONLY: number[] = [CHECKOUT_STATUS.PROCESSING];
@@ -30,7 +30,7 @@ describe('payment and checkout status codes: the TypeScript lists and the SQL so
 
   it('reads the sources that write statuses', () => {
     expect(sources.map((s) => s.file)).toEqual(
-      expect.arrayContaining(['payments/sql/checkout_follow_payments.sql', 'payments/sql/collection_settle_apply.sql']),
+      expect.arrayContaining(['collections/sql/checkout_follow_payments.sql', 'collections/sql/collection_settle_apply.sql']),
     );
     expect(written.size).toBeGreaterThan(0);
   });
