@@ -38,7 +38,7 @@ const MONEY_ROLES: Record<WalletStatus, readonly MoneyRole[]> = {
 /**
  * The wallet states that may take `role` (provider contract §4): the database's money functions (wallet_money_batch,
  * wallet_fund, split_acknowledge, and payouts and airtime through paying_service) are given these, so the rule has
- * this one home. A wallet of a deactivated profile cannot transact whatever its state; they check that first.
+ * this one home. A wallet of a deactivated profile cannot transact whatever its state, which they check as well.
  */
 export function statesThatMay(role: MoneyRole): WalletStatus[] {
   return (Object.keys(MONEY_ROLES) as WalletStatus[]).filter((status) => MONEY_ROLES[status].includes(role));
