@@ -112,11 +112,14 @@ describe('hosted checkout page in headless Chromium', () => {
         writeFileSync(SCREENSHOT, png);
       }
 
+      // The page says so at the click, before its request is answered: the session is 851 once the answer is in.
+      const started = page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname.endsWith('/pay'));
       await payButton.click();
       const status = page.getByRole('status');
       await status.getByText('Confirm the payment on your phone').waitFor({ state: 'visible', timeout: 5000 });
       await expect(payButton.isDisabled()).resolves.toBe(true);
       await expect(payButton.textContent()).resolves.toBe('Processing…');
+      expect((await started).ok()).toBe(true);
       expect((await checkoutStatus(app, merchant, mtid)).body.status).toBe(851);
 
       const landing = new URL(body.redirect_url);
