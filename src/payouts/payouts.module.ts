@@ -9,7 +9,7 @@ import { PayoutsRepository } from './payouts.repository';
 
 /**
  * The payouts core: the payouts table, its status transitions and results, their announcement (callbacks, SMS),
- * settlement with the rail and reconciliation. Request handling (src/disbursements) and the worker build on it.
+ * settlement with the rail and reconciliation. Request handling (src/payout-requests) and the worker build on it.
  */
 @Module({
   imports: [CallbacksModule, FloatModule, NotificationsModule],

@@ -1,6 +1,6 @@
 -- A checkout session's result: its callback body and the status query's answer (collection document §2), json with
--- the keys in the document's order. A payment's record is the charge result (paymentResult, src/payments/payment.ts)
--- with a numeric payment_status and payment_account_reference: test/payments/checkout-result-payload.e2e.spec.ts
+-- the keys in the document's order. A payment's record is the charge result (paymentResult, src/collections/payment.ts)
+-- with a numeric payment_status and payment_account_reference: test/collections/checkout-result-payload.e2e.spec.ts
 -- holds the two equal.
 CREATE OR REPLACE FUNCTION checkout_result_payload(p_session_id bigint)
 RETURNS json

@@ -1,4 +1,4 @@
--- Schedules a direct charge's result callback (the payload, paymentResult in src/payments/payment.ts): to the request's
+-- Schedules a direct charge's result callback (the payload, paymentResult in src/collections/payment.ts): to the request's
 -- callback URL and, when the charge asked to notify, to the client's collections endpoint. The one rule of who hears
 -- of a charge's result, for the settlement (collection_settle_apply) and the OTP limit (PaymentsService.fail).
 CREATE OR REPLACE FUNCTION collection_payment_announce(p payments, p_payload jsonb)

@@ -1,7 +1,8 @@
 -- Claims up to p_batch deliveries for a lease of p_lease_seconds (SKIP LOCKED), so concurrent workers never send one
--- twice: replays asked for and PENDING deliveries due, oldest first, that no live lease holds (CallbackDeliverer.claim,
--- src/callbacks/callback-deliverer.service.ts). A function so that it can forbid the bitmap-and-sort plan Postgres
--- picks while its statistics lag a burst; 'PENDING' is written out so that the partial index serves.
+-- twice: replays asked for and PENDING deliveries due, oldest first, that no live lease holds
+-- (CallbackDeliverer.claim, src/callbacks/delivery/callback-deliverer.service.ts). A function so that it can forbid
+-- the bitmap-and-sort plan Postgres picks while its statistics lag a burst; 'PENDING' is written out so that the
+-- partial index serves.
 CREATE OR REPLACE FUNCTION claim_callback_deliveries(p_batch integer, p_lease_seconds numeric)
 RETURNS TABLE(
   id uuid,
