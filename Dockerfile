@@ -9,6 +9,8 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY migrations ./migrations
+# npm run build is scripts/lib/build.js: tsc, then the SQL function sources into dist/src.
+COPY scripts ./scripts
 RUN npm run build
 
 # ---- runtime: production dependencies and the compiled code only ----
