@@ -32,6 +32,8 @@ import { PaymentStatementModule } from './payment-statement/payment-statement.mo
 import { CollectionsModule } from './collections/collections.module';
 import { ProfilesModule } from './profiles/profiles.module';
 import { RailsModule } from './rails/rails.module';
+import { MpesaCallbacksModule } from './rails/mpesa/mpesa-callbacks.module';
+import { MpesaReconciliationScheduler } from './rails/mpesa/mpesa-reconciliation.scheduler';
 import { CollectionReversalsModule } from './collection-reversals/collection-reversals.module';
 import { SplitSettlementsModule } from './split-settlements/split-settlements.module';
 import { StatementsModule } from './statements/statements.module';
@@ -80,6 +82,7 @@ export type ProcessRole = 'api' | 'worker' | 'sandbox';
     AirtimeModule,
     PayoutRequestsModule,
     PortalModule,
+    MpesaCallbacksModule,
   ],
   controllers: [MetricsController],
 })
@@ -99,6 +102,7 @@ export class ApiModule {}
     PayoutsProcessor,
     NotificationsProcessor,
     FxRefreshScheduler,
+    MpesaReconciliationScheduler,
   ],
 })
 export class WorkerModule {}

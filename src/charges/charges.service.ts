@@ -49,12 +49,10 @@ export class ChargesService {
     const urlProblem = await this.resolver.entryProblem(dto.callback_url, this.config.isSandbox);
     const splits = this.splits.read(dto.extra_data);
     const requestError = urlProblem ? GatewayError.validation(`callback_url ${urlProblem}`) : splits.error;
-    const challenge = this.rail.challengeFor({
-      paymentId: '',
-      payerMsisdn: dto.payer_msisdn,
-      amount: new Money(amount).plus(dto.add_transaction_charge ? transactionCharge : 0).toFixed(),
-      currency: dto.currency_code,
-    });
+    const payerPays = new Money(amount).plus(dto.add_transaction_charge ? transactionCharge : 0).toFixed();
+    const railProblem = this.rail.amountProblem(payerPays, dto.currency_code);
+    if (railProblem) throw GatewayError.validation(railProblem);
+    const challenge = this.rail.challengeFor({ paymentId: '', payerMsisdn: dto.payer_msisdn, amount: payerPays, currency: dto.currency_code });
     const answer = await this.acceptance.call({
       client_id: principal.clientId,
       service_code: dto.service_code,

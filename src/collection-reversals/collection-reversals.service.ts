@@ -126,11 +126,12 @@ export class CollectionReversalsService {
     if (!row.entry_id && !(await this.book(reversalId))) return;
     const { payment } = row;
     const refund = await this.rail.refund({
-      paymentId: payment.id,
-      payerMsisdn: payment.payer_msisdn,
-      amount: payment.total_amount,
-      currency: payment.currency,
+      reversalId,
+      charge: { paymentId: payment.id, payerMsisdn: payment.payer_msisdn, amount: payment.total_amount, currency: payment.currency },
+      operatorReference: payment.payer_transaction_id,
     });
+    // The operator answers later: the answer's follow-up job runs this step again.
+    if (refund.status === 'PENDING') return;
     await this.db.transaction(async (manager) => {
       const locked = (await this.load(manager, `id = $1`, [reversalId], true))!;
       if (locked.status !== 'processing') return;

@@ -66,6 +66,7 @@ export function payoutAtRail(payout: PayoutRow): PayoutAtRail {
     destinationName: payout.destination_name,
     recipientNumber: payout.destination_type === 'MOBILE' ? payout.recipient_phone_number! : payout.recipient_account_number,
     bankCode: payout.recipient_bank_code,
+    accountReference: payout.destination_type === 'PAYBILL' ? (payout.request.payment_account_reference ?? null) : null,
     amount: payout.amount,
     currency: payout.currency,
   };

@@ -32,6 +32,11 @@ export class PayoutsProcessor extends OutboxJobProcessor<PayoutsJob> implements 
   }
 
   async process(job: Job<PayoutsJob>): Promise<void> {
+    // recheck: a rail's answer arrived (operator callback or status query); the payout takes it as reconciliation would.
+    if (job.name === 'recheck') {
+      await this.settlement.recheck(job.data.payoutId!);
+      return;
+    }
     if (job.name !== 'process') throw new Error(`unknown payouts job ${job.name}`);
     return this.settlement.process(job.data.payoutId!);
   }

@@ -9,6 +9,8 @@ export interface PayoutAtRail {
   /** The number the money goes to: the MSISDN for MOBILE, the account (till, paybill) number otherwise. */
   recipientNumber: string;
   bankCode: string | null;
+  /** A paybill payment's account reference (B2B PAYBILL), else null. */
+  accountReference: string | null;
   amount: string;
   currency: string;
 }
@@ -27,6 +29,8 @@ export type PayoutOutcome =
  * the same payout again (a retried job after a crash) returns the outcome of the first submission.
  */
 export interface PayoutRail {
+  /** Why the rail cannot pay this amount to this destination, or null. */
+  amountProblem(destination: PayoutDestination, amount: string, currency: string): string | null;
   /** How long after acceptance a payout is submitted (the sandbox's SANDBOX_SETTLE_DELAY_MS; 0 for a real rail). */
   settleDelayMs(): number;
   /** Submits the payout (or finds the earlier submission) and answers where it stands. */

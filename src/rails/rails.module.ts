@@ -1,71 +1,92 @@
-import { Global, Inject, Module, OnModuleInit, Type } from '@nestjs/common';
+import { Global, Inject, Module, OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
+import { readFileSync } from 'node:fs';
 import { APP_CONFIG, ConfigError, type AppConfig } from '../infra/config/app-config';
 import { AIRTIME_RAIL } from './airtime.rail';
 import { MOBILE_MONEY_RAIL } from './mobile-money.rail';
-import { PAYOUT_RAIL } from './payout.rail';
+import { MpesaGateway } from './mpesa/mpesa-gateway';
+import { MpesaMobileMoneyRail } from './mpesa/mpesa-mobile-money.rail';
+import { MpesaPayoutRail } from './mpesa/mpesa-payout.rail';
+import { PAYOUT_RAIL, PayoutRail } from './payout.rail';
+import { RailRequestsRepository } from './rail-requests.repository';
+import { loadRailsConfig, RAILS_CONFIG, type RailsConfig } from './rails-config';
+import { RoutedPayoutRail } from './routed-payout.rail';
 import { SandboxAirtimeRail } from './sandbox-airtime.rail';
 import { SandboxMobileMoneyRail } from './sandbox-mobile-money.rail';
 import { SandboxPayoutRail } from './sandbox-payout.rail';
 
-interface RailBinding {
-  /** How the rail is named in the start-up error. */
-  name: string;
-  token: symbol;
-  sandbox: Type;
-  /** The real operator's adapter; null while none exists, and then production refuses to start. */
-  production: Type | null;
-}
-
-/** Every rail, one line each: a new rail (payouts, airtime, …) is added here and joins the production check. */
-const RAILS: RailBinding[] = [
-  {
-    name: 'mobile-money',
-    token: MOBILE_MONEY_RAIL,
-    sandbox: SandboxMobileMoneyRail,
-    production: null,
-  },
-  {
-    name: 'payout',
-    token: PAYOUT_RAIL,
-    sandbox: SandboxPayoutRail,
-    production: null,
-  },
-  {
-    name: 'airtime',
-    token: AIRTIME_RAIL,
-    sandbox: SandboxAirtimeRail,
-    production: null,
-  },
-];
-
 /**
- * The payment rails, bound by APP_ENV without touching the callers. In production a rail still played by its
- * sandbox simulator would take real merchants' charges against test numbers, so the process refuses to start.
+ * The payment rails, each chosen by its variable (provider contract §11): RAIL_MOBILE_MONEY (charges, and payouts
+ * to phones, paybills and tills), RAIL_BANK (payouts to bank accounts), RAIL_AIRTIME. A process in production whose
+ * rail would be the sandbox simulator (chosen, or a real operator without an adapter yet) refuses to start, naming
+ * it: it would take real merchants' money against test numbers.
  */
 @Global()
 @Module({
-  providers: RAILS.map((rail) => ({
-    provide: rail.token,
-    useClass: rail.production ?? rail.sandbox,
-  })),
-  exports: RAILS.map((rail) => rail.token),
+  providers: [
+    {
+      provide: RAILS_CONFIG,
+      inject: [APP_CONFIG],
+      useFactory: (app: AppConfig) => loadRailsConfig(process.env, app.appEnv, app.publicBaseUrl, (path) => readFileSync(path, 'utf8')),
+    },
+    RailRequestsRepository,
+    {
+      provide: MpesaGateway,
+      inject: [RAILS_CONFIG, RailRequestsRepository],
+      useFactory: (rails: RailsConfig, requests: RailRequestsRepository) => (rails.mpesa ? new MpesaGateway(rails, requests) : null),
+    },
+    {
+      provide: MOBILE_MONEY_RAIL,
+      inject: [RAILS_CONFIG, APP_CONFIG, MpesaGateway],
+      useFactory: (rails: RailsConfig, app: AppConfig, mpesa: MpesaGateway | null) =>
+        rails.mobileMoney === 'mpesa' ? new MpesaMobileMoneyRail(mpesa!) : new SandboxMobileMoneyRail(app),
+    },
+    {
+      provide: PAYOUT_RAIL,
+      inject: [RAILS_CONFIG, APP_CONFIG, MpesaGateway],
+      useFactory: (rails: RailsConfig, app: AppConfig, mpesa: MpesaGateway | null): PayoutRail => {
+        const bank = new SandboxPayoutRail(app);
+        return rails.mobileMoney === 'mpesa' ? new RoutedPayoutRail(new MpesaPayoutRail(mpesa!), bank) : bank;
+      },
+    },
+    { provide: AIRTIME_RAIL, useClass: SandboxAirtimeRail },
+  ],
+  exports: [RAILS_CONFIG, RailRequestsRepository, MpesaGateway, MOBILE_MONEY_RAIL, PAYOUT_RAIL, AIRTIME_RAIL],
 })
 export class RailsModule implements OnModuleInit {
   constructor(
     private readonly moduleRef: ModuleRef,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(RAILS_CONFIG) private readonly rails: RailsConfig,
   ) {}
 
   onModuleInit(): void {
     if (this.config.isSandbox) return;
-    for (const rail of RAILS) {
-      const bound: object = this.moduleRef.get(rail.token, { strict: false });
-      if (Object.getPrototypeOf(bound)?.constructor === rail.sandbox) {
-        throw new ConfigError(
-          `no production adapter for the ${rail.name} rail; only the sandbox simulator exists, so APP_ENV=production cannot start`,
-        );
-      }
+    const bound = (token: symbol): object => this.moduleRef.get(token, { strict: false });
+    const payout = bound(PAYOUT_RAIL);
+    const simulated = [
+      {
+        name: 'mobile-money',
+        variable: `RAIL_MOBILE_MONEY=${this.rails.mobileMoney}`,
+        simulator: isExactly(bound(MOBILE_MONEY_RAIL), SandboxMobileMoneyRail),
+      },
+      {
+        name: 'bank',
+        variable: `RAIL_BANK=${this.rails.bank}`,
+        simulator: payout instanceof RoutedPayoutRail ? isExactly(payout.bank, SandboxPayoutRail) : isExactly(payout, SandboxPayoutRail),
+      },
+      { name: 'airtime', variable: `RAIL_AIRTIME=${this.rails.airtime}`, simulator: isExactly(bound(AIRTIME_RAIL), SandboxAirtimeRail) },
+    ].filter((rail) => rail.simulator);
+    if (simulated.length) {
+      const named = simulated.map((rail) => `the ${rail.name} rail (${rail.variable})`).join(', ');
+      throw new ConfigError(
+        `no production adapter for ${named}: only the sandbox simulator would play it, so APP_ENV=production cannot start`,
+      );
     }
   }
+}
+
+/** The simulator itself, not a subclass (tests bind subclasses as stand-ins for real adapters). */
+function isExactly(instance: object, type: abstract new (...args: never[]) => object): boolean {
+  return Object.getPrototypeOf(instance)?.constructor === type;
 }

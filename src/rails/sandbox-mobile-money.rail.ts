@@ -1,13 +1,17 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
-import { ChargeAtRail, ChargeChallenge, ChargeOutcome, MobileMoneyRail } from './mobile-money.rail';
+import { ChargeAtRail, ChargeChallenge, ChargeOutcome, MobileMoneyRail, RefundAtRail } from './mobile-money.rail';
 import { SANDBOX_OTP, sandboxBehaviour } from './sandbox-outcomes';
 
 /** The sandbox operator: outcomes by payer number, settling after SANDBOX_SETTLE_DELAY_MS. */
 @Injectable()
 export class SandboxMobileMoneyRail implements MobileMoneyRail {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+
+  amountProblem(): null {
+    return null;
+  }
 
   challengeFor(charge: ChargeAtRail): ChargeChallenge {
     const behaviour = sandboxBehaviour(charge.payerMsisdn);
@@ -38,7 +42,7 @@ export class SandboxMobileMoneyRail implements MobileMoneyRail {
   }
 
   /** The sandbox operator refunds every settled payment. */
-  async refund(charge: ChargeAtRail): Promise<{ status: 'SUCCEEDED'; operatorReference: string }> {
+  async refund({ charge }: RefundAtRail): Promise<{ status: 'SUCCEEDED'; operatorReference: string }> {
     return { status: 'SUCCEEDED', operatorReference: operatorReference(`refund:${charge.paymentId}`) };
   }
 }

@@ -12,6 +12,10 @@ import { sandboxBehaviour } from './sandbox-outcomes';
 export class SandboxPayoutRail implements PayoutRail {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
+  amountProblem(): null {
+    return null;
+  }
+
   settleDelayMs(): number {
     return this.config.sandboxSettleDelayMs;
   }

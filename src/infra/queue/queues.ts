@@ -13,6 +13,7 @@ export const TOPICS = {
   processReversal: 'payments.reverse',
   processAirtime: 'airtime.process',
   processPayout: 'payouts.process',
+  recheckPayout: 'payouts.recheck',
   sendNotification: 'notifications.send',
 } as const;
 export type Topic = (typeof TOPICS)[keyof typeof TOPICS];

@@ -1,0 +1,10 @@
+import { Module } from '@nestjs/common';
+import { MpesaCallbacksController } from './mpesa-callbacks.controller';
+import { MpesaCallbacksService } from './mpesa-callbacks.service';
+
+/** The API's operator routes for M-Pesa (the rails themselves are the global RailsModule's). */
+@Module({
+  controllers: [MpesaCallbacksController],
+  providers: [MpesaCallbacksService],
+})
+export class MpesaCallbacksModule {}

@@ -1,0 +1,108 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { timingSafeEqual } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { RailAnswer, RailRequestRow, RailRequestsRepository } from '../rail-requests.repository';
+import { addressAllowed } from './address-allow-list';
+import { MPESA, MpesaCallbackKind, MpesaGateway } from './mpesa-gateway';
+import { DarajaResult, readResult, readStkCallback, statusAnswer, transactionAnswer } from './mpesa-results';
+
+/** What a callback was found to be; `forbidden` and `unknown` are answered 403 and 404 and change nothing. */
+export type CallbackVerdict = 'forbidden' | 'unknown' | 'malformed' | 'APPLIED' | 'REPEATED' | 'UNMATCHED';
+
+export const CALLBACK_KINDS: MpesaCallbackKind[] = ['stk', 'result', 'timeout', 'status', 'status-timeout'];
+
+/**
+ * Daraja's callbacks. Daraja signs nothing, so a callback is believed only from an allowed address, on our
+ * unguessable path, about a request we made, with that request's identifiers. Every believed callback is kept raw;
+ * the first final answer wins and queues the subject's follow-up in the same transaction, so duplicates and late or
+ * out-of-order results change nothing twice.
+ */
+@Injectable()
+export class MpesaCallbacksService {
+  private readonly logger = new Logger('MpesaCallbacks');
+
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly gateway: MpesaGateway,
+    private readonly requests: RailRequestsRepository,
+  ) {}
+
+  async receive(token: string, kind: string, requestId: string, sourceAddress: string, body: unknown): Promise<CallbackVerdict> {
+    if (!addressAllowed(sourceAddress, this.gateway.config.allowedAddresses)) {
+      this.logger.warn(`M-Pesa callback refused from ${sourceAddress}: not on MPESA_ALLOWED_IPS`);
+      return 'forbidden';
+    }
+    if (!sameToken(token, this.gateway.callbackToken) || !CALLBACK_KINDS.includes(kind as MpesaCallbackKind)) return 'unknown';
+    const request = /^[0-9a-f-]{36}$/i.test(requestId) ? await this.requests.byId(requestId) : null;
+    const reading = read(kind as MpesaCallbackKind, body, request);
+    if (reading === 'malformed') return 'malformed';
+    if (!request || reading === 'mismatch') {
+      await this.requests.keepCallback(null, MPESA, kind, request?.id ?? null, sourceAddress, body, 'UNMATCHED');
+      this.logger.warn(`M-Pesa ${kind} callback for ${requestId} matches no request of ours`);
+      return 'UNMATCHED';
+    }
+    return this.db.transaction(async (manager) => {
+      let effect: 'APPLIED' | 'REPEATED' = 'REPEATED';
+      if (reading.checkoutRequestId && !request.operator_request_id) {
+        // The push's own answer was lost: its callback tells us Daraja's id for it.
+        await manager.query(`UPDATE rail_requests SET operator_request_id = $2 WHERE id = $1 AND operator_request_id IS NULL`, [
+          request.id,
+          reading.checkoutRequestId,
+        ]);
+      }
+      if (reading.answer && (await this.requests.answer(request.id, reading.answer, manager))) effect = 'APPLIED';
+      if (reading.askNow) {
+        // A queue time-out is not an outcome: the request is asked about at once.
+        await manager.query(`UPDATE rail_requests SET next_query_at = now() WHERE id = $1 AND (outcome IS NULL OR outcome = 'JAMMED')`, [
+          request.id,
+        ]);
+      }
+      await this.requests.keepCallback(manager, MPESA, kind, request.id, sourceAddress, body, effect);
+      return effect;
+    });
+  }
+}
+
+interface Reading {
+  answer: RailAnswer | null;
+  checkoutRequestId?: string;
+  askNow?: boolean;
+}
+
+/** What a callback says about its request; 'mismatch' when its identifiers are another request's. */
+function read(kind: MpesaCallbackKind, body: unknown, request: RailRequestRow | null): Reading | 'malformed' | 'mismatch' {
+  if (kind === 'stk') {
+    const stk = readStkCallback(body);
+    if (!stk) return 'malformed';
+    if (
+      request &&
+      (request.operation !== 'STK_PUSH' || (request.operator_request_id && request.operator_request_id !== stk.checkoutRequestId))
+    ) {
+      return 'mismatch';
+    }
+    return { answer: stk.answer, checkoutRequestId: stk.checkoutRequestId };
+  }
+  const result = readResult(body);
+  if (!result) return 'malformed';
+  if (request && (request.operation === 'STK_PUSH' || !sameConversation(request, kind, result))) return 'mismatch';
+  if (kind === 'timeout' || kind === 'status-timeout') return { answer: null, askNow: true };
+  if (kind === 'status') return { answer: statusAnswer(result) };
+  return { answer: transactionAnswer(result) };
+}
+
+/** A result names its request by the conversation ids Daraja gave when it took it (our id, for a B2C). */
+function sameConversation(request: RailRequestRow, kind: MpesaCallbackKind, result: DarajaResult): boolean {
+  // A status query's result carries the query's own conversation, not the transaction's.
+  if (kind === 'status' || kind === 'status-timeout') return true;
+  const originator = request.operator_conversation_id ?? (request.operation === 'B2C' ? request.id : null);
+  if (originator && result.originatorConversationId && originator !== result.originatorConversationId) return false;
+  if (request.operator_request_id && result.conversationId && request.operator_request_id !== result.conversationId) return false;
+  return true;
+}
+
+function sameToken(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}

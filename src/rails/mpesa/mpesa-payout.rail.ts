@@ -1,0 +1,59 @@
+import { Injectable } from '@nestjs/common';
+import { PayoutAtRail, PayoutDestination, PayoutOutcome, PayoutRail } from '../payout.rail';
+import type { RailRequestRow } from '../rail-requests.repository';
+import { MpesaGateway } from './mpesa-gateway';
+import { wholeShillingsProblem } from './whole-shillings';
+
+/**
+ * Payouts on M-Pesa: to a phone by B2C (BusinessPayment), to a paybill or till by B2B. A payout is sent once
+ * (rail_requests keeps one request per payout); asking again reads what the operator answered, never re-sends.
+ */
+@Injectable()
+export class MpesaPayoutRail implements PayoutRail {
+  constructor(private readonly gateway: MpesaGateway) {}
+
+  amountProblem(_destination: PayoutDestination, amount: string, currency: string): string | null {
+    return wholeShillingsProblem(amount, currency, 'the payout amount');
+  }
+
+  settleDelayMs(): number {
+    return 0;
+  }
+
+  async submit(payout: PayoutAtRail): Promise<PayoutOutcome> {
+    if (payout.destination === 'MOBILE') {
+      return payoutOutcome(await this.gateway.b2c({ id: payout.payoutId, msisdn: payout.recipientNumber, amount: payout.amount }));
+    }
+    if (payout.destination === 'PAYBILL' || payout.destination === 'TILL') {
+      return payoutOutcome(
+        await this.gateway.b2b({
+          id: payout.payoutId,
+          to: payout.destination,
+          number: payout.recipientNumber,
+          accountReference: payout.accountReference,
+          amount: payout.amount,
+        }),
+      );
+    }
+    throw new Error(`M-Pesa does not pay to ${payout.destination}`);
+  }
+
+  async outcomeOf(payout: PayoutAtRail): Promise<PayoutOutcome> {
+    const request = await this.gateway.bySubject(payout.destination === 'MOBILE' ? 'B2C' : 'B2B', { kind: 'PAYOUT', id: payout.payoutId });
+    // Never sent (its job has not run yet): sending is the job's, not reconciliation's.
+    return request ? payoutOutcome(request) : { status: 'PENDING' };
+  }
+}
+
+function payoutOutcome(request: RailRequestRow): PayoutOutcome {
+  switch (request.outcome) {
+    case 'SUCCEEDED':
+      return { status: 'SUCCEEDED', railReference: request.receipt ?? request.operator_request_id ?? request.id };
+    case 'FAILED':
+      return { status: 'FAILED', reason: request.result_description ?? 'M-Pesa payment failed' };
+    case 'JAMMED':
+      return { status: 'JAMMED' };
+    default:
+      return { status: 'PENDING' };
+  }
+}

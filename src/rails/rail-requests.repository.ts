@@ -1,0 +1,177 @@
+import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { OutboxService } from '../infra/queue/outbox.service';
+import { Topic, TOPICS } from '../infra/queue/queues';
+
+export type SubjectKind = 'PAYMENT' | 'PAYOUT' | 'REVERSAL';
+export type RailOutcome = 'SUCCEEDED' | 'FAILED' | 'JAMMED';
+
+export interface RailRequestRow {
+  id: string;
+  rail: string;
+  operation: string;
+  subject_kind: SubjectKind;
+  subject_id: string;
+  amount: string;
+  request: { path: string; body: Record<string, unknown> };
+  state: 'SENDING' | 'SENT' | 'BUSY' | 'UNKNOWN' | 'ANSWERED';
+  operator_request_id: string | null;
+  operator_conversation_id: string | null;
+  outcome: RailOutcome | null;
+  result_code: string | null;
+  result_description: string | null;
+  receipt: string | null;
+  queries: number;
+  next_query_at: Date;
+  created_at: Date;
+  sent_at: Date | null;
+  answered_at: Date | null;
+}
+
+/** An operator's answer about one request. */
+export interface RailAnswer {
+  outcome: RailOutcome;
+  resultCode: string | null;
+  description: string;
+  receipt: string | null;
+}
+
+/** The job that takes a subject's new answer through its own domain's path (settlement, payout result, reversal). */
+const FOLLOW_UP: Record<SubjectKind, { topic: Topic; key: string }> = {
+  PAYMENT: { topic: TOPICS.settlePayment, key: 'paymentId' },
+  PAYOUT: { topic: TOPICS.recheckPayout, key: 'payoutId' },
+  REVERSAL: { topic: TOPICS.processReversal, key: 'reversalId' },
+};
+
+/**
+ * Every request made to a real operator, and its answer. Rails write here; domains never do: they learn an answer
+ * through the follow-up job queued in the answer's own transaction.
+ */
+@Injectable()
+export class RailRequestsRepository {
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly outbox: OutboxService,
+  ) {}
+
+  /**
+   * The request about this subject, created (state SENDING) when there is none. `created` says whether this call
+   * made it: only the maker may send it; anyone else finds its fate in the row.
+   */
+  async open(
+    rail: string,
+    operation: string,
+    subject: { kind: SubjectKind; id: string },
+    amount: string,
+    request: (id: string) => RailRequestRow['request'],
+    firstQueryAt: Date,
+  ): Promise<{ request: RailRequestRow; created: boolean }> {
+    const id = randomUUID();
+    const [made] = await this.db.query(
+      `INSERT INTO rail_requests (id, rail, operation, subject_kind, subject_id, amount, request, next_query_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (rail, operation, subject_kind, subject_id) DO NOTHING RETURNING *`,
+      [id, rail, operation, subject.kind, subject.id, amount, JSON.stringify(request(id)), firstQueryAt],
+    );
+    if (made) return { request: made, created: true };
+    return { request: (await this.bySubject(rail, operation, subject))!, created: false };
+  }
+
+  async bySubject(rail: string, operation: string, subject: { kind: SubjectKind; id: string }): Promise<RailRequestRow | null> {
+    const [row] = await this.db.query(
+      `SELECT * FROM rail_requests WHERE rail = $1 AND operation = $2 AND subject_kind = $3 AND subject_id = $4`,
+      [rail, operation, subject.kind, subject.id],
+    );
+    return row ?? null;
+  }
+
+  async byId(id: string): Promise<RailRequestRow | null> {
+    const [row] = await this.db.query(`SELECT * FROM rail_requests WHERE id = $1`, [id]);
+    return row ?? null;
+  }
+
+  /** How the send went: the operator's identifiers when it took the request, or why its fate is open. */
+  async recordSend(
+    id: string,
+    state: 'SENT' | 'BUSY' | 'UNKNOWN',
+    fields: { operatorRequestId?: string | null; operatorConversationId?: string | null; error?: string | null },
+  ): Promise<void> {
+    await this.db.query(
+      `UPDATE rail_requests SET state = $2, operator_request_id = coalesce($3, operator_request_id),
+         operator_conversation_id = coalesce($4, operator_conversation_id), last_error = $5,
+         sent_at = CASE WHEN $2 = 'SENT' THEN now() ELSE sent_at END
+       WHERE id = $1 AND outcome IS NULL`,
+      [id, state, fields.operatorRequestId ?? null, fields.operatorConversationId ?? null, fields.error ?? null],
+    );
+  }
+
+  /**
+   * Gives the request its answer, once: a final answer wins over none or JAMMED, never over another final one. The
+   * subject's follow-up job is queued in the same transaction. False when the request already had a final answer.
+   */
+  async answer(id: string, answer: RailAnswer, manager?: EntityManager): Promise<boolean> {
+    const run = async (tx: EntityManager) => {
+      // An UPDATE answers [rows, count] through TypeORM.
+      const [[row]] = await tx.query(
+        `UPDATE rail_requests SET outcome = $2, result_code = $3, result_description = $4, receipt = coalesce($5, receipt),
+           state = 'ANSWERED', answered_at = now()
+         WHERE id = $1 AND (outcome IS NULL OR (outcome = 'JAMMED' AND $2 <> 'JAMMED'))
+         RETURNING subject_kind, subject_id`,
+        [id, answer.outcome, answer.resultCode, answer.description, answer.receipt],
+      );
+      if (!row) return false;
+      const followUp = FOLLOW_UP[row.subject_kind as SubjectKind];
+      await this.outbox.enqueue(tx, followUp.topic, { [followUp.key]: row.subject_id });
+      return true;
+    };
+    return manager ? run(manager) : this.db.transaction(run);
+  }
+
+  /** Requests without a final answer whose next question is due, oldest first, claimed by pushing their next time. */
+  async claimDue(rail: string, limit: number, leaseMs: number): Promise<RailRequestRow[]> {
+    const [rows] = await this.db.query(
+      `UPDATE rail_requests r SET next_query_at = now() + make_interval(secs => $3 / 1000.0)
+       FROM (SELECT id FROM rail_requests WHERE rail = $1 AND (outcome IS NULL OR outcome = 'JAMMED') AND next_query_at <= now()
+             ORDER BY next_query_at LIMIT $2 FOR UPDATE SKIP LOCKED) due
+       WHERE r.id = due.id RETURNING r.*`,
+      [rail, limit, leaseMs],
+    );
+    return rows;
+  }
+
+  /** After a question: counted, and the next one after the back-off. */
+  async scheduleNextQuery(id: string, at: Date, error: string | null): Promise<void> {
+    await this.db.query(`UPDATE rail_requests SET queries = queries + 1, next_query_at = $2, last_error = $3 WHERE id = $1`, [
+      id,
+      at,
+      error,
+    ]);
+  }
+
+  /** Keeps an operator callback as it came, with what it was found to be. */
+  async keepCallback(
+    manager: EntityManager | null,
+    rail: string,
+    kind: string,
+    requestId: string | null,
+    sourceAddress: string,
+    payload: unknown,
+    effect: 'APPLIED' | 'REPEATED' | 'UNMATCHED',
+  ): Promise<void> {
+    await (manager ?? this.db.manager).query(
+      `INSERT INTO rail_callbacks (rail, kind, rail_request_id, source_address, payload, effect) VALUES ($1, $2, $3, $4, $5, $6)`,
+      [rail, kind, requestId, sourceAddress, JSON.stringify(payload), effect],
+    );
+  }
+
+  /** In flight per rail and operation: how many, and the oldest's age in seconds (admin rails:status). */
+  async inFlight(): Promise<{ rail: string; operation: string; state: string; count: number; oldest_seconds: number }[]> {
+    return this.db.query(
+      `SELECT rail, operation, coalesce(outcome, state) AS state, count(*)::int AS count,
+              floor(extract(epoch FROM now() - min(created_at)))::int AS oldest_seconds
+       FROM rail_requests WHERE outcome IS NULL OR outcome = 'JAMMED'
+       GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
+    );
+  }
+}

@@ -1,0 +1,130 @@
+import { ConfigError } from '../infra/config/app-config';
+
+/** Safaricom's published Daraja callback addresses: MPESA_ALLOWED_IPS' default (provider contract §11). */
+export const SAFARICOM_CALLBACK_ADDRESSES = [
+  '196.201.214.200',
+  '196.201.214.206',
+  '196.201.213.114',
+  '196.201.214.207',
+  '196.201.214.208',
+  '196.201.213.44',
+  '196.201.212.127',
+  '196.201.212.138',
+  '196.201.212.129',
+  '196.201.212.136',
+  '196.201.212.74',
+  '196.201.212.69',
+];
+
+export interface MpesaConfig {
+  baseUrl: string;
+  consumerKey: string;
+  consumerSecret: string;
+  /** STK push: our paybill or till, and its passkey. */
+  shortcode: string;
+  passkey: string;
+  transactionType: 'CustomerPayBillOnline' | 'CustomerBuyGoodsOnline';
+  /** B2C and B2B PartyA. */
+  payoutShortcode: string;
+  initiatorName: string;
+  initiatorPassword: string;
+  /** The operator's X.509 certificate (PEM) whose public key encrypts the initiator password. */
+  certificatePem: string;
+  /** The public base the operator calls back (no trailing slash). */
+  callbackBaseUrl: string;
+  /** Addresses or CIDRs whose callbacks are accepted; ['*'] accepts any. */
+  allowedAddresses: string[];
+}
+
+/** Which operator plays each rail (provider contract §11, fixed names), and what the real ones need. */
+export interface RailsConfig {
+  mobileMoney: 'mpesa' | 'sandbox';
+  bank: 'jenga' | 'sandbox';
+  airtime: 'africastalking' | 'sandbox';
+  fx: 'openexchangerates' | 'sandbox';
+  /** A request the operator has not answered by then is asked about, then again on a back-off. */
+  reconcileAfterMs: number;
+  mpesa: MpesaConfig | null;
+}
+
+export const RAILS_CONFIG = Symbol('RAILS_CONFIG');
+
+const MPESA_REQUIRED = [
+  'MPESA_CONSUMER_KEY',
+  'MPESA_CONSUMER_SECRET',
+  'MPESA_SHORTCODE',
+  'MPESA_PASSKEY',
+  'MPESA_PAYOUT_SHORTCODE',
+  'MPESA_INITIATOR_NAME',
+  'MPESA_INITIATOR_PASSWORD',
+  'MPESA_CERTIFICATE_PATH',
+] as const;
+
+/**
+ * Reads the rail choice and the chosen real operators' variables. Every missing or malformed variable is named in
+ * one ConfigError, so an operator fixes them all at once rather than one start at a time.
+ */
+export function loadRailsConfig(
+  env: NodeJS.ProcessEnv,
+  appEnv: 'sandbox' | 'production',
+  publicBaseUrl: string,
+  readFile: (path: string) => string,
+): RailsConfig {
+  const problems: string[] = [];
+  const value = (name: string) => (env[name] === undefined || env[name] === '' ? undefined : env[name]);
+  const choice = <T extends string>(name: string, real: T): T | 'sandbox' => {
+    const chosen = value(name) ?? (appEnv === 'sandbox' ? 'sandbox' : real);
+    if (chosen !== real && chosen !== 'sandbox') problems.push(`${name} must be ${real} or sandbox`);
+    return chosen as T | 'sandbox';
+  };
+  const mobileMoney = choice('RAIL_MOBILE_MONEY', 'mpesa');
+  const bank = choice('RAIL_BANK', 'jenga');
+  const airtime = choice('RAIL_AIRTIME', 'africastalking');
+  const fx = choice('FX_SOURCE', 'openexchangerates');
+
+  const reconcileRaw = value('RAIL_RECONCILE_AFTER_MS') ?? '120000';
+  if (!/^[1-9]\d{2,}$/.test(reconcileRaw)) problems.push('RAIL_RECONCILE_AFTER_MS must be a whole number of milliseconds, at least 100');
+
+  let mpesa: MpesaConfig | null = null;
+  if (mobileMoney === 'mpesa') {
+    const missing = MPESA_REQUIRED.filter((name) => value(name) === undefined);
+    if (missing.length) problems.push(`RAIL_MOBILE_MONEY=mpesa needs ${missing.join(', ')}`);
+    const transactionType = value('MPESA_TRANSACTION_TYPE') ?? 'CustomerPayBillOnline';
+    if (transactionType !== 'CustomerPayBillOnline' && transactionType !== 'CustomerBuyGoodsOnline') {
+      problems.push('MPESA_TRANSACTION_TYPE must be CustomerPayBillOnline or CustomerBuyGoodsOnline');
+    }
+    let certificatePem = '';
+    const certificatePath = value('MPESA_CERTIFICATE_PATH');
+    if (certificatePath) {
+      try {
+        certificatePem = readFile(certificatePath);
+      } catch {
+        problems.push(`MPESA_CERTIFICATE_PATH cannot be read: ${certificatePath}`);
+      }
+    }
+    const callbackBaseUrl = (value('MPESA_CALLBACK_BASE_URL') ?? publicBaseUrl).replace(/\/$/, '');
+    if (appEnv === 'production' && !callbackBaseUrl.startsWith('https://')) {
+      problems.push('MPESA_CALLBACK_BASE_URL (or PUBLIC_BASE_URL) must be https:// in production: Daraja calls back only over HTTPS');
+    }
+    const allowed = (value('MPESA_ALLOWED_IPS') ?? SAFARICOM_CALLBACK_ADDRESSES.join(','))
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter(Boolean);
+    mpesa = {
+      baseUrl: (value('MPESA_BASE_URL') ?? 'https://api.safaricom.co.ke').replace(/\/$/, ''),
+      consumerKey: value('MPESA_CONSUMER_KEY') ?? '',
+      consumerSecret: value('MPESA_CONSUMER_SECRET') ?? '',
+      shortcode: value('MPESA_SHORTCODE') ?? '',
+      passkey: value('MPESA_PASSKEY') ?? '',
+      transactionType: transactionType as MpesaConfig['transactionType'],
+      payoutShortcode: value('MPESA_PAYOUT_SHORTCODE') ?? '',
+      initiatorName: value('MPESA_INITIATOR_NAME') ?? '',
+      initiatorPassword: value('MPESA_INITIATOR_PASSWORD') ?? '',
+      certificatePem,
+      callbackBaseUrl,
+      allowedAddresses: allowed,
+    };
+  }
+  if (problems.length) throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
+  return { mobileMoney, bank, airtime, fx, reconcileAfterMs: Number(reconcileRaw), mpesa };
+}

@@ -1,0 +1,30 @@
+import { PayoutAtRail, PayoutDestination, PayoutOutcome, PayoutRail } from './payout.rail';
+
+/** Mobile wallets, paybills and tills go by the mobile-money operator; bank accounts by the bank rail. */
+export class RoutedPayoutRail implements PayoutRail {
+  constructor(
+    readonly mobile: PayoutRail,
+    readonly bank: PayoutRail,
+  ) {}
+
+  private railFor(destination: PayoutDestination): PayoutRail {
+    return destination === 'BANK' || destination === 'BANK_ACCOUNT_NUMBER' ? this.bank : this.mobile;
+  }
+
+  amountProblem(destination: PayoutDestination, amount: string, currency: string): string | null {
+    return this.railFor(destination).amountProblem(destination, amount, currency);
+  }
+
+  /** The larger of the two: acceptance schedules before it knows which rail a payout takes. */
+  settleDelayMs(): number {
+    return Math.max(this.mobile.settleDelayMs(), this.bank.settleDelayMs());
+  }
+
+  submit(payout: PayoutAtRail): Promise<PayoutOutcome> {
+    return this.railFor(payout.destination).submit(payout);
+  }
+
+  outcomeOf(payout: PayoutAtRail): Promise<PayoutOutcome> {
+    return this.railFor(payout.destination).outcomeOf(payout);
+  }
+}
