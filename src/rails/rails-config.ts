@@ -1,5 +1,3 @@
-import { ConfigError } from '../infra/config/app-config';
-
 /** Safaricom's published Daraja callback addresses: MPESA_ALLOWED_IPS' default (provider contract §11). */
 export const SAFARICOM_CALLBACK_ADDRESSES = [
   '196.201.214.200',
@@ -45,6 +43,8 @@ export interface RailsConfig {
   /** A request the operator has not answered by then is asked about, then again on a back-off. */
   reconcileAfterMs: number;
   mpesa: MpesaConfig | null;
+  /** What is missing or malformed; RailsModule refuses to start with any (a provider factory may not throw). */
+  problems: string[];
 }
 
 export const RAILS_CONFIG = Symbol('RAILS_CONFIG');
@@ -62,7 +62,7 @@ const MPESA_REQUIRED = [
 
 /**
  * Reads the rail choice and the chosen real operators' variables. Every missing or malformed variable is named in
- * one ConfigError, so an operator fixes them all at once rather than one start at a time.
+ * `problems`, so an operator fixes them all at once rather than one start at a time.
  */
 export function loadRailsConfig(
   env: NodeJS.ProcessEnv,
@@ -125,6 +125,5 @@ export function loadRailsConfig(
       allowedAddresses: allowed,
     };
   }
-  if (problems.length) throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
-  return { mobileMoney, bank, airtime, fx, reconcileAfterMs: Number(reconcileRaw), mpesa };
+  return { mobileMoney, bank, airtime, fx, reconcileAfterMs: Number(reconcileRaw) || 120000, mpesa, problems };
 }

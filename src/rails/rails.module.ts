@@ -61,6 +61,7 @@ export class RailsModule implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
+    if (this.rails.problems.length) throw new ConfigError(`Invalid configuration: ${this.rails.problems.join('; ')}`);
     if (this.config.isSandbox) return;
     const bound = (token: symbol): object => this.moduleRef.get(token, { strict: false });
     const payout = bound(PAYOUT_RAIL);

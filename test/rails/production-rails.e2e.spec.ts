@@ -1,19 +1,50 @@
 import { createHttpApp } from '../../src/http-app';
+import { STUB_CREDENTIALS } from '../support/daraja-stub';
 import { withEnv } from '../support/gateway-fixtures';
 import { createProductionApp, PRODUCTION_ENV } from '../support/production-app';
 
-/** Issue 11 §3: production never takes charges through the sandbox simulator. */
+const PRODUCTION = { APP_ENV: 'production', JWT_SECRET: PRODUCTION_ENV.JWT_SECRET, PUBLIC_BASE_URL: 'https://pay.example.com' };
+const RAIL_VARIABLES = ['RAIL_MOBILE_MONEY', 'RAIL_BANK', 'RAIL_AIRTIME', 'FX_SOURCE', ...Object.keys(STUB_CREDENTIALS)];
+
+/** Starts the api with exactly these variables for the rails (the others unset). */
+async function startWith(env: Record<string, string>) {
+  const cleared = withEnv(Object.fromEntries(RAIL_VARIABLES.map((name) => [name, ''])));
+  const restore = withEnv({ ...PRODUCTION, ...env });
+  try {
+    const app = await createHttpApp('api');
+    await app.close();
+  } finally {
+    restore();
+    cleared();
+  }
+}
+
+/** Provider contract §11: production starts only with real rails, each with all of its variables. */
 describe('rails in production', () => {
-  it('APP_ENV=production refuses to start while a rail has only its sandbox simulator, naming the rail', async () => {
-    const restore = withEnv(PRODUCTION_ENV);
-    try {
-      await expect(createHttpApp('api')).rejects.toThrow(/no production adapter for the mobile-money rail/);
-    } finally {
-      restore();
-    }
+  it('refuses to start when M-Pesa (production default) lacks variables, naming every missing one', async () => {
+    const failure = startWith({});
+    await expect(failure).rejects.toThrow(/RAIL_MOBILE_MONEY=mpesa needs MPESA_CONSUMER_KEY, MPESA_CONSUMER_SECRET, MPESA_SHORTCODE, MPESA_PASSKEY, MPESA_PAYOUT_SHORTCODE, MPESA_INITIATOR_NAME, MPESA_INITIATOR_PASSWORD, MPESA_CERTIFICATE_PATH/);
+    const { MPESA_PASSKEY: _passkey, ...allButPasskey } = STUB_CREDENTIALS;
+    await expect(startWith(allButPasskey)).rejects.toThrow(/needs MPESA_PASSKEY$|needs MPESA_PASSKEY;|needs MPESA_PASSKEY\b/);
   });
 
-  it('starts when an operator adapter is bound (here a test adapter, through a provider override)', async () => {
+  it('refuses to start with a sandbox rail, or a real one without an adapter yet, naming each', async () => {
+    await expect(startWith({ ...STUB_CREDENTIALS, RAIL_MOBILE_MONEY: 'sandbox' })).rejects.toThrow(
+      /no production adapter for the mobile-money rail \(RAIL_MOBILE_MONEY=sandbox\)/,
+    );
+    // M-Pesa is complete; the bank and airtime rails still have only simulators.
+    await expect(startWith(STUB_CREDENTIALS)).rejects.toThrow(
+      /no production adapter for the bank rail \(RAIL_BANK=jenga\), the airtime rail \(RAIL_AIRTIME=africastalking\)/,
+    );
+  });
+
+  it('refuses an M-Pesa callback base that is not HTTPS in production', async () => {
+    await expect(startWith({ ...STUB_CREDENTIALS, MPESA_CALLBACK_BASE_URL: 'http://pay.example.com' })).rejects.toThrow(
+      /MPESA_CALLBACK_BASE_URL \(or PUBLIC_BASE_URL\) must be https/,
+    );
+  });
+
+  it('starts when every rail has an operator adapter (here test stand-ins, through provider overrides)', async () => {
     const app = await createProductionApp();
     try {
       const res = await app.inject({ method: 'GET', url: '/health/live' });

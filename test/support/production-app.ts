@@ -21,6 +21,11 @@ export class TestAirtimeRail extends SandboxAirtimeRail {}
 
 export const PRODUCTION_ENV = {
   APP_ENV: 'production',
+  // The simulators are bound (no operator variables needed) and then replaced by the stand-ins below.
+  RAIL_MOBILE_MONEY: 'sandbox',
+  RAIL_BANK: 'sandbox',
+  RAIL_AIRTIME: 'sandbox',
+  FX_SOURCE: 'sandbox',
   JWT_SECRET: 'production-test-secret-0123456789abcdef',
   DOCS_ENABLED: '',
   METRICS_TOKEN: '',

@@ -1,0 +1,128 @@
+import { readFileSync } from 'node:fs';
+import { DarajaBusy, DarajaClient, DarajaRefused, DarajaUnknown } from '../../../src/rails/mpesa/daraja.client';
+import { loadRailsConfig, MpesaConfig } from '../../../src/rails/rails-config';
+import { DarajaStub, STUB_CERTIFICATE_PATH, STUB_CREDENTIALS } from '../../support/daraja-stub';
+
+/** The Daraja client against the stub: tokens, STK passwords, the SecurityCredential, and how failures are classed. */
+describe('Daraja client', () => {
+  let stub: DarajaStub;
+  let config: MpesaConfig;
+
+  beforeAll(async () => {
+    stub = await new DarajaStub().start();
+    const rails = loadRailsConfig(
+      { RAIL_MOBILE_MONEY: 'mpesa', ...STUB_CREDENTIALS, MPESA_BASE_URL: stub.baseUrl, MPESA_CALLBACK_BASE_URL: 'http://127.0.0.1:1' },
+      'sandbox',
+      'http://localhost:3000',
+      (path) => readFileSync(path, 'utf8'),
+    );
+    expect(rails.problems).toEqual([]);
+    config = rails.mpesa!;
+  });
+  afterAll(async () => stub.close());
+  afterEach(() => (stub.plan = () => ({})));
+
+  const b2c = (client: DarajaClient, id: string) =>
+    client.post('/mpesa/b2c/v3/paymentrequest', {
+      OriginatorConversationID: id,
+      InitiatorName: 'testapi',
+      SecurityCredential: client.initiatorCredential(),
+      CommandID: 'BusinessPayment',
+      Amount: 10,
+      PartyA: '600996',
+      PartyB: '254712345678',
+      Remarks: 'Payout',
+      QueueTimeOutURL: 'http://127.0.0.1:1/t',
+      ResultURL: 'http://127.0.0.1:1/r',
+    });
+
+  it('caches the token while it lives and renews it a minute before it expires (expires_in sent as a string)', async () => {
+    let now = Date.parse('2026-11-25T10:00:00Z');
+    const client = new DarajaClient(config, 1000, () => now);
+    stub.tokenSeconds = '3599';
+    const before = stub.tokensIssued;
+    await Promise.all([b2c(client, 'tok-1'), b2c(client, 'tok-2')]);
+    expect(stub.tokensIssued - before).toBe(1);
+    now += 3_545_000; // 59 min 5 s: inside the last minute of a 3,599 s token
+    await b2c(client, 'tok-3');
+    expect(stub.tokensIssued - before).toBe(2);
+  });
+
+  it('makes the STK password from shortcode, passkey and the Nairobi timestamp', () => {
+    const client = new DarajaClient(config, 1000, () => Date.parse('2026-11-25T21:30:05Z'));
+    const { Password, Timestamp } = client.stkPassword();
+    expect(Timestamp).toBe('20261126003005'); // UTC+3, past midnight in Nairobi
+    expect(Buffer.from(Password, 'base64').toString()).toBe(`174379stub-passkey${Timestamp}`);
+  });
+
+  it('encrypts the initiator password with the certificate (the stub decrypts it with its key, PKCS#1 v1.5)', async () => {
+    const client = new DarajaClient(config, 1000);
+    expect(client.initiatorCredential()).not.toContain(STUB_CREDENTIALS.MPESA_INITIATOR_PASSWORD);
+    await expect(b2c(client, 'cred-1')).resolves.toMatchObject({ ResponseCode: '0', OriginatorConversationID: 'cred-1' });
+    const wrong = new DarajaClient({ ...config, initiatorPassword: 'not-it' }, 1000);
+    await expect(b2c(wrong, 'cred-2')).rejects.toBeInstanceOf(DarajaRefused);
+    expect(readFileSync(STUB_CERTIFICATE_PATH, 'utf8')).toContain('BEGIN CERTIFICATE');
+  });
+
+  it('classes failures: busy (not taken, retry), refused (an outcome), unknown (time-out or a bare 500)', async () => {
+    const client = new DarajaClient(config, 300);
+    stub.plan = () => ({ fault: 'busy' });
+    await expect(b2c(client, 'f-1')).rejects.toBeInstanceOf(DarajaBusy);
+    stub.plan = () => ({ fault: 'refuse' });
+    await expect(b2c(client, 'f-2')).rejects.toBeInstanceOf(DarajaRefused);
+    stub.plan = () => ({ fault: 'timeout' });
+    await expect(b2c(client, 'f-3')).rejects.toBeInstanceOf(DarajaUnknown);
+    stub.plan = () => ({ fault: 'http500' });
+    await expect(b2c(client, 'f-4')).rejects.toBeInstanceOf(DarajaUnknown);
+  });
+
+  it('a token the operator no longer accepts is renewed once; wrong consumer credentials are busy, never an outcome', async () => {
+    const client = new DarajaClient(config, 1000);
+    await b2c(client, 'renew-1');
+    // The stub forgets every token it issued, as after a key rotation on Daraja's side.
+    (stub as unknown as { tokens: Set<string> }).tokens.clear();
+    await expect(b2c(client, 'renew-2')).resolves.toMatchObject({ ResponseCode: '0' });
+    const badKey = new DarajaClient({ ...config, consumerSecret: 'wrong' }, 1000);
+    await expect(b2c(badKey, 'renew-3')).rejects.toBeInstanceOf(DarajaBusy);
+  });
+});
+
+describe('rails configuration', () => {
+  const read = () => 'certificate';
+
+  it('defaults every rail to its simulator in sandbox and to the real operator in production', () => {
+    expect(loadRailsConfig({}, 'sandbox', 'http://localhost:3000', read)).toMatchObject({
+      mobileMoney: 'sandbox',
+      bank: 'sandbox',
+      airtime: 'sandbox',
+      fx: 'sandbox',
+      problems: [],
+    });
+    const production = loadRailsConfig({}, 'production', 'https://pay.example.com', read);
+    expect(production).toMatchObject({ mobileMoney: 'mpesa', bank: 'jenga', airtime: 'africastalking', fx: 'openexchangerates' });
+    expect(production.problems.join()).toMatch(/MPESA_CONSUMER_KEY/);
+  });
+
+  it('takes Safaricom’s published addresses as the callback allow-list unless told otherwise', () => {
+    const rails = loadRailsConfig({ RAIL_MOBILE_MONEY: 'mpesa', ...STUB_CREDENTIALS }, 'sandbox', 'http://localhost:3000', read);
+    expect(rails.mpesa!.allowedAddresses).toContain('196.201.214.200');
+    expect(rails.mpesa!.baseUrl).toBe('https://api.safaricom.co.ke');
+    expect(rails.mpesa!.callbackBaseUrl).toBe('http://localhost:3000');
+  });
+
+  it('names a rail value that is neither the operator nor sandbox, and an unreadable certificate', () => {
+    const rails = loadRailsConfig(
+      { RAIL_MOBILE_MONEY: 'mtn', RAIL_BANK: 'jenga', ...STUB_CREDENTIALS },
+      'sandbox',
+      'http://localhost:3000',
+      () => {
+        throw new Error('ENOENT');
+      },
+    );
+    expect(rails.problems).toEqual(['RAIL_MOBILE_MONEY must be mpesa or sandbox']);
+    const unreadable = loadRailsConfig({ RAIL_MOBILE_MONEY: 'mpesa', ...STUB_CREDENTIALS }, 'sandbox', 'http://x', () => {
+      throw new Error('ENOENT');
+    });
+    expect(unreadable.problems.join()).toMatch(/MPESA_CERTIFICATE_PATH cannot be read/);
+  });
+});

@@ -1,0 +1,148 @@
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import Decimal from 'decimal.js';
+import { gateway, GatewayMerchant, waitFor } from '../../support/gateway-fixtures';
+import {
+  b2bBody,
+  createPayoutMerchant,
+  expectPayoutAnswer,
+  floatBalance,
+  localPayoutBody,
+  PAYOUT_PATHS,
+  payoutRow,
+  setPayoutsCallback,
+  storedCounts,
+  waitForPayoutStatus,
+} from '../../support/disbursement-fixtures';
+import { MpesaSandbox, railRequest, startMpesaSandbox } from '../../support/mpesa-fixtures';
+
+/**
+ * Issue 18: payouts through the real M-Pesa adapter against the Daraja stub. MOBILE payouts are B2C with one
+ * OriginatorConversationID per payout; paybills and tills are B2B; a result settles or releases the hold once; a
+ * queue time-out or a lost answer is asked about by transaction status, never sent again.
+ */
+describe('M-Pesa payouts (Daraja stub)', () => {
+  let sandbox: MpesaSandbox;
+  let app: NestFastifyApplication;
+  let merchant: GatewayMerchant;
+
+  beforeAll(async () => {
+    sandbox = await startMpesaSandbox();
+    app = sandbox.app;
+    merchant = await createPayoutMerchant(app, { float: '100000' });
+    await setPayoutsCallback(app, merchant, sandbox.receiver.url('/payouts'));
+  });
+  afterAll(async () => sandbox?.close());
+  afterEach(() => (sandbox.stub.plan = () => ({})));
+
+  async function payOut(body: Record<string, unknown>, path: string = PAYOUT_PATHS.local) {
+    const res = await gateway(app, merchant.token).post(path).send(body);
+    expectPayoutAnswer(res, 720, body.payout_reference as string);
+    return (await payoutRow(app, merchant.clientId, body.payout_reference as string))!;
+  }
+
+  /** B2C calls that reached the stub with this request's OriginatorConversationID. */
+  const b2cSends = (requestId: string) => sandbox.stub.sent('B2C', (body) => body.OriginatorConversationID === requestId);
+
+  it('pays a phone by B2C from our payout shortcode, keeps the receipt, and calls the merchant back', async () => {
+    const body = localPayoutBody(merchant, { sender_amount: '1500', recipient_amount: '1500', callback_url: sandbox.receiver.url() });
+    const payout = await payOut(body);
+    const result = await waitForPayoutStatus(app, merchant, body.payout_reference as string, 700);
+    const request = (await railRequest(app, 'PAYOUT', payout.id))!;
+    const sent = sandbox.stub.transactions.find((t) => t.body.OriginatorConversationID === request.id)!;
+    expect(sent.body).toMatchObject({
+      InitiatorName: 'testapi',
+      CommandID: 'BusinessPayment',
+      Amount: 1500,
+      PartyA: '600996',
+      PartyB: body.recipient_phone_number,
+    });
+    expect(JSON.stringify(result)).toContain(sent.receipt);
+    expect((await payoutRow(app, merchant.clientId, body.payout_reference as string))!.rail_reference).toBe(sent.receipt);
+    await waitFor('the merchant callback', () => sandbox.receiver.at(body.callback_url as string)[0]);
+    expect(b2cSends(request.id)).toBe(1);
+  });
+
+  it('a B2C result with a failure code returns the amount and fee to the float (701)', async () => {
+    sandbox.stub.plan = () => ({ resultCode: '2040' });
+    const before = await floatBalance(app, merchant);
+    const body = localPayoutBody(merchant, { sender_amount: '700', recipient_amount: '700' });
+    await payOut(body);
+    await waitForPayoutStatus(app, merchant, body.payout_reference as string, 701);
+    await waitFor('the hold released', async () =>
+      (await floatBalance(app, merchant)).balance === before.balance ? true : undefined,
+    );
+  });
+
+  it('a queue time-out is not a failure: the status query settles it, and the B2C is never sent again', async () => {
+    sandbox.stub.plan = () => ({ callback: 'timeout' });
+    const body = localPayoutBody(merchant, { sender_amount: '800', recipient_amount: '800' });
+    const payout = await payOut(body);
+    await waitForPayoutStatus(app, merchant, body.payout_reference as string, 700);
+    const request = (await railRequest(app, 'PAYOUT', payout.id))!;
+    expect(sandbox.stub.sent('STATUS', (query) => query.OriginalConversationID === request.id)).toBeGreaterThan(0);
+    expect(b2cSends(request.id)).toBe(1);
+  });
+
+  it('a B2C whose answer is lost (time-out, 500) is asked about, never re-sent', async () => {
+    for (const fault of ['timeout', 'http500'] as const) {
+      sandbox.stub.plan = () => ({ fault, callback: 'never' });
+      const body = localPayoutBody(merchant, { sender_amount: '900', recipient_amount: '900' });
+      const payout = await payOut(body);
+      await waitForPayoutStatus(app, merchant, body.payout_reference as string, 700);
+      const request = (await railRequest(app, 'PAYOUT', payout.id))!;
+      expect(request.state).toBe('ANSWERED');
+      expect(b2cSends(request.id)).toBe(1);
+    }
+  });
+
+  it('a busy answer (spike arrest) is not an outcome: the same B2C is sent again later and pays once', async () => {
+    let first = true;
+    sandbox.stub.plan = () => {
+      const plan = first ? { fault: 'busy' as const } : {};
+      first = false;
+      return plan;
+    };
+    const body = localPayoutBody(merchant, { sender_amount: '50', recipient_amount: '50' });
+    const payout = await payOut(body);
+    await waitForPayoutStatus(app, merchant, body.payout_reference as string, 700);
+    const request = (await railRequest(app, 'PAYOUT', payout.id))!;
+    expect(b2cSends(request.id)).toBe(2);
+    expect(sandbox.stub.transactions.filter((t) => t.body.OriginatorConversationID === request.id)).toHaveLength(1);
+  });
+
+  it('B2B pays a paybill (BusinessPayBill with the account reference) and a till (BusinessBuyGoods)', async () => {
+    const paybill = b2bBody(merchant, { amount: '2500', payment_account_reference: 'INV-77' });
+    const till = b2bBody(merchant, { amount: '300', recipient_type: 'TILL', recipient_account_number: '5123456', payment_method: 'MMONEY_B2B' });
+    for (const [body, command] of [
+      [paybill, 'BusinessPayBill'],
+      [till, 'BusinessBuyGoods'],
+    ] as const) {
+      const payout = await payOut(body, PAYOUT_PATHS.b2b);
+      await waitForPayoutStatus(app, merchant, body.payout_reference as string, 700, { b2b: true });
+      const request = (await railRequest(app, 'PAYOUT', payout.id))!;
+      expect(request.operation).toBe('B2B');
+      const sent = sandbox.stub.transactions.find((t) => t.operation === 'B2B' && t.originatorConversationId === request.operator_conversation_id)!;
+      expect(sent.body).toMatchObject({
+        CommandID: command,
+        PartyA: '600996',
+        PartyB: body.recipient_account_number,
+        Amount: Number(body.amount),
+        SenderIdentifierType: '4',
+        RecieverIdentifierType: '4',
+      });
+      if (command === 'BusinessPayBill') expect(sent.body.AccountReference).toBe('INV-77');
+    }
+  });
+
+  it('refuses a fractional M-Pesa payout or B2B at acceptance (721) and stores nothing', async () => {
+    const before = await storedCounts(app, merchant.clientId);
+    const local = localPayoutBody(merchant, { sender_amount: '100.50', recipient_amount: '100.50' });
+    const res = await gateway(app, merchant.token).post(PAYOUT_PATHS.local).send(local);
+    expectPayoutAnswer(res, 721, local.payout_reference as string);
+    expect(res.body.response_description).toMatch(/whole shillings/);
+    const b2b = b2bBody(merchant, { amount: '99.99' });
+    expectPayoutAnswer(await gateway(app, merchant.token).post(PAYOUT_PATHS.b2b).send(b2b), 721, b2b.payout_reference as string);
+    expect(await storedCounts(app, merchant.clientId)).toEqual(before);
+    expect(new Decimal((await floatBalance(app, merchant)).reserved_balance).isZero()).toBe(true);
+  });
+});
