@@ -52,7 +52,12 @@ export class ChargesService {
     const payerPays = new Money(amount).plus(dto.add_transaction_charge ? transactionCharge : 0).toFixed();
     const railProblem = this.rail.amountProblem(payerPays, dto.currency_code);
     if (railProblem) throw GatewayError.validation(railProblem);
-    const challenge = this.rail.challengeFor({ paymentId: '', payerMsisdn: dto.payer_msisdn, amount: payerPays, currency: dto.currency_code });
+    const challenge = this.rail.challengeFor({
+      paymentId: '',
+      payerMsisdn: dto.payer_msisdn,
+      amount: payerPays,
+      currency: dto.currency_code,
+    });
     const answer = await this.acceptance.call({
       client_id: principal.clientId,
       service_code: dto.service_code,

@@ -23,7 +23,9 @@ async function startWith(env: Record<string, string>) {
 describe('rails in production', () => {
   it('refuses to start when M-Pesa (production default) lacks variables, naming every missing one', async () => {
     const failure = startWith({});
-    await expect(failure).rejects.toThrow(/RAIL_MOBILE_MONEY=mpesa needs MPESA_CONSUMER_KEY, MPESA_CONSUMER_SECRET, MPESA_SHORTCODE, MPESA_PASSKEY, MPESA_PAYOUT_SHORTCODE, MPESA_INITIATOR_NAME, MPESA_INITIATOR_PASSWORD, MPESA_CERTIFICATE_PATH/);
+    await expect(failure).rejects.toThrow(
+      /RAIL_MOBILE_MONEY=mpesa needs MPESA_CONSUMER_KEY, MPESA_CONSUMER_SECRET, MPESA_SHORTCODE, MPESA_PASSKEY, MPESA_PAYOUT_SHORTCODE, MPESA_INITIATOR_NAME, MPESA_INITIATOR_PASSWORD, MPESA_CERTIFICATE_PATH/,
+    );
     const { MPESA_PASSKEY: _passkey, ...allButPasskey } = STUB_CREDENTIALS;
     await expect(startWith(allButPasskey)).rejects.toThrow(/needs MPESA_PASSKEY$|needs MPESA_PASSKEY;|needs MPESA_PASSKEY\b/);
   });

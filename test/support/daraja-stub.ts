@@ -199,7 +199,7 @@ export class DarajaStub {
     const url = t.operation === 'STK_PUSH' ? t.body.CallBackURL : callback === 'timeout' ? t.body.QueueTimeOutURL : t.body.ResultURL;
     const payload = callback === 'timeout' ? this.queueTimeout(t) : this.resultOf(t);
     const times = callback === 'twice' ? 2 : 1;
-    for (let i = 0; i < times; i += 1) this.later(delayMs + i * 20, () => this.post(url, payload));
+    for (let i = 0; i < times; i += 1) this.later((delayMs ?? 0) + i * 20, () => this.post(url, payload));
   }
 
   /** Posts a transaction's result now (a late callback, for tests). */

@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { RailAnswer, RailRequestRow, RailRequestsRepository } from '../rail-requests.repository';
 import { addressAllowed } from './address-allow-list';
 import { MPESA, MpesaCallbackKind, MpesaGateway } from './mpesa-gateway';
-import { DarajaResult, readResult, readStkCallback, statusAnswer, transactionAnswer } from './mpesa-results';
+import { DarajaResult, readResult, readStkCallback, statusAnswer, transactionAnswer, UNKNOWN_TO_OPERATOR } from './mpesa-results';
 
 /** What a callback was found to be; `forbidden` and `unknown` are answered 403 and 404 and change nothing. */
 export type CallbackVerdict = 'forbidden' | 'unknown' | 'malformed' | 'APPLIED' | 'REPEATED' | 'UNMATCHED';
@@ -52,6 +52,15 @@ export class MpesaCallbacksService {
         ]);
       }
       if (reading.answer && (await this.requests.answer(request.id, reading.answer, manager))) effect = 'APPLIED';
+      if (reading.notTaken && request.operation === 'B2C') {
+        // M-Pesa never took a B2C whose answer we lost (or never saw leave): it may be sent again under the same
+        // OriginatorConversationID, which M-Pesa itself refuses to take twice.
+        await manager.query(
+          `UPDATE rail_requests SET state = 'BUSY', next_query_at = now(), last_error = 'not known to M-Pesa: sent again'
+           WHERE id = $1 AND outcome IS NULL AND state IN ('SENDING', 'UNKNOWN')`,
+          [request.id],
+        );
+      }
       if (reading.askNow) {
         // A queue time-out is not an outcome: the request is asked about at once.
         await manager.query(`UPDATE rail_requests SET next_query_at = now() WHERE id = $1 AND (outcome IS NULL OR outcome = 'JAMMED')`, [
@@ -66,6 +75,7 @@ export class MpesaCallbacksService {
 
 interface Reading {
   answer: RailAnswer | null;
+  notTaken?: boolean;
   checkoutRequestId?: string;
   askNow?: boolean;
 }
@@ -87,7 +97,10 @@ function read(kind: MpesaCallbackKind, body: unknown, request: RailRequestRow | 
   if (!result) return 'malformed';
   if (request && (request.operation === 'STK_PUSH' || !sameConversation(request, kind, result))) return 'mismatch';
   if (kind === 'timeout' || kind === 'status-timeout') return { answer: null, askNow: true };
-  if (kind === 'status') return { answer: statusAnswer(result) };
+  if (kind === 'status') {
+    const answer = statusAnswer(result);
+    return answer === UNKNOWN_TO_OPERATOR ? { answer: null, notTaken: true } : { answer };
+  }
   return { answer: transactionAnswer(result) };
 }
 

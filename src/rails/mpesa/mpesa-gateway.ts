@@ -141,12 +141,15 @@ export class MpesaGateway {
       new Date(Date.now() + this.rails.reconcileAfterMs),
     );
     if (!created) return request;
-    await this.send(request);
+    await this.send(request, true);
     return (await this.requests.byId(request.id))!;
   }
 
-  /** Sends a request as recorded, with credentials made now, and records what became of it. */
-  async send(request: RailRequestRow): Promise<void> {
+  /**
+   * Sends a request as recorded, with credentials made now, and records what became of it. A later send of a
+   * request whose first fate was unknown may meet M-Pesa's own duplicate check: that refusal is no outcome.
+   */
+  async send(request: RailRequestRow, first: boolean): Promise<void> {
     const operation = request.operation as MpesaOperation;
     const secrets = operation === 'STK_PUSH' ? this.client.stkPassword() : { SecurityCredential: this.client.initiatorCredential() };
     try {
@@ -160,7 +163,9 @@ export class MpesaGateway {
         operatorConversationId: String(answer.OriginatorConversationID ?? answer.MerchantRequestID ?? '') || null,
       });
     } catch (error) {
-      if (error instanceof DarajaRefused) {
+      if (error instanceof DarajaRefused && !first && /duplicate|already/i.test(error.message)) {
+        await this.requests.recordSend(request.id, 'UNKNOWN', { error: error.message });
+      } else if (error instanceof DarajaRefused) {
         await this.requests.answer(request.id, refusal(error.code, error.message));
       } else if (error instanceof DarajaBusy) {
         await this.requests.recordSend(request.id, 'BUSY', { error: error.message });
@@ -194,7 +199,7 @@ export class MpesaGateway {
     }
     let error: string | null = null;
     try {
-      if (request.state === 'BUSY') await this.send(request);
+      if (request.state === 'BUSY') await this.send(request, false);
       else await this.ask(request);
     } catch (failure) {
       error = (failure as Error).message;

@@ -84,11 +84,16 @@ export function transactionAnswer(result: DarajaResult): RailAnswer {
   return { outcome: 'FAILED', resultCode: result.code, description: result.description || `M-Pesa result ${result.code}`, receipt: null };
 }
 
+/** A status query's answer that M-Pesa has no transaction under the conversation id asked about. */
+export const UNKNOWN_TO_OPERATOR = 'UNKNOWN_TO_OPERATOR';
+
 /**
  * A transaction status query's answer about the transaction asked after: final when M-Pesa reports it completed or
- * failed; null when the query itself failed or the transaction is still open (ask again later).
+ * failed; UNKNOWN_TO_OPERATOR when it knows no such transaction; null when the query itself failed or the
+ * transaction is still open (ask again later).
  */
-export function statusAnswer(result: DarajaResult): RailAnswer | null {
+export function statusAnswer(result: DarajaResult): RailAnswer | typeof UNKNOWN_TO_OPERATOR | null {
+  if (result.code === 'R000002' || /invalid|not found|does not exist/i.test(result.description)) return UNKNOWN_TO_OPERATOR;
   if (result.code !== '0') return null;
   const status = (item(result.parameters, 'TransactionStatus') ?? '').toLowerCase();
   const receipt = item(result.parameters, 'ReceiptNo');

@@ -68,9 +68,7 @@ describe('M-Pesa payouts (Daraja stub)', () => {
     const body = localPayoutBody(merchant, { sender_amount: '700', recipient_amount: '700' });
     await payOut(body);
     await waitForPayoutStatus(app, merchant, body.payout_reference as string, 701);
-    await waitFor('the hold released', async () =>
-      (await floatBalance(app, merchant)).balance === before.balance ? true : undefined,
-    );
+    await waitFor('the hold released', async () => ((await floatBalance(app, merchant)).balance === before.balance ? true : undefined));
   });
 
   it('a queue time-out is not a failure: the status query settles it, and the B2C is never sent again', async () => {
@@ -112,7 +110,12 @@ describe('M-Pesa payouts (Daraja stub)', () => {
 
   it('B2B pays a paybill (BusinessPayBill with the account reference) and a till (BusinessBuyGoods)', async () => {
     const paybill = b2bBody(merchant, { amount: '2500', payment_account_reference: 'INV-77' });
-    const till = b2bBody(merchant, { amount: '300', recipient_type: 'TILL', recipient_account_number: '5123456', payment_method: 'MMONEY_B2B' });
+    const till = b2bBody(merchant, {
+      amount: '300',
+      recipient_type: 'TILL',
+      recipient_account_number: '5123456',
+      payment_method: 'MMONEY_B2B',
+    });
     for (const [body, command] of [
       [paybill, 'BusinessPayBill'],
       [till, 'BusinessBuyGoods'],
@@ -121,7 +124,9 @@ describe('M-Pesa payouts (Daraja stub)', () => {
       await waitForPayoutStatus(app, merchant, body.payout_reference as string, 700, { b2b: true });
       const request = (await railRequest(app, 'PAYOUT', payout.id))!;
       expect(request.operation).toBe('B2B');
-      const sent = sandbox.stub.transactions.find((t) => t.operation === 'B2B' && t.originatorConversationId === request.operator_conversation_id)!;
+      const sent = sandbox.stub.transactions.find(
+        (t) => t.operation === 'B2B' && t.originatorConversationId === request.operator_conversation_id,
+      )!;
       expect(sent.body).toMatchObject({
         CommandID: command,
         PartyA: '600996',
