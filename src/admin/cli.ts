@@ -20,6 +20,7 @@ import { verifyLedger } from '../ledger/ledger-invariants';
 import { AdminModule } from './admin.module';
 import { databaseProblem } from './database-check';
 import { SeedService } from './seed.service';
+import { RailRequestsRepository } from '../rails/rail-requests.repository';
 
 /** A failure the operator can act on: printed as one line on stderr, exit code 1. */
 class CliError extends Error {}
@@ -254,6 +255,16 @@ export function buildProgram(run: (action: (app: INestApplicationContext) => Pro
           hold_status: hold.status,
           entry_id: String(hold.outcome_entry_id),
         };
+      }, json(cmd)),
+    );
+
+  program
+    .command('rails:status')
+    .description('requests at the operators without a final answer, per rail, operation and state: how many, and the oldest one\'s age')
+    .action((_opts, cmd) =>
+      run(async (app) => {
+        const rows = await app.get(RailRequestsRepository).inFlight();
+        return { in_flight: rows.length ? rows : 'nothing in flight' };
       }, json(cmd)),
     );
 

@@ -14,6 +14,7 @@ import {
 } from '../../support/gateway-fixtures';
 import { MpesaSandbox, railCallbacks, railRequest, startMpesaSandbox, stubTransaction } from '../../support/mpesa-fixtures';
 import { dataSource } from '../../support/test-app';
+import { cliJson, runCli } from '../../support/disbursement-fixtures';
 
 /**
  * Issue 18: collections through the real M-Pesa adapter against the Daraja stub. A charge is an STK push; the push's
@@ -164,6 +165,18 @@ describe('M-Pesa collections (Daraja stub)', () => {
     expect((await gateway(app, merchant.token).get(`/v1/transaction/${id}/status`)).body.payment_status).toBe('703');
     // The real answer still settles it (the stub's STK query knows it succeeded).
     await waitForPaymentStatus(app, merchant, id, 700);
+    sandbox.stub.plan = () => ({});
+  });
+
+  it('admin rails:status shows what is in flight at M-Pesa per operation and state, and how old', async () => {
+    // A push lost on its way (never taken, no callback): it stays unknown until its day is over.
+    sandbox.stub.plan = () => ({ fault: 'timeout', taken: false, callback: 'never' });
+    const { id } = await charge();
+    await waitFor('the push recorded as unknown', async () => ((await railRequest(app, 'PAYMENT', id))?.state === 'UNKNOWN' ? true : undefined));
+    const status = cliJson(await runCli(sandbox.db.url, 'rails:status', '--json'));
+    expect(status.in_flight).toEqual(
+      expect.arrayContaining([{ rail: 'mpesa', operation: 'STK_PUSH', state: 'UNKNOWN', count: 1, oldest_seconds: expect.any(Number) }]),
+    );
     sandbox.stub.plan = () => ({});
   });
 
