@@ -260,7 +260,7 @@ export function buildProgram(run: (action: (app: INestApplicationContext) => Pro
 
   program
     .command('rails:status')
-    .description('requests at the operators without a final answer, per rail, operation and state: how many, and the oldest one\'s age')
+    .description("requests at the operators without a final answer, per rail, operation and state: how many, and the oldest one's age")
     .action((_opts, cmd) =>
       run(async (app) => {
         const rows = await app.get(RailRequestsRepository).inFlight();

@@ -26,8 +26,8 @@ export interface MpesaConfig {
   payoutShortcode: string;
   initiatorName: string;
   initiatorPassword: string;
-  /** The operator's X.509 certificate (PEM) whose public key encrypts the initiator password. */
-  certificatePem: string;
+  /** The operator's X.509 certificate (PEM or DER, as Safaricom hands out .cer files) whose key encrypts the initiator password. */
+  certificate: Buffer;
   /** The public base the operator calls back (no trailing slash). */
   callbackBaseUrl: string;
   /** Addresses or CIDRs whose callbacks are accepted; ['*'] accepts any. */
@@ -68,7 +68,7 @@ export function loadRailsConfig(
   env: NodeJS.ProcessEnv,
   appEnv: 'sandbox' | 'production',
   publicBaseUrl: string,
-  readFile: (path: string) => string,
+  readFile: (path: string) => Buffer,
 ): RailsConfig {
   const problems: string[] = [];
   const value = (name: string) => (env[name] === undefined || env[name] === '' ? undefined : env[name]);
@@ -93,11 +93,11 @@ export function loadRailsConfig(
     if (transactionType !== 'CustomerPayBillOnline' && transactionType !== 'CustomerBuyGoodsOnline') {
       problems.push('MPESA_TRANSACTION_TYPE must be CustomerPayBillOnline or CustomerBuyGoodsOnline');
     }
-    let certificatePem = '';
+    let certificate: Buffer = Buffer.alloc(0);
     const certificatePath = value('MPESA_CERTIFICATE_PATH');
     if (certificatePath) {
       try {
-        certificatePem = readFile(certificatePath);
+        certificate = readFile(certificatePath);
       } catch {
         problems.push(`MPESA_CERTIFICATE_PATH cannot be read: ${certificatePath}`);
       }
@@ -120,7 +120,7 @@ export function loadRailsConfig(
       payoutShortcode: value('MPESA_PAYOUT_SHORTCODE') ?? '',
       initiatorName: value('MPESA_INITIATOR_NAME') ?? '',
       initiatorPassword: value('MPESA_INITIATOR_PASSWORD') ?? '',
-      certificatePem,
+      certificate,
       callbackBaseUrl,
       allowedAddresses: allowed,
     };

@@ -27,7 +27,7 @@ import { SandboxPayoutRail } from './sandbox-payout.rail';
     {
       provide: RAILS_CONFIG,
       inject: [APP_CONFIG],
-      useFactory: (app: AppConfig) => loadRailsConfig(process.env, app.appEnv, app.publicBaseUrl, (path) => readFileSync(path, 'utf8')),
+      useFactory: (app: AppConfig) => loadRailsConfig(process.env, app.appEnv, app.publicBaseUrl, (path) => readFileSync(path)),
     },
     RailRequestsRepository,
     {

@@ -52,7 +52,7 @@ export class DarajaClient {
   /** The initiator password encrypted with the operator certificate's public key, RSA PKCS#1 v1.5, base64. */
   initiatorCredential(): string {
     if (!this.securityCredential) {
-      const key = new X509Certificate(this.config.certificatePem).publicKey;
+      const key = new X509Certificate(this.config.certificate).publicKey;
       this.securityCredential = publicEncrypt(
         { key, padding: constants.RSA_PKCS1_PADDING },
         Buffer.from(this.config.initiatorPassword),

@@ -14,7 +14,7 @@ describe('Daraja client', () => {
       { RAIL_MOBILE_MONEY: 'mpesa', ...STUB_CREDENTIALS, MPESA_BASE_URL: stub.baseUrl, MPESA_CALLBACK_BASE_URL: 'http://127.0.0.1:1' },
       'sandbox',
       'http://localhost:3000',
-      (path) => readFileSync(path, 'utf8'),
+      (path) => readFileSync(path),
     );
     expect(rails.problems).toEqual([]);
     config = rails.mpesa!;
@@ -88,7 +88,7 @@ describe('Daraja client', () => {
 });
 
 describe('rails configuration', () => {
-  const read = () => 'certificate';
+  const read = () => Buffer.from('certificate');
 
   it('defaults every rail to its simulator in sandbox and to the real operator in production', () => {
     expect(loadRailsConfig({}, 'sandbox', 'http://localhost:3000', read)).toMatchObject({

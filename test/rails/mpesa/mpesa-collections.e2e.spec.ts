@@ -172,7 +172,9 @@ describe('M-Pesa collections (Daraja stub)', () => {
     // A push lost on its way (never taken, no callback): it stays unknown until its day is over.
     sandbox.stub.plan = () => ({ fault: 'timeout', taken: false, callback: 'never' });
     const { id } = await charge();
-    await waitFor('the push recorded as unknown', async () => ((await railRequest(app, 'PAYMENT', id))?.state === 'UNKNOWN' ? true : undefined));
+    await waitFor('the push recorded as unknown', async () =>
+      (await railRequest(app, 'PAYMENT', id))?.state === 'UNKNOWN' ? true : undefined,
+    );
     const status = cliJson(await runCli(sandbox.db.url, 'rails:status', '--json'));
     expect(status.in_flight).toEqual(
       expect.arrayContaining([{ rail: 'mpesa', operation: 'STK_PUSH', state: 'UNKNOWN', count: 1, oldest_seconds: expect.any(Number) }]),
