@@ -95,7 +95,7 @@ describe('M-Pesa under chaos (seeded)', () => {
       PAYOUT_RECONCILE_AFTER_MS: '500',
       OUTBOX_LOST_JOB_AFTER_MS: '2000',
       CALLBACK_RETRY_DELAYS_MS: '300,600,900,1200',
-      LOG_LEVEL: 'warn',
+      LOG_LEVEL: 'info', // 'worker started' is an info line
       DB_POOL_SIZE: '8',
     };
     delete env.PORT;
