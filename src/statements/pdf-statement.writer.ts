@@ -1,7 +1,8 @@
 import PDFDocument from 'pdfkit';
 import type { Writable } from 'node:stream';
 import type Decimal from 'decimal.js';
-import { displayAmount, displayTime, roundingNote, StatementHeader, StatementRows, StatementTotals } from './statement.types';
+import { displayAmount } from '../common/money';
+import { displayTime, roundingNote, StatementHeader, StatementRows, StatementTotals } from './statement.types';
 import { drained, tick, unlessClosed } from './stream-flow';
 
 export interface PdfOptions {

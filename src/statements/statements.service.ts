@@ -1,9 +1,9 @@
 import { BadRequestException, Inject, Injectable, Logger, NotFoundException } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import type { FastifyReply } from 'fastify';
 import { PassThrough, Readable } from 'node:stream';
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
-import type { WalletPrincipal } from '../auth/principal';
 import { Money } from '../common/money';
 import { parsePeriod } from '../common/period';
 import { APP_CONFIG } from '../infra/config/app-config';
@@ -164,7 +164,7 @@ export class StatementsService {
    * byte of the document is sent. The whole statement reads one REPEATABLE READ snapshot, so its opening balance,
    * rows and closing balance agree even while money keeps moving.
    */
-  async open(principal: WalletPrincipal, query: StatementQueryDto, docType: DocType = query.doc_type): Promise<OpenStatement> {
+  async open(clientId: string, query: StatementQueryDto, docType: DocType = query.doc_type): Promise<OpenStatement> {
     const period = parsePeriod(query.start_date, query.end_date);
     const client = await this.pool().connect();
     const onError = (error: Error) => this.logger.warn(`statement connection error: ${error.message}`);
@@ -195,7 +195,7 @@ export class StatementsService {
     try {
       // The rows query is a nested loop of index lookups: JIT compiling it took longer than running it.
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL jit = off');
-      const { rows: wallets } = await client.query(WALLET_SQL, [principal.clientId, query.account_number]);
+      const { rows: wallets } = await client.query(WALLET_SQL, [clientId, query.account_number]);
       const wallet = wallets[0];
       if (!wallet) throw new NotFoundException('Wallet not found');
       const { rows: bounds } = await client.query(PERIOD_SQL, [wallet.id, period.from, period.until]);
@@ -247,6 +247,24 @@ export class StatementsService {
       await close();
       throw error;
     }
+  }
+
+  /**
+   * Sends an open statement as the response: an attachment streamed as it is written. However Fastify ends the
+   * response, the writer stops and the connection is given back.
+   */
+  send(reply: FastifyReply, statement: OpenStatement, docType: DocType): FastifyReply {
+    const body = this.stream(statement, docType);
+    reply.raw.once('close', () => {
+      if (!body.readableEnded) body.destroy();
+    });
+    return reply
+      .status(200)
+      .header('content-type', statement.contentType)
+      .header('content-disposition', `attachment; filename="${statement.fileName}"`)
+      .header('cache-control', 'no-store')
+      .header('x-content-type-options', 'nosniff')
+      .send(body);
   }
 
   /**

@@ -42,10 +42,13 @@ describe('account statement of a float (payouts and airtime)', () => {
     merchant = await createPayoutMerchant(app, { float: '1000' }); // FIXED fee 10
     paid.reference = await payout('ok', paid.amount, 700);
     failed.reference = await payout('failed', failed.amount, 701);
-    const body = airtimeBody([
-      { phone_number: SANDBOX.mobile.ok, amount: '20' },
-      { phone_number: SANDBOX.mobile.failed, amount: '30' },
-    ], { service_code: merchant.serviceCode });
+    const body = airtimeBody(
+      [
+        { phone_number: SANDBOX.mobile.ok, amount: '20' },
+        { phone_number: SANDBOX.mobile.failed, amount: '30' },
+      ],
+      { service_code: merchant.serviceCode },
+    );
     airtime.reference = body.reference;
     expect((await sendAirtime(app, merchant, body)).status).toBe(200);
     const results = await waitForProcessed(app, merchant, airtime.reference);
@@ -83,7 +86,15 @@ describe('account statement of a float (payouts and airtime)', () => {
       [airtime.correlation[ok], airtime.reference, 'Fee', 'Transaction fee', '10.0000', null, '860.0000'],
       [airtime.correlation[bad], airtime.reference, 'Airtime', 'Top-up of 2547*****001', '30.0000', null, '830.0000'],
       [airtime.correlation[bad], airtime.reference, 'Fee', 'Transaction fee', '10.0000', null, '820.0000'],
-      [airtime.correlation[bad], airtime.reference, 'Airtime refund', expect.stringMatching(/^Top-up of 2547\*{5}001: \S/), null, '30.0000', '850.0000'],
+      [
+        airtime.correlation[bad],
+        airtime.reference,
+        'Airtime refund',
+        expect.stringMatching(/^Top-up of 2547\*{5}001: \S/),
+        null,
+        '30.0000',
+        '850.0000',
+      ],
       [airtime.correlation[bad], airtime.reference, 'Fee', 'Transaction fee refunded', null, '10.0000', '860.0000'],
     ]);
     expect(JSON.stringify(rows)).not.toContain('Ledger entry');
