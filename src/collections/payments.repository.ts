@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { DataSource, EntityManager } from 'typeorm';
 import { PreparedStatement, runPrepared } from '../infra/database/prepared';
-import { countSql, dailyTotalsSql, DayTotals, Keyset, ListCount, ListFilter, ListQuery, ListSource, listSql } from '../common/listing';
+import { countRows, dailyTotalsSql, DayTotals, Keyset, ListCount, ListFilter, ListQuery, ListSource, listRows } from '../common/listing';
 import { PAYMENT_STATUS, PaymentRow, SplitShare } from './payment';
 
 /** A payment about to be recorded: a direct charge, or a payment of a hosted-checkout session. */
@@ -267,15 +267,12 @@ export class PaymentsRepository {
 
   /** The client's payments, newest first, filtered and keyset-paged (the portal's list and CSV export). */
   list(manager: EntityManager, clientId: string, query: ListQuery): Promise<PaymentListRow[]> {
-    const { text, params } = listSql(query, LIST);
-    return manager.query(text, [clientId, ...params]);
+    return listRows(manager, clientId, query, LIST);
   }
 
   /** How many of the client's payments the filter matches, and how many are newer than `first`. */
-  async count(manager: EntityManager, clientId: string, filter: ListFilter, first: Keyset | null): Promise<ListCount> {
-    const { text, params } = countSql(filter, LIST, first);
-    const [row] = await manager.query(text, [clientId, ...params]);
-    return row;
+  count(manager: EntityManager, clientId: string, filter: ListFilter, first: Keyset | null): Promise<ListCount> {
+    return countRows(manager, clientId, filter, LIST, first);
   }
 
   /** One of the client's payments as its detail page shows it; null when the client has none with this id. */

@@ -116,6 +116,30 @@ export interface ListCount {
   newer: number;
 }
 
+/** What runs a query: an EntityManager or a DataSource. */
+interface Queryable {
+  query(text: string, params: unknown[]): Promise<any>;
+}
+
+/** A page of the client's list (listSql). */
+export function listRows<T>(db: Queryable, clientId: string, query: ListQuery, source: ListSource): Promise<T[]> {
+  const { text, params } = listSql(query, source);
+  return db.query(text, [clientId, ...params]);
+}
+
+/** The client's rows the filter matches, and how many are newer than `first` (countSql). */
+export async function countRows(
+  db: Queryable,
+  clientId: string,
+  filter: ListFilter,
+  source: ListSource,
+  first: Keyset | null,
+): Promise<ListCount> {
+  const { text, params } = countSql(filter, source, first);
+  const [row] = await db.query(text, [clientId, ...params]);
+  return row;
+}
+
 /** Every row of the filtered list, fetched a page at a time (for exports). */
 export async function* everyRow<T extends { position_at: string; id: string }>(
   query: Omit<ListQuery, 'after' | 'limit'>,

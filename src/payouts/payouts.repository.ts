@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import Decimal from 'decimal.js';
 import { DataSource, EntityManager } from 'typeorm';
-import { countSql, dailyTotalsSql, DayTotals, Keyset, ListCount, ListFilter, ListQuery, ListSource, listSql } from '../common/listing';
+import { countRows, dailyTotalsSql, DayTotals, Keyset, ListCount, ListFilter, ListQuery, ListSource, listRows } from '../common/listing';
 import type { InFlightRail } from '../float/float-holds.service';
 import { PAYING_STATES, type PayingServiceOutcome } from '../float/paying-service';
 import { BatchedCall } from '../infra/database/batched-call';
@@ -211,15 +211,12 @@ export class PayoutsRepository {
 
   /** The client's payouts (local, IMT, B2B), newest first, filtered and keyset-paged (the portal's list and CSV export). */
   list(manager: EntityManager, clientId: string, query: ListQuery): Promise<PayoutListRow[]> {
-    const { text, params } = listSql(query, LIST);
-    return manager.query(text, [clientId, ...params]);
+    return listRows(manager, clientId, query, LIST);
   }
 
   /** How many of the client's payouts the filter matches, and how many are newer than `first`. */
-  async count(manager: EntityManager, clientId: string, filter: ListFilter, first: Keyset | null): Promise<ListCount> {
-    const { text, params } = countSql(filter, LIST, first);
-    const [row] = await manager.query(text, [clientId, ...params]);
-    return row;
+  count(manager: EntityManager, clientId: string, filter: ListFilter, first: Keyset | null): Promise<ListCount> {
+    return countRows(manager, clientId, filter, LIST, first);
   }
 
   /** One of the client's payouts with the fee it cost; null when the client has none with this id. */

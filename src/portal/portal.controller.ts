@@ -148,7 +148,11 @@ export class PortalController {
   }
 
   @Get('payments')
-  async payments(@CurrentPortalSession() session: PortalSession, @PortalQuery() query: QueryParams, @Res() reply: FastifyReply): Promise<void> {
+  async payments(
+    @CurrentPortalSession() session: PortalSession,
+    @PortalQuery() query: QueryParams,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
     const filter = readFilter(query, PAYMENT_STATUS_NAMES, session.timeZone);
     const page = await this.portal.paymentsPage(session.clientId, filter, readCursor(query));
     const options = { path: '/portal/payments', filter, statuses: PAYMENT_STATUS_NAMES, searchLabel: SEARCH_LABEL, csv: true };
@@ -199,7 +203,11 @@ export class PortalController {
   }
 
   @Get('payouts')
-  async payouts(@CurrentPortalSession() session: PortalSession, @PortalQuery() query: QueryParams, @Res() reply: FastifyReply): Promise<void> {
+  async payouts(
+    @CurrentPortalSession() session: PortalSession,
+    @PortalQuery() query: QueryParams,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
     const filter = readFilter(query, PAYOUT_STATUS_NAMES, session.timeZone);
     const page = await this.portal.payoutsPage(session.clientId, filter, readCursor(query));
     const options = { path: '/portal/payouts', filter, statuses: PAYOUT_STATUS_NAMES, searchLabel: SEARCH_LABEL, csv: true };
@@ -252,7 +260,11 @@ export class PortalController {
   }
 
   @Get('deliveries')
-  async deliveries(@CurrentPortalSession() session: PortalSession, @PortalQuery() query: QueryParams, @Res() reply: FastifyReply): Promise<void> {
+  async deliveries(
+    @CurrentPortalSession() session: PortalSession,
+    @PortalQuery() query: QueryParams,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
     const filter = readFilter(query, DELIVERY_STATUS_NAMES, session.timeZone);
     const page = await this.portal.deliveriesPage(session.clientId, filter, readCursor(query));
     const options = { path: '/portal/deliveries', filter, statuses: DELIVERY_STATUS_NAMES, searchLabel: 'Reference (its start)' };

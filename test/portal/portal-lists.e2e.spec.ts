@@ -40,7 +40,8 @@ describe('portal lists', () => {
   const get = (path: string) => request(app.getHttpServer()).get(path).set('cookie', cookie);
 
   const referencesOn = (html: string) => [...html.matchAll(new RegExp(`<code>(${prefix}-\\d{3})</code>`, 'g'))].map((m) => m[1]);
-  const link = (html: string, rel: 'next' | 'prev') => new RegExp(`<a href="([^"]+)" rel="${rel}">`).exec(html)?.[1].replace(/&amp;/g, '&') ?? null;
+  const link = (html: string, rel: 'next' | 'prev') =>
+    new RegExp(`<a href="([^"]+)" rel="${rel}">`).exec(html)?.[1].replace(/&amp;/g, '&') ?? null;
   const shown = (html: string) => /<span>(\d+–\d+ of [\d,]+)<\/span>/.exec(html)?.[1];
 
   it('pages of 50 follow "Older" links through every payment once, newest first (ties broken by id), and "Newer" links back', async () => {

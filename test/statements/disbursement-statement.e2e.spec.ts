@@ -1,5 +1,4 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import request from 'supertest';
 import { airtimeBody, sendAirtime, waitForProcessed } from '../support/airtime-fixtures';
 import {
   createPayoutMerchant,
@@ -12,7 +11,7 @@ import {
 } from '../support/disbursement-fixtures';
 import { gateway, GatewayMerchant, IsolatedSandbox, startIsolatedSandbox } from '../support/gateway-fixtures';
 import { dataSource } from '../support/test-app';
-import { binary, pdfText, readWorkbook } from '../support/statement-readers';
+import { pdfText, readWorkbook, settlementStatement } from '../support/statement-readers';
 
 /**
  * The statement of a float (a settlement wallet that pays out): each payout and each airtime recipient is a line of
@@ -62,14 +61,7 @@ describe('account statement of a float (payouts and airtime)', () => {
   });
   afterAll(async () => sandbox?.close());
 
-  const statement = (docType: 'PDF' | 'EXCEL') =>
-    request(app.getHttpServer())
-      .get('/api/v1/account-statements/doc')
-      .query({ account_number: merchant.settlementAccountNumber, start_date: '2000-01-01', end_date: '2100-01-01', doc_type: docType })
-      .set('authorization', merchant.tenant.auth)
-      .buffer(true)
-      .parse(binary)
-      .expect(200);
+  const statement = (docType: 'PDF' | 'EXCEL') => settlementStatement(app, merchant, docType);
 
   it('XLSX: every payout and recipient with its id, reference, readable source and fee line, balances running', async () => {
     const { rows } = await readWorkbook((await statement('EXCEL')).body);

@@ -303,7 +303,7 @@ function credentialsFor(url: string, endpoint: CallbackEndpoint | undefined): st
 /** What the delivery's page shows of the receiver's answer: the start of its body (text refuses NUL). */
 function responseBody(post: Post): string | null {
   if (post.httpStatus === null) return null;
-  return post.body.slice(0, RESPONSE_BODY_CHARS).replace(/\u0000/g, '');
+  return post.body.slice(0, RESPONSE_BODY_CHARS).replaceAll('\u0000', '');
 }
 
 /**

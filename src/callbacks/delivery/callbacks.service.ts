@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { countSql, Keyset, ListCount, ListFilter, ListQuery, ListSource, listSql } from '../../common/listing';
+import { countRows, Keyset, ListCount, ListFilter, ListQuery, listRows, ListSource } from '../../common/listing';
 import { PreparedStatement, runPrepared } from '../../infra/database/prepared';
 import type { CallbackKind } from '../settings/callback-settings.service';
 
@@ -133,15 +133,12 @@ export class CallbacksService {
 
   /** The client's deliveries, newest first, filtered and keyset-paged, each with its attempts (the portal). */
   deliveries(clientId: string, query: ListQuery): Promise<DeliveryView[]> {
-    const { text, params } = listSql(query, LIST);
-    return this.db.query(text, [clientId, ...params]);
+    return listRows(this.db, clientId, query, LIST);
   }
 
   /** How many of the client's deliveries the filter matches, and how many are newer than `first`. */
-  async countDeliveries(clientId: string, filter: ListFilter, first: Keyset | null): Promise<ListCount> {
-    const { text, params } = countSql(filter, LIST, first);
-    const [row] = await this.db.query(text, [clientId, ...params]);
-    return row;
+  countDeliveries(clientId: string, filter: ListFilter, first: Keyset | null): Promise<ListCount> {
+    return countRows(this.db, clientId, filter, LIST, first);
   }
 
   /** One of the client's deliveries with its body and every attempt's answer; null when the client has none with this id. */

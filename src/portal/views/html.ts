@@ -55,8 +55,9 @@ export type Column = string | { label: string; amount: true };
 export function table(caption: string, columns: Column[], rows: string[][], empty: string): string {
   if (rows.length === 0) return `<p class="empty">${esc(empty)}</p>`;
   const heads = columns.map((c) => (typeof c === 'string' ? { label: c, amount: false } : c));
+  // One element per cell, so that a card lays out exactly its label and its value.
   const cell = (content: string, i: number) =>
-    `<td data-label="${esc(heads[i].label)}"${heads[i].amount ? ' class="num"' : ''}>${content}</td>`;
+    `<td data-label="${esc(heads[i].label)}"${heads[i].amount ? ' class="num"' : ''}><span>${content}</span></td>`;
   return `<div class="table-wrap"><table>
 <caption>${esc(caption)}</caption>
 <thead><tr>${heads.map((h) => `<th scope="col"${h.amount ? ' class="num"' : ''}>${esc(h.label)}</th>`).join('')}</tr></thead>
@@ -96,11 +97,11 @@ code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.92em;word-brea
 pre{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.85rem;background:#f6f8fa;border:1px solid #e1e4e8;border-radius:6px;padding:.6rem;margin:.25rem 0;white-space:pre-wrap;word-break:break-all;max-height:24rem;overflow:auto}
 .table-wrap{background:#fff;border:1px solid #c9ced6;border-radius:10px}
 table{border-collapse:collapse;width:100%;font-size:.95rem}caption{text-align:left;padding:.6rem .75rem;font-weight:700}
-th,td{padding:.5rem .75rem;border-top:1px solid #e1e4e8;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+th,td{padding:.5rem .75rem;border-top:1px solid #e1e4e8;text-align:left;vertical-align:top;overflow-wrap:break-word}
 th.num,td.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}.cur{color:#4a5260;font-size:.85em}
 .status{font-weight:700}.status.s-ok{color:#0d5c24}.status.s-err{color:#a50e0e}.status.s-wait{color:#7a4d00}
 .pager{margin-top:1rem;display:flex;flex-wrap:wrap;gap:.5rem 1.5rem;align-items:center}.empty{background:#fff;border:1px dashed #c9ced6;border-radius:10px;padding:1rem}
-dl.facts{display:grid;grid-template-columns:minmax(8rem,max-content) 1fr;gap:.35rem 1rem;margin:0}dl.facts dt{font-weight:600;color:#4a5260}dl.facts dd{margin:0;overflow-wrap:anywhere}
+.card>h2:first-child{margin-top:0}dl.facts{display:grid;grid-template-columns:minmax(8rem,max-content) 1fr;gap:.35rem 1rem;margin:0}dl.facts dt{font-weight:600;color:#4a5260}dl.facts dd{margin:0;overflow-wrap:anywhere}
 .chart{width:100%;height:auto;display:block}.tabs{display:flex;gap:.5rem;flex-wrap:wrap;margin:0 0 1rem}
 .tabs a{padding:.3rem .8rem;border:2px solid #0b57d0;border-radius:999px;text-decoration:none}.tabs a[aria-current=page]{background:#0b57d0;color:#fff}
 details{margin:.25rem 0}summary{cursor:pointer;color:#0b57d0}

@@ -2,7 +2,7 @@ import type { ApiKeySummary } from '../../auth/gateway/api-keys.service';
 import type { CallbackKind } from '../../callbacks/settings/callback-settings.service';
 import type { DeliveryDetail, DeliveryView } from '../../callbacks/delivery/callbacks.service';
 import type { ListCount, ListFilter } from '../../common/listing';
-import { displayAmount } from '../../common/money';
+import { displayAmount, Money } from '../../common/money';
 import type { FloatBalance } from '../../float/float-balance.service';
 import type { PaymentDetail, PaymentListRow } from '../../collections/payments.repository';
 import type { PayoutDetail, PayoutListRow } from '../../payouts/payouts.repository';
@@ -71,15 +71,18 @@ function seriesCard(title: string, series: Series[], period: number): string {
       ? `<p class="muted">None in the last ${period} days.</p>`
       : series
           .map((s) => {
-            const amounts = s.days.map((d) => ({ day: d.day, value: Number(d.amount), label: `${s.currency} ${displayAmount(d.amount, s.currency)}` }));
-            const counts = s.days.map((d) => ({ day: d.day, value: d.count, label: `${d.successful} successful of ${d.count}` }));
-            const largest = (values: Array<{ value: number; label: string }>) =>
-              values.reduce((a, b) => (b.value > a.value ? b : a), values[0]).label;
+            const amounts = s.days.map((d) => ({
+              day: d.day,
+              value: Number(d.amount),
+              label: `${s.currency} ${displayAmount(d.amount, s.currency)}`,
+            }));
+            const counts = s.days.map((d) => ({ day: d.day, value: d.count, label: `${d.count} (${d.successful} successful)` }));
+            const top = s.days.reduce((a, b) => (new Money(b.amount).gt(a.amount) ? b : a), s.days[0]);
             const rows = [...s.days].reverse().map((d) => [esc(d.day), String(d.count), String(d.successful), money(d.amount, s.currency)]);
             return `<p class="figure">${money(s.amount, s.currency)}</p>
 <p class="muted">${s.successful} successful of ${s.count}</p>
-<h3 class="small">Successful volume per day</h3>${barChart(`${title} volume per day, ${s.currency}`, amounts, largest(amounts))}
-<h3 class="small">Payments per day</h3>${barChart(`${title} per day, ${s.currency}`, counts, largest(counts))}
+<h3 class="small">Successful volume per day</h3>${barChart(`${title} volume per day, ${s.currency}`, amounts, `${s.currency} ${displayAmount(top.amount, s.currency)}`)}
+<h3 class="small">${esc(title)} per day</h3>${barChart(`${title} per day, ${s.currency}`, counts, String(Math.max(...s.days.map((d) => d.count))))}
 <details><summary>Figures per day (${esc(s.currency)})</summary>${table(
               `${title} per day, ${s.currency}`,
               ['Day', 'Count', 'Successful', { label: 'Successful volume', amount: true }],
@@ -108,9 +111,7 @@ export function overviewPage(frame: SignedInFrame, view: OverviewView): string {
   const tabs = view.periods
     .map((days) => `<a href="/portal?days=${days}"${days === view.period ? ' aria-current="page"' : ''}>Last ${days} days</a>`)
     .join('');
-  const zones = view.timeZones
-    .map((zone) => `<option${zone === frame.user.timeZone ? ' selected' : ''}>${esc(zone)}</option>`)
-    .join('');
+  const zones = view.timeZones.map((zone) => `<option${zone === frame.user.timeZone ? ' selected' : ''}>${esc(zone)}</option>`).join('');
   return layout(
     frame,
     `<h2>Balances</h2><p class="muted small">Available is what new payouts can use; reserved is held for payouts and airtime in flight.</p>${floats}
@@ -252,8 +253,7 @@ function pager(o: ListPageOptions, page: ListPage<unknown>): string {
   const link = (cursor: string, direction: 'after' | 'before', label: string, rel: string) =>
     `<a href="${o.path}?${esc(new URLSearchParams({ ...filterParams(o.filter), [direction]: cursor }).toString())}" rel="${rel}">${label}</a>`;
   const { total, newer } = page.count;
-  const shown =
-    page.rows.length === 0 ? '' : `<span>${newer + 1}–${newer + page.rows.length} of ${total.toLocaleString('en-GB')}</span>`;
+  const shown = page.rows.length === 0 ? '' : `<span>${newer + 1}–${newer + page.rows.length} of ${total.toLocaleString('en-GB')}</span>`;
   return `<nav class="pager" aria-label="Pages">${page.newer ? link(page.newer, 'before', '← Newer', 'prev') : ''}${shown}${
     page.older ? link(page.older, 'after', 'Older →', 'next') : ''
   }</nav>`;
@@ -261,32 +261,77 @@ function pager(o: ListPageOptions, page: ListPage<unknown>): string {
 
 const STATUS_COLUMN: Column = 'Status';
 
-export function paymentsPage(frame: SignedInFrame, page: ListPage<PaymentListRow>, o: ListPageOptions): string {
+/** One line of a list of money movements (payments, payouts). */
+interface MovementLine {
+  href: string;
+  reference: string;
+  /** Shown small after the reference (a payout's kind). */
+  note?: string;
+  createdAt: Date;
+  /** Who paid or was paid, already escaped. */
+  party: string;
+  amount: string;
+  fee: string | null;
+  currency: string;
+  status: string;
+}
+
+/** A list of money movements: reference (to its page), when, who, amount, fee and status, under the filter, with the pager. */
+function movementsPage(
+  frame: SignedInFrame,
+  page: ListPage<unknown>,
+  o: ListPageOptions,
+  caption: string,
+  partyLabel: string,
+  lines: MovementLine[],
+): string {
   const tz = frame.user.timeZone;
-  const cells = page.rows.map((p) => [
-    `<a href="/portal/payments/${esc(p.id)}"><code>${esc(p.external_reference)}</code></a>`,
-    when(p.created_at, tz),
-    esc(p.payer_msisdn),
-    money(p.amount, p.currency),
-    money(p.fee, p.currency),
-    statusCell(p.status, PAYMENT_STATUS_NAMES),
+  const cells = lines.map((l) => [
+    `<a href="${esc(l.href)}"><code>${esc(l.reference)}</code></a>${l.note ? ` <span class="muted small">${esc(l.note)}</span>` : ''}`,
+    when(l.createdAt, tz),
+    l.party,
+    money(l.amount, l.currency),
+    money(l.fee, l.currency),
+    statusCell(l.status, o.statuses),
   ]);
-  const columns: Column[] = ['Reference', 'Created', 'Payer', { label: 'Amount', amount: true }, { label: 'Fee', amount: true }, STATUS_COLUMN];
-  return layout(frame, `${filterForm(o)}${table('Payments', columns, cells, 'No payments match.')}${pager(o, page)}`);
+  const columns: Column[] = [
+    'Reference',
+    'Created',
+    partyLabel,
+    { label: 'Amount', amount: true },
+    { label: 'Fee', amount: true },
+    STATUS_COLUMN,
+  ];
+  return layout(frame, `${filterForm(o)}${table(caption, columns, cells, `No ${caption.toLowerCase()} match.`)}${pager(o, page)}`);
+}
+
+export function paymentsPage(frame: SignedInFrame, page: ListPage<PaymentListRow>, o: ListPageOptions): string {
+  const lines = page.rows.map((p) => ({
+    href: `/portal/payments/${p.id}`,
+    reference: p.external_reference,
+    createdAt: p.created_at,
+    party: esc(p.payer_msisdn),
+    amount: p.amount,
+    fee: p.fee,
+    currency: p.currency,
+    status: String(p.status),
+  }));
+  return movementsPage(frame, page, o, 'Payments', 'Payer', lines);
 }
 
 export function payoutsPage(frame: SignedInFrame, page: ListPage<PayoutListRow>, o: ListPageOptions): string {
-  const tz = frame.user.timeZone;
-  const cells = page.rows.map((p) => [
-    `<a href="/portal/payouts/${esc(p.id)}"><code>${esc(p.payout_reference)}</code></a> <span class="muted small">${esc(p.kind)}</span>`,
-    when(p.created_at, tz),
-    `${esc(p.recipient_account_number)} <span class="muted small">${esc(p.destination_type)}</span>`,
-    money(p.amount, p.currency),
-    money(p.fee, p.currency),
-    statusCell(p.status, PAYOUT_STATUS_NAMES),
-  ]);
-  const columns: Column[] = ['Reference', 'Created', 'Recipient', { label: 'Amount', amount: true }, { label: 'Fee', amount: true }, STATUS_COLUMN];
-  return layout(frame, `${filterForm(o)}${table('Payouts', columns, cells, 'No payouts match.')}${pager(o, page)}`);
+  const lines = page.rows.map((p) => ({
+    href: `/portal/payouts/${p.id}`,
+    reference: p.payout_reference,
+    note: p.kind,
+    createdAt: p.created_at,
+    party: `${esc(p.recipient_account_number)} <span class="muted small">${esc(p.destination_type)}</span>`,
+    amount: p.amount,
+    fee: p.fee,
+    currency: p.currency,
+    status: String(p.status),
+  }));
+  return movementsPage(frame, page, o, 'Payouts', 'Recipient', lines);
 }
 
 export function deliveriesPage(frame: SignedInFrame, page: ListPage<DeliveryView>, o: ListPageOptions): string {
@@ -354,7 +399,10 @@ export function payoutPage(frame: SignedInFrame, p: PayoutDetail): string {
       ['Created', esc(when(p.created_at, tz))],
       ['Result time', esc(when(p.transaction_time, tz))],
       ['Recipient', `${esc(name || '—')}`],
-      ['Destination', `${esc(p.destination_type)} · ${esc(p.destination_name)}${p.recipient_bank_code ? ` · bank ${esc(p.recipient_bank_code)}` : ''}`],
+      [
+        'Destination',
+        `${esc(p.destination_type)} · ${esc(p.destination_name)}${p.recipient_bank_code ? ` · bank ${esc(p.recipient_bank_code)}` : ''}`,
+      ],
       ['Account number', `<code>${esc(p.recipient_account_number)}</code>`],
       ['Phone number', p.recipient_phone_number ? esc(p.recipient_phone_number) : '—'],
       ['Amount', money(p.amount, p.currency)],
