@@ -118,13 +118,13 @@ export interface ListCount {
 
 /** What runs a query: an EntityManager or a DataSource. */
 interface Queryable {
-  query(text: string, params: unknown[]): Promise<any>;
+  query(text: string, params: unknown[]): Promise<unknown>;
 }
 
 /** A page of the client's list (listSql). */
 export function listRows<T>(db: Queryable, clientId: string, query: ListQuery, source: ListSource): Promise<T[]> {
   const { text, params } = listSql(query, source);
-  return db.query(text, [clientId, ...params]);
+  return db.query(text, [clientId, ...params]) as Promise<T[]>;
 }
 
 /** The client's rows the filter matches, and how many are newer than `first` (countSql). */
@@ -136,7 +136,7 @@ export async function countRows(
   first: Keyset | null,
 ): Promise<ListCount> {
   const { text, params } = countSql(filter, source, first);
-  const [row] = await db.query(text, [clientId, ...params]);
+  const [row] = (await db.query(text, [clientId, ...params])) as ListCount[];
   return row;
 }
 
