@@ -98,6 +98,9 @@ describe('account statement of a float (payouts and airtime)', () => {
     // The source column is padded: a label is followed by two spaces at least.
     const lines = (source: string) => text.filter((t) => t.includes(` ${source}  `));
     expect(text.filter((t) => t.includes('Payout to 2547*****678'))).toHaveLength(1);
+    // References are whole (40 characters wide): a UUID with a prefix is never cut.
+    expect(text.filter((t) => t.includes(` ${paid.reference} `))).toHaveLength(2);
+    expect(text.filter((t) => t.includes(` ${airtime.reference} `))).toHaveLength(6);
     expect(lines('Airtime')).toHaveLength(2);
     expect(lines('Airtime refund')).toHaveLength(1);
     expect(lines('Fee')).toHaveLength(6);
