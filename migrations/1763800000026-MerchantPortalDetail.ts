@@ -4,8 +4,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * The merchant portal's overview counts days in the merchant's time zone (an IANA name Postgres knows), and its
  * delivery page shows what each callback attempt was answered (the start of the receiver's response body).
  */
-export class MerchantPortalDetail1763800000021 implements MigrationInterface {
-  name = 'MerchantPortalDetail1763800000021';
+export class MerchantPortalDetail1763800000026 implements MigrationInterface {
+  name = 'MerchantPortalDetail1763800000026';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`
