@@ -34,4 +34,16 @@ export class ClientsService {
   findById(id: string): Promise<Client | null> {
     return this.clients.findOneBy({ id });
   }
+
+  /**
+   * Sets the time zone the client's days are counted in (the portal's overview and date filters): an IANA name
+   * Postgres knows, which is where the days are computed. False (nothing changed) for a name it does not know.
+   */
+  async setTimeZone(clientId: string, timeZone: string): Promise<boolean> {
+    const [, changed]: [unknown, number] = await this.db.query(
+      `UPDATE clients SET time_zone = $2 WHERE id = $1 AND EXISTS (SELECT 1 FROM pg_timezone_names WHERE name = $2)`,
+      [clientId, timeZone],
+    );
+    return changed === 1;
+  }
 }

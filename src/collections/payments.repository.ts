@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { DataSource, EntityManager } from 'typeorm';
 import { PreparedStatement, runPrepared } from '../infra/database/prepared';
-import { DayTotals, Keyset, ListQuery, listClauses, todaysTotalsSql } from '../common/listing';
+import { countRows, dailyTotalsSql, DayTotals, Keyset, ListCount, ListFilter, ListQuery, ListSource, listRows } from '../common/listing';
 import { PAYMENT_STATUS, PaymentRow, SplitShare } from './payment';
 
 /** A payment about to be recorded: a direct charge, or a payment of a hosted-checkout session. */
@@ -44,11 +44,29 @@ export interface PaymentListRow {
   external_reference: string;
   payer_msisdn: string;
   currency: string;
+  /** What the payer pays: the amount, plus the transaction charge when the payer bears it. */
   amount: string;
-  fee: string;
+  /** The fee the payment cost (CHARGED_FEE_SQL); null when it cost none (not successful). */
+  fee: string | null;
   status: number;
   description: string;
   settled_at: Date | null;
+}
+
+/** A payment as the portal's detail page shows it. */
+export interface PaymentDetail extends PaymentListRow {
+  service_amount: string;
+  transaction_charge: string;
+  merchant_fee: string;
+  add_transaction_charge: boolean;
+  /** What the settlement wallet received (successful payments only). */
+  net: string | null;
+  payer_name: string | null;
+  account_number: string;
+  service_code: string;
+  payment_method_code: string;
+  payer_transaction_id: string | null;
+  updated_at: Date;
 }
 
 /** One line of the payment statement, as stored. */
@@ -62,13 +80,36 @@ export interface StatementPaymentRow {
   payment_status: number;
   description: string;
   payment_method_code: string;
-  /** merchant_fee + transaction_charge, summed in numeric. */
+  /** The fee the payment cost (CHARGED_FEE_SQL), summed in numeric. */
   service_charge: string;
   service_code: string;
   created_at: Date;
   /** created_at as Postgres text (exact to the microsecond), where the next page starts. */
   position_at: string;
 }
+
+/**
+ * The fee a payment has cost, as booked: the merchant's fee and the payer's transaction charge, once the payment
+ * succeeded (700); NULL for a payment that failed, is still pending or was reversed (the reversal refunds the fee).
+ * `p` is the payments row.
+ */
+const CHARGED_FEE_SQL = `CASE WHEN p.payment_status = ${PAYMENT_STATUS.SUCCESSFUL} THEN p.merchant_fee + p.transaction_charge END`;
+
+/** The portal's list of payments: what the payer paid and the fee charged (CHARGED_FEE_SQL). */
+const LIST: ListSource = {
+  select: `p.id::text, p.created_at::text AS position_at, p.created_at, p.external_reference, p.payer_msisdn, p.currency,
+    p.total_amount AS amount, ${CHARGED_FEE_SQL} AS fee, p.payment_status AS status, p.description, p.settled_at`,
+  from: 'payments p WHERE p.client_id = $1',
+  columns: {
+    createdAt: 'p.created_at',
+    id: 'p.id',
+    idType: 'bigint',
+    status: 'p.payment_status',
+    reference: 'p.external_reference',
+    phones: ['p.payer_msisdn'],
+    amounts: ['p.service_amount', 'p.total_amount'],
+  },
+};
 
 const SELECT_PAYMENT = `
   SELECT p.*, c.code AS client_code, s.code AS service_code
@@ -192,7 +233,7 @@ export class PaymentsRepository {
     const skip = 'offset' in page.from ? `OFFSET $${params.push(page.from.offset)}` : '';
     return manager.query(
       `SELECT p.id, p.payer_transaction_id, p.external_reference, p.account_number, p.service_amount, p.currency,
-         p.payment_status, p.description, p.payment_method_code, p.merchant_fee + p.transaction_charge AS service_charge, s.code AS service_code,
+         p.payment_status, p.description, p.payment_method_code, coalesce(${CHARGED_FEE_SQL}, 0) AS service_charge, s.code AS service_code,
          p.created_at, p.created_at::text AS position_at
        FROM payments p JOIN client_services s ON s.id = p.client_service_id
        WHERE p.client_id = $1 AND p.created_at >= $2 AND p.created_at <= $3 ${seek}
@@ -226,23 +267,29 @@ export class PaymentsRepository {
 
   /** The client's payments, newest first, filtered and keyset-paged (the portal's list and CSV export). */
   list(manager: EntityManager, clientId: string, query: ListQuery): Promise<PaymentListRow[]> {
-    const c = listClauses(query, {
-      createdAt: 'created_at',
-      id: 'id',
-      idType: 'bigint',
-      status: 'payment_status',
-      reference: 'external_reference',
-    });
-    return manager.query(
-      `SELECT id::text, created_at::text AS position_at, created_at, external_reference, payer_msisdn, currency,
-         service_amount AS amount, merchant_fee AS fee, payment_status AS status, description, settled_at
-       FROM payments WHERE client_id = $1${c.where} ${c.tail}`,
-      [clientId, ...c.params],
-    );
+    return listRows(manager, clientId, query, LIST);
   }
 
-  /** Today's (UTC) payments of the client per currency: how many, how many succeeded and what they collected. */
-  todaysTotals(manager: EntityManager, clientId: string): Promise<DayTotals[]> {
-    return manager.query(todaysTotalsSql('payments', 'service_amount', 'payment_status'), [clientId]);
+  /** How many of the client's payments the filter matches, and how many are newer than `first`. */
+  count(manager: EntityManager, clientId: string, filter: ListFilter, first: Keyset | null): Promise<ListCount> {
+    return countRows(manager, clientId, filter, LIST, first);
+  }
+
+  /** One of the client's payments as its detail page shows it; null when the client has none with this id. */
+  async detail(manager: EntityManager, clientId: string, id: string): Promise<PaymentDetail | null> {
+    if (!/^\d{1,18}$/.test(id)) return null;
+    const [row] = await manager.query(
+      `SELECT ${LIST.select}, p.service_amount, p.transaction_charge, p.merchant_fee, p.add_transaction_charge,
+         CASE WHEN p.payment_status = ${PAYMENT_STATUS.SUCCESSFUL} THEN p.service_amount - p.merchant_fee END AS net,
+         p.payer_name, p.account_number, s.code AS service_code, p.payment_method_code, p.payer_transaction_id, p.updated_at
+       FROM payments p JOIN client_services s ON s.id = p.client_service_id WHERE p.client_id = $1 AND p.id = $2`,
+      [clientId, id],
+    );
+    return row ?? null;
+  }
+
+  /** The client's payments per day of the last `days` days in `timeZone`, per currency (the portal's overview). */
+  dailyTotals(manager: EntityManager, clientId: string, timeZone: string, days: number): Promise<DayTotals[]> {
+    return manager.query(dailyTotalsSql('payments', 'total_amount', 'payment_status'), [clientId, timeZone, days]);
   }
 }

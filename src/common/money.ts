@@ -1,4 +1,5 @@
 import Decimal from 'decimal.js';
+import { minorUnits } from './currencies';
 
 /** All money arithmetic goes through decimal.js with enough precision for numeric(20,4) and FX products. */
 export const Money = Decimal.clone({ precision: 40, rounding: Decimal.ROUND_HALF_UP });
@@ -44,4 +45,17 @@ export function nonNegativeAmountProblem(value: unknown): string | null {
 /** JSON numbers such as 1e21 or 1e-7 print in exponent form; decimal.js reads them exactly either way. */
 function numberToPlainString(value: number): string {
   return new Money(value).toFixed();
+}
+
+/** An amount as printed: rounded half-up to the currency's minor units, with thousands separators ("1,234.50"). */
+export function displayAmount(value: Decimal.Value, currency: string): string {
+  const digits = minorUnits(currency);
+  const fixed = new Money(value).toDecimalPlaces(digits, Decimal.ROUND_HALF_UP).toFixed(digits);
+  // Statements print hundreds of thousands of amounts: grouped by slicing, not by a look-ahead regex.
+  const sign = fixed[0] === '-' ? 1 : 0;
+  const point = fixed.indexOf('.');
+  const end = point === -1 ? fixed.length : point;
+  let grouped = fixed.slice(0, sign + ((end - sign) % 3 || 3));
+  for (let i = grouped.length; i < end; i += 3) grouped += `,${fixed.slice(i, i + 3)}`;
+  return grouped + fixed.slice(end);
 }

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import Decimal from 'decimal.js';
 import { DataSource, EntityManager } from 'typeorm';
-import { DayTotals, ListQuery, listClauses, todaysTotalsSql } from '../common/listing';
+import { countRows, dailyTotalsSql, DayTotals, Keyset, ListCount, ListFilter, ListQuery, ListSource, listRows } from '../common/listing';
 import type { InFlightRail } from '../float/float-holds.service';
 import { PAYING_STATES, type PayingServiceOutcome } from '../float/paying-service';
 import { BatchedCall } from '../infra/database/batched-call';
@@ -88,10 +88,36 @@ export interface PayoutListRow {
   recipient_account_number: string;
   currency: string;
   amount: string;
-  fee: string;
+  /** The fee the payout cost (CHARGED_FEE_SQL); null when it cost none (not paid out). */
+  fee: string | null;
   status: number;
   result_description: string | null;
 }
+
+/** A payout as the portal's detail page shows it: the stored row and the fee it cost. */
+export type PayoutDetail = PayoutRow & { charged_fee: string | null };
+
+/**
+ * The fee a payout has cost: its fee once it was paid out (700). A failed, refunded or still pending payout has
+ * cost none (the fee is held with the amount, and given back with it).
+ */
+const CHARGED_FEE_SQL = `CASE WHEN p.status = ${PAYOUT_STATUS.SUCCESSFUL} THEN p.fee END`;
+
+/** The portal's list of payouts. */
+const LIST: ListSource = {
+  select: `p.id::text, p.created_at::text AS position_at, p.created_at, p.payout_reference, p.kind, p.destination_type,
+    p.recipient_account_number, p.currency, p.amount, ${CHARGED_FEE_SQL} AS fee, p.status, p.result_description`,
+  from: 'payouts p WHERE p.client_id = $1',
+  columns: {
+    createdAt: 'p.created_at',
+    id: 'p.id',
+    idType: 'bigint',
+    status: 'p.status',
+    reference: 'p.payout_reference',
+    phones: ['p.recipient_account_number', 'p.recipient_phone_number'],
+    amounts: ['p.amount'],
+  },
+};
 
 /** The only owner of the payouts table: every statement on it is here. */
 @Injectable()
@@ -185,17 +211,26 @@ export class PayoutsRepository {
 
   /** The client's payouts (local, IMT, B2B), newest first, filtered and keyset-paged (the portal's list and CSV export). */
   list(manager: EntityManager, clientId: string, query: ListQuery): Promise<PayoutListRow[]> {
-    const c = listClauses(query, { createdAt: 'created_at', id: 'id', idType: 'bigint', status: 'status', reference: 'payout_reference' });
-    return manager.query(
-      `SELECT id::text, created_at::text AS position_at, created_at, payout_reference, kind, destination_type,
-         recipient_account_number, currency, amount, fee, status, result_description
-       FROM payouts WHERE client_id = $1${c.where} ${c.tail}`,
-      [clientId, ...c.params],
-    );
+    return listRows(manager, clientId, query, LIST);
   }
 
-  /** Today's (UTC) payouts of the client per currency: how many, how many succeeded and what they paid out. */
-  todaysTotals(manager: EntityManager, clientId: string): Promise<DayTotals[]> {
-    return manager.query(todaysTotalsSql('payouts', 'amount', 'status'), [clientId]);
+  /** How many of the client's payouts the filter matches, and how many are newer than `first`. */
+  count(manager: EntityManager, clientId: string, filter: ListFilter, first: Keyset | null): Promise<ListCount> {
+    return countRows(manager, clientId, filter, LIST, first);
+  }
+
+  /** One of the client's payouts with the fee it cost; null when the client has none with this id. */
+  async detail(manager: EntityManager, clientId: string, id: string): Promise<PayoutDetail | null> {
+    if (!/^\d{1,18}$/.test(id)) return null;
+    const [row] = await manager.query(
+      `SELECT p.*, ${CHARGED_FEE_SQL} AS charged_fee FROM (${SELECT_PAYOUT} WHERE p.client_id = $1 AND p.id = $2) p`,
+      [clientId, id],
+    );
+    return row ?? null;
+  }
+
+  /** The client's payouts per day of the last `days` days in `timeZone`, per currency (the portal's overview). */
+  dailyTotals(manager: EntityManager, clientId: string, timeZone: string, days: number): Promise<DayTotals[]> {
+    return manager.query(dailyTotalsSql('payouts', 'amount', 'status'), [clientId, timeZone, days]);
   }
 }

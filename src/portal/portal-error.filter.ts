@@ -1,10 +1,19 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
+import { RequestValidationError } from '../common/errors/request-validation.error';
 import { PortalRequest, PortalSignInRequired, redirect, sendPage } from './portal-http';
+import { frame } from './portal-frame';
 import { SignInRefused, SignInThrottled } from './portal-sign-in.service';
 import { messagePage, signInPage } from './views/pages';
 
 const TITLES: Record<number, string> = { 400: 'Check your input', 403: 'Not allowed', 404: 'Not found', 415: 'Not a form' };
+
+/** What a refused request is told: each broken rule of a form or query, else the exception's own words. */
+function messageOf(exception: HttpException): string {
+  if (exception.getStatus() === 404) return 'There is nothing of yours at this address.';
+  if (exception instanceof RequestValidationError) return exception.problems.map((p) => p.message).join('; ');
+  return exception.message;
+}
 
 /**
  * The portal answers in pages: no session → sign-in; a refused or throttled sign-in → the sign-in form again
@@ -27,15 +36,13 @@ export class PortalErrorFilter implements ExceptionFilter {
     if (exception instanceof SignInRefused)
       return sendPage(reply, 401, (nonce) => signInPage(nonce, { username, error: exception.message }));
     const status = exception instanceof HttpException ? exception.getStatus() : 500;
+    const session = request.portalSession;
+    // Signed in, the page keeps the portal's navigation; otherwise it offers the sign-in.
+    const page = (title: string, message: string) => (nonce: string) =>
+      messagePage(session ? frame(session, title, '')(nonce) : { nonce, title }, message);
     const title = TITLES[status];
-    const signedIn = request.portalSession !== undefined;
-    if (title) {
-      const message = status === 404 ? 'There is nothing of yours at this address.' : (exception as HttpException).message;
-      return sendPage(reply, status, (nonce) => messagePage(nonce, title, message, signedIn));
-    }
+    if (title) return sendPage(reply, status, page(title, messageOf(exception as HttpException)));
     this.logger.error({ err: exception, url: request.url }, 'portal error');
-    sendPage(reply, 500, (nonce) =>
-      messagePage(nonce, 'Something went wrong', 'The portal could not show this page. Try again in a moment.', signedIn),
-    );
+    sendPage(reply, 500, page('Something went wrong', 'The portal could not show this page. Try again in a moment.'));
   }
 }

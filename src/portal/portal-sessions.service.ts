@@ -13,6 +13,8 @@ export interface PortalSession {
   clientId: string;
   username: string;
   clientName: string;
+  /** The client's time zone (IANA name): the portal shows times and counts days in it. */
+  timeZone: string;
   csrfToken: string;
 }
 
@@ -52,7 +54,7 @@ export class PortalSessionsService {
        FROM users u, clients c
        WHERE s.id = $1 AND u.id = s.user_id AND c.id = s.client_id AND u.client_id = s.client_id
          AND s.expires_at > now() AND s.last_seen_at > now() - $2::bigint * interval '1 millisecond'
-       RETURNING s.user_id, s.client_id, s.csrf_token, u.username, c.name AS client_name`,
+       RETURNING s.user_id, s.client_id, s.csrf_token, u.username, c.name AS client_name, c.time_zone`,
       [sessionId(token), this.config.portalIdleTimeoutMs],
     );
     if (!session) return null;
@@ -61,6 +63,7 @@ export class PortalSessionsService {
       clientId: session.client_id,
       username: session.username,
       clientName: session.client_name,
+      timeZone: session.time_zone,
       csrfToken: session.csrf_token,
     };
   }

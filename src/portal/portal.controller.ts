@@ -1,19 +1,32 @@
-import { Body, Controller, Get, Inject, NotFoundException, Param, Post, Query, Res, UseFilters, UseGuards } from '@nestjs/common';
+import {
+  BadRequestException,
+  Body,
+  Controller,
+  Get,
+  NotFoundException,
+  Param,
+  Post,
+  Query,
+  Res,
+  UseFilters,
+  UseGuards,
+} from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { ApiKeysService } from '../auth/gateway/api-keys.service';
 import { isCallbackKind } from '../callbacks/settings/callback-settings.service';
 import { CallbacksService } from '../callbacks/delivery/callbacks.service';
-import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
-import { csvStream } from './csv';
-import { readAfter, readFilter } from './list-query';
+import { StatementQueryDto } from '../statements/statement-query.dto';
+import { StatementsService } from '../statements/statements.service';
+import { csvStream, textCell } from './csv';
+import { readCursor, readFilter } from './list-query';
 import { PortalErrorFilter } from './portal-error.filter';
 import { redirect, sendPage } from './portal-http';
 import { CurrentPortalSession, PortalQuery, PortalSessionGuard } from './portal-session.guard';
 import type { PortalSession } from './portal-sessions.service';
+import { frame, TIME_ZONES } from './portal-frame';
 import type { EndpointForm } from './portal.service';
-import { PortalService } from './portal.service';
-import { PageFrame } from './views/html';
+import { OVERVIEW_PERIODS, PortalService } from './portal.service';
 import {
   apiKeysPage,
   callbacksPage,
@@ -22,28 +35,17 @@ import {
   deliveryPage,
   overviewPage,
   PAYMENT_STATUS_NAMES,
+  paymentPage,
   paymentsPage,
   PAYOUT_STATUS_NAMES,
+  payoutPage,
   payoutsPage,
+  statementsPage,
 } from './views/pages';
 
 type QueryParams = Record<string, unknown>;
 
-const NOTICES: Record<string, string> = {
-  revoked: 'The key is revoked: it gets no new tokens and its tokens are refused.',
-  saved: 'Callback settings saved.',
-  resent: 'Resend queued: the callback goes out again with the same X-Event-Id.',
-};
-
-function frame(session: PortalSession, title: string, active: string, notice?: unknown) {
-  return (nonce: string): PageFrame & { user: NonNullable<PageFrame['user']> } => ({
-    nonce,
-    title,
-    active,
-    user: { username: session.username, clientName: session.clientName, csrfToken: session.csrfToken },
-    notice: typeof notice === 'string' && NOTICES[notice] ? { kind: 'ok', text: NOTICES[notice] } : null,
-  });
-}
+const SEARCH_LABEL = 'Reference (its start), phone number or exact amount';
 
 function sendCsv(reply: FastifyReply, name: string, body: NodeJS.ReadableStream): void {
   void reply
@@ -64,13 +66,32 @@ export class PortalController {
     private readonly portal: PortalService,
     private readonly apiKeys: ApiKeysService,
     private readonly callbacks: CallbacksService,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly statements: StatementsService,
   ) {}
 
   @Get()
-  async overview(@CurrentPortalSession() session: PortalSession, @Res() reply: FastifyReply): Promise<void> {
-    const view = await this.portal.overview(session.clientId);
-    sendPage(reply, 200, (nonce) => overviewPage(frame(session, 'Overview', '/portal')(nonce), view));
+  async overview(
+    @CurrentPortalSession() session: PortalSession,
+    @Query('days') days: unknown,
+    @Query('notice') notice: unknown,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    const period = days === undefined ? OVERVIEW_PERIODS[0] : OVERVIEW_PERIODS.find((p) => String(p) === days);
+    if (period === undefined) throw new BadRequestException(`The period is one of ${OVERVIEW_PERIODS.join(' or ')} days`);
+    const view = await this.portal.overview(session.clientId, session.timeZone, period);
+    sendPage(reply, 200, (nonce) => overviewPage(frame(session, 'Overview', '/portal', notice)(nonce), { ...view, timeZones: TIME_ZONES }));
+  }
+
+  @Post('time-zone')
+  async setTimeZone(
+    @CurrentPortalSession() session: PortalSession,
+    @Body() form: { time_zone?: unknown } | undefined,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    const zone = form?.time_zone;
+    if (typeof zone !== 'string' || !TIME_ZONES.includes(zone) || !(await this.portal.setTimeZone(session.clientId, zone)))
+      throw new BadRequestException('Choose a time zone from the list.');
+    redirect(reply, '/portal?notice=time-zone');
   }
 
   @Get('api-keys')
@@ -132,22 +153,15 @@ export class PortalController {
     @PortalQuery() query: QueryParams,
     @Res() reply: FastifyReply,
   ): Promise<void> {
-    const filter = readFilter(query, PAYMENT_STATUS_NAMES);
-    const page = await this.portal.paymentsPage(session.clientId, filter, readAfter(query));
-    const options = {
-      path: '/portal/payments',
-      filter,
-      statuses: PAYMENT_STATUS_NAMES,
-      next: page.next,
-      referenceLabel: 'External reference',
-      csv: true,
-    };
-    sendPage(reply, 200, (nonce) => paymentsPage(frame(session, 'Payments', '/portal/payments')(nonce), page.rows, options));
+    const filter = readFilter(query, PAYMENT_STATUS_NAMES, session.timeZone);
+    const page = await this.portal.paymentsPage(session.clientId, filter, readCursor(query));
+    const options = { path: '/portal/payments', filter, statuses: PAYMENT_STATUS_NAMES, searchLabel: SEARCH_LABEL, csv: true };
+    sendPage(reply, 200, (nonce) => paymentsPage(frame(session, 'Payments', '/portal/payments')(nonce), page, options));
   }
 
   @Get('payments.csv')
   paymentsCsv(@CurrentPortalSession() session: PortalSession, @PortalQuery() query: QueryParams, @Res() reply: FastifyReply): void {
-    const rows = this.portal.paymentsExport(session.clientId, readFilter(query, PAYMENT_STATUS_NAMES));
+    const rows = this.portal.paymentsExport(session.clientId, readFilter(query, PAYMENT_STATUS_NAMES, session.timeZone));
     sendCsv(
       reply,
       'payments',
@@ -166,10 +180,10 @@ export class PortalController {
         ],
         rows,
         (p) => [
-          p.id,
+          textCell(p.id),
           p.created_at,
-          p.external_reference,
-          p.payer_msisdn,
+          textCell(p.external_reference),
+          textCell(p.payer_msisdn),
           p.currency,
           p.amount,
           p.fee,
@@ -181,28 +195,28 @@ export class PortalController {
     );
   }
 
+  @Get('payments/:id')
+  async payment(@CurrentPortalSession() session: PortalSession, @Param('id') id: string, @Res() reply: FastifyReply): Promise<void> {
+    const payment = await this.portal.payment(session.clientId, id);
+    if (!payment) throw new NotFoundException();
+    sendPage(reply, 200, (nonce) => paymentPage(frame(session, 'Payment', '/portal/payments')(nonce), payment));
+  }
+
   @Get('payouts')
   async payouts(
     @CurrentPortalSession() session: PortalSession,
     @PortalQuery() query: QueryParams,
     @Res() reply: FastifyReply,
   ): Promise<void> {
-    const filter = readFilter(query, PAYOUT_STATUS_NAMES);
-    const page = await this.portal.payoutsPage(session.clientId, filter, readAfter(query));
-    const options = {
-      path: '/portal/payouts',
-      filter,
-      statuses: PAYOUT_STATUS_NAMES,
-      next: page.next,
-      referenceLabel: 'Payout reference',
-      csv: true,
-    };
-    sendPage(reply, 200, (nonce) => payoutsPage(frame(session, 'Payouts', '/portal/payouts')(nonce), page.rows, options));
+    const filter = readFilter(query, PAYOUT_STATUS_NAMES, session.timeZone);
+    const page = await this.portal.payoutsPage(session.clientId, filter, readCursor(query));
+    const options = { path: '/portal/payouts', filter, statuses: PAYOUT_STATUS_NAMES, searchLabel: SEARCH_LABEL, csv: true };
+    sendPage(reply, 200, (nonce) => payoutsPage(frame(session, 'Payouts', '/portal/payouts')(nonce), page, options));
   }
 
   @Get('payouts.csv')
   payoutsCsv(@CurrentPortalSession() session: PortalSession, @PortalQuery() query: QueryParams, @Res() reply: FastifyReply): void {
-    const rows = this.portal.payoutsExport(session.clientId, readFilter(query, PAYOUT_STATUS_NAMES));
+    const rows = this.portal.payoutsExport(session.clientId, readFilter(query, PAYOUT_STATUS_NAMES, session.timeZone));
     sendCsv(
       reply,
       'payouts',
@@ -222,12 +236,12 @@ export class PortalController {
         ],
         rows,
         (p) => [
-          p.id,
+          textCell(p.id),
           p.created_at,
-          p.payout_reference,
+          textCell(p.payout_reference),
           p.kind,
           p.destination_type,
-          p.recipient_account_number,
+          textCell(p.recipient_account_number),
           p.currency,
           p.amount,
           p.fee,
@@ -238,18 +252,23 @@ export class PortalController {
     );
   }
 
+  @Get('payouts/:id')
+  async payout(@CurrentPortalSession() session: PortalSession, @Param('id') id: string, @Res() reply: FastifyReply): Promise<void> {
+    const payout = await this.portal.payout(session.clientId, id);
+    if (!payout) throw new NotFoundException();
+    sendPage(reply, 200, (nonce) => payoutPage(frame(session, 'Payout', '/portal/payouts')(nonce), payout));
+  }
+
   @Get('deliveries')
   async deliveries(
     @CurrentPortalSession() session: PortalSession,
     @PortalQuery() query: QueryParams,
     @Res() reply: FastifyReply,
   ): Promise<void> {
-    const filter = readFilter(query, DELIVERY_STATUS_NAMES);
-    const page = await this.portal.deliveriesPage(session.clientId, filter, readAfter(query));
-    const options = { path: '/portal/deliveries', filter, statuses: DELIVERY_STATUS_NAMES, next: page.next, referenceLabel: 'Reference' };
-    sendPage(reply, 200, (nonce) =>
-      deliveriesPage(frame(session, 'Callback deliveries', '/portal/deliveries', query.notice)(nonce), page.rows, options),
-    );
+    const filter = readFilter(query, DELIVERY_STATUS_NAMES, session.timeZone);
+    const page = await this.portal.deliveriesPage(session.clientId, filter, readCursor(query));
+    const options = { path: '/portal/deliveries', filter, statuses: DELIVERY_STATUS_NAMES, searchLabel: 'Reference (its start)' };
+    sendPage(reply, 200, (nonce) => deliveriesPage(frame(session, 'Callback deliveries', '/portal/deliveries')(nonce), page, options));
   }
 
   @Get('deliveries/:id')
@@ -264,10 +283,29 @@ export class PortalController {
     sendPage(reply, 200, (nonce) => deliveryPage(frame(session, 'Callback delivery', '/portal/deliveries', notice)(nonce), delivery));
   }
 
+  @Get('statements')
+  async statementForm(@CurrentPortalSession() session: PortalSession, @Res() reply: FastifyReply): Promise<void> {
+    const accounts = await this.portal.statementAccounts(session.clientId);
+    sendPage(reply, 200, (nonce) => statementsPage(frame(session, 'Statements', '/portal/statements')(nonce), accounts));
+  }
+
+  /** The wallet service's statement (XLSX or PDF) of one of the client's wallets; a bad period or wallet is a page. */
+  @Get('statements/download')
+  async statement(@CurrentPortalSession() session: PortalSession, @Query() query: StatementQueryDto, @Res() reply: FastifyReply) {
+    const statement = await this.statements.open(session.clientId, query);
+    return this.statements.send(reply, statement, query.doc_type);
+  }
+
   /** The replay API's own method: same event id and body, to the stored URL, newly signed. */
   @Post('deliveries/:id/resend')
   async resend(@CurrentPortalSession() session: PortalSession, @Param('id') id: string, @Res() reply: FastifyReply): Promise<void> {
     if (!(await this.callbacks.replay(session.clientId, id))) throw new NotFoundException();
     redirect(reply, `/portal/deliveries/${id}?notice=resent`);
+  }
+
+  /** Any other address under /portal: the portal's own 404 page, with its navigation. */
+  @Get('*')
+  unknown(): never {
+    throw new NotFoundException();
   }
 }

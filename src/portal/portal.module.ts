@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { FloatModule } from '../float/float.module';
 import { CollectionsModule } from '../collections/collections.module';
 import { PayoutsModule } from '../payouts/payouts.module';
+import { StatementsModule } from '../statements/statements.module';
 import { PortalAuthController } from './portal-auth.controller';
 import { PortalSessionGuard } from './portal-session.guard';
 import { PortalSessionStrategy } from './portal-session.strategy';
@@ -11,9 +12,9 @@ import { PortalController } from './portal.controller';
 import { PortalService } from './portal.service';
 import { SignInFailures } from './sign-in-failures';
 
-/** The merchant portal at /portal: server-rendered pages over the client's keys, callbacks, payments and payouts. */
+/** The merchant portal at /portal: server-rendered pages over the client's keys, callbacks, payments, payouts and statements. */
 @Module({
-  imports: [FloatModule, CollectionsModule, PayoutsModule],
+  imports: [FloatModule, CollectionsModule, PayoutsModule, StatementsModule],
   controllers: [PortalAuthController, PortalController],
   providers: [PortalSessionsService, PortalSignInService, SignInFailures, PortalSessionStrategy, PortalSessionGuard, PortalService],
 })

@@ -3,13 +3,46 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { CALLBACK_KINDS, CallbackKind, CallbackSettingsService } from '../callbacks/settings/callback-settings.service';
 import { CallbacksService } from '../callbacks/delivery/callbacks.service';
-import { everyRow, Keyset, ListFilter } from '../common/listing';
+import { DayTotals, everyRow, Keyset, ListCount, ListFilter, ListQuery } from '../common/listing';
+import { Money } from '../common/money';
 import { FloatBalanceService } from '../float/float-balance.service';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
 import { PaymentsRepository } from '../collections/payments.repository';
 import { PayoutsRepository } from '../payouts/payouts.repository';
-import { PAGE_SIZE, toPage } from './list-query';
-import type { CallbackSettingsView } from './views/pages';
+import { ClientsService } from '../clients/clients.service';
+import { firstRow, PAGE_SIZE, toPage } from './list-query';
+import type { CallbackSettingsView, ListPage, OverviewView, Series } from './views/pages';
+
+/** The overview's periods, in days (today included). */
+export const OVERVIEW_PERIODS = [7, 30] as const;
+
+type Cursor = { after: Keyset | null; before: Keyset | null };
+
+/** The last `days` days (oldest first, today last) in `timeZone`, as YYYY-MM-DD. */
+export function lastDays(days: number, timeZone: string, now = new Date()): string[] {
+  const today = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(now);
+  const midnight = Date.parse(`${today}T00:00:00Z`);
+  return Array.from({ length: days }, (_, i) => new Date(midnight - (days - 1 - i) * 86_400_000).toISOString().slice(0, 10));
+}
+
+/** Per currency, the totals of the period and one entry per day (a day without records counts zero). */
+export function seriesOf(rows: DayTotals[], days: string[]): Series[] {
+  const currencies = [...new Set(rows.map((r) => r.currency))].sort();
+  return currencies.map((currency) => {
+    const byDay = new Map(rows.filter((r) => r.currency === currency).map((r) => [r.day, r]));
+    const perDay = days.map((day) => {
+      const r = byDay.get(day);
+      return { day, count: r?.count ?? 0, successful: r?.successful ?? 0, amount: r?.successful_amount ?? '0' };
+    });
+    return {
+      currency,
+      count: perDay.reduce((n, d) => n + d.count, 0),
+      successful: perDay.reduce((n, d) => n + d.successful, 0),
+      amount: perDay.reduce((sum, d) => sum.plus(d.amount), new Money(0)).toFixed(4),
+      days: perDay,
+    };
+  });
+}
 
 export interface EndpointForm {
   url?: unknown;
@@ -28,35 +61,80 @@ export class PortalService {
     private readonly payouts: PayoutsRepository,
     private readonly callbacks: CallbacksService,
     private readonly callbackSettings: CallbackSettingsService,
+    private readonly clients: ClientsService,
   ) {}
 
-  async overview(clientId: string) {
+  async overview(clientId: string, timeZone: string, period: number): Promise<Omit<OverviewView, 'timeZones'>> {
+    const days = lastDays(period, timeZone);
     const [floats, collections, payouts] = await Promise.all([
       this.floats.balancesOf(clientId),
-      this.payments.todaysTotals(this.db.manager, clientId),
-      this.payouts.todaysTotals(this.db.manager, clientId),
+      this.payments.dailyTotals(this.db.manager, clientId, timeZone, period),
+      this.payouts.dailyTotals(this.db.manager, clientId, timeZone, period),
     ]);
-    return { floats, collections, payouts };
+    return { floats, period, periods: OVERVIEW_PERIODS, collections: seriesOf(collections, days), payouts: seriesOf(payouts, days) };
   }
 
-  async paymentsPage(clientId: string, filter: ListFilter, after: Keyset | null) {
-    return toPage(await this.payments.list(this.db.manager, clientId, { filter, after, limit: PAGE_SIZE + 1 }));
+  /** The client's wallets a statement can be asked for (its settlement wallets), from the overview's balances. */
+  async statementAccounts(clientId: string) {
+    return (await this.floats.balancesOf(clientId)).map((f) => ({ account_number: f.account_number, currency: f.currency }));
+  }
+
+  setTimeZone(clientId: string, timeZone: string): Promise<boolean> {
+    return this.clients.setTimeZone(clientId, timeZone);
+  }
+
+  paymentsPage(clientId: string, filter: ListFilter, cursor: Cursor) {
+    return this.page(
+      (q) => this.payments.list(this.db.manager, clientId, q),
+      (first) => this.payments.count(this.db.manager, clientId, filter, first),
+      filter,
+      cursor,
+    );
   }
 
   paymentsExport(clientId: string, filter: ListFilter) {
     return everyRow({ filter }, (q) => this.payments.list(this.db.manager, clientId, q));
   }
 
-  async payoutsPage(clientId: string, filter: ListFilter, after: Keyset | null) {
-    return toPage(await this.payouts.list(this.db.manager, clientId, { filter, after, limit: PAGE_SIZE + 1 }));
+  payment(clientId: string, id: string) {
+    return this.payments.detail(this.db.manager, clientId, id);
+  }
+
+  payoutsPage(clientId: string, filter: ListFilter, cursor: Cursor) {
+    return this.page(
+      (q) => this.payouts.list(this.db.manager, clientId, q),
+      (first) => this.payouts.count(this.db.manager, clientId, filter, first),
+      filter,
+      cursor,
+    );
   }
 
   payoutsExport(clientId: string, filter: ListFilter) {
     return everyRow({ filter }, (q) => this.payouts.list(this.db.manager, clientId, q));
   }
 
-  async deliveriesPage(clientId: string, filter: ListFilter, after: Keyset | null) {
-    return toPage(await this.callbacks.deliveries(clientId, { filter, after, limit: PAGE_SIZE + 1 }));
+  payout(clientId: string, id: string) {
+    return this.payouts.detail(this.db.manager, clientId, id);
+  }
+
+  deliveriesPage(clientId: string, filter: ListFilter, cursor: Cursor) {
+    return this.page(
+      (q) => this.callbacks.deliveries(clientId, q),
+      (first) => this.callbacks.countDeliveries(clientId, filter, first),
+      filter,
+      cursor,
+    );
+  }
+
+  /** A page of a list and its counts: the rows first, then how many the filter matches and how many are newer. */
+  private async page<T extends { position_at: string; id: string }>(
+    list: (q: ListQuery) => Promise<T[]>,
+    count: (first: Keyset | null) => Promise<ListCount>,
+    filter: ListFilter,
+    cursor: Cursor,
+  ): Promise<ListPage<T>> {
+    const fetched = await list({ filter, ...cursor, limit: PAGE_SIZE + 1 });
+    return toPage(fetched, cursor, await count(firstRow(fetched, cursor.before !== null)));
   }
 
   async callbackSettingsView(clientId: string) {

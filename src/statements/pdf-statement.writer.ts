@@ -1,7 +1,8 @@
 import PDFDocument from 'pdfkit';
 import type { Writable } from 'node:stream';
 import type Decimal from 'decimal.js';
-import { displayAmount, displayTime, roundingNote, StatementHeader, StatementRows, StatementTotals } from './statement.types';
+import { displayAmount } from '../common/money';
+import { displayTime, roundingNote, StatementHeader, StatementRows, StatementTotals } from './statement.types';
 import { drained, tick, unlessClosed } from './stream-flow';
 
 export interface PdfOptions {
@@ -10,7 +11,7 @@ export interface PdfOptions {
 }
 
 const MARGIN = 30;
-const FONT_SIZE = 7;
+const FONT_SIZE = 6.5;
 const ROW_HEIGHT = 10;
 const LINE_HEIGHT = 13;
 const REGULAR = 'Courier';
@@ -22,17 +23,18 @@ const PAGE = { width: 841.89, height: 595.28 };
 /**
  * The table in characters of a monospaced font: every glyph of Courier is 0.6 em wide, so a row is one padded
  * line placed with a single text call (no measuring, no line wrapper), which is what keeps long statements fast.
- * 185 characters at 7 pt are 777 pt, inside a landscape A4 page (842 pt) with 30 pt margins.
+ * 199 characters at 6.5 pt are 776 pt, inside a landscape A4 page (842 pt) with 30 pt margins. The reference is
+ * 40 wide so that a UUID with a short prefix ("po-…") is whole; the merchant reconciles by it.
  */
 const COLUMNS = [
   { title: 'Date (UTC)', width: 19, align: 'left' },
   { title: 'Transaction ID', width: 36, align: 'left' },
-  { title: 'Reference', width: 20, align: 'left' },
-  { title: 'Narration', width: 34, align: 'left' },
-  { title: 'Source', width: 19, align: 'left' },
-  { title: 'Debit', width: 16, align: 'right' },
-  { title: 'Credit', width: 16, align: 'right' },
-  { title: 'Balance', width: 18, align: 'right' },
+  { title: 'Reference', width: 40, align: 'left' },
+  { title: 'Narration', width: 26, align: 'left' },
+  { title: 'Source', width: 26, align: 'left' },
+  { title: 'Debit', width: 14, align: 'right' },
+  { title: 'Credit', width: 14, align: 'right' },
+  { title: 'Balance', width: 17, align: 'right' },
 ] as const;
 
 /**

@@ -1,4 +1,4 @@
-import Decimal from 'decimal.js';
+import type Decimal from 'decimal.js';
 import { minorUnits } from '../common/currencies';
 import { Money } from '../common/money';
 
@@ -86,19 +86,6 @@ export class StatementTotals {
     this.credits = this.credits.plus(amount);
     return { debit: null, credit: amount };
   }
-}
-
-/** An amount as printed: rounded half-up to the currency's minor units, with thousands separators ("1,234.50"). */
-export function displayAmount(value: Decimal.Value, currency: string): string {
-  const digits = minorUnits(currency);
-  const fixed = new Money(value).toDecimalPlaces(digits, Decimal.ROUND_HALF_UP).toFixed(digits);
-  // Statements print hundreds of thousands of amounts: grouped by slicing, not by a look-ahead regex.
-  const sign = fixed[0] === '-' ? 1 : 0;
-  const point = fixed.indexOf('.');
-  const end = point === -1 ? fixed.length : point;
-  let grouped = fixed.slice(0, sign + ((end - sign) % 3 || 3));
-  for (let i = grouped.length; i < end; i += 3) grouped += `,${fixed.slice(i, i + 3)}`;
-  return grouped + fixed.slice(end);
 }
 
 /** The note every statement carries about how its amounts are shown. */

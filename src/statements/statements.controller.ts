@@ -27,18 +27,7 @@ export class StatementsController {
   })
   @WalletErrors({ 400: 'invalid parameters, or no transactions in the period', 404: 'no wallet of the caller has this account number' })
   async download(@CurrentPrincipal() principal: WalletPrincipal, @Query() query: StatementQueryDto, @Res() reply: FastifyReply) {
-    const statement = await this.statements.open(principal, query);
-    const body = this.statements.stream(statement, query.doc_type);
-    // However Fastify ends the response, the generator stops and the connection is given back.
-    reply.raw.once('close', () => {
-      if (!body.readableEnded) body.destroy();
-    });
-    return reply
-      .status(200)
-      .header('content-type', statement.contentType)
-      .header('content-disposition', `attachment; filename="${statement.fileName}"`)
-      .header('cache-control', 'no-store')
-      .header('x-content-type-options', 'nosniff')
-      .send(body);
+    const statement = await this.statements.open(principal.clientId, query);
+    return this.statements.send(reply, statement, query.doc_type);
   }
 }

@@ -1,16 +1,16 @@
 import { BadRequestException, Inject, Injectable, Logger, NotFoundException } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import type { FastifyReply } from 'fastify';
 import { PassThrough, Readable } from 'node:stream';
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
-import type { WalletPrincipal } from '../auth/principal';
 import { Money } from '../common/money';
 import { parsePeriod } from '../common/period';
 import { APP_CONFIG } from '../infra/config/app-config';
 import type { AppConfig } from '../infra/config/app-config';
 import { writePdfStatement } from './pdf-statement.writer';
 import type { StatementQueryDto } from './statement-query.dto';
-import { FEE_SOURCE, readableSource } from './statement-sources';
+import { FEE_SOURCE, readableNarration, readableSource } from './statement-sources';
 import { displayDate, DocType, STATEMENT_CONTENT_TYPES, StatementHeader, StatementRow, StatementRows } from './statement.types';
 import { StatementAborted } from './stream-flow';
 import { writeXlsxStatement } from './xlsx-statement.writer';
@@ -42,57 +42,84 @@ const OPENING_SQL = `
 
 /**
  * One row per wallet posting, with the business record that owns its entry: the wallet operation's transaction
- * record for this account (wallet_operations.entry_id), or the gateway record (a payment, its split settlement, a
- * collection reversal or its compensation). Each record gives the merchant-facing id, the merchant's reference,
- * the narration, the source, the gross movement (signed, before the fee) and the fee it carries; the posting
- * itself is the net amount actually booked. Each branch is a lookup by a unique entry id column; the entry-kind
- * guards let Postgres skip the branches that cannot match. Postings of entries without such a record (new kinds)
- * still appear, named after their entry kind.
+ * record for this account (wallet_operations.entry_id), a collections record (a payment, its split settlement, a
+ * collection reversal or its compensation) or a disbursement (a payout's reservation on its float or the refund of
+ * a failed one; an airtime request's reservation, one row per recipient, or a failed recipient's refund). Each
+ * record gives the merchant-facing id, the merchant's reference, the narration, the source, the recipient's number
+ * (disbursements), the gross movement (signed, before the fee) and the fee it carries, and what it booked on the
+ * wallet (`net`, with the running balance after it): the posting itself, or for an airtime reservation the
+ * recipient's share of it. Each branch is a lookup by a unique entry id column; the entry-kind guards let Postgres
+ * skip the branches that cannot match. Postings of entries without such a record (new kinds) still appear, named
+ * after their entry kind.
  */
 const ROWS_SQL = `
-  SELECT p.id AS posting_id, p.created_at AS booked_at, p.amount, p.balance_after, p.entry_id, e.kind AS entry_kind,
-         r.record_id, r.reference, r.narration, r.source, r.gross, r.fee
+  SELECT p.id AS posting_id, p.created_at AS booked_at, coalesce(r.net, p.amount) AS amount,
+         coalesce(r.balance, p.balance_after) AS balance_after, p.entry_id, e.kind AS entry_kind,
+         r.record_id, r.reference, r.narration, r.source, r.recipient, r.gross, r.fee, coalesce(r.line, 0) AS line
   FROM postings p
   JOIN journal_entries e ON e.id = p.entry_id
   LEFT JOIN LATERAL (
     (SELECT t.id::text AS record_id, t.source_transaction_id AS reference, t.transaction_narration AS narration,
-            t.transaction_source AS source,
+            t.transaction_source AS source, NULL::text AS recipient,
             CASE t.transaction_type WHEN 'CREDIT' THEN t.transaction_amount ELSE -t.transaction_amount END AS gross,
-            t.transaction_fee AS fee
+            t.transaction_fee AS fee, p.amount AS net, p.balance_after AS balance, 0 AS line
      FROM wallet_operations o
      JOIN wallet_transactions t ON t.operation_id = o.id AND t.account_id = p.account_id
      WHERE o.entry_id = p.entry_id
      ORDER BY t.id
      LIMIT 1)
     UNION ALL
-    SELECT pay.id::text, pay.external_reference, pay.description, e.kind,
-           sign(p.amount) * pay.service_amount, pay.merchant_fee
+    SELECT pay.id::text, pay.external_reference, pay.description, e.kind, NULL,
+           sign(p.amount) * pay.service_amount, pay.merchant_fee, p.amount, p.balance_after, 0
     FROM payments pay WHERE e.kind = 'PAYMENT' AND pay.entry_id = p.entry_id
     UNION ALL
-    SELECT pay.id::text, pay.external_reference, pay.description, e.kind, p.amount, 0
+    SELECT pay.id::text, pay.external_reference, pay.description, e.kind, NULL, p.amount, 0, p.amount, p.balance_after, 0
     FROM payments pay WHERE e.kind = 'PAYMENT_SPLIT' AND pay.split_entry_id = p.entry_id
     UNION ALL
-    SELECT pay.id::text, cr.reversal_reference, cr.reversal_reason, e.kind, sign(p.amount) * pay.service_amount, pay.merchant_fee
+    SELECT pay.id::text, cr.reversal_reference, cr.reversal_reason, e.kind, NULL,
+           sign(p.amount) * pay.service_amount, pay.merchant_fee, p.amount, p.balance_after, 0
     FROM collection_reversals cr JOIN payments pay ON pay.id = cr.payment_id
     WHERE e.kind = 'COLLECTION_REVERSAL' AND cr.entry_id = p.entry_id
     UNION ALL
-    SELECT pay.id::text, cr.reversal_reference, cr.reversal_reason, e.kind, sign(p.amount) * pay.service_amount, pay.merchant_fee
+    SELECT pay.id::text, cr.reversal_reference, cr.reversal_reason, e.kind, NULL,
+           sign(p.amount) * pay.service_amount, pay.merchant_fee, p.amount, p.balance_after, 0
     FROM collection_reversals cr JOIN payments pay ON pay.id = cr.payment_id
     WHERE e.kind = 'COLLECTION_REVERSAL_COMPENSATION' AND cr.compensation_entry_id = p.entry_id
+    UNION ALL
+    SELECT po.id::text, po.payout_reference, coalesce(po.request->>'payment_description', ''), 'PAYOUT_' || po.kind,
+           po.recipient_account_number, -po.amount, po.fee, p.amount, p.balance_after, 0
+    FROM float_reservations fr JOIN float_holds h ON h.reservation_id = fr.id JOIN payouts po ON po.hold_id = h.id
+    WHERE e.kind = 'FLOAT_RESERVE' AND fr.reserve_entry_id = p.entry_id
+    UNION ALL
+    SELECT po.id::text, po.payout_reference, coalesce(po.result_description, ''), 'PAYOUT_REFUND', NULL,
+           po.amount, po.fee, p.amount, p.balance_after, 0
+    FROM float_holds h JOIN payouts po ON po.hold_id = h.id
+    WHERE e.kind = 'FLOAT_RELEASE' AND h.outcome_entry_id = p.entry_id
+    UNION ALL
+    SELECT ar.correlation_id::text, rq.reference, '', 'AIRTIME', ar.phone_number, -ar.amount, ar.fee, -(ar.amount + ar.fee),
+           p.balance_after - p.amount - sum(ar.amount + ar.fee) OVER (ORDER BY ar.position), ar.position
+    FROM float_reservations fr JOIN airtime_requests rq ON rq.reservation_id = fr.id
+    JOIN airtime_recipients ar ON ar.request_id = rq.id
+    WHERE e.kind = 'FLOAT_RESERVE' AND fr.reserve_entry_id = p.entry_id
+    UNION ALL
+    SELECT ar.correlation_id::text, rq.reference, ar.message, 'AIRTIME_REFUND', ar.phone_number, ar.amount, ar.fee,
+           p.amount, p.balance_after, 0
+    FROM float_holds h JOIN airtime_recipients ar ON ar.hold_id = h.id JOIN airtime_requests rq ON rq.id = ar.request_id
+    WHERE e.kind = 'FLOAT_RELEASE' AND h.outcome_entry_id = p.entry_id
   ) r ON true
   WHERE p.account_id = $1 AND p.id BETWEEN $2 AND $3
-  ORDER BY p.id`;
+  ORDER BY p.id, line`;
 
 /**
- * ROWS_SQL with, on every row, how many lines the whole statement makes (one per posting, two for a posting whose
- * record carries a fee): a PDF numbers its pages from it before drawing the first. The window makes Postgres read
+ * ROWS_SQL with, on every row, how many lines the whole statement makes (one per row, two for a row whose record
+ * carries a fee): a PDF numbers its pages from it before drawing the first. The window makes Postgres read
  * every row before it returns the first and keep them in a tuplestore for the cursor, so the count costs no second
  * pass over the postings (a separate count query doubled the database's work).
  */
 const ROWS_WITH_LINES_SQL = `
   SELECT rows.*, sum(CASE WHEN rows.fee > 0 AND rows.amount <> rows.gross THEN 2 ELSE 1 END) OVER ()::int AS lines
   FROM (${ROWS_SQL}) rows
-  ORDER BY rows.posting_id`;
+  ORDER BY rows.posting_id, rows.line`;
 
 interface RawRow {
   posting_id: string;
@@ -105,6 +132,8 @@ interface RawRow {
   reference: string | null;
   narration: string | null;
   source: string | null;
+  /** The recipient's number (disbursements), shown masked. */
+  recipient: string | null;
   gross: string | null;
   fee: string | null;
   /** ROWS_WITH_LINES_SQL only. */
@@ -135,7 +164,7 @@ export class StatementsService {
    * byte of the document is sent. The whole statement reads one REPEATABLE READ snapshot, so its opening balance,
    * rows and closing balance agree even while money keeps moving.
    */
-  async open(principal: WalletPrincipal, query: StatementQueryDto, docType: DocType = query.doc_type): Promise<OpenStatement> {
+  async open(clientId: string, query: StatementQueryDto, docType: DocType = query.doc_type): Promise<OpenStatement> {
     const period = parsePeriod(query.start_date, query.end_date);
     const client = await this.pool().connect();
     const onError = (error: Error) => this.logger.warn(`statement connection error: ${error.message}`);
@@ -166,7 +195,7 @@ export class StatementsService {
     try {
       // The rows query is a nested loop of index lookups: JIT compiling it took longer than running it.
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL jit = off');
-      const { rows: wallets } = await client.query(WALLET_SQL, [principal.clientId, query.account_number]);
+      const { rows: wallets } = await client.query(WALLET_SQL, [clientId, query.account_number]);
       const wallet = wallets[0];
       if (!wallet) throw new NotFoundException('Wallet not found');
       const { rows: bounds } = await client.query(PERIOD_SQL, [wallet.id, period.from, period.until]);
@@ -221,6 +250,24 @@ export class StatementsService {
   }
 
   /**
+   * Sends an open statement as the response: an attachment streamed as it is written. However Fastify ends the
+   * response, the writer stops and the connection is given back.
+   */
+  send(reply: FastifyReply, statement: OpenStatement, docType: DocType): FastifyReply {
+    const body = this.stream(statement, docType);
+    reply.raw.once('close', () => {
+      if (!body.readableEnded) body.destroy();
+    });
+    return reply
+      .status(200)
+      .header('content-type', statement.contentType)
+      .header('content-disposition', `attachment; filename="${statement.fileName}"`)
+      .header('cache-control', 'no-store')
+      .header('x-content-type-options', 'nosniff')
+      .send(body);
+  }
+
+  /**
    * Starts writing the document into a stream and returns it at once; the connection is given back when the
    * document is complete, fails, or its reader goes away. A failure after the first byte can only cut the
    * download short (the status line is gone), so it is logged and the stream destroyed.
@@ -250,7 +297,8 @@ export class StatementsService {
 }
 
 /**
- * Appends the lines of one posting to `lines`. A posting whose record carries a fee is shown as two lines: the
+ * Appends the lines of one row (a posting, or a recipient's share of one) to `lines`. A row whose record carries a
+ * fee is shown as two lines: the
  * movement at its gross amount, then the fee as it was booked (the difference between the posting and the gross:
  * a debit when charged, a credit when a reversal refunds it), the first with the balance before the fee, the second
  * with the posting's own running balance.
@@ -262,8 +310,9 @@ function appendStatementRows(raw: RawRow, lines: StatementRow[]): void {
     lines.push({ bookedAt, transactionId, reference, narration: `Ledger entry ${raw.entry_id}`, source, amount, balanceAfter });
     return;
   }
-  const narration = raw.narration ?? '';
-  const source = readableSource(raw.source ?? raw.entry_kind);
+  const code = raw.source ?? raw.entry_kind;
+  const narration = readableNarration(code, raw.narration ?? '', raw.recipient);
+  const source = readableSource(code, raw.recipient);
   // Most postings carry no fee: the same numeric text for the posting and the gross needs no decimal arithmetic.
   const fee = raw.gross === null || raw.gross === amount ? null : new Money(amount).minus(raw.gross);
   if (fee === null || fee.isZero() || !new Money(raw.fee ?? 0).gt(0)) {

@@ -124,7 +124,14 @@ describe('payment statement', () => {
       service_code: merchant.serviceCode,
     });
     expect(paid.payer_transaction_reference).toMatch(/\S/);
-    expect(declined).toMatchObject({ payment_id: created[1].id, amount: 75, payment_status: 701, receiver_narration: 'Declined order' });
+    // A declined payment cost the merchant nothing: no fee was booked.
+    expect(declined).toMatchObject({
+      payment_id: created[1].id,
+      amount: 75,
+      payment_status: 701,
+      receiver_narration: 'Declined order',
+      service_charge: 0,
+    });
     // A charge created at a given instant is listed with that instant.
     expect(Date.parse(paid.created_at)).toBeGreaterThanOrEqual(Date.parse(start));
   });

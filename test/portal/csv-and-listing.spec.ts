@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { signatureHeader, verifySignature } from '../../src/callbacks/settings/signature';
 import { everyRow, ListQuery } from '../../src/common/listing';
-import { csvCell, csvLine, csvStream } from '../../src/portal/csv';
+import { csvCell, csvLine, csvStream, textCell } from '../../src/portal/csv';
 
 describe('CSV cells', () => {
   it('quotes commas, quotes and line breaks (RFC 4180), and leaves plain text alone', () => {
@@ -24,6 +24,20 @@ describe('CSV cells', () => {
     expect(csvCell('\t=1')).toBe("'\t=1");
     expect(csvCell('=HYPERLINK("http://x","y")')).toBe(`"'=HYPERLINK(""http://x"",""y"")"`);
     expect(csvCell('a=b')).toBe('a=b');
+  });
+
+  it('keeps text a spreadsheet would read as a number or date (phone numbers, numeric ids) as that exact text', () => {
+    expect(csvCell(textCell('254712345678'))).toBe('"=""254712345678"""');
+    expect(csvCell(textCell('+254712345678'))).toBe('"=""+254712345678"""');
+    expect(csvCell(textCell('0012'))).toBe('"=""0012"""');
+    expect(csvCell(textCell('2026-01-02'))).toBe('"=""2026-01-02"""');
+    expect(csvCell(textCell('1e5'))).toBe('"=""1e5"""');
+    // Text with letters stays text by itself, and keeps the formula guard.
+    expect(csvCell(textCell('INV-2026-1'))).toBe('INV-2026-1');
+    expect(csvCell(textCell('=cmd|1'))).toBe("'=cmd|1");
+    expect(csvCell(textCell(null))).toBe('');
+    // Amounts are not text cells: they stay numbers a sheet can sum.
+    expect(csvCell('999999.5000')).toBe('999999.5000');
   });
 
   it('lines end with CRLF; a stream is the header, then a line per row as they come', async () => {

@@ -1,6 +1,5 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
-import request from 'supertest';
 import {
   chargeBody,
   createGatewayMerchant,
@@ -11,7 +10,7 @@ import {
   waitFor,
   waitForPaymentStatus,
 } from '../support/gateway-fixtures';
-import { binary, pdfText, readWorkbook } from '../support/statement-readers';
+import { pdfText, readWorkbook, settlementStatement } from '../support/statement-readers';
 
 /**
  * The statement of a settlement wallet: collections settle into it net of the merchant's fee in one posting, and a
@@ -43,14 +42,7 @@ describe('account statement of a settlement wallet (collections and their revers
   });
   afterAll(async () => sandbox?.close());
 
-  const statement = (docType: 'PDF' | 'EXCEL') =>
-    request(app.getHttpServer())
-      .get('/api/v1/account-statements/doc')
-      .query({ account_number: merchant.settlementAccountNumber, start_date: '2000-01-01', end_date: '2100-01-01', doc_type: docType })
-      .set('authorization', merchant.tenant.auth)
-      .buffer(true)
-      .parse(binary)
-      .expect(200);
+  const statement = (docType: 'PDF' | 'EXCEL') => settlementStatement(app, merchant, docType);
 
   it('XLSX: the collection and its reversal at full amount, each fee on its own line, with references', async () => {
     const { rows } = await readWorkbook((await statement('EXCEL')).body);

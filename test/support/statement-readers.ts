@@ -1,3 +1,4 @@
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import ExcelJS from 'exceljs';
 import { inflateSync } from 'node:zlib';
 import request from 'supertest';
@@ -102,4 +103,19 @@ export async function readWorkbook(buffer: Buffer) {
     amountFormats,
     title: sheet.getRow(1).getCell(1).value,
   };
+}
+
+/** The whole statement (all time) of a merchant's settlement wallet, as its wallet user downloads it (asserts 200). */
+export function settlementStatement(
+  app: NestFastifyApplication,
+  merchant: { settlementAccountNumber: string; tenant: { auth: string } },
+  docType: 'PDF' | 'EXCEL',
+) {
+  return request(app.getHttpServer())
+    .get('/api/v1/account-statements/doc')
+    .query({ account_number: merchant.settlementAccountNumber, start_date: '2000-01-01', end_date: '2100-01-01', doc_type: docType })
+    .set('authorization', merchant.tenant.auth)
+    .buffer(true)
+    .parse(binary)
+    .expect(200);
 }

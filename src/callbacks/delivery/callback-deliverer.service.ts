@@ -7,6 +7,7 @@ import { CallbackEndpoint, CallbackKind, CallbackSettingsService, DeliverySettin
 import { resolveCallbackTarget } from '../url-safety/callback-url';
 import { CallbackResolver, PinnedConnections } from '../url-safety/pinned-post';
 import { signatureHeader } from '../settings/signature';
+import { RESPONSE_BODY_CHARS } from './callbacks.service';
 
 const TIMEOUT_MS = 10_000;
 /** Deliveries one claim takes at most. */
@@ -166,8 +167,9 @@ export class CallbackDeliverer implements OnApplicationBootstrap, OnApplicationS
       const rows: Array<{ delivery_id: string }> = await this.db.query(
         `WITH attempt AS (
            SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::smallint[], $4::varchar[], $5::timestamptz[], $6::jsonb[], $7::boolean[],
-                                $8::timestamptz[], $9::smallint[], $10::integer[], $11::varchar[])
-             AS a(delivery_id, lease, attempt, status, next_at, acknowledgement, replay, attempted_at, http_status, latency_ms, error)
+                                $8::timestamptz[], $9::smallint[], $10::integer[], $11::varchar[], $12::varchar[])
+             AS a(delivery_id, lease, attempt, status, next_at, acknowledgement, replay, attempted_at, http_status, latency_ms, error,
+                  response_body)
          ), recorded AS (
            UPDATE callback_deliveries d SET attempts = a.attempt, replays = d.replays + a.replay::int, status = a.status, lease_until = NULL,
              first_attempt_at = coalesce(d.first_attempt_at, a.attempted_at),
@@ -177,8 +179,9 @@ export class CallbackDeliverer implements OnApplicationBootstrap, OnApplicationS
            FROM attempt a WHERE d.id = a.delivery_id AND d.lease_until = a.lease
            RETURNING d.id
          )
-         INSERT INTO callback_attempts (delivery_id, attempt, attempted_at, http_status, latency_ms, error, replay)
-         SELECT a.delivery_id, a.attempt, a.attempted_at, a.http_status, a.latency_ms, a.error, a.replay FROM attempt a JOIN recorded r ON r.id = a.delivery_id
+         INSERT INTO callback_attempts (delivery_id, attempt, attempted_at, http_status, latency_ms, error, replay, response_body)
+         SELECT a.delivery_id, a.attempt, a.attempted_at, a.http_status, a.latency_ms, a.error, a.replay, a.response_body
+         FROM attempt a JOIN recorded r ON r.id = a.delivery_id
          RETURNING delivery_id`,
         [
           attempts.map((a) => a.delivery.id),
@@ -192,6 +195,7 @@ export class CallbackDeliverer implements OnApplicationBootstrap, OnApplicationS
           attempts.map((a) => a.post.httpStatus),
           attempts.map((a) => a.post.latencyMs),
           attempts.map((a) => a.post.error?.slice(0, 255) ?? null),
+          attempts.map((a) => responseBody(a.post)),
         ],
       );
       return new Set(rows.map((r) => r.delivery_id));
@@ -294,6 +298,12 @@ function replayOutcome(delivery: ClaimedDelivery, delivered: boolean): { status:
 function credentialsFor(url: string, endpoint: CallbackEndpoint | undefined): string | null {
   if (!endpoint || endpoint.username === null || endpoint.password === null) return null;
   return new URL(url).origin === new URL(endpoint.url).origin ? `${endpoint.username}:${endpoint.password}` : null;
+}
+
+/** What the delivery's page shows of the receiver's answer: the start of its body (text refuses NUL). */
+function responseBody(post: Post): string | null {
+  if (post.httpStatus === null) return null;
+  return post.body.slice(0, RESPONSE_BODY_CHARS).replaceAll('\u0000', '');
 }
 
 /**

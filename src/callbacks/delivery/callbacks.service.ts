@@ -1,15 +1,26 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { ListQuery, listClauses } from '../../common/listing';
+import { countRows, Keyset, ListCount, ListFilter, ListQuery, listRows, ListSource } from '../../common/listing';
 import { PreparedStatement, runPrepared } from '../../infra/database/prepared';
 import type { CallbackKind } from '../settings/callback-settings.service';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-const ATTEMPT_LOG = `coalesce((SELECT json_agg(json_build_object('attempt', a.attempt, 'attempted_at', a.attempted_at, 'http_status', a.http_status,
-    'latency_ms', a.latency_ms, 'error', a.error, 'replay', a.replay) ORDER BY a.attempt)
+/** A delivery's attempts as one JSON array (`d` the delivery), with each one's response body when `answers`. */
+const attemptLog = (answers = false) => `coalesce((SELECT json_agg(json_build_object('attempt', a.attempt, 'attempted_at', a.attempted_at,
+    'http_status', a.http_status, 'latency_ms', a.latency_ms, 'error', a.error, 'replay', a.replay${answers ? ", 'response_body', a.response_body" : ''})
+    ORDER BY a.attempt)
   FROM callback_attempts a WHERE a.delivery_id = d.id), '[]') AS attempt_log`;
+const ATTEMPT_LOG = attemptLog();
+
+/** The portal's list of deliveries, each with its attempts. */
+const LIST: ListSource = {
+  select: `d.id, d.created_at::text AS position_at, d.kind, d.event, d.reference, d.url, d.status, d.attempts, d.next_attempt_at,
+    d.replay_requested_at, d.created_at, ${ATTEMPT_LOG}`,
+  from: 'callback_deliveries d WHERE d.client_id = $1',
+  columns: { createdAt: 'd.created_at', id: 'd.id', idType: 'uuid', status: 'd.status', reference: 'd.reference' },
+};
 
 export interface CallbackAttempt {
   attempt: number;
@@ -36,6 +47,21 @@ export interface DeliveryView {
   created_at: Date;
   attempt_log: CallbackAttempt[];
 }
+
+/** An attempt as the delivery's page shows it: with what the receiver answered. */
+export interface AnsweredAttempt extends CallbackAttempt {
+  /** The start of the receiver's response body (up to RESPONSE_BODY_CHARS characters); null when there was no answer. */
+  response_body: string | null;
+}
+
+/** One delivery with the body it sends (the request, frozen when it was scheduled) and every attempt's answer. */
+export interface DeliveryDetail extends Omit<DeliveryView, 'attempt_log'> {
+  payload: Record<string, unknown>;
+  attempt_log: AnsweredAttempt[];
+}
+
+/** How much of a receiver's response body an attempt keeps. */
+export const RESPONSE_BODY_CHARS = 2000;
 
 export interface CallbackEvent {
   clientId: string;
@@ -107,21 +133,20 @@ export class CallbacksService {
 
   /** The client's deliveries, newest first, filtered and keyset-paged, each with its attempts (the portal). */
   deliveries(clientId: string, query: ListQuery): Promise<DeliveryView[]> {
-    const c = listClauses(query, { createdAt: 'd.created_at', id: 'd.id', idType: 'uuid', status: 'd.status', reference: 'd.reference' });
-    return this.db.query(
-      `SELECT d.id, d.created_at::text AS position_at, d.kind, d.event, d.reference, d.url, d.status, d.attempts, d.next_attempt_at,
-         d.replay_requested_at, d.created_at, ${ATTEMPT_LOG}
-       FROM callback_deliveries d WHERE d.client_id = $1${c.where} ${c.tail}`,
-      [clientId, ...c.params],
-    );
+    return listRows(this.db, clientId, query, LIST);
   }
 
-  /** One of the client's deliveries; null when the client has none with this id. */
-  async delivery(clientId: string, eventId: string): Promise<DeliveryView | null> {
+  /** How many of the client's deliveries the filter matches, and how many are newer than `first`. */
+  countDeliveries(clientId: string, filter: ListFilter, first: Keyset | null): Promise<ListCount> {
+    return countRows(this.db, clientId, filter, LIST, first);
+  }
+
+  /** One of the client's deliveries with its body and every attempt's answer; null when the client has none with this id. */
+  async delivery(clientId: string, eventId: string): Promise<DeliveryDetail | null> {
     if (!UUID.test(eventId)) return null;
     const [row] = await this.db.query(
       `SELECT d.id, d.created_at::text AS position_at, d.kind, d.event, d.reference, d.url, d.status, d.attempts, d.next_attempt_at,
-         d.replay_requested_at, d.created_at, ${ATTEMPT_LOG}
+         d.replay_requested_at, d.created_at, d.payload, ${attemptLog(true)}
        FROM callback_deliveries d WHERE d.client_id = $1 AND d.id = $2`,
       [clientId, eventId],
     );

@@ -1,12 +1,37 @@
+import { displayAmount } from '../../common/money';
+
 /** Text escaped for HTML element content and attribute values. */
 export function esc(value: unknown): string {
   return String(value ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 
-/** A UTC time as people read it in a table (2026-11-22 14:03:09 UTC). */
-export function when(value: Date | string | null): string {
+const TIME_FORMATS = new Map<string, Intl.DateTimeFormat>();
+
+/** A time as people read it in a table, in the merchant's time zone (2026-11-22 17:03:09); the page names the zone. */
+export function when(value: Date | string | null, timeZone: string): string {
   if (!value) return '—';
-  return `${new Date(value).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+  let format = TIME_FORMATS.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-CA', {
+      timeZone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      hourCycle: 'h23',
+    });
+    TIME_FORMATS.set(timeZone, format);
+  }
+  const part = Object.fromEntries(format.formatToParts(new Date(value)).map((p) => [p.type, p.value]));
+  return `${part.year}-${part.month}-${part.day} ${part.hour}:${part.minute}:${part.second}`;
+}
+
+/** An amount in its currency's minor units with separators ("KES 1,000,750.00"); tables right-align it. */
+export function money(value: string | null, currency: string): string {
+  if (value === null) return '<span class="muted">—</span>';
+  return `<span class="cur">${esc(currency)}</span>&nbsp;${esc(displayAmount(value, currency))}`;
 }
 
 /** The hidden CSRF field every form of a signed-in page carries. */
@@ -14,18 +39,29 @@ export function csrfField(token: string): string {
   return `<input type="hidden" name="_csrf" value="${esc(token)}">`;
 }
 
-/** A POST form holding one button (revoke, resend, rotate, sign out). */
-export function buttonForm(action: string, csrfToken: string, label: string, className = 'secondary'): string {
-  return `<form method="post" action="${esc(action)}" class="inline">${csrfField(csrfToken)}<button type="submit" class="${className}">${esc(label)}</button></form>`;
+/** A POST form holding one button (revoke, resend, rotate, sign out); `name` is its accessible name when the label is short. */
+export function buttonForm(action: string, csrfToken: string, label: string, className = 'secondary', name?: string): string {
+  const aria = name ? ` aria-label="${esc(name)}"` : '';
+  return `<form method="post" action="${esc(action)}" class="inline">${csrfField(csrfToken)}<button type="submit" class="${className}"${aria}>${esc(label)}</button></form>`;
 }
 
-/** A table that scrolls sideways on narrow screens (a focusable, labelled region, so keyboards can scroll it). */
-export function table(caption: string, headers: string[], rows: string[][], empty: string): string {
+/** A table column: its heading, and whether it holds amounts (right-aligned, figures aligned). */
+export type Column = string | { label: string; amount: true };
+
+/**
+ * A table. On a wide screen its cells wrap rather than push it wider than the page; on a phone each row becomes a
+ * card of label and value pairs (every cell carries its column's label), so nothing is hidden sideways.
+ */
+export function table(caption: string, columns: Column[], rows: string[][], empty: string): string {
   if (rows.length === 0) return `<p class="empty">${esc(empty)}</p>`;
-  return `<div class="table-wrap" role="region" aria-label="${esc(caption)}" tabindex="0"><table>
+  const heads = columns.map((c) => (typeof c === 'string' ? { label: c, amount: false } : c));
+  // One element per cell, so that a card lays out exactly its label and its value.
+  const cell = (content: string, i: number) =>
+    `<td data-label="${esc(heads[i].label)}"${heads[i].amount ? ' class="num"' : ''}><span>${content}</span></td>`;
+  return `<div class="table-wrap"><table>
 <caption>${esc(caption)}</caption>
-<thead><tr>${headers.map((h) => `<th scope="col">${esc(h)}</th>`).join('')}</tr></thead>
-<tbody>${rows.map((cells) => `<tr>${cells.map((c) => `<td>${c}</td>`).join('')}</tr>`).join('\n')}</tbody>
+<thead><tr>${heads.map((h) => `<th scope="col"${h.amount ? ' class="num"' : ''}>${esc(h.label)}</th>`).join('')}</tr></thead>
+<tbody>${rows.map((cells) => `<tr>${cells.map(cell).join('')}</tr>`).join('\n')}</tbody>
 </table></div>`;
 }
 
@@ -58,21 +94,31 @@ a:focus,button:focus,input:focus,select:focus,[tabindex]:focus,summary:focus{out
 .notice.ok{background:#e6f4ea;color:#0d4a1f;border-color:#8cc79b}.notice.err{background:#fce8e6;color:#7a1010;border-color:#e3a19b}
 .secret{font-family:ui-monospace,Menlo,Consolas,monospace;background:#fff8e1;border:1px dashed #8a6d00;padding:.5rem;word-break:break-all;display:block}
 code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.92em;word-break:break-all}
-.table-wrap{overflow-x:auto;background:#fff;border:1px solid #c9ced6;border-radius:10px}
+pre{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.85rem;background:#f6f8fa;border:1px solid #e1e4e8;border-radius:6px;padding:.6rem;margin:.25rem 0;white-space:pre-wrap;word-break:break-all;max-height:24rem;overflow:auto}
+.table-wrap{background:#fff;border:1px solid #c9ced6;border-radius:10px}
 table{border-collapse:collapse;width:100%;font-size:.95rem}caption{text-align:left;padding:.6rem .75rem;font-weight:700}
-th,td{padding:.5rem .75rem;border-top:1px solid #e1e4e8;text-align:left;vertical-align:top;white-space:nowrap}
-td.wrap{white-space:normal}.status{font-weight:700}.status.s-ok{color:#0d5c24}.status.s-err{color:#a50e0e}.status.s-wait{color:#7a4d00}
-.pager{margin-top:1rem}.empty{background:#fff;border:1px dashed #c9ced6;border-radius:10px;padding:1rem}
+th,td{padding:.5rem .75rem;border-top:1px solid #e1e4e8;text-align:left;vertical-align:top;overflow-wrap:break-word}
+th.num,td.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}.cur{color:#4a5260;font-size:.85em}
+.status{font-weight:700}.status.s-ok{color:#0d5c24}.status.s-err{color:#a50e0e}.status.s-wait{color:#7a4d00}
+.pager{margin-top:1rem;display:flex;flex-wrap:wrap;gap:.5rem 1.5rem;align-items:center}.empty{background:#fff;border:1px dashed #c9ced6;border-radius:10px;padding:1rem}
+.card>h2:first-child{margin-top:0}dl.facts{display:grid;grid-template-columns:minmax(8rem,max-content) 1fr;gap:.35rem 1rem;margin:0}dl.facts dt{font-weight:600;color:#4a5260}dl.facts dd{margin:0;overflow-wrap:anywhere}
+.chart{width:100%;height:auto;display:block}.tabs{display:flex;gap:.5rem;flex-wrap:wrap;margin:0 0 1rem}
+.tabs a{padding:.3rem .8rem;border:2px solid #0b57d0;border-radius:999px;text-decoration:none}.tabs a[aria-current=page]{background:#0b57d0;color:#fff}
 details{margin:.25rem 0}summary{cursor:pointer;color:#0b57d0}
 .login{max-width:24rem;margin:3rem auto}.login button{width:100%;margin-top:1rem;padding:.75rem}
-@media (max-width:40rem){h1{font-size:1.3rem}header .bar{padding:.5rem .75rem}main{padding:1rem .75rem 2rem}}
+@media (max-width:48rem){h1{font-size:1.3rem}header .bar{padding:.5rem .75rem}main{padding:1rem .75rem 2rem}
+.table-wrap{background:none;border:0}table,tbody,tr,td{display:block;width:100%}thead{position:absolute;left:-9999px}
+caption{display:block;padding:0 0 .5rem}tr{background:#fff;border:1px solid #c9ced6;border-radius:10px;margin:0 0 .75rem;padding:.35rem .75rem}
+td,td.num{display:flex;justify-content:space-between;gap:1rem;border:0;padding:.3rem 0;text-align:right;white-space:normal}
+td::before{content:attr(data-label);font-weight:600;color:#4a5260;text-align:left;flex:none}
+dl.facts{grid-template-columns:1fr}dl.facts dd{margin:0 0 .4rem}}
 `;
 
 export interface PageFrame {
   nonce: string;
   title: string;
   /** The signed-in user: navigation, sign-out and the client's name; absent on the sign-in and error pages. */
-  user?: { username: string; clientName: string; csrfToken: string };
+  user?: { username: string; clientName: string; csrfToken: string; timeZone: string };
   /** Which navigation entry is the current page. */
   active?: string;
   notice?: { kind: 'ok' | 'err'; text: string } | null;
@@ -80,11 +126,12 @@ export interface PageFrame {
 
 const NAV: Array<[string, string]> = [
   ['/portal', 'Overview'],
-  ['/portal/api-keys', 'API keys'],
-  ['/portal/callbacks', 'Callbacks'],
   ['/portal/payments', 'Payments'],
   ['/portal/payouts', 'Payouts'],
   ['/portal/deliveries', 'Deliveries'],
+  ['/portal/statements', 'Statements'],
+  ['/portal/api-keys', 'API keys'],
+  ['/portal/callbacks', 'Callbacks'],
 ];
 
 /** The portal's page: landmarks, a skip link, navigation and sign-out; styles inline under the response's CSP nonce. */
@@ -92,7 +139,7 @@ export function layout(frame: PageFrame, body: string): string {
   const { user } = frame;
   const nav = user
     ? `<nav aria-label="Portal"><ul>${NAV.map(([href, label]) => `<li><a href="${href}"${frame.active === href ? ' aria-current="page"' : ''}>${label}</a></li>`).join('')}</ul></nav>
-<div class="who"><span>${esc(user.username)} · ${esc(user.clientName)}</span>${buttonForm('/portal/logout', user.csrfToken, 'Sign out')}</div>`
+<div class="who"><span>${esc(user.username)} · ${esc(user.clientName)} · <abbr title="Times and days are in this time zone">${esc(user.timeZone)}</abbr></span>${buttonForm('/portal/logout', user.csrfToken, 'Sign out')}</div>`
     : '';
   const notice = frame.notice
     ? `<p class="notice ${frame.notice.kind}" role="${frame.notice.kind === 'err' ? 'alert' : 'status'}">${esc(frame.notice.text)}</p>`

@@ -1,11 +1,16 @@
 import type { ApiKeySummary } from '../../auth/gateway/api-keys.service';
 import type { CallbackKind } from '../../callbacks/settings/callback-settings.service';
-import type { DeliveryView } from '../../callbacks/delivery/callbacks.service';
-import type { DayTotals, ListFilter } from '../../common/listing';
+import type { DeliveryDetail, DeliveryView } from '../../callbacks/delivery/callbacks.service';
+import type { ListCount, ListFilter } from '../../common/listing';
+import { displayAmount, Money } from '../../common/money';
 import type { FloatBalance } from '../../float/float-balance.service';
-import type { PaymentListRow } from '../../collections/payments.repository';
-import type { PayoutListRow } from '../../payouts/payouts.repository';
-import { buttonForm, csrfField, esc, layout, PageFrame, table, when } from './html';
+import type { PaymentDetail, PaymentListRow } from '../../collections/payments.repository';
+import type { PayoutDetail, PayoutListRow } from '../../payouts/payouts.repository';
+import { barChart } from './charts';
+import { buttonForm, Column, csrfField, esc, layout, money, PageFrame, table, when } from './html';
+
+/** The frame of a signed-in page: it has the user (navigation, CSRF token, time zone). */
+export type SignedInFrame = PageFrame & { user: NonNullable<PageFrame['user']> };
 
 export const PAYMENT_STATUS_NAMES: Record<string, string> = {
   700: 'Successful',
@@ -36,50 +41,90 @@ export function signInPage(nonce: string, options: { error?: string; username?: 
   );
 }
 
-export function messagePage(nonce: string, title: string, message: string, signedIn: boolean): string {
-  const back = signedIn ? '<a href="/portal">Back to the overview</a>' : '<a href="/portal/login">Go to sign-in</a>';
-  return layout({ nonce, title }, `<div class="card" role="alert"><p>${esc(message)}</p><p>${back}</p></div>`);
+/** An error or notice page; with navigation when someone is signed in, so they can go on from it. */
+export function messagePage(frame: PageFrame, message: string): string {
+  const back = frame.user ? '<a href="/portal">Back to the overview</a>' : '<a href="/portal/login">Go to sign-in</a>';
+  return layout(frame, `<div class="card" role="alert"><p>${esc(message)}</p><p>${back}</p></div>`);
 }
 
-function totalsCard(title: string, totals: DayTotals[]): string {
+/** One currency's collections or payouts over the overview's days: totals, and one entry per day (none missing). */
+export interface Series {
+  currency: string;
+  count: number;
+  successful: number;
+  amount: string;
+  days: Array<{ day: string; count: number; successful: number; amount: string }>;
+}
+
+export interface OverviewView {
+  floats: Array<FloatBalance & { account_number: string }>;
+  period: number;
+  periods: readonly number[];
+  collections: Series[];
+  payouts: Series[];
+  timeZones: string[];
+}
+
+function seriesCard(title: string, series: Series[], period: number): string {
   const body =
-    totals.length === 0
-      ? '<p class="muted">None yet today.</p>'
-      : totals
-          .map(
-            (t) => `<p class="figure">${esc(t.currency)} ${esc(t.successful_amount)}</p>
-<p class="muted">${t.successful} successful of ${t.count}</p>`,
-          )
+    series.length === 0
+      ? `<p class="muted">None in the last ${period} days.</p>`
+      : series
+          .map((s) => {
+            const amounts = s.days.map((d) => ({
+              day: d.day,
+              value: Number(d.amount),
+              label: `${s.currency} ${displayAmount(d.amount, s.currency)}`,
+            }));
+            const counts = s.days.map((d) => ({ day: d.day, value: d.count, label: `${d.count} (${d.successful} successful)` }));
+            const top = s.days.reduce((a, b) => (new Money(b.amount).gt(a.amount) ? b : a), s.days[0]);
+            const rows = [...s.days].reverse().map((d) => [esc(d.day), String(d.count), String(d.successful), money(d.amount, s.currency)]);
+            return `<p class="figure">${money(s.amount, s.currency)}</p>
+<p class="muted">${s.successful} successful of ${s.count}</p>
+<h3 class="small">Successful volume per day</h3>${barChart(`${title} volume per day, ${s.currency}`, amounts, `${s.currency} ${displayAmount(top.amount, s.currency)}`)}
+<h3 class="small">${esc(title)} per day</h3>${barChart(`${title} per day, ${s.currency}`, counts, String(Math.max(...s.days.map((d) => d.count))))}
+<details><summary>Figures per day (${esc(s.currency)})</summary>${table(
+              `${title} per day, ${s.currency}`,
+              ['Day', 'Count', 'Successful', { label: 'Successful volume', amount: true }],
+              rows,
+              '',
+            )}</details>`;
+          })
           .join('');
-  return `<section class="card" aria-labelledby="h-${esc(title)}"><h2 id="h-${esc(title)}">${esc(title)}</h2>${body}</section>`;
+  const id = `h-${title.toLowerCase()}`;
+  return `<section class="card" aria-labelledby="${id}"><h2 id="${id}">${esc(title)}</h2>${body}</section>`;
 }
 
-export function overviewPage(
-  frame: PageFrame,
-  view: { floats: Array<FloatBalance & { account_number: string }>; collections: DayTotals[]; payouts: DayTotals[] },
-): string {
+export function overviewPage(frame: SignedInFrame, view: OverviewView): string {
   const floats = table(
     'Float and settlement balances',
-    ['Account', 'Currency', 'Available', 'Reserved', 'Total', 'Status'],
+    ['Account', 'Status', { label: 'Available', amount: true }, { label: 'Reserved', amount: true }, { label: 'Total', amount: true }],
     view.floats.map((f) => [
       `<code>${esc(f.account_number)}</code>`,
-      esc(f.currency),
-      esc(f.balance),
-      esc(f.reserved_balance),
-      esc(f.ledger_balance),
       esc(f.status),
+      money(f.balance, f.currency),
+      money(f.reserved_balance, f.currency),
+      money(f.ledger_balance, f.currency),
     ]),
     'No settlement wallet is linked to a client service yet.',
   );
+  const tabs = view.periods
+    .map((days) => `<a href="/portal?days=${days}"${days === view.period ? ' aria-current="page"' : ''}>Last ${days} days</a>`)
+    .join('');
+  const zones = view.timeZones.map((zone) => `<option${zone === frame.user.timeZone ? ' selected' : ''}>${esc(zone)}</option>`).join('');
   return layout(
     frame,
     `<h2>Balances</h2><p class="muted small">Available is what new payouts can use; reserved is held for payouts and airtime in flight.</p>${floats}
-<h2>Today (UTC)</h2><div class="grid">${totalsCard('Collections', view.collections)}${totalsCard('Payouts', view.payouts)}</div>`,
+<h2>Activity</h2><nav class="tabs" aria-label="Period">${tabs}</nav>
+<div class="grid">${seriesCard('Collections', view.collections, view.period)}${seriesCard('Payouts', view.payouts, view.period)}</div>
+<form method="post" action="/portal/time-zone" class="card filters">${csrfField(frame.user.csrfToken)}
+<div><label for="time-zone">Time zone of days and times</label><select id="time-zone" name="time_zone">${zones}</select></div>
+<div class="actions"><button type="submit" class="secondary">Save time zone</button></div></form>`,
   );
 }
 
 export function apiKeysPage(
-  frame: PageFrame & { user: NonNullable<PageFrame['user']> },
+  frame: SignedInFrame,
   keys: ApiKeySummary[],
   created?: { consumer_key: string; consumer_secret: string },
 ): string {
@@ -90,18 +135,20 @@ export function apiKeysPage(
 <p><strong>Consumer secret</strong> <code id="new-consumer-secret" class="secret">${esc(created.consumer_secret)}</code></p></section>`
     : '';
   const live = keys.filter((k) => !k.revoked_at).length;
+  const tz = frame.user.timeZone;
   const rows = keys.map((k) => [
     `<code>${esc(k.consumer_key)}</code>`,
-    when(k.created_at),
-    when(k.last_authenticated_at),
-    k.revoked_at ? `Revoked ${esc(when(k.revoked_at))}` : 'Live',
+    when(k.created_at, tz),
+    when(k.last_authenticated_at, tz),
+    k.revoked_at ? `Revoked ${esc(when(k.revoked_at, tz))}` : 'Live',
     k.revoked_at
       ? ''
       : buttonForm(
           `/portal/api-keys/${encodeURIComponent(k.consumer_key)}/revoke`,
           frame.user.csrfToken,
-          `Revoke ${k.consumer_key}`,
+          'Revoke',
           'danger',
+          `Revoke ${k.consumer_key}`,
         ),
   ]);
   return layout(
@@ -122,7 +169,7 @@ export interface CallbackSettingsView {
 }
 
 export function callbacksPage(
-  frame: PageFrame & { user: NonNullable<PageFrame['user']> },
+  frame: SignedInFrame,
   view: { endpoints: CallbackSettingsView[]; rotatedAt: Date; previousValidUntil: Date | null; newSecret?: string; overlapHours: number },
 ): string {
   const forms = view.endpoints
@@ -144,27 +191,47 @@ export function callbacksPage(
     ? `<p class="notice ok" role="status">New signing secret (shown once): <code id="new-signing-secret" class="secret">${esc(view.newSecret)}</code></p>`
     : '';
   const overlap = view.previousValidUntil
-    ? `<p>The previous secret stays valid until <strong>${esc(when(view.previousValidUntil))}</strong>: until then callbacks carry both signatures
+    ? `<p>The previous secret stays valid until <strong>${esc(when(view.previousValidUntil, frame.user.timeZone))}</strong>: until then callbacks carry both signatures
 (<code>X-Signature: t=…,v1=&lt;new&gt;,v1=&lt;previous&gt;</code>).</p>`
     : '';
   return layout(
     frame,
     `<div class="grid">${forms}</div>
 <section class="card" aria-labelledby="h-secret"><h2 id="h-secret">Signing secret</h2>${newSecret}
-<p>Every callback is signed: <code>X-Signature: t=&lt;unix seconds&gt;,v1=&lt;HMAC-SHA256(secret, "t.body")&gt;</code>. Last rotated ${esc(when(view.rotatedAt))}.</p>${overlap}
+<p>Every callback is signed: <code>X-Signature: t=&lt;unix seconds&gt;,v1=&lt;HMAC-SHA256(secret, "t.body")&gt;</code>. Last rotated ${esc(when(view.rotatedAt, frame.user.timeZone))}.</p>${overlap}
 <p class="muted small">Rotating issues a new secret; the current one stays valid for ${view.overlapHours} h so you can deploy the new one.</p>
 ${buttonForm('/portal/callbacks/signing-secret/rotate', frame.user.csrfToken, 'Rotate the signing secret', 'danger')}</section>`,
   );
+}
+
+/** A page of a list, with where the pages before and after it start and how many rows the filter matches. */
+export interface ListPage<T> {
+  rows: T[];
+  /** Cursor of the older page, null on the last. */
+  older: string | null;
+  /** Cursor of the newer page, null on the first. */
+  newer: string | null;
+  count: ListCount;
 }
 
 export interface ListPageOptions {
   path: string;
   filter: ListFilter;
   statuses: Record<string, string>;
-  next: string | null;
-  referenceLabel: string;
+  /** What the search box finds by ("Reference, phone number or amount"). */
+  searchLabel: string;
   /** The list has a CSV export at `${path}.csv`. */
   csv?: boolean;
+}
+
+/** The filter's fields as query parameters (the list's own names). */
+function filterParams(f: ListFilter): Record<string, string> {
+  const params: Record<string, string> = {};
+  if (f.status) params.status = f.status;
+  if (f.from) params.from = f.from;
+  if (f.to) params.to = f.to;
+  if (f.search) params.q = f.search;
+  return params;
 }
 
 function filterForm(o: ListPageOptions): string {
@@ -172,73 +239,190 @@ function filterForm(o: ListPageOptions): string {
   const options = [['', 'Any'], ...Object.entries(o.statuses)]
     .map(([value, label]) => `<option value="${esc(value)}"${f.status === value ? ' selected' : ''}>${esc(label)}</option>`)
     .join('');
-  const query = new URLSearchParams(Object.entries(f).filter(([, v]) => v) as [string, string][]).toString();
+  const query = new URLSearchParams(filterParams(f)).toString();
   return `<form method="get" action="${o.path}" class="card filters" role="search" aria-label="Filter">
+<div><label for="f-q">Search</label><input id="f-q" name="q" type="search" value="${esc(f.search)}" placeholder="${esc(o.searchLabel)}" aria-describedby="f-q-hint"><p class="muted small" id="f-q-hint">${esc(o.searchLabel)}</p></div>
 <div><label for="f-status">Status</label><select id="f-status" name="status">${options}</select></div>
 <div><label for="f-from">From</label><input id="f-from" name="from" type="date" value="${esc(f.from)}"></div>
 <div><label for="f-to">To</label><input id="f-to" name="to" type="date" value="${esc(f.to)}"></div>
-<div><label for="f-reference">${esc(o.referenceLabel)} starts with</label><input id="f-reference" name="reference" type="text" value="${esc(f.reference)}"></div>
 <div class="actions"><button type="submit">Filter</button><a href="${o.path}">Clear</a>
 ${o.csv ? `<a href="${o.path}.csv${query ? `?${esc(query)}` : ''}" download>Export CSV</a>` : ''}</div></form>`;
 }
 
-function pager(o: ListPageOptions): string {
-  if (!o.next) return '';
-  const query = new URLSearchParams({
-    ...(Object.fromEntries(Object.entries(o.filter).filter(([, v]) => v)) as Record<string, string>),
-    after: o.next,
+function pager(o: ListPageOptions, page: ListPage<unknown>): string {
+  const link = (cursor: string, direction: 'after' | 'before', label: string, rel: string) =>
+    `<a href="${o.path}?${esc(new URLSearchParams({ ...filterParams(o.filter), [direction]: cursor }).toString())}" rel="${rel}">${label}</a>`;
+  const { total, newer } = page.count;
+  const shown = page.rows.length === 0 ? '' : `<span>${newer + 1}–${newer + page.rows.length} of ${total.toLocaleString('en-GB')}</span>`;
+  return `<nav class="pager" aria-label="Pages">${page.newer ? link(page.newer, 'before', '← Newer', 'prev') : ''}${shown}${
+    page.older ? link(page.older, 'after', 'Older →', 'next') : ''
+  }</nav>`;
+}
+
+const STATUS_COLUMN: Column = 'Status';
+
+/** One line of a list of money movements (payments, payouts). */
+interface MovementLine {
+  href: string;
+  reference: string;
+  /** Shown small after the reference (a payout's kind). */
+  note?: string;
+  createdAt: Date;
+  /** Who paid or was paid, already escaped. */
+  party: string;
+  amount: string;
+  fee: string | null;
+  currency: string;
+  status: string;
+}
+
+/** A list of money movements: reference (to its page), when, who, amount, fee and status, under the filter, with the pager. */
+function movementsPage(
+  frame: SignedInFrame,
+  page: ListPage<unknown>,
+  o: ListPageOptions,
+  caption: string,
+  partyLabel: string,
+  lines: MovementLine[],
+): string {
+  const tz = frame.user.timeZone;
+  const cells = lines.map((l) => [
+    `<a href="${esc(l.href)}"><code>${esc(l.reference)}</code></a>${l.note ? ` <span class="muted small">${esc(l.note)}</span>` : ''}`,
+    when(l.createdAt, tz),
+    l.party,
+    money(l.amount, l.currency),
+    money(l.fee, l.currency),
+    statusCell(l.status, o.statuses),
+  ]);
+  const columns: Column[] = [
+    'Reference',
+    'Created',
+    partyLabel,
+    { label: 'Amount', amount: true },
+    { label: 'Fee', amount: true },
+    STATUS_COLUMN,
+  ];
+  return layout(frame, `${filterForm(o)}${table(caption, columns, cells, `No ${caption.toLowerCase()} match.`)}${pager(o, page)}`);
+}
+
+export function paymentsPage(frame: SignedInFrame, page: ListPage<PaymentListRow>, o: ListPageOptions): string {
+  const lines = page.rows.map((p) => ({
+    href: `/portal/payments/${p.id}`,
+    reference: p.external_reference,
+    createdAt: p.created_at,
+    party: esc(p.payer_msisdn),
+    amount: p.amount,
+    fee: p.fee,
+    currency: p.currency,
+    status: String(p.status),
+  }));
+  return movementsPage(frame, page, o, 'Payments', 'Payer', lines);
+}
+
+export function payoutsPage(frame: SignedInFrame, page: ListPage<PayoutListRow>, o: ListPageOptions): string {
+  const lines = page.rows.map((p) => ({
+    href: `/portal/payouts/${p.id}`,
+    reference: p.payout_reference,
+    note: p.kind,
+    createdAt: p.created_at,
+    party: `${esc(p.recipient_account_number)} <span class="muted small">${esc(p.destination_type)}</span>`,
+    amount: p.amount,
+    fee: p.fee,
+    currency: p.currency,
+    status: String(p.status),
+  }));
+  return movementsPage(frame, page, o, 'Payouts', 'Recipient', lines);
+}
+
+export function deliveriesPage(frame: SignedInFrame, page: ListPage<DeliveryView>, o: ListPageOptions): string {
+  const tz = frame.user.timeZone;
+  const cells = page.rows.map((d) => {
+    const last = d.attempt_log[d.attempt_log.length - 1];
+    return [
+      `<a href="/portal/deliveries/${esc(d.id)}"><code>${esc(d.id)}</code></a>`,
+      when(d.created_at, tz),
+      `${esc(d.event)} <span class="muted small">${esc(d.kind)}</span>`,
+      `<code>${esc(d.reference)}</code>`,
+      statusCell(d.status, DELIVERY_STATUS_NAMES),
+      `${d.attempts}${last ? ` <span class="muted small">last ${esc(last.http_status ?? 'no answer')}</span>` : ''}`,
+    ];
   });
-  return `<p class="pager"><a href="${o.path}?${esc(query.toString())}" rel="next">Older →</a></p>`;
+  const columns: Column[] = ['Event ID', 'Created', 'Event', 'Reference', STATUS_COLUMN, 'Attempts'];
+  return layout(frame, `${filterForm(o)}${table('Callback deliveries', columns, cells, 'No deliveries match.')}${pager(o, page)}`);
 }
 
-export function paymentsPage(frame: PageFrame, rows: PaymentListRow[], o: ListPageOptions): string {
-  const cells = rows.map((p) => [
-    esc(p.id),
-    when(p.created_at),
-    `<code>${esc(p.external_reference)}</code>`,
-    esc(p.payer_msisdn),
-    `${esc(p.currency)} ${esc(p.amount)}`,
-    esc(p.fee),
-    statusCell(p.status, PAYMENT_STATUS_NAMES),
-    `<span class="wrap">${esc(p.description)}</span>`,
-  ]);
+/** Facts as a description list: label and (already escaped) value. */
+function facts(pairs: Array<[string, string]>): string {
+  return `<dl class="facts">${pairs.map(([label, value]) => `<dt>${esc(label)}</dt><dd>${value}</dd>`).join('')}</dl>`;
+}
+
+const deliveriesOf = (reference: string) =>
+  `<a href="/portal/deliveries?${esc(new URLSearchParams({ q: reference }).toString())}">Callbacks about this reference</a>`;
+
+export function paymentPage(frame: SignedInFrame, p: PaymentDetail): string {
+  const tz = frame.user.timeZone;
+  const m = (value: string | null) => money(value, p.currency);
   return layout(
     frame,
-    `${filterForm(o)}${table('Payments', ['ID', 'Created', 'Reference', 'Payer', 'Amount', 'Fee', 'Status', 'Description'], cells, 'No payments match.')}${pager(o)}`,
+    `<div class="card">${facts([
+      ['Reference', `<code id="reference">${esc(p.external_reference)}</code>`],
+      ['Payment ID', `<code>${esc(p.id)}</code>`],
+      ['Status', statusCell(p.status, PAYMENT_STATUS_NAMES)],
+      ['Created', esc(when(p.created_at, tz))],
+      ['Settled', esc(when(p.settled_at, tz))],
+      ['Payer', `${esc(p.payer_msisdn)}${p.payer_name ? ` · ${esc(p.payer_name)}` : ''}`],
+      ['Paid by the payer', m(p.amount)],
+      ['Amount', m(p.service_amount)],
+      ['Transaction charge (paid by the payer)', p.add_transaction_charge ? m(p.transaction_charge) : m(null)],
+      ['Fee charged', m(p.fee)],
+      ['Received in the settlement wallet', m(p.net)],
+      ['Description', esc(p.description)],
+      ['Account number', `<code>${esc(p.account_number)}</code>`],
+      ['Service', `<code>${esc(p.service_code)}</code> · ${esc(p.payment_method_code)}`],
+      ['Operator receipt', p.payer_transaction_id ? `<code>${esc(p.payer_transaction_id)}</code>` : '—'],
+    ])}
+<div class="actions">${deliveriesOf(p.external_reference)}<a href="/portal/payments">All payments</a></div></div>`,
   );
 }
 
-export function payoutsPage(frame: PageFrame, rows: PayoutListRow[], o: ListPageOptions): string {
-  const cells = rows.map((p) => [
-    esc(p.id),
-    when(p.created_at),
-    `<code>${esc(p.payout_reference)}</code>`,
-    esc(p.kind),
-    `${esc(p.destination_type)} ${esc(p.recipient_account_number)}`,
-    `${esc(p.currency)} ${esc(p.amount)}`,
-    esc(p.fee),
-    statusCell(p.status, PAYOUT_STATUS_NAMES),
-  ]);
+export function payoutPage(frame: SignedInFrame, p: PayoutDetail): string {
+  const tz = frame.user.timeZone;
+  const r = p.request;
+  const name = [r.recipient_first_name, r.recipient_middle_name, r.recipient_last_name, r.recipient_name].filter(Boolean).join(' ');
   return layout(
     frame,
-    `${filterForm(o)}${table('Payouts', ['ID', 'Created', 'Reference', 'Kind', 'Recipient', 'Amount', 'Fee', 'Status'], cells, 'No payouts match.')}${pager(o)}`,
+    `<div class="card">${facts([
+      ['Reference', `<code id="reference">${esc(p.payout_reference)}</code>`],
+      ['Payout ID', `<code>${esc(p.id)}</code>`],
+      ['Kind', esc(p.kind)],
+      ['Status', `${statusCell(p.status, PAYOUT_STATUS_NAMES)}${p.result_description ? ` · ${esc(p.result_description)}` : ''}`],
+      ['Created', esc(when(p.created_at, tz))],
+      ['Result time', esc(when(p.transaction_time, tz))],
+      ['Recipient', `${esc(name || '—')}`],
+      [
+        'Destination',
+        `${esc(p.destination_type)} · ${esc(p.destination_name)}${p.recipient_bank_code ? ` · bank ${esc(p.recipient_bank_code)}` : ''}`,
+      ],
+      ['Account number', `<code>${esc(p.recipient_account_number)}</code>`],
+      ['Phone number', p.recipient_phone_number ? esc(p.recipient_phone_number) : '—'],
+      ['Amount', money(p.amount, p.currency)],
+      ['Fee charged', money(p.charged_fee, p.currency)],
+      ['Description', esc(r.payment_description ?? '—')],
+      ['Paid from', `<code>${esc(p.float_account_number)}</code>`],
+      ['Operator receipt', p.rail_reference ? `<code>${esc(p.rail_reference)}</code>` : '—'],
+    ])}
+<div class="actions">${deliveriesOf(p.payout_reference)}<a href="/portal/payouts">All payouts</a></div></div>`,
   );
 }
 
-function attemptsTable(d: DeliveryView): string {
-  return table(
-    `Attempts of ${d.id}`,
-    ['#', 'Time', 'HTTP status', 'Latency', 'Error', 'Kind'],
-    d.attempt_log.map((a) => [
-      String(a.attempt),
-      when(a.attempted_at),
-      esc(a.http_status ?? '—'),
-      `${a.latency_ms} ms`,
-      esc(a.error ?? ''),
-      a.replay ? 'Resend' : 'Scheduled',
-    ]),
-    'Not attempted yet.',
-  );
+/** A body as sent or received: pretty JSON when it is JSON, else the text itself. */
+function body(text: string | null): string {
+  if (text === null || text === '') return '<span class="muted">(empty)</span>';
+  try {
+    return `<pre>${esc(JSON.stringify(JSON.parse(text), null, 2))}</pre>`;
+  } catch {
+    return `<pre>${esc(text)}</pre>`;
+  }
 }
 
 function resendForm(d: DeliveryView, csrfToken: string): string {
@@ -247,41 +431,54 @@ function resendForm(d: DeliveryView, csrfToken: string): string {
     : buttonForm(`/portal/deliveries/${d.id}/resend`, csrfToken, 'Resend');
 }
 
-export function deliveriesPage(
-  frame: PageFrame & { user: NonNullable<PageFrame['user']> },
-  rows: DeliveryView[],
-  o: ListPageOptions,
-): string {
-  const cells = rows.map((d) => [
-    when(d.created_at),
-    `${esc(d.event)}<br><span class="muted small">${esc(d.kind)}</span>`,
-    `<code>${esc(d.reference)}</code>`,
-    statusCell(d.status, DELIVERY_STATUS_NAMES),
-    `<details><summary>${d.attempts} attempt${d.attempts === 1 ? '' : 's'}</summary>${d.attempt_log
-      .map(
-        (a) =>
-          `<div class="small">#${a.attempt} ${esc(when(a.attempted_at))} · ${esc(a.http_status ?? 'no answer')} · ${a.latency_ms} ms${a.error ? ` · ${esc(a.error)}` : ''}${a.replay ? ' · resend' : ''}</div>`,
-      )
-      .join('')}</details>`,
-    resendForm(d, frame.user.csrfToken),
-    `<a href="/portal/deliveries/${d.id}"><code>${esc(d.id)}</code></a>`,
-  ]);
+export function deliveryPage(frame: SignedInFrame, d: DeliveryDetail): string {
+  const tz = frame.user.timeZone;
+  const attempts = table(
+    `Attempts of ${d.id}`,
+    ['#', 'Time', 'Kind', 'HTTP status', 'Latency', 'Response'],
+    d.attempt_log.map((a) => [
+      String(a.attempt),
+      when(a.attempted_at, tz),
+      a.replay ? 'Resend' : 'Scheduled',
+      esc(a.http_status ?? '—'),
+      `${a.latency_ms} ms`,
+      a.error && a.http_status === null ? esc(a.error) : body(a.response_body),
+    ]),
+    'Not attempted yet.',
+  );
   return layout(
     frame,
-    `${filterForm(o)}${table('Callback deliveries', ['Created', 'Event', 'Reference', 'Status', 'Attempts', 'Action', 'Event ID'], cells, 'No deliveries match.')}${pager(o)}`,
+    `<div class="card">${facts([
+      ['Event ID (X-Event-Id)', `<code id="event-id">${esc(d.id)}</code>`],
+      ['Event', `${esc(d.event)} (${esc(d.kind)})`],
+      ['Reference', `<code>${esc(d.reference)}</code>`],
+      ['URL', `<code>${esc(d.url)}</code>`],
+      ['Status', statusCell(d.status, DELIVERY_STATUS_NAMES)],
+      ['Next attempt', d.status === 'PENDING' ? esc(when(d.next_attempt_at, tz)) : '—'],
+    ])}
+<div class="actions">${resendForm(d, frame.user.csrfToken)}<a href="/portal/deliveries">All deliveries</a></div>
+<p class="muted small">Resend sends the same body with the same X-Event-Id to this URL, newly signed.</p></div>
+<section class="card" aria-labelledby="h-request"><h2 id="h-request">Request body</h2>${body(JSON.stringify(d.payload))}</section>
+${attempts}`,
   );
 }
 
-export function deliveryPage(frame: PageFrame & { user: NonNullable<PageFrame['user']> }, d: DeliveryView): string {
+/** The statement download form: a wallet of the client, a period, a format (the wallet service's statement). */
+export function statementsPage(frame: SignedInFrame, accounts: Array<{ account_number: string; currency: string }>): string {
+  const today = new Date().toISOString().slice(0, 10);
+  const monthStart = `${today.slice(0, 8)}01`;
+  const options = accounts
+    .map((a) => `<option value="${esc(a.account_number)}">${esc(a.account_number)} (${esc(a.currency)})</option>`)
+    .join('');
   return layout(
     frame,
-    `<div class="card"><dl>
-<dt>Event ID (X-Event-Id)</dt><dd><code id="event-id">${esc(d.id)}</code></dd>
-<dt>Event</dt><dd>${esc(d.event)} (${esc(d.kind)})</dd><dt>Reference</dt><dd><code>${esc(d.reference)}</code></dd>
-<dt>URL</dt><dd><code>${esc(d.url)}</code></dd><dt>Status</dt><dd>${statusCell(d.status, DELIVERY_STATUS_NAMES)}</dd>
-<dt>Next attempt</dt><dd>${d.status === 'PENDING' ? esc(when(d.next_attempt_at)) : '—'}</dd></dl>
-<div class="actions">${resendForm(d, frame.user.csrfToken)}<a href="/portal/deliveries">All deliveries</a></div>
-<p class="muted small">Resend sends the same body with the same X-Event-Id to this URL, newly signed.</p></div>
-${attemptsTable(d)}`,
+    `<form method="get" action="/portal/statements/download" class="card">
+<p>The wallet's statement for a period: every movement with its transaction id, your reference and its fee on a line of its own,
+the opening and closing balance. Dates are UTC days, both included.</p>
+<label for="s-account">Wallet</label><select id="s-account" name="account_number" required>${options}</select>
+<div class="filters"><div><label for="s-from">From</label><input id="s-from" name="start_date" type="date" required value="${monthStart}"></div>
+<div><label for="s-to">To</label><input id="s-to" name="end_date" type="date" required value="${today}"></div>
+<div><label for="s-format">Format</label><select id="s-format" name="doc_type"><option value="PDF">PDF</option><option value="EXCEL">Excel (XLSX)</option></select></div></div>
+<div class="actions"><button type="submit">Download the statement</button></div></form>`,
   );
 }
