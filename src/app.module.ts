@@ -33,7 +33,7 @@ import { CollectionsModule } from './collections/collections.module';
 import { ProfilesModule } from './profiles/profiles.module';
 import { RailsModule } from './rails/rails.module';
 import { MpesaCallbacksModule } from './rails/mpesa/mpesa-callbacks.module';
-import { MpesaReconciliationScheduler } from './rails/mpesa/mpesa-reconciliation.scheduler';
+import { RailReconciliationScheduler } from './rails/rail-reconciliation.scheduler';
 import { CollectionReversalsModule } from './collection-reversals/collection-reversals.module';
 import { SplitSettlementsModule } from './split-settlements/split-settlements.module';
 import { StatementsModule } from './statements/statements.module';
@@ -102,7 +102,7 @@ export class ApiModule {}
     PayoutsProcessor,
     NotificationsProcessor,
     FxRefreshScheduler,
-    MpesaReconciliationScheduler,
+    RailReconciliationScheduler,
   ],
 })
 export class WorkerModule {}

@@ -97,7 +97,12 @@ export class PayoutRequestsService {
   private async accept(principal: GatewayPrincipal, request: PayoutRequest): Promise<PayoutAcknowledgement> {
     const refusal = await this.resolver.entryProblem(request.callbackUrl, this.config.isSandbox);
     if (refusal) throw PayoutError.rejected('VALIDATION_FAILED', `Validation Failed: callback_url ${refusal}`, request.payoutReference);
-    const railProblem = this.rail.amountProblem(request.destinationType, request.amount.toFixed(), request.currency);
+    const railProblem = this.rail.acceptanceProblem({
+      destination: request.destinationType,
+      bankCode: request.recipientBankCode,
+      amount: request.amount.toFixed(),
+      currency: request.currency,
+    });
     if (railProblem) throw PayoutError.rejected('VALIDATION_FAILED', `Validation Failed: ${railProblem}`, request.payoutReference);
     const accepted = await this.payouts.accept({
       ...request,

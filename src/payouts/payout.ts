@@ -64,6 +64,7 @@ export function payoutAtRail(payout: PayoutRow): PayoutAtRail {
     payoutId: payout.id,
     destination: payout.destination_type,
     destinationName: payout.destination_name,
+    recipientName: payout.request.recipient_account_name ?? payout.request.recipient_name ?? payout.destination_name,
     recipientNumber: payout.destination_type === 'MOBILE' ? payout.recipient_phone_number! : payout.recipient_account_number,
     bankCode: payout.recipient_bank_code,
     accountReference: payout.destination_type === 'PAYBILL' ? (payout.request.payment_account_reference ?? null) : null,

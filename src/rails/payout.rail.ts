@@ -6,6 +6,8 @@ export interface PayoutAtRail {
   payoutId: string;
   destination: PayoutDestination;
   destinationName: string;
+  /** Whose account it is, as the merchant named them (bank transfers carry it). */
+  recipientName: string;
   /** The number the money goes to: the MSISDN for MOBILE, the account (till, paybill) number otherwise. */
   recipientNumber: string;
   bankCode: string | null;
@@ -14,6 +16,9 @@ export interface PayoutAtRail {
   amount: string;
   currency: string;
 }
+
+/** What a rail checks before a payout is accepted. */
+export type PayoutForAcceptance = Pick<PayoutAtRail, 'destination' | 'bankCode' | 'amount' | 'currency'>;
 
 /** Where a payout stands at the rail. REFUNDED is a B2B rail's answer (705); REVERSED any rail's (702). */
 export type PayoutOutcome =
@@ -29,8 +34,8 @@ export type PayoutOutcome =
  * the same payout again (a retried job after a crash) returns the outcome of the first submission.
  */
 export interface PayoutRail {
-  /** Why the rail cannot pay this amount to this destination, or null. */
-  amountProblem(destination: PayoutDestination, amount: string, currency: string): string | null;
+  /** Why the rail cannot take this payout (its amount, currency or bank), checked before acceptance; or null. */
+  acceptanceProblem(payout: PayoutForAcceptance): string | null;
   /** How long after acceptance a payout is submitted (the sandbox's SANDBOX_SETTLE_DELAY_MS; 0 for a real rail). */
   settleDelayMs(): number;
   /** Submits the payout (or finds the earlier submission) and answers where it stands. */

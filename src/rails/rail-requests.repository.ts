@@ -30,6 +30,12 @@ export interface RailRequestRow {
   answered_at: Date | null;
 }
 
+/** A real operator's adapter as reconciliation sees it: its rail name, and one step for a request without an answer. */
+export interface ReconcilingGateway {
+  readonly rail: string;
+  reconcile(request: RailRequestRow): Promise<void>;
+}
+
 /** An operator's answer about one request. */
 export interface RailAnswer {
   outcome: RailOutcome;

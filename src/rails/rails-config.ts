@@ -34,6 +34,17 @@ export interface MpesaConfig {
   allowedAddresses: string[];
 }
 
+export interface JengaConfig {
+  baseUrl: string;
+  apiKey: string;
+  merchantCode: string;
+  consumerSecret: string;
+  /** Our private key (PEM) that signs each transfer; its public key is registered with Jenga. */
+  privateKey: Buffer;
+  sourceAccountNumber: string;
+  sourceAccountName: string;
+}
+
 /** Which operator plays each rail (provider contract §11, fixed names), and what the real ones need. */
 export interface RailsConfig {
   mobileMoney: 'mpesa' | 'sandbox';
@@ -43,6 +54,7 @@ export interface RailsConfig {
   /** A request the operator has not answered by then is asked about, then again on a back-off. */
   reconcileAfterMs: number;
   mpesa: MpesaConfig | null;
+  jenga: JengaConfig | null;
   /** What is missing or malformed; RailsModule refuses to start with any (a provider factory may not throw). */
   problems: string[];
 }
@@ -58,6 +70,15 @@ const MPESA_REQUIRED = [
   'MPESA_INITIATOR_NAME',
   'MPESA_INITIATOR_PASSWORD',
   'MPESA_CERTIFICATE_PATH',
+] as const;
+
+const JENGA_REQUIRED = [
+  'JENGA_API_KEY',
+  'JENGA_MERCHANT_CODE',
+  'JENGA_CONSUMER_SECRET',
+  'JENGA_PRIVATE_KEY_PATH',
+  'JENGA_SOURCE_ACCOUNT_NUMBER',
+  'JENGA_SOURCE_ACCOUNT_NAME',
 ] as const;
 
 /**
@@ -125,5 +146,28 @@ export function loadRailsConfig(
       allowedAddresses: allowed,
     };
   }
-  return { mobileMoney, bank, airtime, fx, reconcileAfterMs: Number(reconcileRaw) || 120000, mpesa, problems };
+  let jenga: JengaConfig | null = null;
+  if (bank === 'jenga') {
+    const missing = JENGA_REQUIRED.filter((name) => value(name) === undefined);
+    if (missing.length) problems.push(`RAIL_BANK=jenga needs ${missing.join(', ')}`);
+    let privateKey: Buffer = Buffer.alloc(0);
+    const keyPath = value('JENGA_PRIVATE_KEY_PATH');
+    if (keyPath) {
+      try {
+        privateKey = readFile(keyPath);
+      } catch {
+        problems.push(`JENGA_PRIVATE_KEY_PATH cannot be read: ${keyPath}`);
+      }
+    }
+    jenga = {
+      baseUrl: (value('JENGA_BASE_URL') ?? 'https://api.finserve.africa').replace(/\/$/, ''),
+      apiKey: value('JENGA_API_KEY') ?? '',
+      merchantCode: value('JENGA_MERCHANT_CODE') ?? '',
+      consumerSecret: value('JENGA_CONSUMER_SECRET') ?? '',
+      privateKey,
+      sourceAccountNumber: value('JENGA_SOURCE_ACCOUNT_NUMBER') ?? '',
+      sourceAccountName: value('JENGA_SOURCE_ACCOUNT_NAME') ?? '',
+    };
+  }
+  return { mobileMoney, bank, airtime, fx, reconcileAfterMs: Number(reconcileRaw) || 120000, mpesa, jenga, problems };
 }

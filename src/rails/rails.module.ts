@@ -4,6 +4,8 @@ import { readFileSync } from 'node:fs';
 import { APP_CONFIG, ConfigError, type AppConfig } from '../infra/config/app-config';
 import { AIRTIME_RAIL } from './airtime.rail';
 import { MOBILE_MONEY_RAIL } from './mobile-money.rail';
+import { JengaGateway } from './jenga/jenga-gateway';
+import { JengaPayoutRail } from './jenga/jenga-payout.rail';
 import { MpesaGateway } from './mpesa/mpesa-gateway';
 import { MpesaMobileMoneyRail } from './mpesa/mpesa-mobile-money.rail';
 import { MpesaPayoutRail } from './mpesa/mpesa-payout.rail';
@@ -36,6 +38,11 @@ import { SandboxPayoutRail } from './sandbox-payout.rail';
       useFactory: (rails: RailsConfig, requests: RailRequestsRepository) => (rails.mpesa ? new MpesaGateway(rails, requests) : null),
     },
     {
+      provide: JengaGateway,
+      inject: [RAILS_CONFIG, RailRequestsRepository],
+      useFactory: (rails: RailsConfig, requests: RailRequestsRepository) => (rails.jenga ? new JengaGateway(rails, requests) : null),
+    },
+    {
       provide: MOBILE_MONEY_RAIL,
       inject: [RAILS_CONFIG, APP_CONFIG, MpesaGateway],
       useFactory: (rails: RailsConfig, app: AppConfig, mpesa: MpesaGateway | null) =>
@@ -43,15 +50,19 @@ import { SandboxPayoutRail } from './sandbox-payout.rail';
     },
     {
       provide: PAYOUT_RAIL,
-      inject: [RAILS_CONFIG, APP_CONFIG, MpesaGateway],
-      useFactory: (rails: RailsConfig, app: AppConfig, mpesa: MpesaGateway | null): PayoutRail => {
-        const bank = new SandboxPayoutRail(app);
-        return rails.mobileMoney === 'mpesa' ? new RoutedPayoutRail(new MpesaPayoutRail(mpesa!), bank) : bank;
+      inject: [RAILS_CONFIG, APP_CONFIG, MpesaGateway, JengaGateway],
+      useFactory: (rails: RailsConfig, app: AppConfig, mpesa: MpesaGateway | null, jenga: JengaGateway | null): PayoutRail => {
+        const simulator = new SandboxPayoutRail(app);
+        if (rails.mobileMoney === 'sandbox' && rails.bank === 'sandbox') return simulator;
+        return new RoutedPayoutRail(
+          rails.mobileMoney === 'mpesa' ? new MpesaPayoutRail(mpesa!) : simulator,
+          rails.bank === 'jenga' ? new JengaPayoutRail(jenga!) : simulator,
+        );
       },
     },
     { provide: AIRTIME_RAIL, useClass: SandboxAirtimeRail },
   ],
-  exports: [RAILS_CONFIG, RailRequestsRepository, MpesaGateway, MOBILE_MONEY_RAIL, PAYOUT_RAIL, AIRTIME_RAIL],
+  exports: [RAILS_CONFIG, RailRequestsRepository, MpesaGateway, JengaGateway, MOBILE_MONEY_RAIL, PAYOUT_RAIL, AIRTIME_RAIL],
 })
 export class RailsModule implements OnModuleInit {
   constructor(

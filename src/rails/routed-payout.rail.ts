@@ -1,4 +1,4 @@
-import { PayoutAtRail, PayoutDestination, PayoutOutcome, PayoutRail } from './payout.rail';
+import { PayoutAtRail, PayoutDestination, PayoutForAcceptance, PayoutOutcome, PayoutRail } from './payout.rail';
 
 /** Mobile wallets, paybills and tills go by the mobile-money operator; bank accounts by the bank rail. */
 export class RoutedPayoutRail implements PayoutRail {
@@ -11,8 +11,8 @@ export class RoutedPayoutRail implements PayoutRail {
     return destination === 'BANK' || destination === 'BANK_ACCOUNT_NUMBER' ? this.bank : this.mobile;
   }
 
-  amountProblem(destination: PayoutDestination, amount: string, currency: string): string | null {
-    return this.railFor(destination).amountProblem(destination, amount, currency);
+  acceptanceProblem(payout: PayoutForAcceptance): string | null {
+    return this.railFor(payout.destination).acceptanceProblem(payout);
   }
 
   /** The larger of the two: acceptance schedules before it knows which rail a payout takes. */

@@ -12,7 +12,7 @@ import { sandboxBehaviour } from './sandbox-outcomes';
 export class SandboxPayoutRail implements PayoutRail {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
-  amountProblem(): null {
+  acceptanceProblem(): null {
     return null;
   }
 

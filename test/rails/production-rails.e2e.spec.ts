@@ -1,10 +1,20 @@
 import { createHttpApp } from '../../src/http-app';
 import { STUB_CREDENTIALS } from '../support/daraja-stub';
 import { withEnv } from '../support/gateway-fixtures';
+import { JengaStub } from '../support/jenga-stub';
 import { createProductionApp, PRODUCTION_ENV } from '../support/production-app';
 
 const PRODUCTION = { APP_ENV: 'production', JWT_SECRET: PRODUCTION_ENV.JWT_SECRET, PUBLIC_BASE_URL: 'https://pay.example.com' };
-const RAIL_VARIABLES = ['RAIL_MOBILE_MONEY', 'RAIL_BANK', 'RAIL_AIRTIME', 'FX_SOURCE', ...Object.keys(STUB_CREDENTIALS)];
+const RAIL_VARIABLES = [
+  'RAIL_MOBILE_MONEY',
+  'RAIL_BANK',
+  'RAIL_AIRTIME',
+  'FX_SOURCE',
+  'JENGA_BASE_URL',
+  'JENGA_PRIVATE_KEY_PATH',
+  ...Object.keys(STUB_CREDENTIALS),
+  ...Object.keys(JengaStub.CREDENTIALS),
+];
 
 /** Starts the api with exactly these variables for the rails (the others unset). */
 async function startWith(env: Record<string, string>) {
@@ -31,12 +41,18 @@ describe('rails in production', () => {
   });
 
   it('refuses to start with a sandbox rail, or a real one without an adapter yet, naming each', async () => {
-    await expect(startWith({ ...STUB_CREDENTIALS, RAIL_MOBILE_MONEY: 'sandbox' })).rejects.toThrow(
-      /no production adapter for the mobile-money rail \(RAIL_MOBILE_MONEY=sandbox\)/,
+    await expect(startWith({ ...STUB_CREDENTIALS, RAIL_MOBILE_MONEY: 'sandbox', RAIL_BANK: 'sandbox' })).rejects.toThrow(
+      /no production adapter for the mobile-money rail \(RAIL_MOBILE_MONEY=sandbox\), the bank rail \(RAIL_BANK=sandbox\), the airtime rail \(RAIL_AIRTIME=africastalking\)/,
     );
-    // M-Pesa is complete; the bank and airtime rails still have only simulators.
-    await expect(startWith(STUB_CREDENTIALS)).rejects.toThrow(
-      /no production adapter for the bank rail \(RAIL_BANK=jenga\), the airtime rail \(RAIL_AIRTIME=africastalking\)/,
+  });
+
+  it('names every missing Jenga variable, and with M-Pesa and Jenga complete only the airtime rail is left', async () => {
+    await expect(startWith({ ...STUB_CREDENTIALS, RAIL_BANK: 'jenga' })).rejects.toThrow(
+      /RAIL_BANK=jenga needs JENGA_API_KEY, JENGA_MERCHANT_CODE, JENGA_CONSUMER_SECRET, JENGA_PRIVATE_KEY_PATH, JENGA_SOURCE_ACCOUNT_NUMBER, JENGA_SOURCE_ACCOUNT_NAME/,
+    );
+    const jenga = new JengaStub();
+    await expect(startWith({ ...STUB_CREDENTIALS, ...jenga.env() })).rejects.toThrow(
+      /no production adapter for the airtime rail \(RAIL_AIRTIME=africastalking\): only/,
     );
   });
 

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createHmac } from 'node:crypto';
 import { RAILS_CONFIG, type MpesaConfig, type RailsConfig } from '../rails-config';
-import { RailAnswer, RailRequestRow, RailRequestsRepository, SubjectKind } from '../rail-requests.repository';
+import { RailAnswer, RailRequestRow, RailRequestsRepository, ReconcilingGateway, SubjectKind } from '../rail-requests.repository';
 import { DarajaBody, DarajaBusy, DarajaClient, DarajaRefused } from './daraja.client';
 import { stkAnswer } from './mpesa-results';
 
@@ -32,7 +32,8 @@ const shillings = (amount: string) => Number(amount.replace(/\.0*$/, ''));
  * before it leaves, so a crash mid-call leaves a request whose fate is asked about, not a request sent twice.
  */
 @Injectable()
-export class MpesaGateway {
+export class MpesaGateway implements ReconcilingGateway {
+  readonly rail = MPESA;
   private readonly logger = new Logger('MpesaGateway');
   readonly config: MpesaConfig;
   readonly client: DarajaClient;

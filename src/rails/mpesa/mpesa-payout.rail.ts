@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { PayoutAtRail, PayoutDestination, PayoutOutcome, PayoutRail } from '../payout.rail';
+import { PayoutAtRail, PayoutForAcceptance, PayoutOutcome, PayoutRail } from '../payout.rail';
 import type { RailRequestRow } from '../rail-requests.repository';
 import { MpesaGateway } from './mpesa-gateway';
 import { wholeShillingsProblem } from './whole-shillings';
@@ -12,7 +12,7 @@ import { wholeShillingsProblem } from './whole-shillings';
 export class MpesaPayoutRail implements PayoutRail {
   constructor(private readonly gateway: MpesaGateway) {}
 
-  amountProblem(_destination: PayoutDestination, amount: string, currency: string): string | null {
+  acceptanceProblem({ amount, currency }: PayoutForAcceptance): string | null {
     return wholeShillingsProblem(amount, currency, 'the payout amount');
   }
 

@@ -1,0 +1,175 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import Decimal from 'decimal.js';
+import { RAILS_CONFIG, type JengaConfig, type RailsConfig } from '../rails-config';
+import { RailAnswer, RailRequestRow, RailRequestsRepository, ReconcilingGateway } from '../rail-requests.repository';
+import { JengaBody, JengaBusy, JengaClient, JengaRefused } from './jenga.client';
+
+export const JENGA = 'jenga';
+const PESALINK_PATH = '/v3-apis/transaction-api/v3.0/remittance/pesalinkacc';
+const STATUS_PATH = '/v3-apis/transaction-api/v3.0/transactions/details/';
+const DAY_MS = 86_400_000;
+const MAX_BACKOFF_MS = 3_600_000;
+export const JENGA_TIMEOUT_MS = 15_000;
+
+/** Our transfer.reference: the payout's id on 12 digits, the same on every send and query of that payout. */
+export function transferReference(payoutId: string): string {
+  return payoutId.padStart(12, '0');
+}
+
+/**
+ * Bank payouts by PesaLink through Jenga, each payout one transfer: recorded in rail_requests before it leaves,
+ * sent once (again only when Jenga said it did not take it), and asked about by its reference until it has an answer.
+ */
+@Injectable()
+export class JengaGateway implements ReconcilingGateway {
+  readonly rail = JENGA;
+  private readonly logger = new Logger('JengaGateway');
+  readonly config: JengaConfig;
+  readonly client: JengaClient;
+
+  constructor(
+    @Inject(RAILS_CONFIG) private readonly rails: RailsConfig,
+    private readonly requests: RailRequestsRepository,
+  ) {
+    this.config = rails.jenga!;
+    this.client = new JengaClient(this.config, Number(process.env.JENGA_TIMEOUT_MS ?? JENGA_TIMEOUT_MS));
+  }
+
+  async pesalink(payout: {
+    id: string;
+    bankCode: string;
+    accountNumber: string;
+    accountName: string;
+    amount: string;
+    description: string;
+  }) {
+    const { request, created } = await this.requests.open(
+      JENGA,
+      'PESALINK',
+      { kind: 'PAYOUT', id: payout.id },
+      payout.amount,
+      () => ({
+        path: PESALINK_PATH,
+        body: {
+          source: { countryCode: 'KE', name: this.config.sourceAccountName, accountNumber: this.config.sourceAccountNumber },
+          destination: {
+            type: 'bank',
+            countryCode: 'KE',
+            name: payout.accountName,
+            bankCode: payout.bankCode,
+            accountNumber: payout.accountNumber,
+          },
+          transfer: {
+            type: 'PesaLink',
+            amount: twoDecimals(payout.amount),
+            currencyCode: 'KES',
+            reference: transferReference(payout.id),
+            date: new Date().toISOString().slice(0, 10),
+            description: payout.description.slice(0, 100),
+          },
+        },
+      }),
+      new Date(Date.now() + this.rails.reconcileAfterMs),
+    );
+    if (created) await this.send(request, true);
+    return (await this.requests.byId(request.id))!;
+  }
+
+  bySubject(payoutId: string): Promise<RailRequestRow | null> {
+    return this.requests.bySubject(JENGA, 'PESALINK', { kind: 'PAYOUT', id: payoutId });
+  }
+
+  private async send(request: RailRequestRow, first: boolean): Promise<void> {
+    const body = request.request.body as { source: JengaBody; destination: JengaBody; transfer: JengaBody };
+    const signed = this.client.signature([
+      String(body.transfer.amount),
+      String(body.transfer.currencyCode),
+      String(body.transfer.reference),
+      String(body.destination.name),
+      String(body.source.accountNumber),
+    ]);
+    try {
+      const answer = await this.client.call('POST', request.request.path, body, signed);
+      const data = (answer.data ?? {}) as JengaBody;
+      const known = transferAnswer(data);
+      await this.requests.recordSend(request.id, 'SENT', { operatorRequestId: data.transactionId ? String(data.transactionId) : null });
+      if (known) await this.requests.answer(request.id, known);
+    } catch (error) {
+      if (error instanceof JengaRefused && !(!first && /duplicate|already/i.test(error.message))) {
+        await this.requests.answer(request.id, {
+          outcome: 'FAILED',
+          resultCode: error.code,
+          description: `Jenga refused the transfer: ${error.message}`,
+          receipt: null,
+        });
+      } else if (error instanceof JengaBusy) {
+        await this.requests.recordSend(request.id, 'BUSY', { error: error.message });
+        await this.requests.scheduleNextQuery(
+          request.id,
+          new Date(Date.now() + Math.min(60_000, this.rails.reconcileAfterMs)),
+          error.message,
+        );
+      } else {
+        this.logger.warn(`PesaLink ${request.id}: ${(error as Error).message}; its outcome will be asked for`);
+        await this.requests.recordSend(request.id, 'UNKNOWN', { error: (error as Error).message });
+      }
+    }
+  }
+
+  /** Jammed after a day without an answer (failed, if Jenga never took it); sent again if Jenga was busy; else asked. */
+  async reconcile(request: RailRequestRow): Promise<void> {
+    if (request.outcome === null && Date.now() - new Date(request.created_at).getTime() >= DAY_MS) {
+      await this.requests.answer(
+        request.id,
+        request.state === 'BUSY'
+          ? { outcome: 'FAILED', resultCode: 'BUSY', description: 'Jenga did not take the transfer within 24 hours', receipt: null }
+          : { outcome: 'JAMMED', resultCode: null, description: 'No answer from Jenga within 24 hours', receipt: null },
+      );
+      if (request.state === 'BUSY') return;
+    }
+    let error: string | null = null;
+    try {
+      if (request.state === 'BUSY') await this.send(request, false);
+      else {
+        const reference = String((request.request.body.transfer as JengaBody).reference);
+        const answer = await this.client.call('GET', `${STATUS_PATH}${reference}`, null, null);
+        const known = transferAnswer((answer.data ?? {}) as JengaBody);
+        if (known) await this.requests.answer(request.id, known);
+      }
+    } catch (failure) {
+      // "No such transfer" for one we never saw taken: it may be sent again under the same reference.
+      if (failure instanceof JengaRefused && request.state !== 'SENT' && /not found|no record|does not exist/i.test(failure.message)) {
+        await this.requests.recordSend(request.id, 'BUSY', { error: failure.message });
+      } else if (!(failure instanceof JengaBusy)) error = (failure as Error).message;
+    }
+    const backoff = Math.min(this.rails.reconcileAfterMs * 2 ** request.queries, MAX_BACKOFF_MS);
+    await this.requests.scheduleNextQuery(request.id, new Date(Date.now() + backoff), error);
+  }
+}
+
+/** What a transfer's status says: SUCCESS and FAILED are final; anything else (PENDING, PROCESSING) is not yet. */
+function transferAnswer(data: JengaBody): RailAnswer | null {
+  const status = String(data.status ?? '').toUpperCase();
+  if (status === 'SUCCESS' || status === 'COMPLETED') {
+    return {
+      outcome: 'SUCCEEDED',
+      resultCode: '0',
+      description: 'Processed successfully',
+      receipt: data.transactionId ? String(data.transactionId) : null,
+    };
+  }
+  if (status === 'FAILED' || status === 'REJECTED') {
+    return {
+      outcome: 'FAILED',
+      resultCode: status,
+      description: String(data.description ?? 'The bank refused the transfer'),
+      receipt: null,
+    };
+  }
+  return null;
+}
+
+/** Acceptance allows at most two decimals on a bank payout; Jenga takes them written out. */
+function twoDecimals(amount: string): string {
+  return new Decimal(amount).toFixed(2);
+}

@@ -1,0 +1,107 @@
+import { createSign } from 'node:crypto';
+import type { JengaConfig } from '../rails-config';
+
+export type JengaBody = Record<string, unknown>;
+
+/** Jenga did not take the request and said so (throttled, down for maintenance, no token): safe to send later. */
+export class JengaBusy extends Error {}
+
+/** Jenga refused the request for good (an unknown account, a bad amount): an outcome, not a fault. */
+export class JengaRefused extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The call's answer was lost (time-out, reset, a 5xx): Jenga may have taken it. */
+export class JengaUnknown extends Error {}
+
+const TOKEN_MARGIN_MS = 60_000;
+
+/**
+ * A thin typed Jenga (Equity, Finserve) client: the merchant token cached and renewed before it expires, the RSA
+ * `signature` header over each request's documented fields, a time-out on every call.
+ */
+export class JengaClient {
+  private token: { value: string; expiresAt: number } | null = null;
+  private tokenRequest: Promise<string> | null = null;
+
+  constructor(
+    private readonly config: JengaConfig,
+    private readonly timeoutMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** base64 RSA-SHA256 with our private key over the fields Jenga names, concatenated. */
+  signature(fields: string[]): string {
+    return createSign('RSA-SHA256').update(fields.join('')).sign(this.config.privateKey, 'base64');
+  }
+
+  async call(method: 'GET' | 'POST', path: string, body: JengaBody | null, signed: string | null): Promise<JengaBody> {
+    const token = await this.accessToken();
+    const headers: Record<string, string> = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
+    if (signed) headers.signature = signed;
+    const { status, json } = await this.fetch(`${this.config.baseUrl}${path}`, {
+      method,
+      headers,
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    if (status === 401) {
+      this.token = null;
+      throw new JengaBusy('Jenga refused our token');
+    }
+    if (status === 429 || status === 503) throw new JengaBusy(`HTTP ${status}`);
+    if (status >= 500 || !json) throw new JengaUnknown(`Jenga answered HTTP ${status}`);
+    if (status >= 400 || json.status === false) {
+      throw new JengaRefused(String(json.code ?? status), String(json.message ?? `HTTP ${status}`));
+    }
+    return json;
+  }
+
+  private async accessToken(): Promise<string> {
+    if (this.token && this.token.expiresAt - TOKEN_MARGIN_MS > this.now()) return this.token.value;
+    this.tokenRequest ??= this.fetchToken().finally(() => (this.tokenRequest = null));
+    try {
+      return await this.tokenRequest;
+    } catch (error) {
+      // Never the request's outcome: it was not sent.
+      throw new JengaBusy(`no Jenga token: ${(error as Error).message}`);
+    }
+  }
+
+  private async fetchToken(): Promise<string> {
+    const { status, json } = await this.fetch(`${this.config.baseUrl}/authentication/api/v3/authenticate/merchant`, {
+      method: 'POST',
+      headers: { 'Api-Key': this.config.apiKey, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ merchantCode: this.config.merchantCode, consumerSecret: this.config.consumerSecret }),
+    });
+    const token = typeof json?.accessToken === 'string' ? json.accessToken : null;
+    if (status !== 200 || !token) throw new Error(`authentication answered HTTP ${status}`);
+    // expiresIn is a date on some deployments and seconds on others.
+    const expires = /^\d+$/.test(String(json!.expiresIn))
+      ? this.now() + Number(json!.expiresIn) * 1000
+      : Date.parse(String(json!.expiresIn));
+    this.token = { value: token, expiresAt: Number.isFinite(expires) ? expires : this.now() + 5 * 60_000 };
+    return token;
+  }
+
+  private async fetch(url: string, init: RequestInit): Promise<{ status: number; json: JengaBody | null }> {
+    let response: Response;
+    let text: string;
+    try {
+      response = await fetch(url, { ...init, signal: AbortSignal.timeout(this.timeoutMs) });
+      text = await response.text();
+    } catch (error) {
+      throw new JengaUnknown(`Jenga did not answer: ${(error as Error).message}`);
+    }
+    try {
+      const parsed: unknown = JSON.parse(text);
+      return { status: response.status, json: parsed && typeof parsed === 'object' ? (parsed as JengaBody) : null };
+    } catch {
+      return { status: response.status, json: null };
+    }
+  }
+}

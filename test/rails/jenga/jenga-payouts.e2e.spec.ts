@@ -1,0 +1,142 @@
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { transferReference } from '../../../src/rails/jenga/jenga-gateway';
+import { gateway, GatewayMerchant, IsolatedSandbox, startIsolatedSandbox, waitFor } from '../../support/gateway-fixtures';
+import {
+  b2bBody,
+  createPayoutMerchant,
+  expectPayoutAnswer,
+  floatBalance,
+  localPayoutBody,
+  PAYOUT_PATHS,
+  payoutRow,
+  storedCounts,
+  waitForPayoutStatus,
+} from '../../support/disbursement-fixtures';
+import { JengaStub } from '../../support/jenga-stub';
+import { railRequest } from '../../support/mpesa-fixtures';
+
+/**
+ * Issue 19 (bank): BANK payouts and B2B to bank accounts as PesaLink transfers through Jenga, against the Jenga stub:
+ * merchant token, signed requests, our payout's reference on every send and query, outcomes applied once, a lost
+ * answer asked about and never re-sent, and the bank code checked before acceptance.
+ */
+describe('Jenga PesaLink payouts (stub)', () => {
+  let stub: JengaStub;
+  let sandbox: IsolatedSandbox;
+  let app: NestFastifyApplication;
+  let merchant: GatewayMerchant;
+
+  beforeAll(async () => {
+    stub = await new JengaStub().start();
+    sandbox = await startIsolatedSandbox({
+      ...stub.env(),
+      JENGA_TIMEOUT_MS: '400',
+      RAIL_RECONCILE_AFTER_MS: '300',
+      PAYOUT_RECONCILE_AFTER_MS: '300',
+    });
+    app = sandbox.app;
+    merchant = await createPayoutMerchant(app, { float: '100000' });
+  });
+  afterAll(async () => {
+    await sandbox?.close();
+    await stub?.close();
+  });
+  afterEach(() => (stub.plan = () => ({})));
+
+  const bankBody = (overrides: Record<string, unknown> = {}) =>
+    localPayoutBody(merchant, {
+      destination_type: 'BANK',
+      destination_name: 'BANK_KEN',
+      recipient_account_number: '0240198765432',
+      recipient_bank_code: '11',
+      recipient_account_name: 'Wanjiku Kamau',
+      ...overrides,
+    });
+
+  async function payOut(body: Record<string, unknown>, path: string = PAYOUT_PATHS.local) {
+    const res = await gateway(app, merchant.token).post(path).send(body);
+    expectPayoutAnswer(res, 720, body.payout_reference as string);
+    return (await payoutRow(app, merchant.clientId, body.payout_reference as string))!;
+  }
+
+  it('sends a signed PesaLink transfer from our source account, referenced by the payout, and settles it (700)', async () => {
+    const body = bankBody({ sender_amount: '1250.50', recipient_amount: '1250.50' });
+    const payout = await payOut(body);
+    await waitForPayoutStatus(app, merchant, body.payout_reference as string, 700);
+    const transfer = stub.transfers.find((t) => t.body.transfer.reference === transferReference(String(payout.id)))!;
+    expect(transfer.body).toMatchObject({
+      source: { countryCode: 'KE', name: 'Paygate Ltd', accountNumber: '0011547896523' },
+      destination: { type: 'bank', countryCode: 'KE', name: 'Wanjiku Kamau', bankCode: '11', accountNumber: '0240198765432' },
+      transfer: { type: 'PesaLink', amount: '1250.50', currencyCode: 'KES', reference: expect.stringMatching(/^\d{12}$/) },
+    });
+    expect((await payoutRow(app, merchant.clientId, body.payout_reference as string))!.rail_reference).toBe(transfer.transactionId);
+    expect(stub.sent(transfer.body.transfer.reference)).toBe(1);
+  });
+
+  it('a transfer the bank fails returns the amount and fee to the float (701)', async () => {
+    stub.plan = () => ({ status: 'FAILED' });
+    const before = await floatBalance(app, merchant);
+    const body = bankBody({ sender_amount: '300', recipient_amount: '300' });
+    await payOut(body);
+    await waitForPayoutStatus(app, merchant, body.payout_reference as string, 701);
+    await waitFor('the hold released', async () => ((await floatBalance(app, merchant)).balance === before.balance ? true : undefined));
+  });
+
+  it('a pending transfer, and one whose answer was lost (time-out or 500), is settled by the status query, never re-sent', async () => {
+    for (const plan of [
+      { status: 'PENDING' as const },
+      { fault: 'timeout' as const },
+      { fault: 'http500' as const, laterStatus: 'FAILED' as const },
+    ]) {
+      stub.plan = () => plan;
+      const body = bankBody({ sender_amount: '200', recipient_amount: '200' });
+      const payout = await payOut(body);
+      await waitForPayoutStatus(app, merchant, body.payout_reference as string, plan.laterStatus === 'FAILED' ? 701 : 700);
+      expect(stub.sent(transferReference(String(payout.id)))).toBe(1);
+      expect((await railRequest(app, 'PAYOUT', payout.id))!.state).toBe('ANSWERED');
+    }
+  });
+
+  it('a transfer Jenga never took (busy, then unknown to Jenga) is sent again under the same reference and paid once', async () => {
+    let first = true;
+    stub.plan = () => {
+      const plan = first ? { fault: 'http500' as const, taken: false } : {};
+      first = false;
+      return plan;
+    };
+    const body = bankBody({ sender_amount: '75', recipient_amount: '75' });
+    const payout = await payOut(body);
+    await waitForPayoutStatus(app, merchant, body.payout_reference as string, 700);
+    const reference = transferReference(String(payout.id));
+    expect(stub.sent(reference)).toBe(2);
+    expect(stub.transfers.filter((t) => t.body.transfer.reference === reference)).toHaveLength(1);
+  });
+
+  it('B2B to a bank account goes to an Equity account by PesaLink', async () => {
+    const body = b2bBody(merchant, {
+      recipient_type: 'BANK_ACCOUNT_NUMBER',
+      recipient_account_number: '1180123456789',
+      payment_method: 'BANK',
+      amount: '5000',
+    });
+    const payout = await payOut(body, PAYOUT_PATHS.b2b);
+    await waitForPayoutStatus(app, merchant, body.payout_reference as string, 700, { b2b: true });
+    const transfer = stub.transfers.find((t) => t.body.transfer.reference === transferReference(String(payout.id)))!;
+    expect(transfer.body.destination).toMatchObject({ bankCode: '68', accountNumber: '1180123456789' });
+  });
+
+  it('refuses at acceptance a bank PesaLink does not reach, more than two decimals, or more than KES 999,999; stores nothing', async () => {
+    const before = await storedCounts(app, merchant.clientId);
+    for (const [overrides, message] of [
+      [{ recipient_bank_code: '97' }, /recipient_bank_code 97/],
+      [{ sender_amount: '100.505', recipient_amount: '100.505' }, /cents/],
+      [{ sender_amount: '1000000', recipient_amount: '1000000' }, /999,999/],
+    ] as const) {
+      const body = bankBody(overrides);
+      const res = await gateway(app, merchant.token).post(PAYOUT_PATHS.local).send(body);
+      expectPayoutAnswer(res, 721, body.payout_reference as string);
+      expect(res.body.response_description).toMatch(message);
+    }
+    expect(await storedCounts(app, merchant.clientId)).toEqual(before);
+  });
+});
