@@ -1,6 +1,8 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { RequestValidationError } from '../common/errors/request-validation.error';
+import { RETRY_AFTER_SECONDS } from '../common/errors/http-error.filter';
+import { isDatabaseUnavailable } from '../infra/database/pg-errors';
 import { PortalRequest, PortalSignInRequired, redirect, sendPage } from './portal-http';
 import { frame } from './portal-frame';
 import { SignInRefused, SignInThrottled } from './portal-sign-in.service';
@@ -18,7 +20,7 @@ function messageOf(exception: HttpException): string {
 /**
  * The portal answers in pages: no session → sign-in; a refused or throttled sign-in → the sign-in form again
  * (the same words for an unknown user and a wrong password; 429 with Retry-After); 403, 404 and 400 → a page
- * saying so; anything else is logged and shown as a plain error page.
+ * saying so; the database away → 503 with Retry-After; anything else is logged and shown as a plain error page.
  */
 @Catch()
 export class PortalErrorFilter implements ExceptionFilter {
@@ -41,6 +43,10 @@ export class PortalErrorFilter implements ExceptionFilter {
     const page = (title: string, message: string) => (nonce: string) =>
       messagePage(session ? frame(session, title, '')(nonce) : { nonce, title }, message);
     const title = TITLES[status];
+    if (isDatabaseUnavailable(exception)) {
+      void reply.header('retry-after', String(RETRY_AFTER_SECONDS));
+      return sendPage(reply, 503, page('Temporarily unavailable', 'The portal cannot reach its data just now. Try again in a moment.'));
+    }
     if (title) return sendPage(reply, status, page(title, messageOf(exception as HttpException)));
     this.logger.error({ err: exception, url: request.url }, 'portal error');
     sendPage(reply, 500, page('Something went wrong', 'The portal could not show this page. Try again in a moment.'));
