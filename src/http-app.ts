@@ -19,6 +19,7 @@ import {
 import { AIRTIME_EARLY_REFUSAL } from './airtime/airtime-error.filter';
 import { PAYOUT_EARLY_REFUSAL } from './payout-requests/payout-error.filter';
 import { APP_CONFIG, loadConfig, type AppConfig, type EnvironmentConfig } from './infra/config/app-config';
+import { parseFormBody, parseJsonBody } from './common/http/body-parsers';
 import { createValidationPipe } from './common/http/validation';
 import { GATEWAY_SECURITY, WALLET_SECURITY } from './common/openapi/api-docs';
 
@@ -47,6 +48,21 @@ export function createHttpAdapter(config: Pick<EnvironmentConfig, 'trustedProxie
   const fastify = adapter.getInstance();
   // Merchant APIs speak JSON only: any other body type is a 415, not a string handed to validation.
   fastify.removeContentTypeParser('text/plain');
+  // JSON with its numbers kept exact, and forms, both refusing bytes that are not UTF-8. Registered through the
+  // adapter, which then leaves out the parsers Nest would otherwise put in their place at start-up.
+  const { bodyLimit } = fastify.initialConfig;
+  for (const [type, parse] of [
+    ['application/json', parseJsonBody],
+    ['application/x-www-form-urlencoded', parseFormBody],
+  ] as const) {
+    adapter.useBodyParser(type, false, { bodyLimit }, (_request, body, done) => {
+      try {
+        done(null, parse(body));
+      } catch (error) {
+        done(error as Error, undefined);
+      }
+    });
+  }
   fastify.addHook('onRequest', async (request, reply) => {
     if (request.url.length > MAX_URL_LENGTH)
       sendFallbackError(reply, new HttpException('URI is too long', HttpStatus.URI_TOO_LONG), request.url, EARLY_REFUSALS);
