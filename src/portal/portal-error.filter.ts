@@ -4,8 +4,9 @@ import { RequestValidationError } from '../common/errors/request-validation.erro
 import { RETRY_AFTER_SECONDS } from '../common/errors/http-error.filter';
 import { isDatabaseUnavailable } from '../infra/database/pg-errors';
 import { PortalRequest, PortalSignInRequired, redirect, sendPage } from './portal-http';
+import { TooManyRequests } from '../common/errors/too-many-requests';
 import { frame } from './portal-frame';
-import { SignInRefused, SignInThrottled } from './portal-sign-in.service';
+import { SignInRefused } from './portal-sign-in.service';
 import { messagePage, signInPage } from './views/pages';
 
 const TITLES: Record<number, string> = { 400: 'Check your input', 403: 'Not allowed', 404: 'Not found', 415: 'Not a form' };
@@ -31,9 +32,10 @@ export class PortalErrorFilter implements ExceptionFilter {
     const request = host.switchToHttp().getRequest<PortalRequest & { body?: { username?: unknown } }>();
     if (exception instanceof PortalSignInRequired) return redirect(reply, '/portal/login');
     const username = typeof request.body?.username === 'string' ? request.body.username : '';
-    if (exception instanceof SignInThrottled) {
+    if (exception instanceof TooManyRequests) {
       void reply.header('retry-after', String(exception.retryAfterSeconds));
-      return sendPage(reply, 429, (nonce) => signInPage(nonce, { username, error: exception.message }));
+      const error = 'Too many sign-in attempts. Try again later.';
+      return sendPage(reply, 429, (nonce) => signInPage(nonce, { username, error }));
     }
     if (exception instanceof SignInRefused)
       return sendPage(reply, 401, (nonce) => signInPage(nonce, { username, error: exception.message }));

@@ -164,7 +164,7 @@ describe('money numbers are read exactly', () => {
       .post('/api/v1/transactions?command=CREDIT')
       .set('authorization', auth)
       .set('content-type', 'application/json')
-      .serialize((raw: Buffer) => raw)
+      .serialize((raw: Buffer) => raw as unknown as string)
       .send(body);
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ status: 400, message: 'Request body is not valid UTF-8', code: 'HttpException' });

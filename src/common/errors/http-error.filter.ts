@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../../infra/database/pg-errors';
 import { GATEWAY_CODES, GatewayError } from './gateway-error';
 import { RequestValidationError } from './request-validation.error';
+import { TooManyRequests } from './too-many-requests';
 
 export type Rendered = { status: number; message: string | string[] };
 
@@ -30,12 +31,13 @@ const logger = new Logger('Errors');
 /**
  * Every error answer leaves through here, whichever interface shaped its body (the filters below, the payout and
  * airtime filters, Fastify's own errors): JSON even on routes that answer HTML or text when they succeed,
- * `Retry-After` while the database is away (a 429's is set by the throttler), and unexpected errors logged
- * without the query string.
+ * `Retry-After` while the database is away and on a 429 (TooManyRequests), and unexpected errors logged without
+ * the query string.
  */
 export function sendError(reply: FastifyReply, url: string, exception: unknown, status: number, body: unknown): void {
   if (status >= 500) logger.error({ err: loggable(exception), url: url.split('?')[0] }, 'unhandled error');
   if (status === HttpStatus.SERVICE_UNAVAILABLE) void reply.header('retry-after', String(RETRY_AFTER_SECONDS));
+  if (exception instanceof TooManyRequests) void reply.header('retry-after', String(exception.retryAfterSeconds));
   void reply.status(status).header('content-type', 'application/json; charset=utf-8').send(body);
 }
 
