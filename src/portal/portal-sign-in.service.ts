@@ -26,6 +26,6 @@ export class PortalSignInService {
   async signIn(username: string, password: string, address: string): Promise<string> {
     const user = await this.signIns.attempt({ user: username }, address, () => this.users.verify(username, password));
     if (!user) throw new SignInRefused();
-    return this.sessions.start(user.id, user.clientId);
+    return this.sessions.start(user);
   }
 }

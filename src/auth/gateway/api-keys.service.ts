@@ -4,7 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { hashSecret, verifySecret } from '../../common/crypto/secret-hash';
-import { CredentialStatusService } from '../credential-status.service';
+import { CREDENTIAL_CHANNEL, CredentialStatusService } from '../credential-status.service';
 import { SignInAttempts } from '../sign-in-attempts';
 import { GATEWAY_AUDIENCE, GATEWAY_TOKEN_TTL_SECONDS } from './gateway-principal';
 
@@ -58,14 +58,17 @@ export class ApiKeysService {
   }
 
   /**
-   * Revokes one of the client's keys: it gets no new token, and every token already issued for it is refused
-   * (within CREDENTIAL_STATUS_TTL_MS on other processes). Revoking a revoked key changes nothing. Null when the
-   * client has no such key.
+   * Revokes one of the client's keys: it gets no new token, and every token already issued for it is refused on
+   * every process from the commit on (announced on CREDENTIAL_CHANNEL in the same statement). Revoking a revoked key
+   * changes nothing. Null when the client has no such key.
    */
   async revoke(clientId: string, consumerKey: string): Promise<ApiKeySummary | null> {
-    const [[revoked]]: [{ id: string }[], number] = await this.db.query(
-      `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE client_id = $1 AND consumer_key = $2 RETURNING id`,
-      [clientId, consumerKey],
+    const [revoked]: { id: string }[] = await this.db.query(
+      `WITH revoked AS (
+         UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE client_id = $1 AND consumer_key = $2 RETURNING id
+       )
+       SELECT id, pg_notify($3, 'api-key:' || id) FROM revoked`,
+      [clientId, consumerKey, CREDENTIAL_CHANNEL],
     );
     if (!revoked) return null;
     this.credentials.forgetApiKey(revoked.id);
