@@ -1,18 +1,9 @@
-import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { verifySignature } from '../../src/callbacks/settings/signature';
 import { airtimeBody } from '../support/airtime-fixtures';
 import { b2bBody, cliJson, localPayoutBody, PAYOUT_PATHS, runCli } from '../support/disbursement-fixtures';
-import {
-  gateway,
-  GatewayMerchant,
-  IsolatedSandbox,
-  MerchantReceiver,
-  ReceivedCallback,
-  startIsolatedSandbox,
-  waitFor,
-} from '../support/gateway-fixtures';
+import { gateway, GatewayMerchant, IsolatedSandbox, ReceivedCallback, startIsolatedSandbox, waitFor } from '../support/gateway-fixtures';
 import { uniqueCode } from '../support/test-app';
 
 /**
@@ -21,16 +12,14 @@ import { uniqueCode } from '../support/test-app';
  */
 describe('seeded callback settings', () => {
   let sandbox: IsolatedSandbox;
-  let app: NestFastifyApplication;
-  let receiver: MerchantReceiver;
 
   beforeAll(async () => {
     sandbox = await startIsolatedSandbox({ SANDBOX_SETTLE_DELAY_MS: '50' });
-    ({ app, receiver } = sandbox);
   });
   afterAll(async () => sandbox?.close());
 
   it('payout, B2B and airtime callbacks of the seeded merchant carry the seeded Basic auth', async () => {
+    const { app, receiver } = sandbox;
     const hook = receiver.url(`/seeded/${randomUUID()}`);
     const seeded = cliJson(
       await runCli(
