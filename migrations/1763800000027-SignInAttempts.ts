@@ -6,8 +6,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * were counted under other keys and limits, so counting starts afresh. A portal session remembers the user's token
  * version it was opened under, so a password reset ends it as it ends the user's wallet tokens.
  */
-export class SignInAttempts1763800000026 implements MigrationInterface {
-  name = 'SignInAttempts1763800000026';
+export class SignInAttempts1763800000027 implements MigrationInterface {
+  name = 'SignInAttempts1763800000027';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`
