@@ -8,14 +8,28 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { rootModule, ProcessRole } from './app.module';
 import { mountQueueDashboard } from './admin/queue-dashboard';
-import { errorResponse, FallbackErrorFilter, sendFallbackError, type EarlyRefusalBody } from './common/errors/http-error.filter';
+import {
+  errorResponse,
+  FallbackErrorFilter,
+  HOSTED_PAGE_EARLY_REFUSAL,
+  sendFallbackError,
+  STATEMENT_EARLY_REFUSAL,
+  type EarlyRefusalBody,
+} from './common/errors/http-error.filter';
+import { AIRTIME_EARLY_REFUSAL } from './airtime/airtime-error.filter';
 import { PAYOUT_EARLY_REFUSAL } from './payout-requests/payout-error.filter';
 import { APP_CONFIG, loadConfig, type AppConfig, type EnvironmentConfig } from './infra/config/app-config';
+import { parseFormBody, parseJsonBody } from './common/http/body-parsers';
 import { createValidationPipe } from './common/http/validation';
 import { GATEWAY_SECURITY, WALLET_SECURITY } from './common/openapi/api-docs';
 
 /** Route families whose bodies refused before the route runs are answered in their own shape. */
-const EARLY_REFUSALS: EarlyRefusalBody[] = [PAYOUT_EARLY_REFUSAL];
+const EARLY_REFUSALS: EarlyRefusalBody[] = [
+  PAYOUT_EARLY_REFUSAL,
+  AIRTIME_EARLY_REFUSAL,
+  STATEMENT_EARLY_REFUSAL,
+  HOSTED_PAGE_EARLY_REFUSAL,
+];
 
 /** The Fastify adapter every HTTP process uses (tests that override providers build their app on it too). */
 export function createHttpAdapter(config: Pick<EnvironmentConfig, 'trustedProxies'> = loadConfig()): FastifyAdapter {
@@ -34,6 +48,21 @@ export function createHttpAdapter(config: Pick<EnvironmentConfig, 'trustedProxie
   const fastify = adapter.getInstance();
   // Merchant APIs speak JSON only: any other body type is a 415, not a string handed to validation.
   fastify.removeContentTypeParser('text/plain');
+  // JSON with its numbers kept exact, and forms, both refusing bytes that are not UTF-8. Registered through the
+  // adapter, which then leaves out the parsers Nest would otherwise put in their place at start-up.
+  const { bodyLimit } = fastify.initialConfig;
+  for (const [type, parse] of [
+    ['application/json', parseJsonBody],
+    ['application/x-www-form-urlencoded', parseFormBody],
+  ] as const) {
+    adapter.useBodyParser(type, false, { bodyLimit }, (_request, body, done) => {
+      try {
+        done(null, parse(body));
+      } catch (error) {
+        done(error as Error, undefined);
+      }
+    });
+  }
   fastify.addHook('onRequest', async (request, reply) => {
     if (request.url.length > MAX_URL_LENGTH)
       sendFallbackError(reply, new HttpException('URI is too long', HttpStatus.URI_TOO_LONG), request.url, EARLY_REFUSALS);

@@ -5,7 +5,7 @@ import { airtimeServiceCode } from '../airtime/airtime.repository';
 import { WalletPrincipal } from '../auth/principal';
 import { ApiKeysService } from '../auth/gateway/api-keys.service';
 import { generatePassword, UsersService } from '../auth/users.service';
-import { CallbackSettingsService } from '../callbacks/settings/callback-settings.service';
+import { CALLBACK_KINDS, CallbackSettingsService } from '../callbacks/settings/callback-settings.service';
 import { ClientServicesService } from '../client-services/client-services.service';
 import { ClientsService } from '../clients/clients.service';
 import { Money } from '../common/money';
@@ -62,7 +62,8 @@ export class SeedService {
     for (const [currency, rate] of Object.entries(SANDBOX_KES_RATES)) {
       await this.fx.setRate(SEED_CURRENCY, currency, new Money(rate.buying), new Money(rate.selling), 'seed');
     }
-    if (options.callback) await this.callbackSettings.setEndpoint(client.id, 'collections', options.callback);
+    // Every kind (contract §10), so the seeded merchant hears of payouts, B2B and airtime with its credentials too.
+    if (options.callback) for (const kind of CALLBACK_KINDS) await this.callbackSettings.setEndpoint(client.id, kind, options.callback);
     const signingSecret = await this.callbackSettings.rotateSigningSecret(client.id);
     const apiKey = await this.apiKeys.issue(client.id);
     return {

@@ -1,10 +1,17 @@
 import { Catch } from '@nestjs/common';
 import { ValidationProblem } from '../common/errors/request-validation.error';
+import { EarlyRefusalBody } from '../common/errors/http-error.filter';
 import { errorCodeOf, PayoutErrorFilter } from '../payout-requests/payout-error.filter';
 import { PayoutError } from '../payout-requests/payout-error';
 import { airtimeRejection } from './airtime';
 
 const MAX_LISTED_PROBLEMS = 10;
+
+/** An airtime request refused before its route ran (not JSON, too large): 721 Validation Failed, reference null. */
+export const AIRTIME_EARLY_REFUSAL: EarlyRefusalBody = {
+  prefix: '/v1/gw/airtime/',
+  body: (message) => airtimeRejection(undefined, 'VALIDATION_FAILED', message).body('reference', null),
+};
 
 /**
  * Airtime answers in the payout-family body keyed by `reference`; a malformed request is 721 "Validation Failed"

@@ -1,8 +1,7 @@
-import { Body, HttpCode, Post } from '@nestjs/common';
+import { Body, HttpCode, Ip, Post } from '@nestjs/common';
 import { ApiOkResponse } from '@nestjs/swagger';
 import { Doc, WalletErrors } from '../common/openapi/api-docs';
 import { AuthService } from './auth.service';
-import { SignInThrottle } from '../infra/throttling/sign-in-throttle';
 import { LoginDto, WalletToken } from './login.dto';
 import { Public } from './principal';
 import { WalletController } from './wallet-controller.decorator';
@@ -13,12 +12,11 @@ export class AuthController {
 
   @Public()
   @Post('login')
-  @SignInThrottle('username')
   @HttpCode(200)
   @Doc('Log in as a wallet user', 'Answers the bearer token for every other /api/v1 route.')
   @ApiOkResponse({ type: WalletToken })
   @WalletErrors(400)
-  login(@Body() body: LoginDto) {
-    return this.auth.login(body.username, body.password);
+  login(@Body() body: LoginDto, @Ip() address: string) {
+    return this.auth.login(body.username, body.password, address);
   }
 }

@@ -8,6 +8,7 @@ import { AuthController } from './auth.controller';
 import { AuthService } from './auth.service';
 import { CredentialStatusService } from './credential-status.service';
 import { User } from './user.entity';
+import { SignInAttempts } from './sign-in-attempts';
 import { UsersService } from './users.service';
 import { WalletAuthGuard } from './wallet-auth.guard';
 import { WalletJwtStrategy } from './wallet-jwt.strategy';
@@ -19,7 +20,7 @@ import { WalletJwtStrategy } from './wallet-jwt.strategy';
     JwtModule.registerAsync({ inject: [APP_CONFIG], useFactory: (c: AppConfig) => ({ secret: tokenKey(c) as never }) }),
   ],
   controllers: [AuthController],
-  providers: [AuthService, UsersService, WalletJwtStrategy, WalletAuthGuard, CredentialStatusService, AccessTokens],
-  exports: [UsersService, JwtModule, WalletAuthGuard, CredentialStatusService, AccessTokens],
+  providers: [AuthService, UsersService, WalletJwtStrategy, WalletAuthGuard, CredentialStatusService, AccessTokens, SignInAttempts],
+  exports: [UsersService, JwtModule, WalletAuthGuard, CredentialStatusService, AccessTokens, SignInAttempts],
 })
 export class AuthModule {}

@@ -1,6 +1,7 @@
 import { Injectable, UnauthorizedException } from '@nestjs/common';
 import { JwtService } from '@nestjs/jwt';
 import { ClientsService } from '../clients/clients.service';
+import { SignInAttempts } from './sign-in-attempts';
 import { UsersService } from './users.service';
 
 export const WALLET_TOKEN_TTL_SECONDS = 3600;
@@ -11,10 +12,11 @@ export class AuthService {
     private readonly users: UsersService,
     private readonly clients: ClientsService,
     private readonly jwt: JwtService,
+    private readonly signIns: SignInAttempts,
   ) {}
 
-  async login(username: string, password: string) {
-    const user = await this.users.verify(username, password);
+  async login(username: string, password: string, address: string) {
+    const user = await this.signIns.attempt({ user: username }, address, () => this.users.verify(username, password));
     if (!user) throw new UnauthorizedException('Invalid username or password');
     const client = await this.clients.findById(user.clientId);
     if (!client) throw new UnauthorizedException('Invalid username or password');

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { Repository } from 'typeorm';
 import { hashSecret, verifySecret } from '../common/crypto/secret-hash';
 import { isUniqueViolation } from '../infra/database/pg-errors';
-import { CredentialStatusService } from './credential-status.service';
+import { CREDENTIAL_CHANNEL, CredentialStatusService } from './credential-status.service';
 import { User } from './user.entity';
 
 export function generatePassword(): string {
@@ -29,16 +29,20 @@ export class UsersService {
 
   /**
    * Creates the user or, when it exists for the same client, resets its password (seed, user:create --password).
-   * A reset raises the token version, so every wallet token issued before it stops working.
+   * A reset raises the token version, so every wallet token issued before it stops working, on every process from
+   * the commit on (announced on CREDENTIAL_CHANNEL in the same statement).
    */
   async upsert(clientId: string, username: string, password: string): Promise<User> {
     const existing = await this.users.findOneBy({ username });
     if (!existing) return this.create(clientId, username, password);
     if (existing.clientId !== clientId) throw new ConflictException(`User ${username} belongs to another client`);
     const passwordHash = await hashSecret(password);
-    const [[reset]] = await this.users.query(
-      `UPDATE users SET password_hash = $2, token_version = token_version + 1, updated_at = now() WHERE id = $1 RETURNING token_version`,
-      [existing.id, passwordHash],
+    const [reset] = await this.users.query(
+      `WITH reset AS (
+         UPDATE users SET password_hash = $2, token_version = token_version + 1, updated_at = now() WHERE id = $1 RETURNING id, token_version
+       )
+       SELECT token_version, pg_notify($3, 'user:' || id) FROM reset`,
+      [existing.id, passwordHash, CREDENTIAL_CHANNEL],
     );
     this.credentials.forgetUser(existing.id);
     return Object.assign(existing, { passwordHash, tokenVersion: reset.token_version });

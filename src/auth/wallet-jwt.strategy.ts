@@ -29,19 +29,17 @@ export class WalletJwtStrategy extends PassportStrategy(Strategy, WALLET_STRATEG
     super();
   }
 
-  /** Whatever is wrong with the token, including a failed version lookup, there is no user (one plain 401). */
+  /**
+   * Whatever is wrong with the token, there is no user (one plain 401). A failed version lookup (the database
+   * away) is thrown, not taken for a bad token: a 401 would make clients drop their tokens and storm the login.
+   */
   async validate(request: FastifyRequest): Promise<WalletPrincipal | null> {
     const token = bearerToken(request.headers.authorization);
     const claims = token ? this.tokens.claims<WalletClaims>(token, 'wallet') : null;
     if (!claims) return null;
     // A token issued before the user's last password reset carries an older version and is refused.
     const presented = typeof claims.ver === 'number' ? claims.ver : undefined;
-    let current: number | null;
-    try {
-      current = await this.credentials.userTokenVersion(claims.sub, presented);
-    } catch {
-      return null;
-    }
+    const current = await this.credentials.userTokenVersion(claims.sub, presented);
     if (claims.ver !== current) return null;
     return { userId: claims.sub, clientId: claims.cid, clientCode: claims.ccode };
   }

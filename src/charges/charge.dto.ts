@@ -48,6 +48,12 @@ export class VerifyOtpDto {
   @ApiProperty({ example: 'ORDER-42', description: 'the charge external_reference' })
   @IsString(OTP_REQUIRED)
   @IsNotEmpty(OTP_REQUIRED)
+  @MaxLength(LIMITS.reference, OTP_REQUIRED)
   reference: string;
-  @ApiProperty({ example: '123456' }) @IsString(OTP_REQUIRED) @IsNotEmpty(OTP_REQUIRED) otp: string;
+  /** Bounded like otp_code: a longer one is no OTP and must not count as an attempt. */
+  @ApiProperty({ example: '123456', maxLength: 16 })
+  @IsString(OTP_REQUIRED)
+  @IsNotEmpty(OTP_REQUIRED)
+  @MaxLength(16, OTP_REQUIRED)
+  otp: string;
 }

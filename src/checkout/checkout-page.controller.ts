@@ -2,7 +2,8 @@ import { Body, Controller, Get, HttpCode, HttpException, Param, Post, Res, UseFi
 import { ApiExcludeEndpoint, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { randomBytes } from 'node:crypto';
-import { HostedPageErrorFilter } from '../common/errors/http-error.filter';
+import { HostedPageErrorFilter, RETRY_AFTER_SECONDS } from '../common/errors/http-error.filter';
+import { isDatabaseUnavailable } from '../infra/database/pg-errors';
 import { ApiErrors, Doc } from '../common/openapi/api-docs';
 import { HostedPageErrorBody } from '../common/openapi/error-bodies';
 import { CHECKOUT_STATUS } from '../collections/checkout-session';
@@ -39,8 +40,17 @@ export class CheckoutPageController {
         .send(html);
     const view = await this.checkout.pageView(reference).catch((error) => {
       if (error instanceof HttpException && error.getStatus() === 404) return null;
+      // The payer's browser gets a page, not the JSON body of the filter.
+      if (isDatabaseUnavailable(error)) return 'unavailable' as const;
       throw error;
     });
+    if (view === 'unavailable') {
+      void reply.header('retry-after', String(RETRY_AFTER_SECONDS));
+      return void send(
+        503,
+        explanationPage(nonce, 'Temporarily unavailable', 'This checkout cannot be shown just now. Try again in a moment.'),
+      );
+    }
     if (!view) return void send(404, explanationPage(nonce, 'Checkout not found', 'There is no checkout at this address.'));
     const { session, state } = view;
     if (state.expired) return void send(410, explanationPage(nonce, 'Checkout expired', 'The time to pay this checkout has run out.'));

@@ -1,6 +1,6 @@
 import { ArgumentsHost, BadRequestException, Catch, ExceptionFilter } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { EarlyRefusalBody, GatewayErrorFilter, sendError } from '../common/errors/http-error.filter';
+import { describeError, EarlyRefusalBody, GatewayErrorFilter, sendError } from '../common/errors/http-error.filter';
 import { RequestValidationError, ValidationProblem } from '../common/errors/request-validation.error';
 import { PayoutError, PayoutErrorCode, ReferenceField } from './payout-error';
 
@@ -12,8 +12,9 @@ export const PAYOUT_EARLY_REFUSAL: EarlyRefusalBody = {
 
 /**
  * Bound to the disbursement controllers: payout-family errors and bad bodies are answered in the payout error body
- * (a bad body is 721 with the error_code its first broken rule carries in `context`, VALIDATION_FAILED otherwise);
- * everything else (authentication, internal errors) is left to the gateway's filter.
+ * (a bad body is 721 with the error_code its first broken rule carries in `context`, VALIDATION_FAILED otherwise),
+ * and so are failures (503 while the database is away, 500), as 721 with error_code FAILED, the document's generic
+ * outage; authentication and other HTTP errors are left to the gateway's filter.
  */
 @Catch()
 export class PayoutErrorFilter implements ExceptionFilter {
@@ -26,8 +27,13 @@ export class PayoutErrorFilter implements ExceptionFilter {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const request = host.switchToHttp().getRequest<FastifyRequest>();
     const error = this.asPayoutError(exception);
-    if (!error) return this.fallback.catch(exception, host);
-    sendError(reply, request.url, error, error.getStatus(), error.body(this.referenceField, this.referenceOf(request.body)));
+    if (error)
+      return sendError(reply, request.url, error, error.getStatus(), error.body(this.referenceField, this.referenceOf(request.body)));
+    const { status, message } = describeError(exception);
+    if (status < 500) return this.fallback.catch(exception, host);
+    const description = status === 503 ? 'Service unavailable' : 'Internal server error';
+    const failure = PayoutError.rejected('FAILED', description, undefined, status === 503 ? String(message) : undefined);
+    sendError(reply, request.url, exception, status, failure.body(this.referenceField, this.referenceOf(request.body)));
   }
 
   /** A bad body: the payout answers name the first broken rule in the description. */

@@ -3,7 +3,10 @@ import { HttpException } from '@nestjs/common';
 /** Response codes of the payout family (disbursement document §7). */
 export const PAYOUT_CODES = { ACCEPTED: 720, REJECTED: 721, DUPLICATE: 722, NOT_FOUND: 723 } as const;
 
-/** error_code values of the document §7, plus VALIDATION_FAILED for a field breaking a rule without a code of its own. */
+/**
+ * error_code values of the document §7 (FAILED: the generic service outage), plus VALIDATION_FAILED for a field
+ * breaking a rule without a code of its own.
+ */
 export type PayoutErrorCode =
   | 'INSUFFICIENT_BALANCE'
   | 'SERVICE_NOT_ALLOWED'
@@ -13,7 +16,8 @@ export type PayoutErrorCode =
   | 'INVALID_WALLET'
   | 'RESOURCE_NOT_FOUND'
   | 'DUPLICATE_IGNORED'
-  | 'VALIDATION_FAILED';
+  | 'VALIDATION_FAILED'
+  | 'FAILED';
 
 /** Which request field names the reference in an error body: payouts, IMT and B2B, or airtime. */
 export type ReferenceField = 'payout_reference' | 'reference';

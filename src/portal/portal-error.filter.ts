@@ -1,9 +1,12 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { RequestValidationError } from '../common/errors/request-validation.error';
+import { RETRY_AFTER_SECONDS } from '../common/errors/http-error.filter';
+import { isDatabaseUnavailable } from '../infra/database/pg-errors';
 import { PortalRequest, PortalSignInRequired, redirect, sendPage } from './portal-http';
+import { TooManyRequests } from '../common/errors/too-many-requests';
 import { frame } from './portal-frame';
-import { SignInRefused, SignInThrottled } from './portal-sign-in.service';
+import { SignInRefused } from './portal-sign-in.service';
 import { messagePage, signInPage } from './views/pages';
 
 const TITLES: Record<number, string> = { 400: 'Check your input', 403: 'Not allowed', 404: 'Not found', 415: 'Not a form' };
@@ -18,7 +21,7 @@ function messageOf(exception: HttpException): string {
 /**
  * The portal answers in pages: no session → sign-in; a refused or throttled sign-in → the sign-in form again
  * (the same words for an unknown user and a wrong password; 429 with Retry-After); 403, 404 and 400 → a page
- * saying so; anything else is logged and shown as a plain error page.
+ * saying so; the database away → 503 with Retry-After; anything else is logged and shown as a plain error page.
  */
 @Catch()
 export class PortalErrorFilter implements ExceptionFilter {
@@ -29,9 +32,10 @@ export class PortalErrorFilter implements ExceptionFilter {
     const request = host.switchToHttp().getRequest<PortalRequest & { body?: { username?: unknown } }>();
     if (exception instanceof PortalSignInRequired) return redirect(reply, '/portal/login');
     const username = typeof request.body?.username === 'string' ? request.body.username : '';
-    if (exception instanceof SignInThrottled) {
+    if (exception instanceof TooManyRequests) {
       void reply.header('retry-after', String(exception.retryAfterSeconds));
-      return sendPage(reply, 429, (nonce) => signInPage(nonce, { username, error: exception.message }));
+      const error = 'Too many sign-in attempts. Try again later.';
+      return sendPage(reply, 429, (nonce) => signInPage(nonce, { username, error }));
     }
     if (exception instanceof SignInRefused)
       return sendPage(reply, 401, (nonce) => signInPage(nonce, { username, error: exception.message }));
@@ -41,6 +45,10 @@ export class PortalErrorFilter implements ExceptionFilter {
     const page = (title: string, message: string) => (nonce: string) =>
       messagePage(session ? frame(session, title, '')(nonce) : { nonce, title }, message);
     const title = TITLES[status];
+    if (isDatabaseUnavailable(exception)) {
+      void reply.header('retry-after', String(RETRY_AFTER_SECONDS));
+      return sendPage(reply, 503, page('Temporarily unavailable', 'The portal cannot reach its data just now. Try again in a moment.'));
+    }
     if (title) return sendPage(reply, status, page(title, messageOf(exception as HttpException)));
     this.logger.error({ err: exception, url: request.url }, 'portal error');
     sendPage(reply, 500, page('Something went wrong', 'The portal could not show this page. Try again in a moment.'));

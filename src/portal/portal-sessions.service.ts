@@ -25,7 +25,8 @@ function sessionId(token: string): string {
 /**
  * Portal sessions in Postgres: the cookie carries a random token, the row only its hash, so the table alone signs
  * no one in. A session ends after PORTAL_IDLE_TIMEOUT_MS without a request, after PORTAL_SESSION_MAX_AGE_MS in any
- * case, or on sign-out.
+ * case, on sign-out, or when the user's password is reset (its token version moves on). Every request reads the
+ * row (no cache), so a sign-out or a reset bites on every process from its commit on.
  */
 @Injectable()
 export class PortalSessionsService {
@@ -34,12 +35,13 @@ export class PortalSessionsService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  /** Opens a session; the token goes into the cookie and nowhere else. */
-  async start(userId: string, clientId: string): Promise<string> {
+  /** Opens a session of the user as verified (its token version then); the token goes into the cookie only. */
+  async start(user: { id: string; clientId: string; tokenVersion: number }): Promise<string> {
     const token = randomBytes(32).toString('base64url');
     await this.db.query(
-      `INSERT INTO portal_sessions (id, user_id, client_id, csrf_token, expires_at) VALUES ($1, $2, $3, $4, now() + $5::bigint * interval '1 millisecond')`,
-      [sessionId(token), userId, clientId, randomBytes(32).toString('base64url'), PORTAL_SESSION_MAX_AGE_MS],
+      `INSERT INTO portal_sessions (id, user_id, client_id, csrf_token, token_version, expires_at)
+       VALUES ($1, $2, $3, $4, $5, now() + $6::bigint * interval '1 millisecond')`,
+      [sessionId(token), user.id, user.clientId, randomBytes(32).toString('base64url'), user.tokenVersion, PORTAL_SESSION_MAX_AGE_MS],
     );
     // Sessions that ended long ago are of no use to anyone; cleared here rather than by a scheduler.
     await this.db.query(`DELETE FROM portal_sessions WHERE expires_at < now() - interval '1 day'`);
@@ -52,7 +54,7 @@ export class PortalSessionsService {
     const [[session]]: [Record<string, string>[], number] = await this.db.query(
       `UPDATE portal_sessions s SET last_seen_at = now()
        FROM users u, clients c
-       WHERE s.id = $1 AND u.id = s.user_id AND c.id = s.client_id AND u.client_id = s.client_id
+       WHERE s.id = $1 AND u.id = s.user_id AND c.id = s.client_id AND u.client_id = s.client_id AND u.token_version = s.token_version
          AND s.expires_at > now() AND s.last_seen_at > now() - $2::bigint * interval '1 millisecond'
        RETURNING s.user_id, s.client_id, s.csrf_token, u.username, c.name AS client_name, c.time_zone`,
       [sessionId(token), this.config.portalIdleTimeoutMs],

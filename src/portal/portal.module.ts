@@ -10,12 +10,11 @@ import { PortalSessionsService } from './portal-sessions.service';
 import { PortalSignInService } from './portal-sign-in.service';
 import { PortalController } from './portal.controller';
 import { PortalService } from './portal.service';
-import { SignInFailures } from './sign-in-failures';
 
 /** The merchant portal at /portal: server-rendered pages over the client's keys, callbacks, payments, payouts and statements. */
 @Module({
   imports: [FloatModule, CollectionsModule, PayoutsModule, StatementsModule],
   controllers: [PortalAuthController, PortalController],
-  providers: [PortalSessionsService, PortalSignInService, SignInFailures, PortalSessionStrategy, PortalSessionGuard, PortalService],
+  providers: [PortalSessionsService, PortalSignInService, PortalSessionStrategy, PortalSessionGuard, PortalService],
 })
 export class PortalModule {}

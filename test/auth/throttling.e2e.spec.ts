@@ -9,8 +9,9 @@ import { uniqueCode } from '../support/test-app';
 const PASSWORD = 'correct horse battery';
 
 /**
- * Issue 11 §4: sign-in is rate-limited per credential and per client address, answering 429 with Retry-After in
- * the interface's shape; X-Forwarded-For counts only from a trusted proxy. Each app has its own database and
+ * Issue 11 §4 and issue 22 item 2: sign-in (wallet login, the portal, gateway auth: one throttle) is rate-limited
+ * per credential and per client address, answering 429 with Retry-After in the interface's shape; X-Forwarded-For
+ * counts only from a trusted proxy. Each app has its own database and
  * Redis, so counters start at zero.
  */
 describe('sign-in throttling behind a trusted proxy', () => {
@@ -114,6 +115,53 @@ describe('sign-in throttling behind a trusted proxy', () => {
       });
     }
     expect((await gatewayAuth(other, '192.0.2.90')).status).toBe(200);
+  });
+
+  // Issue 22 item 2: the throttle is counted before the password is checked, so 200 attempts at once are limited
+  // exactly as 200 in a row, on each of the three sign-ins (the portal shares wallet login's count).
+  const portalLogin = (body: object, from: string) =>
+    request(app.getHttpServer()).post('/portal/login').set('x-forwarded-for', from).type('form').send(body);
+  it.each<
+    [
+      string,
+      (credential: string, secret: string, from: string) => request.Test,
+      (s: { clientId: string; username: string }) => Promise<string>,
+    ]
+  >([
+    ['wallet login', (username, password, from) => login({ username, password }, from), async (u) => u.username],
+    ['the portal', (username, password, from) => portalLogin({ username, password }, from), async (u) => u.username],
+    [
+      'gateway auth',
+      (consumer_key, consumer_secret, from) => gatewayAuth({ consumer_key, consumer_secret }, from),
+      async (u) => (await app.get(ApiKeysService).issue(u.clientId)).consumer_key,
+    ],
+  ])(
+    '%s: 200 wrong secrets at once for one credential → exactly 10 checked, 190 × 429; then the right one is 429 too',
+    async (_name, attempt, credentialOf) => {
+      const victim = await user();
+      const credential = await credentialOf(victim);
+      const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => attempt(credential, `wrong-${i}`, `198.18.${i}.1`)));
+      const statuses = answers.map((r) => r.status);
+      expect(statuses.filter((s) => s === 401)).toHaveLength(10);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(190);
+      for (const r of answers.filter((a) => a.status === 429)) expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
+      const right = await attempt(credential, PASSWORD, '198.19.0.1');
+      expect(right.status).toBe(429);
+      expect(right.headers['set-cookie']).toBeUndefined();
+    },
+  );
+
+  it('the portal: 200 attempts at once from one address at different users → exactly 20 checked, 180 × 429', async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => portalLogin({ username: `portal-nobody-${i}`, password: 'x' }, '203.0.113.99')),
+    );
+    expect(answers.filter((r) => r.status === 401)).toHaveLength(20);
+    expect(answers.filter((r) => r.status === 429)).toHaveLength(180);
+  });
+
+  it('a right password gives its attempt back: signing in more often than the limit is not throttled', async () => {
+    const someone = await user();
+    for (let i = 0; i < 15; i++) expect((await login({ username: someone.username, password: PASSWORD }, '192.0.2.120')).status).toBe(200);
   });
 
   it('the gateway limits requests per access token', async () => {

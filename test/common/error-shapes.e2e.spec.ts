@@ -125,8 +125,43 @@ describe('error shapes per interface', () => {
   it('errors that reach no controller keep the shape of the path they were sent to', async () => {
     expect((await gw().get('/v1/no-such-route')).body).toMatchObject({ status_code: 120 });
     expect((await request(app.getHttpServer()).get('/api/v1/no-such-route')).body).toMatchObject({ status: 404, code: 'HttpException' });
-    const badJson = await gw().post('/v1/statement').set('content-type', 'application/json').send('{"start_date":');
+  });
+
+  // Issue 22 item 3: a body refused before the route runs (not JSON, too large) has the route family's own shape.
+  const huge = JSON.stringify({ padding: 'x'.repeat(1_100_000) });
+  it.each<[string, string, (status: number) => unknown]>([
+    [
+      '/v1/statement',
+      'statement',
+      (status) => ({ response_code: status, response_description: expect.any(String), error_code: 'INVALID_REQUEST' }),
+    ],
+    [
+      '/v1/gw/airtime/send',
+      'airtime',
+      () => ({
+        reference: null,
+        response_code: 721,
+        response_description: 'Validation Failed',
+        error_code: 'VALIDATION_FAILED',
+        message: expect.any(String),
+      }),
+    ],
+    [
+      '/v1/payouts/initiate',
+      'payout',
+      () => ({ response_code: 721, response_description: expect.stringMatching(/^Validation Failed/), error_code: 'VALIDATION_FAILED' }),
+    ],
+    [
+      '/checkout/some-reference/pay',
+      'hosted page',
+      (status) => ({ statusCode: status, message: expect.any(String), error: expect.any(String) }),
+    ],
+  ])('%s: invalid JSON (400) and an over-large body (413) in the %s shape', async (path, _shape, body) => {
+    const badJson = await gw().post(path).set('content-type', 'application/json').send('{"start_date":');
     expect(badJson.status).toBe(400);
-    expect(badJson.body).toMatchObject({ status_code: 172, status_description: 'Validation Failed' });
+    expect(badJson.body).toEqual(body(400));
+    const tooLarge = await gw().post(path).set('content-type', 'application/json').send(huge);
+    expect(tooLarge.status).toBe(413);
+    expect(tooLarge.body).toEqual(body(413));
   });
 });

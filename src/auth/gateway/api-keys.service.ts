@@ -4,7 +4,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { hashSecret, verifySecret } from '../../common/crypto/secret-hash';
-import { CredentialStatusService } from '../credential-status.service';
+import { CREDENTIAL_CHANNEL, CredentialStatusService } from '../credential-status.service';
+import { SignInAttempts } from '../sign-in-attempts';
 import { GATEWAY_AUDIENCE, GATEWAY_TOKEN_TTL_SECONDS } from './gateway-principal';
 
 export interface ApiKeySummary {
@@ -28,6 +29,7 @@ export class ApiKeysService {
     @InjectDataSource() private readonly db: DataSource,
     private readonly jwt: JwtService,
     private readonly credentials: CredentialStatusService,
+    private readonly signIns: SignInAttempts,
   ) {}
 
   async issue(clientId: string): Promise<{ consumer_key: string; consumer_secret: string }> {
@@ -56,32 +58,40 @@ export class ApiKeysService {
   }
 
   /**
-   * Revokes one of the client's keys: it gets no new token, and every token already issued for it is refused
-   * (within CREDENTIAL_STATUS_TTL_MS on other processes). Revoking a revoked key changes nothing. Null when the
-   * client has no such key.
+   * Revokes one of the client's keys: it gets no new token, and every token already issued for it is refused on
+   * every process from the commit on (announced on CREDENTIAL_CHANNEL in the same statement). Revoking a revoked key
+   * changes nothing. Null when the client has no such key.
    */
   async revoke(clientId: string, consumerKey: string): Promise<ApiKeySummary | null> {
-    const [[revoked]]: [{ id: string }[], number] = await this.db.query(
-      `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE client_id = $1 AND consumer_key = $2 RETURNING id`,
-      [clientId, consumerKey],
+    const [revoked]: { id: string }[] = await this.db.query(
+      `WITH revoked AS (
+         UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE client_id = $1 AND consumer_key = $2 RETURNING id
+       )
+       SELECT id, pg_notify($3, 'api-key:' || id) FROM revoked`,
+      [clientId, consumerKey, CREDENTIAL_CHANNEL],
     );
     if (!revoked) return null;
     this.credentials.forgetApiKey(revoked.id);
     return (await this.list(clientId)).find((k) => k.consumer_key === consumerKey) ?? null;
   }
 
-  /** POST /v1/auth: both spellings of the lifetime, since the FX document reads expires_in. */
-  async token(consumerKey: unknown, consumerSecret: unknown) {
+  /** POST /v1/auth from `address`: both spellings of the lifetime, since the FX document reads expires_in. */
+  async token(consumerKey: unknown, consumerSecret: unknown, address: string) {
     if (typeof consumerKey !== 'string' || typeof consumerSecret !== 'string' || consumerKey.length > 64 || consumerSecret.length > 200) {
       throw new InvalidGatewayCredentials();
     }
-    const [key] = await this.db.query(
-      `SELECT k.id, k.client_id, k.secret_hash, c.code AS client_code FROM api_keys k JOIN clients c ON c.id = k.client_id
-       WHERE k.consumer_key = $1 AND k.revoked_at IS NULL`,
-      [consumerKey],
-    );
-    // An unknown key costs a verification too, so unknown keys and wrong secrets take the same time.
-    if (!(await verifySecret(key?.secret_hash, consumerSecret))) throw new InvalidGatewayCredentials();
+    const key = await this.signIns.attempt({ apiKey: consumerKey }, address, async () => {
+      const [found] = await this.db.query(
+        `SELECT k.id, k.client_id, k.secret_hash, c.code AS client_code FROM api_keys k JOIN clients c ON c.id = k.client_id
+         WHERE k.consumer_key = $1 AND k.revoked_at IS NULL`,
+        [consumerKey],
+      );
+      // An unknown key costs a verification too, so unknown keys and wrong secrets take the same time.
+      return (await verifySecret(found?.secret_hash, consumerSecret))
+        ? (found as { id: string; client_id: string; client_code: string })
+        : null;
+    });
+    if (!key) throw new InvalidGatewayCredentials();
     await this.db.query(`UPDATE api_keys SET last_authenticated_at = now() WHERE id = $1`, [key.id]);
     const access_token = await this.jwt.signAsync(
       { sub: key.id, cid: key.client_id, ccode: key.client_code },

@@ -1,9 +1,8 @@
-import { Body, Controller, HttpCode, Post, UseFilters } from '@nestjs/common';
+import { Body, Controller, HttpCode, Ip, Post, UseFilters } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import { GatewayErrorFilter } from '../../common/errors/http-error.filter';
 import { Doc } from '../../common/openapi/api-docs';
 import { GatewayUnauthorizedBody } from '../../common/openapi/error-bodies';
-import { SignInThrottle } from '../../infra/throttling/sign-in-throttle';
 import { ApiKeysService } from './api-keys.service';
 import { GatewayCredentials, GatewayToken } from './gateway-auth.dto';
 
@@ -15,7 +14,6 @@ export class GatewayAuthController {
 
   /** Bad or missing keys are a 401 in the documented body, never a validation 400. */
   @Post()
-  @SignInThrottle('consumer_key')
   @HttpCode(200)
   @Doc(
     'Get a gateway access token',
@@ -27,8 +25,8 @@ export class GatewayAuthController {
     type: GatewayUnauthorizedBody,
     description: 'unknown, revoked or missing keys',
   })
-  token(@Body() body: unknown) {
+  token(@Body() body: unknown, @Ip() address: string) {
     const fields = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
-    return this.apiKeys.token(fields.consumer_key, fields.consumer_secret);
+    return this.apiKeys.token(fields.consumer_key, fields.consumer_secret, address);
   }
 }

@@ -3,11 +3,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../../infra/database/pg-errors';
 import { GATEWAY_CODES, GatewayError } from './gateway-error';
 import { RequestValidationError } from './request-validation.error';
+import { TooManyRequests } from './too-many-requests';
 
-type Rendered = { status: number; message: string | string[] };
+export type Rendered = { status: number; message: string | string[] };
 
-/** How long a client is asked to wait while the database is away. */
-const RETRY_AFTER_SECONDS = 5;
+/** How long a client is asked to wait while the database is away (pages that answer HTML send it too). */
+export const RETRY_AFTER_SECONDS = 5;
 
 /**
  * Renders every error of a route in the shape of the interface it belongs to; each interface's filter is bound
@@ -18,7 +19,7 @@ abstract class InterfaceErrorFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const request = host.switchToHttp().getRequest<FastifyRequest>();
-    const described = describe(exception);
+    const described = describeError(exception);
     sendError(reply, request.url, exception, described.status, this.body(exception, described, request.url));
   }
 
@@ -30,12 +31,13 @@ const logger = new Logger('Errors');
 /**
  * Every error answer leaves through here, whichever interface shaped its body (the filters below, the payout and
  * airtime filters, Fastify's own errors): JSON even on routes that answer HTML or text when they succeed,
- * `Retry-After` while the database is away (a 429's is set by the throttler), and unexpected errors logged
- * without the query string.
+ * `Retry-After` while the database is away and on a 429 (TooManyRequests), and unexpected errors logged without
+ * the query string.
  */
 export function sendError(reply: FastifyReply, url: string, exception: unknown, status: number, body: unknown): void {
   if (status >= 500) logger.error({ err: loggable(exception), url: url.split('?')[0] }, 'unhandled error');
   if (status === HttpStatus.SERVICE_UNAVAILABLE) void reply.header('retry-after', String(RETRY_AFTER_SECONDS));
+  if (exception instanceof TooManyRequests) void reply.header('retry-after', String(exception.retryAfterSeconds));
   void reply.status(status).header('content-type', 'application/json; charset=utf-8').send(body);
 }
 
@@ -55,32 +57,66 @@ export class GatewayErrorFilter extends InterfaceErrorFilter {
   }
 }
 
-/** POST /v1/statement: its validation errors have a shape of their own; anything else is a gateway error. */
+/**
+ * POST /v1/statement: its validation errors, bodies refused before it runs and failures (the database away) have
+ * the statement's own shape (collection document §9.3); authentication and the rest are gateway errors.
+ */
 @Catch()
 export class PaymentStatementErrorFilter extends InterfaceErrorFilter {
   protected body(exception: unknown, described: Rendered): unknown {
-    if (!(exception instanceof RequestValidationError)) return gatewayBody(exception, described);
-    const [first] = exception.problems;
-    return {
-      response_code: 400,
-      response_description: first?.message ?? 'Request body is invalid',
-      error_code: first?.context.statementErrorCode ?? 'INVALID_REQUEST',
-    };
+    if (exception instanceof RequestValidationError) {
+      const [first] = exception.problems;
+      return statementBody(400, first?.message ?? 'Request body is invalid', first?.context.statementErrorCode ?? 'INVALID_REQUEST');
+    }
+    if (described.status >= 500) return statementBody(described.status, failureMessage(described), 'FAILED');
+    return gatewayBody(exception, described);
   }
+}
+
+export const STATEMENT_EARLY_REFUSAL: EarlyRefusalBody = {
+  prefix: '/v1/statement',
+  body: (message, status) => statementBody(status, message, 'INVALID_REQUEST'),
+};
+
+function statementBody(status: number, description: string, errorCode: string): Record<string, unknown> {
+  return { response_code: status, response_description: description, error_code: errorCode };
+}
+
+/** What a 5xx says: the outage's own words (retry later), never an internal error's. */
+function failureMessage(described: Rendered): string {
+  return described.status === HttpStatus.SERVICE_UNAVAILABLE ? String(described.message) : 'Internal server error';
 }
 
 /** The payer's hosted pages and their JSON endpoints: Nest's own body, with a single message a page can show. */
 @Catch()
 export class HostedPageErrorFilter extends InterfaceErrorFilter {
   protected body(exception: unknown, described: Rendered): unknown {
-    if (exception instanceof RequestValidationError)
-      return {
-        message: exception.problems[0]?.message,
-        error: 'Bad Request',
-        statusCode: 400,
-      };
-    return libraryBody(exception, described);
+    return hostedPageBody(exception, described);
   }
+}
+
+/** A hosted-page request refused before its route ran (not JSON, too large) gets the hosted pages' body. */
+export const HOSTED_PAGE_EARLY_REFUSAL: EarlyRefusalBody = {
+  prefix: '/checkout/',
+  body: (message, status) => nestBody(status, message),
+};
+
+function hostedPageBody(exception: unknown, described: Rendered): unknown {
+  if (exception instanceof RequestValidationError) return nestBody(400, exception.problems[0]?.message ?? 'Request body is invalid');
+  if (exception instanceof HttpException && typeof exception.getResponse() === 'object') return exception.getResponse();
+  const [first] = Array.isArray(described.message) ? described.message : [described.message];
+  return nestBody(described.status, first);
+}
+
+/** Nest's own error body: `{statusCode, message, error}`, `error` the status's reason phrase. */
+function nestBody(status: number, message: string): Record<string, unknown> {
+  const reason = HttpStatus[status] as string | undefined;
+  const error =
+    reason
+      ?.split('_')
+      .map((word) => word[0] + word.slice(1).toLowerCase())
+      .join(' ') ?? 'Error';
+  return { statusCode: status, message, error };
 }
 
 /**
@@ -90,7 +126,7 @@ export class HostedPageErrorFilter extends InterfaceErrorFilter {
  */
 export interface EarlyRefusalBody {
   prefix: string;
-  body(message: string): unknown;
+  body(message: string, status: number): unknown;
 }
 
 /**
@@ -110,7 +146,7 @@ export class FallbackErrorFilter extends InterfaceErrorFilter {
 
 /** The status and fallback-shaped body of an error on this URL; for errors Fastify and Node raise before any route runs. */
 export function errorResponse(exception: unknown, url: string, earlyRefusals: EarlyRefusalBody[]): { status: number; body: unknown } {
-  const described = describe(exception);
+  const described = describeError(exception);
   return {
     status: described.status,
     body: fallbackBody(exception, described, url, earlyRefusals),
@@ -130,7 +166,7 @@ function fallbackBody(exception: unknown, described: Rendered, url: string, earl
       : undefined;
   if (refusedEarly) {
     const [first] = Array.isArray(described.message) ? described.message : [described.message];
-    return refusedEarly.body(first);
+    return refusedEarly.body(first, described.status);
   }
   if (isGatewayRoute(url)) return gatewayBody(exception, described);
   if (url.startsWith('/api/')) return walletBody(described);
@@ -200,7 +236,8 @@ function gatewayValidationBody(exception: RequestValidationError): Record<string
   return body;
 }
 
-function describe(exception: unknown): Rendered {
+/** The status an error is answered with, and its message (an array for validation). */
+export function describeError(exception: unknown): Rendered {
   if (exception instanceof HttpException) {
     const status = exception.getStatus();
     const body = exception.getResponse();

@@ -1,12 +1,14 @@
-import { BadRequestException, PayloadTooLargeException } from '@nestjs/common';
+import { PayloadTooLargeException } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
+import { parseJsonBody } from './body-parsers';
 
 const MAX_GET_BODY_BYTES = 1_048_576;
 
 /**
  * Fastify never parses a body on GET, but the wallet document's list endpoints send `{page, limit}` as a JSON
  * body on a GET. This reads and parses such a body once, so `request.body` holds it as for any other method.
- * Only JSON bodies are read; anything else is left alone (and the request acts as if it had no body).
+ * Only JSON bodies are read, by the same rules as any other (parseJsonBody); anything else is left alone (and the
+ * request acts as if it had no body).
  */
 export async function parseJsonBodyOfGet(request: FastifyRequest): Promise<void> {
   if (request.method !== 'GET' || request.body !== undefined) return;
@@ -21,11 +23,7 @@ export async function parseJsonBodyOfGet(request: FastifyRequest): Promise<void>
     if (size > MAX_GET_BODY_BYTES) throw new PayloadTooLargeException('Request body is too large');
     chunks.push(chunk as Buffer);
   }
-  const text = Buffer.concat(chunks).toString('utf8');
-  if (text.trim() === '') return;
-  try {
-    (request as { body: unknown }).body = JSON.parse(text);
-  } catch {
-    throw new BadRequestException('Request body is not valid JSON');
-  }
+  const raw = Buffer.concat(chunks);
+  if (raw.toString('latin1').trim() === '') return;
+  (request as { body: unknown }).body = parseJsonBody(raw);
 }
