@@ -150,8 +150,14 @@ export async function configureHttpApp<T extends INestApplication>(app: T): Prom
   return app;
 }
 
-/** Builds the HTTP application for a role that serves HTTP (api, sandbox); shared by main.ts and the tests. */
-export async function createHttpApp(role: Exclude<ProcessRole, 'worker'> = 'api'): Promise<NestFastifyApplication> {
-  const app = await NestFactory.create<NestFastifyApplication>(rootModule(role), createHttpAdapter(), { bufferLogs: true });
+/**
+ * Builds the HTTP application for a role that serves HTTP (api, sandbox); shared by main.ts and the tests, which may
+ * pass an adapter carrying hooks of their own.
+ */
+export async function createHttpApp(
+  role: Exclude<ProcessRole, 'worker'> = 'api',
+  adapter: FastifyAdapter = createHttpAdapter(),
+): Promise<NestFastifyApplication> {
+  const app = await NestFactory.create<NestFastifyApplication>(rootModule(role), adapter, { bufferLogs: true });
   return configureHttpApp(app);
 }

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsEmail, IsIn, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { CompiledValidation } from '../common/http/compiled-validation';
+import { FreeObjectProperty, MoneyProperty } from '../common/openapi/api-docs';
 import { GATEWAY_CODES, GATEWAY_CONTEXT, PAYER_MSISDN } from '../common/errors/gateway-error';
 import { IsBoundedJson } from '../common/validation/json-size';
 import { IsCurrencyCode, IsMoneyAmount, IsMsisdn, IsNonNegativeMoney, LIMITS, RequiredText } from '../common/validation/validators';
@@ -25,11 +26,11 @@ export class ChargeRequestDto {
   @IsString()
   @Matches(/^[A-Z]{3}$/, { message: 'country_code must be three capital letters' })
   country_code: string;
-  @ApiProperty({ example: '100.00' }) @IsMoneyAmount() amount: string | number;
+  @MoneyProperty('request', { example: '100.00' }) @IsMoneyAmount() amount: string | number;
   @ApiProperty({ example: false }) @IsBoolean() add_transaction_charge: boolean;
-  @ApiProperty({ example: '0' }) @IsNonNegativeMoney() transaction_charge: string | number;
+  @MoneyProperty('request', { example: '0' }) @IsNonNegativeMoney() transaction_charge: string | number;
   @ApiProperty({ example: 'MMONEY_KEN' }) @RequiredText(LIMITS.code) payment_method_code: string;
-  @ApiProperty({ example: { order: 42 } }) @IsObject() @IsBoundedJson() extra_data: Record<string, unknown>;
+  @FreeObjectProperty({ example: { order: 42 } }) @IsObject() @IsBoundedJson() extra_data: Record<string, unknown>;
   @ApiProperty({ example: 'Order 42' }) @RequiredText(LIMITS.text) description: string;
   @ApiProperty({ example: true }) @IsBoolean() notify_client: boolean;
   @ApiProperty({ example: false }) @IsBoolean() notify_originator: boolean;

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Allow, IsEmail, IsInt, IsObject, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { PAYER_MSISDN } from '../common/errors/gateway-error';
 import { CompiledValidation } from '../common/http/compiled-validation';
+import { FreeObjectProperty } from '../common/openapi/api-docs';
 import { IsBoundedJson } from '../common/validation/json-size';
 import { IsMsisdn, RequiredText } from '../common/validation/validators';
 
@@ -30,7 +31,8 @@ export class CheckoutInitiateDto {
   @ApiProperty({ example: 'Order 42', maxLength: 255 }) @RequiredText(255) narration: string;
   @ApiProperty({ example: 'https://merchant.example.com/callbacks/payments', maxLength: 500 }) @RequiredText(500) callback_url: string;
   @ApiProperty({ example: 'https://merchant.example.com/orders/42', maxLength: 500 }) @RequiredText(500) redirect_url: string;
-  @ApiPropertyOptional({
+  @FreeObjectProperty({
+    optional: true,
     description: 'free JSON echoed in payment records; may carry split_settlements',
     example: { order: 42, split_settlements: [{ account: '1000000005', amount: '100', reason: 'Partner commission' }] },
   })

@@ -1,11 +1,12 @@
+import { FreeObjectProperty, MoneyProperty } from '../common/openapi/api-docs';
 import { ApiProperty } from '@nestjs/swagger';
 
 /** The payment result: charge status response and charge callback (collection document §2 "Charge callback"). */
 export class PaymentResult {
   @ApiProperty({ enum: ['successful_payment', 'failed_payment', 'reversed_payment', 'pending_payment'], example: 'successful_payment' })
   event: string;
-  @ApiProperty({ example: '100.0000' }) amount: string;
-  @ApiProperty({ type: Object, example: { order: 42 }, description: 'the request extra_data, echoed' }) extra_data: unknown;
+  @MoneyProperty('answer', { example: '100.0000' }) amount: string;
+  @FreeObjectProperty({ example: { order: 42 }, description: 'the request extra_data, echoed' }) extra_data: unknown;
   @ApiProperty({ example: 'ACME' }) client_code: string;
   @ApiProperty({ example: 'KEN' }) country_code: string;
   @ApiProperty({ example: '254712345678' }) payer_msisdn: string;

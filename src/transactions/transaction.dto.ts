@@ -3,6 +3,7 @@ import { IsIn, IsISO8601, IsObject, IsOptional, IsString, Matches, MaxLength } f
 import { CURRENCIES } from '../common/currencies';
 import { CompiledValidation } from '../common/http/compiled-validation';
 import { IsBoundedJson } from '../common/validation/json-size';
+import { FreeObjectProperty, MoneyProperty } from '../common/openapi/api-docs';
 import { IsCurrencyCode, IsMoneyAmount, LIMITS, RequiredText } from '../common/validation/validators';
 
 class MoneyRequestDto {
@@ -12,14 +13,14 @@ class MoneyRequestDto {
   @ApiProperty({ example: 'TOPUP' })
   @RequiredText(LIMITS.code)
   client_service_code: string;
-  @ApiProperty({ example: 100 }) @IsMoneyAmount() transaction_amount: number | string;
+  @MoneyProperty('request', { example: 100 }) @IsMoneyAmount() transaction_amount: number | string;
   @ApiProperty({ example: 'KES', enum: CURRENCIES })
   @IsCurrencyCode()
   currency: string;
   @ApiProperty({ example: 'INV-2024-0001' })
   @RequiredText(LIMITS.reference)
   source_transaction_id: string;
-  @ApiPropertyOptional({ example: { order: 42 } })
+  @FreeObjectProperty({ example: { order: 42 }, optional: true })
   @IsOptional()
   @IsObject()
   @IsBoundedJson()

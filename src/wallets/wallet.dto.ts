@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { CURRENCIES } from '../common/currencies';
+import { MoneyProperty } from '../common/openapi/api-docs';
 import { IsCurrencyCode, IsNonNegativeMoney, LIMITS, RequiredText } from '../common/validation/validators';
 import { WALLET_STATUSES } from './wallet.entity';
 import type { WalletStatus } from './wallet.entity';
@@ -24,7 +25,7 @@ export class CreateWalletDto {
   @ApiProperty({ example: 'SAVINGS' }) @RequiredText(LIMITS.code) account_type_code: string;
   @ApiProperty({ example: 'Jane Doe savings' }) @RequiredText(LIMITS.name) account_name: string;
   @ApiProperty({ example: 'KES', enum: CURRENCIES }) @IsCurrencyCode() currency: string;
-  @ApiProperty({ example: 0 }) @IsNonNegativeMoney() minimum_balance: number | string;
+  @MoneyProperty('request', { example: 0 }) @IsNonNegativeMoney() minimum_balance: number | string;
   @ApiProperty({ example: false }) @IsBoolean() can_overdraw: boolean;
   @ApiProperty({ example: 'ACTIVE', enum: WALLET_STATUSES }) @IsIn(WALLET_STATUSES) status: WalletStatus;
   @ApiPropertyOptional({ example: 'Opened at the branch' }) @IsOptional() @IsString() @MaxLength(LIMITS.text) status_description?: string;
