@@ -12,13 +12,13 @@ export const ORIGIN_CHANNELS = ['API', 'WEB', 'USSD', 'APP'] as const;
 @CompiledValidation()
 export class ChargeRequestDto {
   @ApiProperty({ example: 'ORDER-42' }) @RequiredText(LIMITS.reference) external_reference: string;
-  @ApiProperty({ example: 'ACME' }) @RequiredText(LIMITS.code) client_code: string;
+  @ApiProperty({ example: 'DEMO' }) @RequiredText(LIMITS.code) client_code: string;
   @ApiProperty({ example: 'API', enum: ORIGIN_CHANNELS }) @IsIn(ORIGIN_CHANNELS) origin_channel_code: (typeof ORIGIN_CHANNELS)[number];
   @ApiProperty({ example: '254712345678' }) @IsMsisdn() originator_msisdn: string;
   @ApiProperty({ example: '254712345678' }) @IsMsisdn(PAYER_MSISDN) payer_msisdn: string;
   @ApiPropertyOptional({ example: 'Jane Doe' }) @IsOptional() @IsString() @MaxLength(LIMITS.name) payer_name?: string;
   @ApiProperty({ example: 'jane@example.com' }) @RequiredText(LIMITS.email) @IsEmail() payer_email: string;
-  @ApiProperty({ example: 'TOPUP' }) @RequiredText(LIMITS.code) service_code: string;
+  @ApiProperty({ example: 'CS1001' }) @RequiredText(LIMITS.code) service_code: string;
   @ApiProperty({ example: 'ACC-001' }) @RequiredText(50) account_number: string;
   @ApiProperty({ example: 'INV-42', description: 'may be empty' }) @IsString() @MaxLength(50) invoice_number: string;
   @ApiProperty({ example: 'KES' }) @IsCurrencyCode({ context: GATEWAY_CONTEXT.invalidCurrency }) currency_code: string;

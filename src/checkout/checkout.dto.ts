@@ -21,7 +21,7 @@ export class CheckoutInitiateDto {
   @ApiProperty({ example: 'Jane Doe', maxLength: 100 }) @RequiredText(100) payer_name: string;
   @ApiProperty({ example: 'jane@example.com', maxLength: 100 }) @RequiredText(100) @IsEmail() payer_email: string;
   @ApiProperty({ example: '254712345678', maxLength: 25 }) @RequiredText(25) @IsMsisdn(PAYER_MSISDN) payer_msisdn: string;
-  @ApiProperty({ example: 'TOPUP', maxLength: 32 }) @RequiredText(32) service_code: string;
+  @ApiProperty({ example: 'CS1001', maxLength: 32 }) @RequiredText(32) service_code: string;
   @ApiProperty({ example: 'ACC-001', maxLength: 50 }) @RequiredText(50) account_number: string;
   @ApiProperty({ example: 30, description: 'session lifetime in minutes' })
   @IsInt()

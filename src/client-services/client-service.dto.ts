@@ -15,7 +15,7 @@ export class FeeTierDto {
 }
 
 export class CreateClientServiceDto {
-  @ApiProperty({ example: 'ACME' }) @RequiredText(LIMITS.code) client_code: string;
+  @ApiProperty({ example: 'DEMO' }) @RequiredText(LIMITS.code) client_code: string;
   @ApiProperty({ example: 'Wallet top-up' }) @RequiredText(LIMITS.name) client_service_name: string;
   @ApiProperty({ example: 'CUSTOM_SERVICE', enum: SERVICE_CODES }) @IsIn(SERVICE_CODES) service_code: (typeof SERVICE_CODES)[number];
   @ApiProperty({ example: true }) @IsBoolean() has_transaction_fee: boolean;

@@ -18,7 +18,7 @@ class ProviderService {
 
 class ServiceClient {
   @ApiProperty({ format: 'uuid' }) client_id: string;
-  @ApiProperty({ example: 'Acme Ltd' }) client_name: string;
+  @ApiProperty({ example: 'Demo merchant' }) client_name: string;
 }
 
 /** A client service (wallet document §2 "Client service"). */
@@ -26,7 +26,7 @@ export class ClientServiceRecord {
   @ApiProperty({ type: [FeeTierRecord] }) transaction_fee_tiers: FeeTierRecord[];
   @ApiProperty({ format: 'uuid' }) client_service_id: string;
   @ApiProperty({ example: 'Wallet top-up' }) client_service_name: string;
-  @ApiProperty({ example: 'TOPUP' }) client_service_code: string;
+  @ApiProperty({ example: 'CS1001' }) client_service_code: string;
   @MoneyProperty('answer', { example: '10.0000' }) minimum_transaction_amount: string;
   @MoneyProperty('answer', { example: '150000.0000' }) maximum_transaction_amount: string;
   @ApiProperty({ enum: [0, 1], example: 1 }) is_active: number;
@@ -42,7 +42,7 @@ export class ClientServiceRecord {
 }
 
 export class CreatedClientService extends ClientServiceRecord {
-  @ApiProperty({ example: 'ACME' }) client_code: string;
+  @ApiProperty({ example: 'DEMO' }) client_code: string;
 }
 
 export class ClientServiceList {

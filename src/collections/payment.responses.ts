@@ -7,11 +7,11 @@ export class PaymentResult {
   event: string;
   @MoneyProperty('answer', { example: '100.0000' }) amount: string;
   @FreeObjectProperty({ example: { order: 42 }, description: 'the request extra_data, echoed' }) extra_data: unknown;
-  @ApiProperty({ example: 'ACME' }) client_code: string;
+  @ApiProperty({ example: 'DEMO' }) client_code: string;
   @ApiProperty({ example: 'KEN' }) country_code: string;
   @ApiProperty({ example: '254712345678' }) payer_msisdn: string;
   @ApiProperty({ format: 'date-time' }) payment_date: string;
-  @ApiProperty({ example: 'TOPUP' }) service_code: string;
+  @ApiProperty({ example: 'CS1001' }) service_code: string;
   @ApiProperty({ example: 'KES' }) currency_code: string;
   @ApiProperty({ example: 'ACC-001' }) account_number: string;
   @ApiProperty({ example: '700', description: '700 successful, 701 failed, 702 reversed, 703 pending, 704 jammed' }) payment_status: string;

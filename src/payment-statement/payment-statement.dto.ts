@@ -107,6 +107,6 @@ export class PaymentStatementRow {
   @ApiProperty({ example: 'Order 42' }) receiver_narration: string;
   @ApiProperty({ example: 'MMONEY_KEN' }) payment_method: string;
   @ApiProperty({ example: 1.5 }) service_charge: number;
-  @ApiProperty({ example: 'TOPUP' }) service_code: string;
+  @ApiProperty({ example: 'CS1001' }) service_code: string;
   @ApiProperty({ format: 'date-time' }) created_at: string;
 }

@@ -7,10 +7,10 @@ import { FreeObjectProperty, MoneyProperty } from '../common/openapi/api-docs';
 import { IsCurrencyCode, IsMoneyAmount, LIMITS, RequiredText } from '../common/validation/validators';
 
 class MoneyRequestDto {
-  @ApiProperty({ example: 'ACME' })
+  @ApiProperty({ example: 'DEMO' })
   @RequiredText(LIMITS.code)
   client_code: string;
-  @ApiProperty({ example: 'TOPUP' })
+  @ApiProperty({ example: 'CS1001' })
   @RequiredText(LIMITS.code)
   client_service_code: string;
   @MoneyProperty('request', { example: 100 }) @IsMoneyAmount() transaction_amount: number | string;
@@ -42,14 +42,14 @@ class MoneyRequestDto {
 
 @CompiledValidation()
 export class CreditDebitDto extends MoneyRequestDto {
-  @ApiProperty({ example: '1000000001' })
+  @ApiProperty({ example: '10000100001' })
   @RequiredText(LIMITS.code)
   account_number: string;
 }
 
 @CompiledValidation()
 export class TransferDto extends MoneyRequestDto {
-  @ApiProperty({ example: '1000000001' })
+  @ApiProperty({ example: '10000100001' })
   @RequiredText(LIMITS.code)
   source_account_number: string;
   @ApiProperty({ example: '1000000002' })

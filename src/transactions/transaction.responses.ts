@@ -4,11 +4,11 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 /** One side of a money movement (wallet document §2 "Transaction"). */
 export class TransactionRecord {
   @ApiProperty({ format: 'uuid' }) transaction_id: string;
-  @ApiProperty({ example: '1000000001', description: 'the wallet account number' }) account: string;
+  @ApiProperty({ example: '10000100001', description: 'the wallet account number' }) account: string;
   @ApiProperty({
     type: String,
     nullable: true,
-    example: 'TOPUP',
+    example: 'CS1001',
     description: 'client service code; null for a reversal or an operator funding',
   })
   client_service: string | null;

@@ -9,7 +9,7 @@ import { WALLET_COMMANDS } from './wallet-state-machine';
 import type { WalletCommand } from './wallet-state-machine';
 
 export class CreateAccountTypeDto {
-  @ApiProperty({ example: 'ACME' }) @RequiredText(LIMITS.code) client_code: string;
+  @ApiProperty({ example: 'DEMO' }) @RequiredText(LIMITS.code) client_code: string;
   @ApiProperty({ example: 'Savings' }) @RequiredText(LIMITS.name) account_type_name: string;
   @ApiPropertyOptional({ example: 'Customer savings wallets' })
   @IsOptional()
@@ -20,7 +20,7 @@ export class CreateAccountTypeDto {
 }
 
 export class CreateWalletDto {
-  @ApiProperty({ example: 'ACME' }) @RequiredText(LIMITS.code) client_code: string;
+  @ApiProperty({ example: 'DEMO' }) @RequiredText(LIMITS.code) client_code: string;
   @ApiProperty({ example: 'CUST-0001' }) @RequiredText(LIMITS.reference) client_profile_id: string;
   @ApiProperty({ example: 'SAVINGS' }) @RequiredText(LIMITS.code) account_type_code: string;
   @ApiProperty({ example: 'Jane Doe savings' }) @RequiredText(LIMITS.name) account_name: string;

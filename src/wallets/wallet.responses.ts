@@ -18,7 +18,7 @@ export class AccountTypeRecord {
 
 class ClientRef {
   @ApiProperty({ format: 'uuid' }) client_id: string;
-  @ApiProperty({ example: 'ACME' }) client_code: string;
+  @ApiProperty({ example: 'DEMO' }) client_code: string;
 }
 
 export class AccountTypeListRecord extends AccountTypeRecord {
@@ -35,7 +35,7 @@ export class AccountTypeList {
 
 export class WalletRecord {
   @ApiProperty({ format: 'uuid' }) account_id: string;
-  @ApiProperty({ example: '1000000001' }) account_number: string;
+  @ApiProperty({ example: '10000100001' }) account_number: string;
   @ApiProperty({ example: 'Jane Doe savings' }) account_name: string;
   @ApiProperty({ example: 'KES' }) currency: string;
   @MoneyProperty('answer', { example: '0.0000' }) minimum_balance: string;
@@ -53,8 +53,8 @@ export class WalletWithBalance extends WalletRecord {
 
 class WalletClient {
   @ApiProperty({ format: 'uuid' }) client_id: string;
-  @ApiProperty({ example: 'Acme Ltd' }) client_name: string;
-  @ApiProperty({ example: 'ACME' }) client_code: string;
+  @ApiProperty({ example: 'Demo merchant' }) client_name: string;
+  @ApiProperty({ example: 'DEMO' }) client_code: string;
 }
 
 export class WalletDetails extends WalletWithBalance {
@@ -63,7 +63,7 @@ export class WalletDetails extends WalletWithBalance {
 }
 
 export class WalletStatusChange {
-  @ApiProperty({ example: '1000000001' }) account_number: string;
+  @ApiProperty({ example: '10000100001' }) account_number: string;
   @ApiProperty({ example: 'SUSPENDED' }) status: string;
   @ApiProperty({ example: 'Wallet status is SUSPENDED' }) message: string;
 }

@@ -3,12 +3,42 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Queue } from 'bullmq';
-import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { withTimeout } from '../../common/with-timeout';
 import { QUEUES } from '../queue/queues';
 
 const JOB_STATES = ['waiting', 'active', 'delayed', 'failed', 'completed'] as const;
+
+/**
+ * Records per status, counted in Postgres at scrape time so that every process reports what all of them did (the
+ * worker, which books most final statuses, serves no HTTP). Status codes as the interfaces print them.
+ */
+const STATUS_COUNTS: Record<string, { help: string; sql: string }> = {
+  paygate_payments: {
+    help: 'Payments (charges and checkout payments) per payment_status',
+    sql: `SELECT payment_status::text AS status, count(*)::int AS n FROM payments GROUP BY 1`,
+  },
+  paygate_payouts: {
+    help: 'Payouts (local, IMT, B2B) per payment_status',
+    sql: `SELECT status::text AS status, count(*)::int AS n FROM payouts GROUP BY 1`,
+  },
+  paygate_airtime_recipients: {
+    help: 'Airtime top-ups per service_status',
+    sql: `SELECT service_status::text AS status, count(*)::int AS n FROM airtime_recipients GROUP BY 1`,
+  },
+  paygate_callback_deliveries: {
+    help: 'Callback deliveries per status (PENDING, DELIVERED, FAILED)',
+    sql: `SELECT status, count(*)::int AS n FROM callback_deliveries GROUP BY 1`,
+  },
+};
+
+/** Rail health: how long the oldest item still waits for its rail's final answer (pending or jammed), per flow. */
+const OLDEST_UNRESOLVED_SQL = `
+  SELECT 'payments' AS flow, extract(epoch FROM now() - min(created_at))::float AS age FROM payments WHERE payment_status IN (703, 704)
+  UNION ALL SELECT 'payouts', extract(epoch FROM now() - min(created_at))::float FROM payouts WHERE status IN (703, 704)
+  UNION ALL SELECT 'airtime', extract(epoch FROM now() - min(q.created_at))::float
+    FROM airtime_recipients r JOIN airtime_requests q ON q.id = r.request_id WHERE r.service_status IN (600, 601, 604)`;
 
 /** Prometheus metrics of the asynchronous engine, served at /metrics. */
 @Injectable()
@@ -24,6 +54,14 @@ export class EngineMetrics implements OnModuleInit {
     name: 'paygate_callback_attempts_total',
     help: 'Callback delivery attempts by outcome',
     labelNames: ['outcome'],
+    registers: [this.registry],
+  });
+
+  private readonly httpDurations = new Histogram({
+    name: 'paygate_http_request_duration_seconds',
+    help: 'HTTP requests by method, route pattern and status: latency (its _count is the number of requests)',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
   });
 
@@ -80,6 +118,39 @@ export class EngineMetrics implements OnModuleInit {
         this.set({ due: 'later' }, row.later);
       },
     });
+    this.statusGauges();
+  }
+
+  private statusGauges(): void {
+    const db = this.db;
+    for (const [name, { help, sql }] of Object.entries(STATUS_COUNTS)) {
+      new Gauge({
+        name,
+        help,
+        labelNames: ['status'],
+        registers: [this.registry],
+        collect: async function (this: Gauge) {
+          const rows: { status: string; n: number }[] = await db.query(sql);
+          this.reset();
+          for (const row of rows) this.set({ status: row.status }, row.n);
+        },
+      });
+    }
+    new Gauge({
+      name: 'paygate_rail_oldest_unresolved_seconds',
+      help: 'Age of the oldest payment, payout or airtime top-up still waiting for its rail (pending or jammed); 0 when none',
+      labelNames: ['flow'],
+      registers: [this.registry],
+      collect: async function (this: Gauge) {
+        const ages: { flow: string; age: number | null }[] = await db.query(OLDEST_UNRESOLVED_SQL);
+        for (const { flow, age } of ages) this.set({ flow }, age ?? 0);
+      },
+    });
+  }
+
+  /** One answered request; `route` is the route's pattern (`/v1/payouts/:reference/status`), never the raw URL. */
+  httpRequest(method: string, route: string, status: number, seconds: number): void {
+    this.httpDurations.observe({ method, route, status: String(status) }, seconds);
   }
 
   jobFailed(queue: string): void {
