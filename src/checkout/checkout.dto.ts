@@ -33,8 +33,10 @@ export class CheckoutInitiateDto {
   @ApiProperty({ example: 'https://merchant.example.com/orders/42', maxLength: 500 }) @RequiredText(500) redirect_url: string;
   @FreeObjectProperty({
     optional: true,
-    description: 'free JSON echoed in payment records; may carry split_settlements',
-    example: { order: 42, split_settlements: [{ account: '1000000005', amount: '100', reason: 'Partner commission' }] },
+    description:
+      'free JSON echoed in payment records; may carry split_settlements, e.g. ' +
+      '`[{"account": "<partner wallet>", "amount": "100", "reason": "Partner commission"}]`',
+    example: { order: 42 },
   })
   @IsOptional()
   @IsObject()

@@ -16,7 +16,7 @@ export class CreateAccountTypeDto {
   @IsString()
   @MaxLength(LIMITS.text)
   account_type_description?: string;
-  @ApiPropertyOptional({ example: 1, enum: [0, 1], default: 1 }) @IsOptional() @IsIn([0, 1]) is_active?: number;
+  @ApiPropertyOptional({ example: 1, enum: [0, 1], description: 'default 1' }) @IsOptional() @IsIn([0, 1]) is_active?: number;
 }
 
 export class CreateWalletDto {
