@@ -1,5 +1,15 @@
 import { applyDecorators, Type } from '@nestjs/common';
-import { ApiBody, ApiExtension, ApiOperation, ApiProperty, ApiPropertyOptional, ApiQuery, ApiResponse } from '@nestjs/swagger';
+import {
+  ApiBody,
+  ApiExtension,
+  ApiExtraModels,
+  ApiOperation,
+  ApiProperty,
+  ApiPropertyOptional,
+  ApiQuery,
+  ApiResponse,
+  getSchemaPath,
+} from '@nestjs/swagger';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../http/pagination';
 import { GatewayErrorBody, PayoutErrorBody, WalletErrorBody } from './error-bodies';
 
@@ -31,6 +41,20 @@ export function ApiErrors(body: Type<unknown>, ...statuses: ErrorStatuses) {
   );
   return applyDecorators(...entries.map(([status, description]) => ApiResponse({ status, description, type: body })));
 }
+
+/**
+ * The 400 of a gateway route with an error shape of its own: that shape for a refused request, or the gateway's for a
+ * body refused before the route runs (not JSON, too large), which the application filter answers.
+ */
+export const BadRequestOrUnreadable = (body: Type<unknown>, description: string) =>
+  applyDecorators(
+    ApiExtraModels(body, GatewayErrorBody),
+    ApiResponse({
+      status: 400,
+      description: `${description}; a body that is not JSON: the gateway's error body`,
+      schema: { oneOf: [{ $ref: getSchemaPath(body) }, { $ref: getSchemaPath(GatewayErrorBody) }] },
+    }),
+  );
 
 export const WalletErrors = (...statuses: ErrorStatuses) => ApiErrors(WalletErrorBody, ...statuses);
 export const GatewayErrors = (...statuses: ErrorStatuses) => ApiErrors(GatewayErrorBody, ...statuses);

@@ -17,25 +17,25 @@ const JOB_STATES = ['waiting', 'active', 'delayed', 'failed', 'completed'] as co
 const STATUS_COUNTS: Record<string, { help: string; sql: string }> = {
   paygate_payments: {
     help: 'Payments (charges and checkout payments) per payment_status',
-    sql: `SELECT payment_status::text AS status, count(*)::int AS n FROM payments GROUP BY 1`,
+    sql: `SELECT payment_status::text AS label, count(*)::int AS value FROM payments GROUP BY 1`,
   },
   paygate_payouts: {
     help: 'Payouts (local, IMT, B2B) per payment_status',
-    sql: `SELECT status::text AS status, count(*)::int AS n FROM payouts GROUP BY 1`,
+    sql: `SELECT status::text AS label, count(*)::int AS value FROM payouts GROUP BY 1`,
   },
   paygate_airtime_recipients: {
     help: 'Airtime top-ups per service_status',
-    sql: `SELECT service_status::text AS status, count(*)::int AS n FROM airtime_recipients GROUP BY 1`,
+    sql: `SELECT service_status::text AS label, count(*)::int AS value FROM airtime_recipients GROUP BY 1`,
   },
   paygate_callback_deliveries: {
     help: 'Callback deliveries per status (PENDING, DELIVERED, FAILED)',
-    sql: `SELECT status, count(*)::int AS n FROM callback_deliveries GROUP BY 1`,
+    sql: `SELECT status AS label, count(*)::int AS value FROM callback_deliveries GROUP BY 1`,
   },
 };
 
 /** Rail health: how long the oldest item still waits for its rail's final answer (pending or jammed), per flow. */
 const OLDEST_UNRESOLVED_SQL = `
-  SELECT 'payments' AS flow, extract(epoch FROM now() - min(created_at))::float AS age FROM payments WHERE payment_status IN (703, 704)
+  SELECT 'payments' AS label, extract(epoch FROM now() - min(created_at))::float AS value FROM payments WHERE payment_status IN (703, 704)
   UNION ALL SELECT 'payouts', extract(epoch FROM now() - min(created_at))::float FROM payouts WHERE status IN (703, 704)
   UNION ALL SELECT 'airtime', extract(epoch FROM now() - min(q.created_at))::float
     FROM airtime_recipients r JOIN airtime_requests q ON q.id = r.request_id WHERE r.service_status IN (600, 601, 604)`;
@@ -88,62 +88,45 @@ export class EngineMetrics implements OnModuleInit {
         );
       },
     });
-    const db = this.db;
-    new Gauge({
-      name: 'paygate_outbox_pending',
-      help: 'Outbox rows not yet relayed to BullMQ (due now, or scheduled for later)',
-      labelNames: ['due'],
-      registers: [this.registry],
-      collect: async function (this: Gauge) {
-        const [row] = await db.query(
-          `SELECT count(*) FILTER (WHERE available_at <= now())::int AS due, count(*) FILTER (WHERE available_at > now())::int AS later
-           FROM outbox WHERE relayed_at IS NULL`,
-        );
-        this.set({ due: 'now' }, row.due);
-        this.set({ due: 'later' }, row.later);
-      },
-    });
-    new Gauge({
-      name: 'paygate_callbacks_pending',
-      help: 'Callback deliveries still to be attempted: due now (or a replay asked for), or a retry scheduled for later',
-      labelNames: ['due'],
-      registers: [this.registry],
-      collect: async function (this: Gauge) {
-        const [row] = await db.query(
-          `SELECT count(*) FILTER (WHERE status = 'PENDING' AND next_attempt_at <= now() OR replay_requested_at IS NOT NULL)::int AS due,
-                  count(*) FILTER (WHERE status = 'PENDING' AND next_attempt_at > now() AND replay_requested_at IS NULL)::int AS later
-           FROM callback_deliveries WHERE status = 'PENDING' OR replay_requested_at IS NOT NULL`,
-        );
-        this.set({ due: 'now' }, row.due);
-        this.set({ due: 'later' }, row.later);
-      },
-    });
-    this.statusGauges();
+    this.queryGauge(
+      'paygate_outbox_pending',
+      'Outbox rows not yet relayed to BullMQ (due now, or scheduled for later)',
+      'due',
+      `SELECT x.label, x.value FROM (
+         SELECT count(*) FILTER (WHERE available_at <= now())::int AS due, count(*) FILTER (WHERE available_at > now())::int AS later
+         FROM outbox WHERE relayed_at IS NULL) c, LATERAL (VALUES ('now', c.due), ('later', c.later)) x(label, value)`,
+    );
+    this.queryGauge(
+      'paygate_callbacks_pending',
+      'Callback deliveries still to be attempted: due now (or a replay asked for), or a retry scheduled for later',
+      'due',
+      `SELECT x.label, x.value FROM (
+         SELECT count(*) FILTER (WHERE status = 'PENDING' AND next_attempt_at <= now() OR replay_requested_at IS NOT NULL)::int AS due,
+                count(*) FILTER (WHERE status = 'PENDING' AND next_attempt_at > now() AND replay_requested_at IS NULL)::int AS later
+         FROM callback_deliveries WHERE status = 'PENDING' OR replay_requested_at IS NOT NULL) c,
+       LATERAL (VALUES ('now', c.due), ('later', c.later)) x(label, value)`,
+    );
+    for (const [name, { help, sql }] of Object.entries(STATUS_COUNTS)) this.queryGauge(name, help, 'status', sql);
+    this.queryGauge(
+      'paygate_rail_oldest_unresolved_seconds',
+      'Age of the oldest payment, payout or airtime top-up still waiting for its rail (pending or jammed); 0 when none',
+      'flow',
+      OLDEST_UNRESOLVED_SQL,
+    );
   }
 
-  private statusGauges(): void {
+  /** A gauge filled when scraped by one query, whose rows are its samples: `label` (the label's value) and `value`. */
+  private queryGauge(name: string, help: string, label: string, sql: string): void {
     const db = this.db;
-    for (const [name, { help, sql }] of Object.entries(STATUS_COUNTS)) {
-      new Gauge({
-        name,
-        help,
-        labelNames: ['status'],
-        registers: [this.registry],
-        collect: async function (this: Gauge) {
-          const rows: { status: string; n: number }[] = await db.query(sql);
-          this.reset();
-          for (const row of rows) this.set({ status: row.status }, row.n);
-        },
-      });
-    }
     new Gauge({
-      name: 'paygate_rail_oldest_unresolved_seconds',
-      help: 'Age of the oldest payment, payout or airtime top-up still waiting for its rail (pending or jammed); 0 when none',
-      labelNames: ['flow'],
+      name,
+      help,
+      labelNames: [label],
       registers: [this.registry],
       collect: async function (this: Gauge) {
-        const ages: { flow: string; age: number | null }[] = await db.query(OLDEST_UNRESOLVED_SQL);
-        for (const { flow, age } of ages) this.set({ flow }, age ?? 0);
+        const rows: { label: string; value: number | null }[] = await db.query(sql);
+        this.reset();
+        for (const row of rows) this.set({ [label]: row.label }, row.value ?? 0);
       },
     });
   }
