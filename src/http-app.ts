@@ -127,7 +127,9 @@ export async function configureHttpApp<T extends INestApplication>(app: T): Prom
             'authorize `gateway-token` (sent as x-access-token) or `gateway-bearer` (sent as Authorization: Bearer).',
         )
         .setVersion('1')
-        .addServer(config.publicBaseUrl, 'this server (PUBLIC_BASE_URL)')
+        // Relative first: Swagger UI's "Try it out" then calls the origin the page came from, whatever the address.
+        .addServer('/', 'the server that serves this document')
+        .addServer(config.publicBaseUrl, 'PUBLIC_BASE_URL')
         .addBearerAuth(
           {
             type: 'http',

@@ -15,7 +15,11 @@ class Environment {
   PORT?: number;
 
   @IsOptional()
-  @Matches(/^[A-Za-z0-9.:-]{1,253}$/, { message: 'HOST must be an address or host name to listen on, e.g. 127.0.0.1 or 0.0.0.0' })
+  @MaxLength(253)
+  // A host name or IPv4 address (dot-separated labels), or an IPv6 address; no scheme, no port.
+  @Matches(/^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|[0-9A-Fa-f]*:[0-9A-Fa-f:.]*)$/, {
+    message: 'HOST must be an address or host name to listen on, e.g. 127.0.0.1 or 0.0.0.0',
+  })
   HOST?: string;
 
   @IsString()
