@@ -7,8 +7,10 @@ import {
   GatewayMerchant,
   IsolatedSandbox,
   MerchantReceiver,
+  sleep,
   startIsolatedSandbox,
   waitFor,
+  waitForPaymentStatus,
 } from '../support/gateway-fixtures';
 import { QUEUES } from '../../src/infra/queue/queues';
 import { dataSource } from '../support/test-app';
@@ -144,6 +146,19 @@ describe('engine metrics and the queue dashboard', () => {
     expect(text).toMatch(
       /paygate_http_request_duration_seconds_bucket\{le="0\.1",method="GET",route="\/v1\/transaction\/:chargeRequestId\/status",status="404"\}/,
     );
+  });
+
+  it('rail health: a payment the rail leaves jammed shows as the oldest unresolved, and in its status', async () => {
+    const charged = await gateway(app, merchant.token)
+      .post('/v1/mobile-money/charge')
+      .send(chargeBody(merchant, { payer_msisdn: '254700000003', callback_url: receiver.url() }))
+      .expect(200);
+    await waitForPaymentStatus(app, merchant, charged.body.charge_request_id, 704);
+    await sleep(1100);
+    const samples = parseMetrics((await http().get('/metrics').expect(200)).text);
+    expect(sample(samples, 'paygate_payments', { status: '704' })).toBe(1);
+    expect(sample(samples, 'paygate_rail_oldest_unresolved_seconds', { flow: 'payments' })).toBeGreaterThanOrEqual(1);
+    expect(sample(samples, 'paygate_rail_oldest_unresolved_seconds', { flow: 'payouts' })).toBe(0);
   });
 
   it('paygate_outbox_pending counts work scheduled for later', async () => {
