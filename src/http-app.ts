@@ -8,7 +8,13 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { rootModule, ProcessRole } from './app.module';
 import { mountQueueDashboard } from './admin/queue-dashboard';
-import { errorResponse, FallbackErrorFilter, sendFallbackError, type EarlyRefusalBody } from './common/errors/http-error.filter';
+import {
+  errorResponse,
+  FallbackErrorFilter,
+  HOSTED_PAGE_EARLY_REFUSAL,
+  sendFallbackError,
+  type EarlyRefusalBody,
+} from './common/errors/http-error.filter';
 import { PAYOUT_EARLY_REFUSAL } from './payout-requests/payout-error.filter';
 import { APP_CONFIG, loadConfig, type AppConfig, type EnvironmentConfig } from './infra/config/app-config';
 import { createValidationPipe } from './common/http/validation';
@@ -16,7 +22,7 @@ import { GATEWAY_SECURITY, WALLET_SECURITY } from './common/openapi/api-docs';
 import { EngineMetrics } from './infra/metrics/engine-metrics';
 
 /** Route families whose bodies refused before the route runs are answered in their own shape. */
-const EARLY_REFUSALS: EarlyRefusalBody[] = [PAYOUT_EARLY_REFUSAL];
+const EARLY_REFUSALS: EarlyRefusalBody[] = [PAYOUT_EARLY_REFUSAL, HOSTED_PAGE_EARLY_REFUSAL];
 
 /** The Fastify adapter every HTTP process uses (tests that override providers build their app on it too). */
 export function createHttpAdapter(config: Pick<EnvironmentConfig, 'trustedProxies'> = loadConfig()): FastifyAdapter {

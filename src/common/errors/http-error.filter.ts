@@ -1,5 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { STATUS_CODES } from 'node:http';
 import { isDatabaseUnavailable } from '../../infra/database/pg-errors';
 import { GATEWAY_CODES, GatewayError } from './gateway-error';
 import { RequestValidationError } from './request-validation.error';
@@ -73,15 +74,23 @@ export class PaymentStatementErrorFilter extends InterfaceErrorFilter {
 @Catch()
 export class HostedPageErrorFilter extends InterfaceErrorFilter {
   protected body(exception: unknown, described: Rendered): unknown {
-    if (exception instanceof RequestValidationError)
-      return {
-        message: exception.problems[0]?.message,
-        error: 'Bad Request',
-        statusCode: 400,
-      };
-    return libraryBody(exception, described);
+    if (exception instanceof RequestValidationError) return hostedPageBody(400, exception.problems[0]?.message ?? 'Bad Request');
+    const body = libraryBody(exception, described) as Record<string, unknown>;
+    // One message, as the page shows it: a refusal listing several (NUL, invalid Unicode) gives them joined.
+    return Array.isArray(body.message) ? { ...body, message: body.message.join('; ') } : body;
   }
 }
+
+/** The hosted pages' body: Nest's `{message, error, statusCode}` with a single message. */
+function hostedPageBody(status: number, message: string): Record<string, unknown> {
+  return { message, error: STATUS_CODES[status] ?? 'Error', statusCode: status };
+}
+
+/** A body refused before a hosted-page route runs (not JSON, too large) is answered in the page's shape too. */
+export const HOSTED_PAGE_EARLY_REFUSAL: EarlyRefusalBody = {
+  prefix: '/checkout/',
+  body: (message) => hostedPageBody(HttpStatus.BAD_REQUEST, message),
+};
 
 /**
  * A route family whose requests refused before the route runs (a body that is not JSON, or too large) are answered
