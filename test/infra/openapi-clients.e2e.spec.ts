@@ -12,17 +12,12 @@ import { CLI_JS, IsolatedSandbox, ROOT, startIsolatedSandbox } from '../support/
 
 type Schema = {
   $ref?: string;
-  type?: string;
   example?: unknown;
   enum?: unknown[];
-  oneOf?: Schema[];
   properties?: Record<string, Schema>;
-  required?: string[];
   items?: Schema;
 };
 interface Operation {
-  security?: unknown[];
-  parameters?: { name: string; in: string; required?: boolean; example?: unknown }[];
   requestBody?: { content: Record<string, { schema: Schema; examples?: Record<string, { value: object }> }> };
 }
 interface OpenApiDocument {
