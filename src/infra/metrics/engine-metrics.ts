@@ -117,16 +117,28 @@ export class EngineMetrics implements OnModuleInit {
 
   /** A gauge filled when scraped by one query, whose rows are its samples: `label` (the label's value) and `value`. */
   private queryGauge(name: string, help: string, label: string, sql: string): void {
-    const db = this.db;
+    this.addGauge(name, help, [label], async () => {
+      const rows: { label: string; value: number | null }[] = await this.db.query(sql);
+      return rows.map((row) => ({ labels: { [label]: row.label }, value: row.value ?? 0 }));
+    });
+  }
+
+  /** A gauge whose samples are read when scraped; domains add theirs (the infrastructure knows no domain's tables). */
+  addGauge(
+    name: string,
+    help: string,
+    labelNames: string[],
+    samples: () => Promise<{ labels: Record<string, string>; value: number }[]>,
+  ): void {
     new Gauge({
       name,
       help,
-      labelNames: [label],
+      labelNames,
       registers: [this.registry],
       collect: async function (this: Gauge) {
-        const rows: { label: string; value: number | null }[] = await db.query(sql);
+        const read = await samples();
         this.reset();
-        for (const row of rows) this.set({ [label]: row.label }, row.value ?? 0);
+        for (const sample of read) this.set(sample.labels, sample.value);
       },
     });
   }
