@@ -18,6 +18,7 @@ FROM node:20-slim AS runtime
 ENV NODE_ENV=production \
     SCARF_ANALYTICS=false \
     APP_ENV=production \
+    HOST=0.0.0.0 \
     PORT=3000
 WORKDIR /app
 COPY package.json package-lock.json ./

@@ -7,6 +7,8 @@ module.exports = {
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   setupFiles: ['reflect-metadata'],
+  // Every answer of the shared helpers' apps is checked against the app's OpenAPI document (test/support/openapi-contract.ts).
+  setupFilesAfterEnv: ['<rootDir>/test/support/contract-check.ts'],
   testTimeout: 60000,
   maxWorkers: 2,
 };

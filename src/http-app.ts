@@ -22,6 +22,7 @@ import { APP_CONFIG, loadConfig, type AppConfig, type EnvironmentConfig } from '
 import { parseFormBody, parseJsonBody } from './common/http/body-parsers';
 import { createValidationPipe } from './common/http/validation';
 import { GATEWAY_SECURITY, WALLET_SECURITY } from './common/openapi/api-docs';
+import { EngineMetrics } from './infra/metrics/engine-metrics';
 
 /** Route families whose bodies refused before the route runs are answered in their own shape. */
 const EARLY_REFUSALS: EarlyRefusalBody[] = [
@@ -118,10 +119,26 @@ function registerSecurityHeaders(app: NestFastifyApplication, config: AppConfig)
   });
 }
 
+/**
+ * Latency and count of every answer by route pattern and status (a URL no route matched counts as `unmatched`, so
+ * probing random paths cannot grow the label set).
+ */
+function registerHttpMetrics(app: NestFastifyApplication): void {
+  const metrics = app.get(EngineMetrics);
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .addHook('onResponse', (request, reply, done) => {
+      metrics.httpRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+      done();
+    });
+}
+
 /** Filters, pipes, API docs and the queue dashboard on a created application; then initialises it. */
 export async function configureHttpApp<T extends INestApplication>(app: T): Promise<T> {
   const config = app.get<AppConfig>(APP_CONFIG);
   registerSecurityHeaders(app as unknown as NestFastifyApplication, config);
+  registerHttpMetrics(app as unknown as NestFastifyApplication);
   app.useLogger(app.get(Logger));
   // Routes render errors through their interface's filter; this one answers what never reaches a controller.
   app.useGlobalFilters(new FallbackErrorFilter(EARLY_REFUSALS));
@@ -139,6 +156,9 @@ export async function configureHttpApp<T extends INestApplication>(app: T): Prom
             'authorize `gateway-token` (sent as x-access-token) or `gateway-bearer` (sent as Authorization: Bearer).',
         )
         .setVersion('1')
+        // Relative first: Swagger UI's "Try it out" then calls the origin the page came from, whatever the address.
+        .addServer('/', 'the server that serves this document')
+        .addServer(config.publicBaseUrl, 'PUBLIC_BASE_URL')
         .addBearerAuth(
           {
             type: 'http',
@@ -168,10 +188,23 @@ export async function configureHttpApp<T extends INestApplication>(app: T): Prom
         )
         .build(),
     );
+    // An operation that names no scheme says so: without `security: []` a generated client or linter reads it as
+    // unspecified rather than open.
+    for (const operations of Object.values(document.paths)) {
+      for (const method of ['get', 'put', 'post', 'delete', 'patch'] as const) {
+        const operation = operations[method];
+        if (operation && !operation.security) operation.security = [];
+      }
+    }
     SwaggerModule.setup('docs', app, document, {
       jsonDocumentUrl: 'docs-json',
       swaggerOptions: { persistAuthorization: true },
     });
+    // The server's root leads a visitor to what it serves.
+    (app as unknown as NestFastifyApplication)
+      .getHttpAdapter()
+      .getInstance()
+      .get('/', (_request, reply) => reply.redirect('/docs'));
   }
   await mountQueueDashboard(app as unknown as NestFastifyApplication, config);
   await app.init();
@@ -179,8 +212,14 @@ export async function configureHttpApp<T extends INestApplication>(app: T): Prom
   return app;
 }
 
-/** Builds the HTTP application for a role that serves HTTP (api, sandbox); shared by main.ts and the tests. */
-export async function createHttpApp(role: Exclude<ProcessRole, 'worker'> = 'api'): Promise<NestFastifyApplication> {
-  const app = await NestFactory.create<NestFastifyApplication>(rootModule(role), createHttpAdapter(), { bufferLogs: true });
+/**
+ * Builds the HTTP application for a role that serves HTTP (api, sandbox); shared by main.ts and the tests, which may
+ * pass an adapter carrying hooks of their own.
+ */
+export async function createHttpApp(
+  role: Exclude<ProcessRole, 'worker'> = 'api',
+  adapter: FastifyAdapter = createHttpAdapter(),
+): Promise<NestFastifyApplication> {
+  const app = await NestFactory.create<NestFastifyApplication>(rootModule(role), adapter, { bufferLogs: true });
   return configureHttpApp(app);
 }

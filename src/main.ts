@@ -22,7 +22,7 @@ async function main(): Promise<void> {
   }
   const app = await createHttpApp(role);
   const config = app.get<AppConfig>(APP_CONFIG);
-  await app.listen({ port: config.port, host: '0.0.0.0' });
+  await app.listen({ port: config.port, host: config.host });
   app.get(Logger).log(`${role} listening on ${config.publicBaseUrl}`);
 }
 

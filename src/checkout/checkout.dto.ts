@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Allow, IsEmail, IsInt, IsObject, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { PAYER_MSISDN } from '../common/errors/gateway-error';
 import { CompiledValidation } from '../common/http/compiled-validation';
+import { FreeObjectProperty } from '../common/openapi/api-docs';
 import { IsBoundedJson } from '../common/validation/json-size';
 import { IsMsisdn, RequiredText } from '../common/validation/validators';
 
@@ -20,7 +21,7 @@ export class CheckoutInitiateDto {
   @ApiProperty({ example: 'Jane Doe', maxLength: 100 }) @RequiredText(100) payer_name: string;
   @ApiProperty({ example: 'jane@example.com', maxLength: 100 }) @RequiredText(100) @IsEmail() payer_email: string;
   @ApiProperty({ example: '254712345678', maxLength: 25 }) @RequiredText(25) @IsMsisdn(PAYER_MSISDN) payer_msisdn: string;
-  @ApiProperty({ example: 'TOPUP', maxLength: 32 }) @RequiredText(32) service_code: string;
+  @ApiProperty({ example: 'CS1001', maxLength: 32 }) @RequiredText(32) service_code: string;
   @ApiProperty({ example: 'ACC-001', maxLength: 50 }) @RequiredText(50) account_number: string;
   @ApiProperty({ example: 30, description: 'session lifetime in minutes' })
   @IsInt()
@@ -30,9 +31,12 @@ export class CheckoutInitiateDto {
   @ApiProperty({ example: 'Order 42', maxLength: 255 }) @RequiredText(255) narration: string;
   @ApiProperty({ example: 'https://merchant.example.com/callbacks/payments', maxLength: 500 }) @RequiredText(500) callback_url: string;
   @ApiProperty({ example: 'https://merchant.example.com/orders/42', maxLength: 500 }) @RequiredText(500) redirect_url: string;
-  @ApiPropertyOptional({
-    description: 'free JSON echoed in payment records; may carry split_settlements',
-    example: { order: 42, split_settlements: [{ account: '1000000005', amount: '100', reason: 'Partner commission' }] },
+  @FreeObjectProperty({
+    optional: true,
+    description:
+      'free JSON echoed in payment records; may carry split_settlements, e.g. ' +
+      '`[{"account": "<partner wallet>", "amount": "100", "reason": "Partner commission"}]`',
+    example: { order: 42 },
   })
   @IsOptional()
   @IsObject()

@@ -1,3 +1,4 @@
+import { MoneyProperty } from '../common/openapi/api-docs';
 import { ApiProperty, OmitType } from '@nestjs/swagger';
 import { PaymentResult } from '../collections/payment.responses';
 
@@ -20,7 +21,7 @@ export class CheckoutPaymentRecord extends OmitType(PaymentResult, ['payment_sta
 
 /** Checkout status response and checkout callback (same shape, collection document §2). */
 export class CheckoutResult {
-  @ApiProperty({ example: '1500' }) amount: string;
+  @MoneyProperty('answer', { example: '1500' }) amount: string;
   @ApiProperty({ example: 'CHK7Q2K9XWZ4' }) checkout_reference: string;
   @ApiProperty({ example: 'KES' }) currency: string;
   @ApiProperty({ example: '2f0a7c3e-5d1b-4b8e-9a61-0d6c2f1e9b3a' }) merchant_transaction_id: string;

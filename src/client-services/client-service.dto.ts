@@ -2,19 +2,20 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsOptional, ValidateNested } from 'class-validator';
 import { IsMoneyAmount, IsNonNegativeMoney, LIMITS, RequiredText } from '../common/validation/validators';
+import { MoneyProperty } from '../common/openapi/api-docs';
 
 export const SERVICE_CODES = ['CUSTOM_SERVICE'] as const;
 export const FEE_TYPES = ['FIXED', 'PERCENTAGE'] as const;
 
 export class FeeTierDto {
-  @ApiProperty({ example: '0' }) @IsNonNegativeMoney() minimum_amount: number | string;
-  @ApiProperty({ example: '1000' }) @IsMoneyAmount() maximum_amount: number | string;
+  @MoneyProperty('request', { example: '0' }) @IsNonNegativeMoney() minimum_amount: number | string;
+  @MoneyProperty('request', { example: '1000' }) @IsMoneyAmount() maximum_amount: number | string;
   @ApiProperty({ example: 'FIXED', enum: FEE_TYPES }) @IsIn(FEE_TYPES) fee_type: (typeof FEE_TYPES)[number];
-  @ApiProperty({ example: '10' }) @IsNonNegativeMoney() fee: number | string;
+  @MoneyProperty('request', { example: '10' }) @IsNonNegativeMoney() fee: number | string;
 }
 
 export class CreateClientServiceDto {
-  @ApiProperty({ example: 'ACME' }) @RequiredText(LIMITS.code) client_code: string;
+  @ApiProperty({ example: 'DEMO' }) @RequiredText(LIMITS.code) client_code: string;
   @ApiProperty({ example: 'Wallet top-up' }) @RequiredText(LIMITS.name) client_service_name: string;
   @ApiProperty({ example: 'CUSTOM_SERVICE', enum: SERVICE_CODES }) @IsIn(SERVICE_CODES) service_code: (typeof SERVICE_CODES)[number];
   @ApiProperty({ example: true }) @IsBoolean() has_transaction_fee: boolean;
@@ -22,9 +23,9 @@ export class CreateClientServiceDto {
   @IsOptional()
   @IsIn(FEE_TYPES)
   transaction_fee_type?: (typeof FEE_TYPES)[number];
-  @ApiPropertyOptional({ example: '1.5' }) @IsOptional() @IsNonNegativeMoney() transaction_fee?: number | string;
-  @ApiProperty({ example: '10' }) @IsNonNegativeMoney() minimum_transaction_amount: number | string;
-  @ApiProperty({ example: '150000' }) @IsMoneyAmount() maximum_transaction_amount: number | string;
+  @MoneyProperty('request', { example: '1.5', optional: true }) @IsOptional() @IsNonNegativeMoney() transaction_fee?: number | string;
+  @MoneyProperty('request', { example: '10' }) @IsNonNegativeMoney() minimum_transaction_amount: number | string;
+  @MoneyProperty('request', { example: '150000' }) @IsMoneyAmount() maximum_transaction_amount: number | string;
   @ApiProperty({ example: 1, enum: [0, 1] }) @IsIn([0, 1]) is_active: number;
   @ApiPropertyOptional({ type: [FeeTierDto] })
   @IsOptional()

@@ -1,3 +1,4 @@
+import { MoneyProperty } from '../common/openapi/api-docs';
 import { ApiProperty } from '@nestjs/swagger';
 
 /** Reversal accepted response (collection document §2 "Collection reversal"). */
@@ -15,7 +16,7 @@ export class ReversalResult {
   @ApiProperty({ example: 'REV-2024-0001' }) reversal_reference: string;
   @ApiProperty({ type: String, nullable: true, example: 'SBXREV7Q2K9X' }) provider_transaction_id: string | null;
   @ApiProperty({ enum: ['pending', 'processing', 'successful', 'failed'], example: 'successful' }) reversal_status: string;
-  @ApiProperty({ example: '101.5000' }) reversal_amount: string;
+  @MoneyProperty('answer', { example: '101.5000' }) reversal_amount: string;
   @ApiProperty({ example: 'KES' }) currency_code: string;
   @ApiProperty({ format: 'date-time' }) reversal_date: string;
   @ApiProperty({ example: 'Order 42' }) receiver_narration: string;

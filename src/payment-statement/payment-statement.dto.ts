@@ -28,14 +28,14 @@ export class PaymentStatementDto {
   @IsStatementDate(invalidDate('end_date'))
   end_date: string;
 
-  @ApiPropertyOptional({ example: 0, default: 0 })
+  @ApiPropertyOptional({ example: 0, description: 'default 0' })
   @IsOptional()
   @IsInt(OFFSET)
   @Min(0, OFFSET)
   @Max(Number.MAX_SAFE_INTEGER, OFFSET)
   offset?: number;
 
-  @ApiPropertyOptional({ default: STATEMENT_DEFAULT_LIMIT, maximum: STATEMENT_MAX_LIMIT, example: 100 })
+  @ApiPropertyOptional({ description: `default ${STATEMENT_DEFAULT_LIMIT}`, maximum: STATEMENT_MAX_LIMIT, example: 100 })
   @IsOptional()
   @IsInt(LIMIT)
   @Min(1, LIMIT)
@@ -107,6 +107,6 @@ export class PaymentStatementRow {
   @ApiProperty({ example: 'Order 42' }) receiver_narration: string;
   @ApiProperty({ example: 'MMONEY_KEN' }) payment_method: string;
   @ApiProperty({ example: 1.5 }) service_charge: number;
-  @ApiProperty({ example: 'TOPUP' }) service_code: string;
+  @ApiProperty({ example: 'CS1001' }) service_code: string;
   @ApiProperty({ format: 'date-time' }) created_at: string;
 }

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Matches, MaxLength, registerDecorator, ValidateIf, ValidationOptions } from 'class-validator';
 import { IsCurrencyCode, IsMoneyAmount, LIMITS, RequiredText } from '../common/validation/validators';
+import { MoneyProperty } from '../common/openapi/api-docs';
 import type { PayoutErrorCode } from './payout-error';
 
 /** The error_code a broken rule answers with (read by PayoutErrorFilter); rules without one answer VALIDATION_FAILED. */
@@ -89,13 +90,14 @@ export class LocalPayoutDto {
   @ApiProperty({ maxLength: LIMITS.name }) @RequiredText(LIMITS.name) recipient_account_name: string;
   @ApiProperty({ example: 'KES', description: "the float's currency" }) @IsCurrencyCode() source_currency: string;
   @ApiProperty({ example: 'KES' }) @IsCurrencyCode() destination_currency: string;
-  @ApiProperty({ example: '1' }) @IsExchangeRate() exchange_rate: string | number;
-  @ApiProperty({ example: '100.00', description: 'paid from the float (plus the service fee)' }) @IsMoneyAmount() sender_amount:
-    string | number;
+  @MoneyProperty('request', { example: '1' }) @IsExchangeRate() exchange_rate: string | number;
+  @MoneyProperty('request', { example: '100.00', description: 'paid from the float (plus the service fee)' })
+  @IsMoneyAmount()
+  sender_amount: string | number;
   @ApiProperty({ example: 'KEN' })
   @Matches(ALPHA3, { message: 'sender_country_code must be three capital letters' })
   sender_country_code: string;
-  @ApiProperty({ example: '100.00' }) @IsMoneyAmount() recipient_amount: string | number;
+  @MoneyProperty('request', { example: '100.00' }) @IsMoneyAmount() recipient_amount: string | number;
   @ApiProperty({ maxLength: LIMITS.text }) @RequiredText(LIMITS.text) payment_description: string;
   @ApiProperty({ maxLength: URL_MAX }) @RequiredText(URL_MAX) callback_url: string;
 }
@@ -139,7 +141,7 @@ export class B2bPayoutDto {
   })
   recipient_type: (typeof B2B_RECIPIENT_TYPES)[number];
   @ApiProperty({ maxLength: ACCOUNT_NUMBER_MAX }) @RequiredText(ACCOUNT_NUMBER_MAX) recipient_account_number: string;
-  @ApiProperty({ example: '250.00' }) @IsMoneyAmount() amount: string | number;
+  @MoneyProperty('request', { example: '250.00' }) @IsMoneyAmount() amount: string | number;
   @ApiProperty({ maxLength: LIMITS.text }) @RequiredText(LIMITS.text) payment_description: string;
   @ApiProperty({ enum: B2B_PAYMENT_METHODS, description: 'MMONEY_B2B for PAYBILL and TILL, BANK for BANK_ACCOUNT_NUMBER' })
   @IsIn(B2B_PAYMENT_METHODS, { ...code('INVALID_PAYMENT_METHOD'), message: 'payment_method must be MMONEY_B2B or BANK' })

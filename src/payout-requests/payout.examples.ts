@@ -2,7 +2,7 @@
 
 const LOCAL_MOBILE = {
   payout_reference: 'PAY-2024-0001',
-  service_code: 'PAYOUTS',
+  service_code: 'CS1001',
   recipient_first_name: 'Jane',
   recipient_last_name: 'Doe',
   destination_type: 'MOBILE',
@@ -66,7 +66,7 @@ export const B2B_PAYOUT_EXAMPLES = {
     summary: 'To a paybill',
     value: {
       payout_reference: 'B2B-2024-0001',
-      service_code: 'PAYOUTS',
+      service_code: 'CS1001',
       payment_account_reference: 'INV-77',
       recipient_name: 'Acme Supplies',
       recipient_type: 'PAYBILL',

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { codeProperty } from '../common/openapi/api-docs';
+import { codeProperty, MoneyProperty } from '../common/openapi/api-docs';
 import { PAYOUT_STATUS } from '../payouts/payout';
 
 const PAYMENT_STATUS = codeProperty(PAYOUT_STATUS, PAYOUT_STATUS.SUCCESSFUL);
@@ -7,12 +7,12 @@ const PAYMENT_STATUS = codeProperty(PAYOUT_STATUS, PAYOUT_STATUS.SUCCESSFUL);
 class PayoutResultData {
   @ApiProperty({ example: 1042 }) payment_id: number;
   @ApiProperty({ example: '1000000009', description: 'the float wallet paid from' }) wallet_account_number: string;
-  @ApiProperty({ example: '15.0000' }) transaction_cost: string;
-  @ApiProperty({ type: String, nullable: true, example: '998985.0000', description: 'float balance after the payout' }) wallet_balance:
+  @MoneyProperty('answer', { example: '15.0000' }) transaction_cost: string;
+  @MoneyProperty('answer', { nullable: true, example: '998985.0000', description: 'float balance after the payout' }) wallet_balance:
     string | null;
   @ApiProperty({ type: String, nullable: true, example: 'SBXPAY7Q2K9X', description: "the rail's reference" }) reference: string | null;
   @ApiProperty(PAYMENT_STATUS) payment_status: number;
-  @ApiProperty({ example: '1000.0000' }) amount: string;
+  @MoneyProperty('answer', { example: '1000.0000' }) amount: string;
   @ApiProperty({ example: 'KES' }) currency: string;
   @ApiProperty({ type: String, nullable: true, example: '0123456789' }) account_number: string | null;
   @ApiProperty({ type: String, nullable: true, example: 'Jane Doe' }) destination_name: string | null;
@@ -42,12 +42,12 @@ export class B2bResult {
   @ApiProperty({ example: '1000000009' }) wallet_account: string;
   @ApiProperty({ enum: ['bank_account', 'paybill', 'till'], example: 'paybill' }) destination: string;
   @ApiProperty(PAYMENT_STATUS) payment_status: number;
-  @ApiProperty({ example: '25000.0000' }) amount: string;
+  @MoneyProperty('answer', { example: '25000.0000' }) amount: string;
   @ApiProperty({ example: 'KES' }) currency: string;
   @ApiProperty({ type: String, nullable: true, example: '888880' }) account_number: string | null;
   @ApiProperty({ type: String, nullable: true, example: 'Acme Supplies' }) destination_name: string | null;
   @ApiProperty({ type: String, nullable: true, example: 'Invoice 77' }) description: string | null;
   @ApiProperty({ format: 'date-time' }) transaction_time: string;
-  @ApiProperty({ type: String, nullable: true, example: '973985.0000' }) account_balance: string | null;
+  @MoneyProperty('answer', { nullable: true, example: '973985.0000' }) account_balance: string | null;
   @ApiProperty({ example: 'Processed successfully' }) result_description: string;
 }

@@ -3,7 +3,7 @@ import { IsEmail, IsIn, IsOptional, IsString, MaxLength } from 'class-validator'
 import { IsMsisdn, LIMITS, RequiredText } from '../common/validation/validators';
 
 export class CreateProfileDto {
-  @ApiProperty({ example: 'ACME' }) @RequiredText(LIMITS.code) client_code: string;
+  @ApiProperty({ example: 'DEMO' }) @RequiredText(LIMITS.code) client_code: string;
   @ApiProperty({ example: 'Jane Doe' }) @RequiredText(LIMITS.name) profile_name: string;
   @ApiProperty({ example: 'INDIVIDUAL', enum: ['BUSINESS', 'INDIVIDUAL'] }) @IsIn(['BUSINESS', 'INDIVIDUAL']) profile_type:
     'BUSINESS' | 'INDIVIDUAL';

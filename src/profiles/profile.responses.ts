@@ -4,7 +4,7 @@ import { WalletWithBalance } from '../wallets/wallet.responses';
 /** A profile as the merchant sent it (wallet document §2 "Profile"). */
 export class ProfileRecord {
   @ApiProperty({ format: 'uuid' }) profile_id: string;
-  @ApiProperty({ example: 'ACME' }) client_code: string;
+  @ApiProperty({ example: 'DEMO' }) client_code: string;
   @ApiProperty({ example: 'Jane Doe' }) profile_name: string;
   @ApiProperty({ example: 'INDIVIDUAL' }) profile_type: string;
   @ApiProperty({ example: 'CUST-0001', description: "the merchant's own id of the profile" }) client_profile_id: string;
@@ -27,7 +27,7 @@ export class ProfileRecord {
 
 class ProfileClient {
   @ApiProperty({ format: 'uuid' }) client_id: string;
-  @ApiProperty({ example: 'ACME' }) client_code: string;
+  @ApiProperty({ example: 'DEMO' }) client_code: string;
 }
 
 export class ProfileDetails extends ProfileRecord {

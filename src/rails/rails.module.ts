@@ -10,6 +10,7 @@ import { MpesaGateway } from './mpesa/mpesa-gateway';
 import { MpesaMobileMoneyRail } from './mpesa/mpesa-mobile-money.rail';
 import { MpesaPayoutRail } from './mpesa/mpesa-payout.rail';
 import { PAYOUT_RAIL, PayoutRail } from './payout.rail';
+import { RailMetrics } from './rail-metrics';
 import { RailRequestsRepository } from './rail-requests.repository';
 import { loadRailsConfig, RAILS_CONFIG, type RailsConfig } from './rails-config';
 import { RoutedPayoutRail } from './routed-payout.rail';
@@ -32,6 +33,7 @@ import { SandboxPayoutRail } from './sandbox-payout.rail';
       useFactory: (app: AppConfig) => loadRailsConfig(process.env, app.appEnv, app.publicBaseUrl, (path) => readFileSync(path)),
     },
     RailRequestsRepository,
+    RailMetrics,
     {
       provide: MpesaGateway,
       inject: [RAILS_CONFIG, RailRequestsRepository],

@@ -3,23 +3,24 @@ import { IsIn, IsISO8601, IsObject, IsOptional, IsString, Matches, MaxLength } f
 import { CURRENCIES } from '../common/currencies';
 import { CompiledValidation } from '../common/http/compiled-validation';
 import { IsBoundedJson } from '../common/validation/json-size';
+import { FreeObjectProperty, MoneyProperty } from '../common/openapi/api-docs';
 import { IsCurrencyCode, IsMoneyAmount, LIMITS, RequiredText } from '../common/validation/validators';
 
 class MoneyRequestDto {
-  @ApiProperty({ example: 'ACME' })
+  @ApiProperty({ example: 'DEMO' })
   @RequiredText(LIMITS.code)
   client_code: string;
-  @ApiProperty({ example: 'TOPUP' })
+  @ApiProperty({ example: 'CS1001' })
   @RequiredText(LIMITS.code)
   client_service_code: string;
-  @ApiProperty({ example: 100 }) @IsMoneyAmount() transaction_amount: number | string;
+  @MoneyProperty('request', { example: 100 }) @IsMoneyAmount() transaction_amount: number | string;
   @ApiProperty({ example: 'KES', enum: CURRENCIES })
   @IsCurrencyCode()
   currency: string;
   @ApiProperty({ example: 'INV-2024-0001' })
   @RequiredText(LIMITS.reference)
   source_transaction_id: string;
-  @ApiPropertyOptional({ example: { order: 42 } })
+  @FreeObjectProperty({ example: { order: 42 }, optional: true })
   @IsOptional()
   @IsObject()
   @IsBoundedJson()
@@ -41,14 +42,14 @@ class MoneyRequestDto {
 
 @CompiledValidation()
 export class CreditDebitDto extends MoneyRequestDto {
-  @ApiProperty({ example: '1000000001' })
+  @ApiProperty({ example: '10000100001' })
   @RequiredText(LIMITS.code)
   account_number: string;
 }
 
 @CompiledValidation()
 export class TransferDto extends MoneyRequestDto {
-  @ApiProperty({ example: '1000000001' })
+  @ApiProperty({ example: '10000100001' })
   @RequiredText(LIMITS.code)
   source_account_number: string;
   @ApiProperty({ example: '1000000002' })

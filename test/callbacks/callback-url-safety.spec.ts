@@ -76,6 +76,28 @@ describe('callback URL safety', () => {
     expect(callbackUrlProblem('http://example.com/cb', true)).toMatch(/HTTPS/);
   });
 
+  it("sandbox reaches a receiver on the container's host as host.docker.internal, at its private address only", async () => {
+    expect(callbackUrlProblem('http://host.docker.internal:4000/callbacks', true)).toBeNull();
+    expect(callbackUrlProblem('http://host.docker.internal:4000/callbacks', false)).toMatch(/HTTPS/);
+    expect(callbackUrlProblem('http://docker.internal.example.com/cb', true)).toMatch(/HTTPS/);
+    const resolvesTo = (address: string) => async () => [{ address, family: 4 }];
+    for (const address of ['192.168.65.254', '172.17.0.1', '127.0.0.1']) {
+      await expect(resolveCallbackTarget('http://host.docker.internal:4000/cb', true, resolvesTo(address))).resolves.toMatchObject({
+        target: { address },
+      });
+    }
+    await expect(resolveCallbackTarget('http://host.docker.internal/cb', true, resolvesTo('169.254.169.254'))).resolves.toEqual({
+      problem: expect.stringContaining('link-local'),
+    });
+    await expect(resolveCallbackTarget('https://host.docker.internal/cb', false, resolvesTo('192.168.65.254'))).resolves.toEqual({
+      problem: expect.stringContaining('192.168.65.254'),
+    });
+    // Only that name: any other host resolving to a private address is still refused in sandbox.
+    await expect(resolveCallbackTarget('https://intranet.test/cb', true, resolvesTo('172.17.0.1'))).resolves.toEqual({
+      problem: expect.stringContaining('172.17.0.1'),
+    });
+  });
+
   it.each(allowed)('accepts public %s in both modes', (url) => {
     expect(callbackUrlProblem(url, false)).toBeNull();
     expect(callbackUrlProblem(url, true)).toBeNull();

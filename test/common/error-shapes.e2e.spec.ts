@@ -112,6 +112,20 @@ describe('error shapes per interface', () => {
     const pay = await request(app.getHttpServer()).post(`/checkout/${session.body.checkout_reference}/pay`).send({ msisdn: 12 });
     expect(pay.status).toBe(400);
     expect(pay.body).toEqual({ statusCode: 400, message: 'Enter a phone number with its country code, digits only', error: 'Bad Request' });
+    // Refused before validation (a NUL anywhere) or before the route runs (a key JSON parsing refuses): the same shape.
+    const payRaw = (body: string) =>
+      request(app.getHttpServer())
+        .post(`/checkout/${session.body.checkout_reference}/pay`)
+        .set('content-type', 'application/json')
+        .send(body);
+    expect((await payRaw('{"phone_number":"2547\\u00001"}')).body).toEqual({
+      statusCode: 400,
+      message: 'phone_number must not contain NUL characters',
+      error: 'Bad Request',
+    });
+    const unreadable = await payRaw('{"__proto__":{"x":1}}');
+    expect(unreadable.status).toBe(400);
+    expect(unreadable.body).toEqual({ statusCode: 400, message: expect.any(String), error: 'Bad Request' });
 
     const login = await request(app.getHttpServer()).post('/api/v1/auth/login').send({ username: 5, password: 6 });
     expect(login.status).toBe(400);

@@ -7,8 +7,10 @@ import {
   GatewayMerchant,
   IsolatedSandbox,
   MerchantReceiver,
+  sleep,
   startIsolatedSandbox,
   waitFor,
+  waitForPaymentStatus,
 } from '../support/gateway-fixtures';
 import { QUEUES } from '../../src/infra/queue/queues';
 import { dataSource } from '../support/test-app';
@@ -120,6 +122,43 @@ describe('engine metrics and the queue dashboard', () => {
     expect(sample(samples, 'paygate_callbacks_pending', { due: 'later' })).toBe(0);
     expect(sample(samples, 'paygate_outbox_pending', { due: 'now' })).toEqual(expect.any(Number));
     expect(sample(samples, 'paygate_outbox_pending', { due: 'later' })).toEqual(expect.any(Number));
+    // Business records by final status, counted in this sandbox's own database.
+    expect(sample(samples, 'paygate_payments', { status: '700' })).toBe(3);
+    expect(sample(samples, 'paygate_callback_deliveries', { status: 'DELIVERED' })).toBe(2);
+    expect(sample(samples, 'paygate_callback_deliveries', { status: 'FAILED' })).toBe(1);
+    expect(sample(samples, 'paygate_rail_oldest_unresolved_seconds', { flow: 'payments' })).toBe(0);
+  });
+
+  it('counts HTTP requests and their latency by route pattern and status, never by raw URL', async () => {
+    const route = '/v1/transaction/:chargeRequestId/status';
+    const count = async (labels: Record<string, string>) =>
+      sample(parseMetrics((await http().get('/metrics').expect(200)).text), 'paygate_http_request_duration_seconds_count', labels) ?? 0;
+    const before = await count({ method: 'GET', route, status: '404' });
+    const unmatchedBefore = await count({ method: 'GET', route: 'unmatched', status: '404' });
+    await gateway(app, merchant.token).get('/v1/transaction/999999991/status').expect(404);
+    await gateway(app, merchant.token).get('/v1/transaction/999999992/status').expect(404);
+    await http().get('/no/such/path/42').expect(404);
+    const text = (await http().get('/metrics').expect(200)).text;
+    expect(await count({ method: 'GET', route, status: '404' })).toBe(before + 2);
+    expect(await count({ method: 'GET', route: 'unmatched', status: '404' })).toBe(unmatchedBefore + 1);
+    expect(text).not.toContain('999999991');
+    expect(text).not.toContain('/no/such/path');
+    expect(text).toMatch(
+      /paygate_http_request_duration_seconds_bucket\{le="0\.1",method="GET",route="\/v1\/transaction\/:chargeRequestId\/status",status="404"\}/,
+    );
+  });
+
+  it('rail health: a payment the rail leaves jammed shows as the oldest unresolved, and in its status', async () => {
+    const charged = await gateway(app, merchant.token)
+      .post('/v1/mobile-money/charge')
+      .send(chargeBody(merchant, { payer_msisdn: '254700000003', callback_url: receiver.url() }))
+      .expect(200);
+    await waitForPaymentStatus(app, merchant, charged.body.charge_request_id, 704);
+    await sleep(1100);
+    const samples = parseMetrics((await http().get('/metrics').expect(200)).text);
+    expect(sample(samples, 'paygate_payments', { status: '704' })).toBe(1);
+    expect(sample(samples, 'paygate_rail_oldest_unresolved_seconds', { flow: 'payments' })).toBeGreaterThanOrEqual(1);
+    expect(sample(samples, 'paygate_rail_oldest_unresolved_seconds', { flow: 'payouts' })).toBe(0);
   });
 
   it('paygate_outbox_pending counts work scheduled for later', async () => {

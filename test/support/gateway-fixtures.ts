@@ -10,7 +10,7 @@ import { ApiKeysService } from '../../src/auth/gateway/api-keys.service';
 import { CallbackSettingsService } from '../../src/callbacks/settings/callback-settings.service';
 import { ClientServicesService } from '../../src/client-services/client-services.service';
 import { Money } from '../../src/common/money';
-import { createHttpApp } from '../../src/http-app';
+import { createCheckedApp } from './openapi-contract';
 import { LEDGER_INVARIANTS } from '../../src/ledger/ledger-invariants';
 import { createTenant, dataSource, TestTenant } from './test-app';
 import { createWallet } from './wallet-fixtures';
@@ -479,7 +479,7 @@ export interface IsolatedSandbox {
 export async function startIsolatedSandbox(
   env: Record<string, string> = {},
   role: 'sandbox' | 'api' = 'sandbox',
-  create: (role: 'sandbox' | 'api') => Promise<NestFastifyApplication> = createHttpApp,
+  create: (role: 'sandbox' | 'api') => Promise<NestFastifyApplication> = createCheckedApp,
 ): Promise<IsolatedSandbox> {
   const redis = await startOwnRedis();
   const db = await createIsolatedDatabase();

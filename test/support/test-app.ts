@@ -5,11 +5,11 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { UsersService } from '../../src/auth/users.service';
 import { ClientsService } from '../../src/clients/clients.service';
-import { createHttpApp } from '../../src/http-app';
+import { createCheckedApp } from './openapi-contract';
 
-/** The real HTTP application on the run's database; one per test file. */
+/** The real HTTP application on the run's database, its answers checked against its OpenAPI document; one per test file. */
 export async function createTestApp(): Promise<NestFastifyApplication> {
-  return createHttpApp('api');
+  return createCheckedApp('api');
 }
 
 export function dataSource(app: NestFastifyApplication): DataSource {

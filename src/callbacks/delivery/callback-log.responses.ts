@@ -1,3 +1,4 @@
+import { FreeObjectProperty } from '../../common/openapi/api-docs';
 import { ApiProperty } from '@nestjs/swagger';
 
 class CallbackAttempt {
@@ -16,7 +17,7 @@ class CallbackDelivery {
   @ApiProperty({ enum: ['PENDING', 'DELIVERED', 'FAILED'], example: 'DELIVERED' }) status: string;
   @ApiProperty({ example: 1 }) attempts: number;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) next_attempt_at: string | null;
-  @ApiProperty({ type: Object, nullable: true, description: "the receiver's acknowledgement body, when it sent one" })
+  @FreeObjectProperty({ nullable: true, description: "the receiver's acknowledgement body, when it sent one" })
   acknowledgement: unknown;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) completed_at: string | null;

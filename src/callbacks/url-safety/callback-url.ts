@@ -10,7 +10,9 @@ import ipaddr from 'ipaddr.js';
  * Only public unicast addresses are allowed. An IPv6 address that embeds an IPv4 one (IPv4-mapped, IPv4-compatible,
  * NAT64, 6to4) is judged by the IPv4 address it carries. Link-local addresses and the cloud metadata address are
  * refused in every mode; sandbox also accepts plain http:// to loopback, so a merchant can test against a local
- * receiver (provider contract §5); production requires https.
+ * receiver (provider contract §5); production requires https. A sandbox in a container reaches the merchant's
+ * machine as `host.docker.internal` (Docker's name for the host, a private address): sandbox accepts that one name,
+ * over http too, resolving to a private or loopback address, never link-local or metadata.
  */
 
 export type CallbackMode = 'sandbox' | 'production';
@@ -64,6 +66,9 @@ const EMBEDDING_V4: Array<{ prefix: [ipaddr.IPv6, number]; offset: number }> = [
   { prefix: ipaddr.parseCIDR('2002::/16') as [ipaddr.IPv6, number], offset: 2 }, // 6to4
 ];
 
+/** Docker's name for the machine that runs the container (Docker Desktop; `host-gateway` on Linux). */
+export const DOCKER_HOST_NAME = 'host.docker.internal';
+
 const LOOPBACK_V4 = ipaddr.parseCIDR('127.0.0.0/8');
 const LINK_LOCAL_V4 = ipaddr.parseCIDR('169.254.0.0/16');
 const LINK_LOCAL_V6 = ipaddr.parseCIDR('fe80::/10');
@@ -97,6 +102,13 @@ function classifyV4(v4: ipaddr.IPv4): AddressClass {
   if (v4.match(LINK_LOCAL_V4)) return 'link-local';
   if (v4.match(LOOPBACK_V4)) return 'loopback';
   return REFUSED_V4.some((range) => v4.match(range)) ? 'refused' : 'public';
+}
+
+/** A private-range address (10/8, 172.16/12, 192.168/16, fc00::/7), where Docker puts the host's address. */
+function isPrivateAddress(address: string): boolean {
+  if (!ipaddr.isValid(address)) return false;
+  const parsed = ipaddr.process(address);
+  return parsed.range() === 'private' || parsed.range() === 'uniqueLocal';
 }
 
 /** What kind of forbidden address this is in this mode ("a loopback address"), or null when a callback may go there. */
@@ -133,8 +145,9 @@ export function callbackUrlProblem(raw: string, isSandbox: boolean): string | nu
   const literal = ipaddr.isValid(host) ? host : null;
   const loopbackName = host === 'localhost' || host.endsWith('.localhost');
   if (url.protocol === 'http:') {
-    const loopback = loopbackName || (literal !== null && classifyAddress(literal) === 'loopback');
-    if (!isSandbox || !loopback) return isSandbox ? 'must be HTTPS (http:// is accepted for loopback hosts in sandbox)' : 'must be HTTPS';
+    const local = loopbackName || host === DOCKER_HOST_NAME || (literal !== null && classifyAddress(literal) === 'loopback');
+    if (!isSandbox || !local)
+      return isSandbox ? `must be HTTPS (http:// is accepted for loopback hosts and ${DOCKER_HOST_NAME} in sandbox)` : 'must be HTTPS';
   }
   const forbidden = literal ? forbiddenAddressKind(literal, mode) : null;
   if (forbidden) return `must not point to ${forbidden}`;
@@ -174,7 +187,9 @@ export async function resolveCallbackTarget(
     if (addresses.length === 0) return { problem: 'has a host name that does not resolve' };
   }
   const mode: CallbackMode = isSandbox ? 'sandbox' : 'production';
+  const dockerHost = isSandbox && host === DOCKER_HOST_NAME;
   for (const { address } of addresses) {
+    if (dockerHost && isPrivateAddress(address)) continue;
     const forbidden = forbiddenAddressKind(address, mode);
     if (forbidden) return { problem: `must not resolve to ${forbidden} (${address})` };
   }

@@ -1,5 +1,15 @@
 import { applyDecorators, Type } from '@nestjs/common';
-import { ApiBody, ApiExtension, ApiOperation, ApiQuery, ApiResponse } from '@nestjs/swagger';
+import {
+  ApiBody,
+  ApiExtension,
+  ApiExtraModels,
+  ApiOperation,
+  ApiProperty,
+  ApiPropertyOptional,
+  ApiQuery,
+  ApiResponse,
+  getSchemaPath,
+} from '@nestjs/swagger';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../http/pagination';
 import { GatewayErrorBody, PayoutErrorBody, WalletErrorBody } from './error-bodies';
 
@@ -32,6 +42,20 @@ export function ApiErrors(body: Type<unknown>, ...statuses: ErrorStatuses) {
   return applyDecorators(...entries.map(([status, description]) => ApiResponse({ status, description, type: body })));
 }
 
+/**
+ * The 400 of a gateway route with an error shape of its own: that shape for a refused request, or the gateway's for a
+ * body refused before the route runs (not JSON, too large), which the application filter answers.
+ */
+export const BadRequestOrUnreadable = (body: Type<unknown>, description: string) =>
+  applyDecorators(
+    ApiExtraModels(body, GatewayErrorBody),
+    ApiResponse({
+      status: 400,
+      description: `${description}; a body that is not JSON: the gateway's error body`,
+      schema: { oneOf: [{ $ref: getSchemaPath(body) }, { $ref: getSchemaPath(GatewayErrorBody) }] },
+    }),
+  );
+
 export const WalletErrors = (...statuses: ErrorStatuses) => ApiErrors(WalletErrorBody, ...statuses);
 export const GatewayErrors = (...statuses: ErrorStatuses) => ApiErrors(GatewayErrorBody, ...statuses);
 export const PayoutErrors = (...statuses: ErrorStatuses) => ApiErrors(PayoutErrorBody, ...statuses);
@@ -61,3 +85,31 @@ export const codeProperty = (codes: Record<string, number>, example: number) => 
     .map(([name, code]) => `${code} ${name.toLowerCase()}`)
     .join(', '),
 });
+
+/** Decimal text as the interfaces write amounts and rates ("100", "100.50", "-2.0000"): no exponent, no spaces. */
+export const DECIMAL_PATTERN = '^-?\\d+(\\.\\d+)?$';
+
+interface MoneyOptions {
+  example: string | number;
+  description?: string;
+  /** Absent from the body unless given (a request's optional amount). */
+  optional?: boolean;
+  /** May be null (an answer's amount that does not exist yet). */
+  nullable?: boolean;
+}
+
+/**
+ * The one schema of a money amount (or rate). In a request: a JSON number or a decimal string, as the provider
+ * contract §3 accepts (a generated client types it `number | string`); in an answer: decimal text, exact.
+ */
+export function MoneyProperty(form: 'request' | 'answer', { optional, nullable, ...options }: MoneyOptions) {
+  const decimalText = { type: 'string' as const, pattern: DECIMAL_PATTERN };
+  const schema = form === 'request' ? { oneOf: [{ type: 'number' as const }, decimalText], type: undefined } : { ...decimalText, nullable };
+  return (optional ? ApiPropertyOptional : ApiProperty)({ ...schema, ...options });
+}
+
+/** Free JSON carried as it is (`extra_data`, `source_transaction_data`): an object with any members. */
+export function FreeObjectProperty(options: { example?: object; description?: string; optional?: boolean; nullable?: boolean }) {
+  const { optional, ...rest } = options;
+  return (optional ? ApiPropertyOptional : ApiProperty)({ type: 'object', additionalProperties: true, ...rest });
+}

@@ -21,7 +21,8 @@ export class GatewayErrorBody {
 
 /** Collection reversal errors: the gateway body plus the reversal reference (collection document §7). */
 export class ReversalErrorBody extends GatewayErrorBody {
-  @ApiProperty({ example: 'REV-2024-0001', description: 'the reversal_reference of the request' }) reference: string;
+  @ApiPropertyOptional({ example: 'REV-2024-0001', description: 'the reversal_reference of the request, on refusals after validation' })
+  reference?: string;
 }
 
 /** A missing, expired, forged or revoked gateway token, or wrong consumer keys (collection document §5). */

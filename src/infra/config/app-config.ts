@@ -14,6 +14,14 @@ class Environment {
   @Max(65535)
   PORT?: number;
 
+  @IsOptional()
+  @MaxLength(253)
+  // A host name or IPv4 address (dot-separated labels), or an IPv6 address; no scheme, no port.
+  @Matches(/^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|[0-9A-Fa-f]*:[0-9A-Fa-f:.]*)$/, {
+    message: 'HOST must be an address or host name to listen on, e.g. 127.0.0.1 or 0.0.0.0',
+  })
+  HOST?: string;
+
   @IsString()
   @Matches(/^postgres(ql)?:\/\//, {
     message: 'DATABASE_URL must be a postgres:// URL',
@@ -166,6 +174,8 @@ class Environment {
 
 export interface AppConfig {
   port: number;
+  /** The address HTTP listens on: loopback in sandbox, so a laptop's sandbox is not served to its network. */
+  host: string;
   databaseUrl: string;
   redisUrl: string;
   appEnv: 'sandbox' | 'production';
@@ -246,6 +256,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): EnvironmentCon
   }
   return {
     port,
+    host: raw.HOST ?? (appEnv === 'sandbox' ? '127.0.0.1' : '0.0.0.0'),
     databaseUrl: raw.DATABASE_URL,
     redisUrl: raw.REDIS_URL ?? 'redis://127.0.0.1:6379',
     appEnv,
@@ -283,6 +294,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): EnvironmentCon
 function pick(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
   const keys = [
     'PORT',
+    'HOST',
     'DATABASE_URL',
     'REDIS_URL',
     'APP_ENV',

@@ -3,12 +3,42 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Queue } from 'bullmq';
-import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { withTimeout } from '../../common/with-timeout';
 import { QUEUES } from '../queue/queues';
 
 const JOB_STATES = ['waiting', 'active', 'delayed', 'failed', 'completed'] as const;
+
+/**
+ * Records per status, counted in Postgres at scrape time so that every process reports what all of them did (the
+ * worker, which books most final statuses, serves no HTTP). Status codes as the interfaces print them.
+ */
+const STATUS_COUNTS: Record<string, { help: string; sql: string }> = {
+  paygate_payments: {
+    help: 'Payments (charges and checkout payments) per payment_status',
+    sql: `SELECT payment_status::text AS label, count(*)::int AS value FROM payments GROUP BY 1`,
+  },
+  paygate_payouts: {
+    help: 'Payouts (local, IMT, B2B) per payment_status',
+    sql: `SELECT status::text AS label, count(*)::int AS value FROM payouts GROUP BY 1`,
+  },
+  paygate_airtime_recipients: {
+    help: 'Airtime top-ups per service_status',
+    sql: `SELECT service_status::text AS label, count(*)::int AS value FROM airtime_recipients GROUP BY 1`,
+  },
+  paygate_callback_deliveries: {
+    help: 'Callback deliveries per status (PENDING, DELIVERED, FAILED)',
+    sql: `SELECT status AS label, count(*)::int AS value FROM callback_deliveries GROUP BY 1`,
+  },
+};
+
+/** Rail health: how long the oldest item still waits for its rail's final answer (pending or jammed), per flow. */
+const OLDEST_UNRESOLVED_SQL = `
+  SELECT 'payments' AS label, extract(epoch FROM now() - min(created_at))::float AS value FROM payments WHERE payment_status IN (703, 704)
+  UNION ALL SELECT 'payouts', extract(epoch FROM now() - min(created_at))::float FROM payouts WHERE status IN (703, 704)
+  UNION ALL SELECT 'airtime', extract(epoch FROM now() - min(q.created_at))::float
+    FROM airtime_recipients r JOIN airtime_requests q ON q.id = r.request_id WHERE r.service_status IN (600, 601, 604)`;
 
 /** Prometheus metrics of the asynchronous engine, served at /metrics. */
 @Injectable()
@@ -24,6 +54,14 @@ export class EngineMetrics implements OnModuleInit {
     name: 'paygate_callback_attempts_total',
     help: 'Callback delivery attempts by outcome',
     labelNames: ['outcome'],
+    registers: [this.registry],
+  });
+
+  private readonly httpDurations = new Histogram({
+    name: 'paygate_http_request_duration_seconds',
+    help: 'HTTP requests by method, route pattern and status: latency (its _count is the number of requests)',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
   });
 
@@ -50,36 +88,64 @@ export class EngineMetrics implements OnModuleInit {
         );
       },
     });
-    const db = this.db;
+    this.queryGauge(
+      'paygate_outbox_pending',
+      'Outbox rows not yet relayed to BullMQ (due now, or scheduled for later)',
+      'due',
+      `SELECT x.label, x.value FROM (
+         SELECT count(*) FILTER (WHERE available_at <= now())::int AS due, count(*) FILTER (WHERE available_at > now())::int AS later
+         FROM outbox WHERE relayed_at IS NULL) c, LATERAL (VALUES ('now', c.due), ('later', c.later)) x(label, value)`,
+    );
+    this.queryGauge(
+      'paygate_callbacks_pending',
+      'Callback deliveries still to be attempted: due now (or a replay asked for), or a retry scheduled for later',
+      'due',
+      `SELECT x.label, x.value FROM (
+         SELECT count(*) FILTER (WHERE status = 'PENDING' AND next_attempt_at <= now() OR replay_requested_at IS NOT NULL)::int AS due,
+                count(*) FILTER (WHERE status = 'PENDING' AND next_attempt_at > now() AND replay_requested_at IS NULL)::int AS later
+         FROM callback_deliveries WHERE status = 'PENDING' OR replay_requested_at IS NOT NULL) c,
+       LATERAL (VALUES ('now', c.due), ('later', c.later)) x(label, value)`,
+    );
+    for (const [name, { help, sql }] of Object.entries(STATUS_COUNTS)) this.queryGauge(name, help, 'status', sql);
+    this.queryGauge(
+      'paygate_rail_oldest_unresolved_seconds',
+      'Age of the oldest payment, payout or airtime top-up still waiting for its rail (pending or jammed); 0 when none',
+      'flow',
+      OLDEST_UNRESOLVED_SQL,
+    );
+  }
+
+  /** A gauge filled when scraped by one query, whose rows are its samples: `label` (the label's value) and `value`. */
+  private queryGauge(name: string, help: string, label: string, sql: string): void {
+    this.addGauge(name, help, [label], async () => {
+      const rows: { label: string; value: number | null }[] = await this.db.query(sql);
+      return rows.map((row) => ({ labels: { [label]: row.label }, value: row.value ?? 0 }));
+    });
+  }
+
+  /** A gauge whose samples are read when scraped; domains add theirs (the infrastructure knows no domain's tables). */
+  addGauge(
+    name: string,
+    help: string,
+    labelNames: string[],
+    samples: () => Promise<{ labels: Record<string, string>; value: number }[]>,
+  ): void {
     new Gauge({
-      name: 'paygate_outbox_pending',
-      help: 'Outbox rows not yet relayed to BullMQ (due now, or scheduled for later)',
-      labelNames: ['due'],
+      name,
+      help,
+      labelNames,
       registers: [this.registry],
       collect: async function (this: Gauge) {
-        const [row] = await db.query(
-          `SELECT count(*) FILTER (WHERE available_at <= now())::int AS due, count(*) FILTER (WHERE available_at > now())::int AS later
-           FROM outbox WHERE relayed_at IS NULL`,
-        );
-        this.set({ due: 'now' }, row.due);
-        this.set({ due: 'later' }, row.later);
+        const read = await samples();
+        this.reset();
+        for (const sample of read) this.set(sample.labels, sample.value);
       },
     });
-    new Gauge({
-      name: 'paygate_callbacks_pending',
-      help: 'Callback deliveries still to be attempted: due now (or a replay asked for), or a retry scheduled for later',
-      labelNames: ['due'],
-      registers: [this.registry],
-      collect: async function (this: Gauge) {
-        const [row] = await db.query(
-          `SELECT count(*) FILTER (WHERE status = 'PENDING' AND next_attempt_at <= now() OR replay_requested_at IS NOT NULL)::int AS due,
-                  count(*) FILTER (WHERE status = 'PENDING' AND next_attempt_at > now() AND replay_requested_at IS NULL)::int AS later
-           FROM callback_deliveries WHERE status = 'PENDING' OR replay_requested_at IS NOT NULL`,
-        );
-        this.set({ due: 'now' }, row.due);
-        this.set({ due: 'later' }, row.later);
-      },
-    });
+  }
+
+  /** One answered request; `route` is the route's pattern (`/v1/payouts/:reference/status`), never the raw URL. */
+  httpRequest(method: string, route: string, status: number, seconds: number): void {
+    this.httpDurations.observe({ method, route, status: String(status) }, seconds);
   }
 
   jobFailed(queue: string): void {

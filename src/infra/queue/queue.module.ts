@@ -1,6 +1,5 @@
-import { BullModule, getQueueToken } from '@nestjs/bullmq';
-import { Global, Inject, Logger, Module, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
+import { BullModule } from '@nestjs/bullmq';
+import { Global, Inject, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
@@ -11,6 +10,26 @@ import { createRedis } from './redis';
 export const REDIS = Symbol('REDIS');
 
 const retry = (attempt: number) => Math.min(attempt * 200, 5000);
+
+const queueLogger = new Logger('Queues');
+let lastErrorLog = 0;
+
+/**
+ * BullMQ prints an 'error' that nothing listens to with console.error, a stack per failed connection attempt, and
+ * a queue connects as soon as it is made: each queue listens from its construction. Connection errors are expected
+ * while Redis is away (the outbox keeps the work), so one line is logged once in a while instead.
+ */
+class ListenedQueue extends Queue {
+  constructor(...args: ConstructorParameters<typeof Queue>) {
+    super(...args);
+    this.on('error', (error: Error) => {
+      if (Date.now() - lastErrorLog < 30_000) return;
+      lastErrorLog = Date.now();
+      queueLogger.warn(`queue ${this.name}: ${error.message}`);
+    });
+  }
+}
+BullModule.queueClass = ListenedQueue;
 
 /**
  * The shared Redis connection (health, metrics), BullMQ's configuration and its queues. Producers fail fast
@@ -44,29 +63,8 @@ const retry = (attempt: number) => Math.min(attempt * 200, 5000);
   providers: [OutboxService, { provide: REDIS, inject: [APP_CONFIG], useFactory: (config: AppConfig) => createRedis(config.redisUrl) }],
   exports: [REDIS, BullModule, OutboxService],
 })
-export class QueueModule implements OnModuleInit, OnApplicationShutdown {
-  private readonly logger = new Logger('Queues');
-  private lastErrorLog = 0;
-
-  constructor(
-    @Inject(REDIS) private readonly redis: Redis,
-    private readonly moduleRef: ModuleRef,
-  ) {}
-
-  /**
-   * A queue without an 'error' listener makes BullMQ print every failed reconnection to stderr with
-   * console.error, several times a second while Redis is away. Connection errors are expected then (the outbox
-   * keeps the work): they are logged once in a while instead.
-   */
-  onModuleInit(): void {
-    for (const name of Object.values(QUEUES)) {
-      this.moduleRef.get<Queue>(getQueueToken(name), { strict: false }).on('error', (error: Error) => {
-        if (Date.now() - this.lastErrorLog < 30_000) return;
-        this.lastErrorLog = Date.now();
-        this.logger.warn(`queue ${name}: ${error.message}`);
-      });
-    }
-  }
+export class QueueModule implements OnApplicationShutdown {
+  constructor(@Inject(REDIS) private readonly redis: Redis) {}
 
   async onApplicationShutdown(): Promise<void> {
     this.redis.disconnect();

@@ -22,3 +22,18 @@ describe('loadConfig: DB_POOL_SIZE', () => {
     expect(() => loadConfig(env({ DB_POOL_SIZE: value }))).toThrow('DB_POOL_SIZE must be a whole number from 1 to 100');
   });
 });
+
+describe('loadConfig: HOST', () => {
+  it('listens on loopback in sandbox and on every interface in production unless HOST says otherwise', () => {
+    expect(loadConfig(env({})).host).toBe('127.0.0.1');
+    expect(loadConfig(env({ APP_ENV: 'sandbox', HOST: '' })).host).toBe('127.0.0.1');
+    expect(loadConfig(env({ APP_ENV: 'production', JWT_SECRET: 'x'.repeat(32) })).host).toBe('0.0.0.0');
+    expect(loadConfig(env({ HOST: '0.0.0.0' })).host).toBe('0.0.0.0');
+    expect(loadConfig(env({ APP_ENV: 'production', JWT_SECRET: 'x'.repeat(32), HOST: '10.0.0.7' })).host).toBe('10.0.0.7');
+    expect(loadConfig(env({ HOST: '::' })).host).toBe('::');
+  });
+
+  it.each(['0.0.0.0:3000', 'http://0.0.0.0', 'a b'])('refuses %j at start-up, naming the variable', (value) => {
+    expect(() => loadConfig(env({ HOST: value }))).toThrow(/HOST must be an address or host name/);
+  });
+});

@@ -1,5 +1,6 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
+import request from 'supertest';
 import { MpesaGateway } from '../../../src/rails/mpesa/mpesa-gateway';
 import {
   chargeBody,
@@ -179,6 +180,10 @@ describe('M-Pesa collections (Daraja stub)', () => {
     expect(status.in_flight).toEqual(
       expect.arrayContaining([{ rail: 'mpesa', operation: 'STK_PUSH', state: 'UNKNOWN', count: 1, oldest_seconds: expect.any(Number) }]),
     );
+    // The same in /metrics, for an alert on a rail that stops answering.
+    const metrics = (await request(app.getHttpServer()).get('/metrics').expect(200)).text;
+    expect(metrics).toContain('paygate_rail_requests_in_flight{rail="mpesa",operation="STK_PUSH",state="UNKNOWN"} 1');
+    expect(metrics).toMatch(/^paygate_rail_requests_oldest_seconds\{rail="mpesa",operation="STK_PUSH",state="UNKNOWN"\} \d+$/m);
     sandbox.stub.plan = () => ({});
   });
 
