@@ -34,6 +34,13 @@ export interface MpesaConfig {
   allowedAddresses: string[];
 }
 
+export interface OpenExchangeRatesConfig {
+  baseUrl: string;
+  appId: string;
+  /** Our spread either side of the mid rate, in basis points: buying = mid × (1 − spread), selling = mid × (1 + spread). */
+  spreadBps: number;
+}
+
 /** Which operator plays each rail (provider contract §11, fixed names), and what the real ones need. */
 export interface RailsConfig {
   mobileMoney: 'mpesa' | 'sandbox';
@@ -43,6 +50,7 @@ export interface RailsConfig {
   /** A request the operator has not answered by then is asked about, then again on a back-off. */
   reconcileAfterMs: number;
   mpesa: MpesaConfig | null;
+  openexchangerates: OpenExchangeRatesConfig | null;
   /** What is missing or malformed; RailsModule refuses to start with any (a provider factory may not throw). */
   problems: string[];
 }
@@ -125,5 +133,19 @@ export function loadRailsConfig(
       allowedAddresses: allowed,
     };
   }
-  return { mobileMoney, bank, airtime, fx, reconcileAfterMs: Number(reconcileRaw) || 120000, mpesa, problems };
+
+  let openexchangerates: OpenExchangeRatesConfig | null = null;
+  if (fx === 'openexchangerates') {
+    if (value('OPENEXCHANGERATES_APP_ID') === undefined) problems.push('FX_SOURCE=openexchangerates needs OPENEXCHANGERATES_APP_ID');
+    const spreadRaw = value('FX_SPREAD_BPS') ?? '50';
+    if (!/^\d{1,4}$/.test(spreadRaw) || Number(spreadRaw) >= 10000) {
+      problems.push('FX_SPREAD_BPS must be a whole number of basis points from 0 to 9999');
+    }
+    openexchangerates = {
+      baseUrl: (value('OPENEXCHANGERATES_BASE_URL') ?? 'https://openexchangerates.org/api').replace(/\/$/, ''),
+      appId: value('OPENEXCHANGERATES_APP_ID') ?? '',
+      spreadBps: Number(spreadRaw),
+    };
+  }
+  return { mobileMoney, bank, airtime, fx, reconcileAfterMs: Number(reconcileRaw) || 120000, mpesa, openexchangerates, problems };
 }

@@ -3,7 +3,12 @@ import { STUB_CREDENTIALS } from '../support/daraja-stub';
 import { withEnv } from '../support/gateway-fixtures';
 import { createProductionApp, PRODUCTION_ENV } from '../support/production-app';
 
-const PRODUCTION = { APP_ENV: 'production', JWT_SECRET: PRODUCTION_ENV.JWT_SECRET, PUBLIC_BASE_URL: 'https://pay.example.com' };
+const PRODUCTION = {
+  APP_ENV: 'production',
+  JWT_SECRET: PRODUCTION_ENV.JWT_SECRET,
+  PUBLIC_BASE_URL: 'https://pay.example.com',
+  OPENEXCHANGERATES_APP_ID: 'oxr-app-id',
+};
 const RAIL_VARIABLES = ['RAIL_MOBILE_MONEY', 'RAIL_BANK', 'RAIL_AIRTIME', 'FX_SOURCE', ...Object.keys(STUB_CREDENTIALS)];
 
 /** Starts the api with exactly these variables for the rails (the others unset). */

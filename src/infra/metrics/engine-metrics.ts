@@ -27,6 +27,12 @@ export class EngineMetrics implements OnModuleInit {
     registers: [this.registry],
   });
 
+  private readonly fxRefreshFailures = new Counter({
+    name: 'paygate_fx_refresh_failures_total',
+    help: 'FX rate refreshes that failed in this process (the rates they would have replaced are kept)',
+    registers: [this.registry],
+  });
+
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly moduleRef: ModuleRef,
@@ -80,10 +86,24 @@ export class EngineMetrics implements OnModuleInit {
         this.set({ due: 'later' }, row.later);
       },
     });
+    new Gauge({
+      name: 'paygate_fx_rates_age_seconds',
+      help: 'Age of the rates written by the last completed FX refresh (absent before the first); conversions refuse rates older than FX_MAX_RATE_AGE_MS',
+      registers: [this.registry],
+      collect: async function (this: Gauge) {
+        this.reset();
+        const [row] = await db.query(`SELECT extract(epoch FROM now() - max(completed_at))::float8 AS age FROM fx_refreshes`);
+        if (row.age !== null) this.set(row.age);
+      },
+    });
   }
 
   jobFailed(queue: string): void {
     this.jobFailures.inc({ queue });
+  }
+
+  fxRefreshFailed(): void {
+    this.fxRefreshFailures.inc();
   }
 
   callbackOutcome(outcome: 'delivered' | 'retry_scheduled' | 'failed'): void {
