@@ -262,9 +262,7 @@ export function buildProgram(run: (action: (app: INestApplicationContext) => Pro
 
   program
     .command('airtime:resolve')
-    .description(
-      "send (SUCCESSFUL) or return to the float (FAILED) a processing or jammed airtime recipient's hold, and send its callback",
-    )
+    .description("send (SUCCESSFUL) or return to the float (FAILED) a processing or jammed airtime recipient's hold, and send its callback")
     .requiredOption('--client <code>', 'client code')
     .requiredOption('--reference <reference>', "the airtime request's reference")
     .requiredOption('--phone <number>', "the recipient's phone number")

@@ -1,7 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { EngineMetrics } from '../infra/metrics/engine-metrics';
 import { FX_RATE_SOURCE, type FxRateSource } from './fx-rate-source';
 import { FxService } from './fx.service';
 
@@ -14,8 +13,9 @@ const HOME_BASE = 'KES';
 /**
  * The hourly rate refresh. Every worker asks regularly; the first to claim the clock hour in `fx_refreshes`
  * refreshes, so the rates are written once per hour however many workers run. A refresh that fails releases its
- * claim and keeps the rates it had (they go stale after FX_MAX_RATE_AGE_MS), counts the failure, and the next ask
- * retries it. The bases quoted are KES and every currency an account of ours holds.
+ * claim and keeps the rates it had (they go stale after FX_MAX_RATE_AGE_MS), counts the failure in the hour's row
+ * (`paygate_fx_refresh_failures_total`), and the next ask retries it. The bases quoted are KES and every currency an
+ * account of ours holds.
  */
 @Injectable()
 export class FxRefreshService {
@@ -24,7 +24,6 @@ export class FxRefreshService {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly fx: FxService,
-    private readonly metrics: EngineMetrics,
     @Inject(FX_RATE_SOURCE) readonly source: FxRateSource | null,
   ) {}
 
@@ -61,8 +60,9 @@ export class FxRefreshService {
       this.logger.log(`FX rates refreshed from ${this.source.name}: ${quotes.length} rates`);
       return true;
     } catch (error) {
-      this.metrics.fxRefreshFailed();
-      await this.db.query(`UPDATE fx_refreshes SET claimed_at = NULL WHERE hour = $1 AND completed_at IS NULL`, [hour]);
+      await this.db.query(`UPDATE fx_refreshes SET claimed_at = NULL, failures = failures + 1 WHERE hour = $1 AND completed_at IS NULL`, [
+        hour,
+      ]);
       throw error;
     }
   }

@@ -46,7 +46,19 @@ describe('admin airtime:resolve', () => {
   });
 
   const resolve = (reference: string, phone: string, status: string) =>
-    runCli(sandbox.db.url, 'airtime:resolve', '--client', merchant.clientCode, '--reference', reference, '--phone', phone, '--status', status, '--json');
+    runCli(
+      sandbox.db.url,
+      'airtime:resolve',
+      '--client',
+      merchant.clientCode,
+      '--reference',
+      reference,
+      '--phone',
+      phone,
+      '--status',
+      status,
+      '--json',
+    );
   const callbacksFor = (reference: string) =>
     receiver.at(merchant.airtimeUrl!).filter((c) => (c.body as { external_reference: string }).external_reference === reference);
   const statusOf = async (reference: string, phone: string) =>
@@ -75,7 +87,12 @@ describe('admin airtime:resolve', () => {
     const before = await airtimeMoney(app, merchant);
 
     const out = cliJson(await resolve(reference, JAMMED, 'SUCCESSFUL'));
-    expect(out).toMatchObject({ client_code: merchant.clientCode, phone_number: JAMMED, service_status: 602, external_reference: reference });
+    expect(out).toMatchObject({
+      client_code: merchant.clientCode,
+      phone_number: JAMMED,
+      service_status: 602,
+      external_reference: reference,
+    });
 
     const after = await airtimeMoney(app, merchant);
     expect(after.float).toBe(before.float);

@@ -3,7 +3,6 @@ import Decimal from 'decimal.js';
 import { FxRefreshService } from '../../src/fx/fx-refresh.service';
 import { FxService } from '../../src/fx/fx.service';
 import { OpenExchangeRatesSource } from '../../src/fx/open-exchange-rates.source';
-import { EngineMetrics } from '../../src/infra/metrics/engine-metrics';
 import { createGatewayMerchant, gateway, IsolatedSandbox, startIsolatedSandbox, waitFor } from '../support/gateway-fixtures';
 import { OpenExchangeRatesStub, type OxrAnswer } from '../support/openexchangerates-stub';
 import { dataSource } from '../support/test-app';
@@ -101,12 +100,7 @@ describe('FX from Open Exchange Rates', () => {
       ['rates older than 2 hours', { ageSeconds: 3 * 3600 }, /180 minutes old/, '2001-01-04T10:00:00Z'],
     ];
     it.each(cases)('%s', async (_name, fault, message, at) => {
-      const refresh = new FxRefreshService(
-        dataSource(app),
-        app.get(FxService),
-        app.get(EngineMetrics),
-        new OpenExchangeRatesSource(config(), 7_200_000, 300),
-      );
+      const refresh = new FxRefreshService(dataSource(app), app.get(FxService), new OpenExchangeRatesSource(config(), 7_200_000, 300));
       const before = await dataSource(app).query(`SELECT * FROM fx_rates ORDER BY base_currency, currency`);
       const failures = (await metric('paygate_fx_refresh_failures_total')) ?? 0;
       Object.assign(stub, fault);

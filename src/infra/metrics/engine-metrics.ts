@@ -27,12 +27,6 @@ export class EngineMetrics implements OnModuleInit {
     registers: [this.registry],
   });
 
-  private readonly fxRefreshFailures = new Counter({
-    name: 'paygate_fx_refresh_failures_total',
-    help: 'FX rate refreshes that failed in this process (the rates they would have replaced are kept)',
-    registers: [this.registry],
-  });
-
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly moduleRef: ModuleRef,
@@ -86,6 +80,17 @@ export class EngineMetrics implements OnModuleInit {
         this.set({ due: 'later' }, row.later);
       },
     });
+    // Both FX series come from fx_refreshes, so they read the same whichever process refreshed.
+    new Counter({
+      name: 'paygate_fx_refresh_failures_total',
+      help: 'FX rate refreshes that failed (the rates they would have replaced are kept)',
+      registers: [this.registry],
+      collect: async function (this: Counter) {
+        const [row] = await db.query(`SELECT coalesce(sum(failures), 0)::int AS failures FROM fx_refreshes`);
+        this.reset();
+        this.inc(row.failures);
+      },
+    });
     new Gauge({
       name: 'paygate_fx_rates_age_seconds',
       help: 'Age of the rates written by the last completed FX refresh (absent before the first); conversions refuse rates older than FX_MAX_RATE_AGE_MS',
@@ -100,10 +105,6 @@ export class EngineMetrics implements OnModuleInit {
 
   jobFailed(queue: string): void {
     this.jobFailures.inc({ queue });
-  }
-
-  fxRefreshFailed(): void {
-    this.fxRefreshFailures.inc();
   }
 
   callbackOutcome(outcome: 'delivered' | 'retry_scheduled' | 'failed'): void {
