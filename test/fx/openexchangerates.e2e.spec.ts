@@ -5,7 +5,8 @@ import { FxService } from '../../src/fx/fx.service';
 import { OpenExchangeRatesSource } from '../../src/fx/open-exchange-rates.source';
 import { createGatewayMerchant, gateway, IsolatedSandbox, startIsolatedSandbox, waitFor } from '../support/gateway-fixtures';
 import { OpenExchangeRatesStub, type OxrAnswer } from '../support/openexchangerates-stub';
-import { dataSource } from '../support/test-app';
+import { walletSet } from '../support/money-fixtures';
+import { createTenant, dataSource } from '../support/test-app';
 
 /** USD-based, as the free plan answers; KES with more digits than a JS float keeps, and a currency we do not accept. */
 const LATEST = `{"disclaimer":"Usage subject to terms","license":"https://openexchangerates.org/license","timestamp":{{timestamp}},
@@ -75,12 +76,19 @@ describe('FX from Open Exchange Rates', () => {
     expect(await metric('paygate_fx_rates_age_seconds')).toBeLessThan(60);
   });
 
-  it('derives any base as cross rates, losslessly from the answer text', async () => {
-    const source = new OpenExchangeRatesSource(config(), 7_200_000);
-    const ugx = (await source.fetchRates(['UGX'])).find((r) => r.currency === 'KES')!;
+  it('a currency a merchant’s wallet holds becomes a base of its own at the next refresh', async () => {
+    const tenant = await createTenant(app);
+    await (await walletSet(app, tenant)).create({ currency: 'UGX' });
+    expect(await app.get(FxRefreshService).refreshIfDue(new Date('2001-02-01T10:00:00Z'))).toBe(true);
+    const bases = await dataSource(app).query(`SELECT DISTINCT base_currency AS base FROM fx_rates ORDER BY 1`);
+    expect(bases.map((r: { base: string }) => r.base)).toEqual(['KES', 'UGX']);
     // UGX per KES = 3712.25 / 129.4567891234567891 = 28.67559148…
-    expect([ugx.buying.toFixed(), ugx.selling.toFixed()]).toEqual(['28.53221352', '28.81896945']);
+    const [kes] = await dataSource(app).query(`SELECT buying, selling FROM fx_rates WHERE base_currency = 'UGX' AND currency = 'KES'`);
+    expect(kes).toEqual({ buying: '28.53221352', selling: '28.81896945' });
+  });
 
+  it('reads the answer’s numbers losslessly', async () => {
+    const source = new OpenExchangeRatesSource(config(), 7_200_000);
     const before = stub.ratesJson;
     stub.ratesJson = `{"timestamp":{{timestamp}},"base":"USD","rates":{"XAF":98765432109876.54321,"KES":129.5}}`;
     try {
