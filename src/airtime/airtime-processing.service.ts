@@ -91,7 +91,7 @@ export class AirtimeProcessingService {
       const statuses = withNumber.map((r) => r.service_status).join(', ');
       throw new AirtimeResolutionError(
         atProvider.length === 0
-          ? `airtime recipient ${phoneNumber} of ${reference} is not processing or jammed (service_status ${statuses}): a final one stays as it is`
+          ? `airtime recipient ${phoneNumber} of ${reference} is not processing or jammed (service_status ${statuses}): only one at the provider (601, 604) can be resolved`
           : `airtime request ${reference} has ${atProvider.length} recipients ${phoneNumber} processing or jammed: which one is ambiguous`,
       );
     }

@@ -45,12 +45,14 @@ export class OpenExchangeRatesSource implements FxRateSource {
   /** Units of each currency per USD, from the latest answer; throws on anything but a fresh, well-formed one. */
   private async latest(): Promise<Map<string, Decimal>> {
     const url = `${this.config.baseUrl}/latest.json?app_id=${encodeURIComponent(this.config.appId)}`;
-    const response = await fetch(url, { signal: AbortSignal.timeout(this.timeoutMs) }).catch((error: Error) => {
-      // The URL carries the app id: the message names only the host.
-      throw new Error(`Open Exchange Rates at ${new URL(url).host} did not answer: ${error.name}`);
-    });
-    const text = await response.text();
-    if (!response.ok) throw new Error(`Open Exchange Rates answered HTTP ${response.status}`);
+    // The time-out covers reading the body too.
+    const { status, text } = await fetch(url, { signal: AbortSignal.timeout(this.timeoutMs) })
+      .then(async (response) => ({ status: response.status, text: await response.text() }))
+      .catch((error: Error) => {
+        // The URL carries the app id: the message names only the host.
+        throw new Error(`Open Exchange Rates at ${new URL(url).host} did not answer: ${error.name}`);
+      });
+    if (status !== 200) throw new Error(`Open Exchange Rates answered HTTP ${status}`);
     let body: unknown;
     try {
       body = parse(text, undefined, (number) => number);

@@ -138,9 +138,7 @@ export function loadRailsConfig(
   if (fx === 'openexchangerates') {
     if (value('OPENEXCHANGERATES_APP_ID') === undefined) problems.push('FX_SOURCE=openexchangerates needs OPENEXCHANGERATES_APP_ID');
     const spreadRaw = value('FX_SPREAD_BPS') ?? '50';
-    if (!/^\d{1,4}$/.test(spreadRaw) || Number(spreadRaw) >= 10000) {
-      problems.push('FX_SPREAD_BPS must be a whole number of basis points from 0 to 9999');
-    }
+    if (!/^\d{1,4}$/.test(spreadRaw)) problems.push('FX_SPREAD_BPS must be a whole number of basis points from 0 to 9999');
     openexchangerates = {
       baseUrl: (value('OPENEXCHANGERATES_BASE_URL') ?? 'https://openexchangerates.org/api').replace(/\/$/, ''),
       appId: value('OPENEXCHANGERATES_APP_ID') ?? '',
