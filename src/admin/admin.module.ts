@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AirtimeModule } from '../airtime/airtime.module';
 import { CoreModule } from '../app.module';
 import { ClientServicesModule } from '../client-services/client-services.module';
 import { PayoutsModule } from '../payouts/payouts.module';
@@ -9,7 +10,7 @@ import { SeedService } from './seed.service';
 
 /** Everything the operator CLI needs: the domain services, no HTTP and no queue processors. */
 @Module({
-  imports: [CoreModule, ProfilesModule, WalletsModule, ClientServicesModule, TransactionsModule, PayoutsModule],
+  imports: [CoreModule, ProfilesModule, WalletsModule, ClientServicesModule, TransactionsModule, PayoutsModule, AirtimeModule],
   providers: [SeedService],
 })
 export class AdminModule {}

@@ -15,6 +15,8 @@ import { amountProblem, Money } from '../common/money';
 import { FxService } from '../fx/fx.service';
 import { MoneyMovementsService } from '../transactions/money-movements.service';
 import { PayoutSettlementService } from '../payouts/payout-settlement.service';
+import { AirtimeProcessingService } from '../airtime/airtime-processing.service';
+import { recipientResult } from '../airtime/airtime';
 import { loadConfig } from '../infra/config/app-config';
 import { verifyLedger } from '../ledger/ledger-invariants';
 import { AdminModule } from './admin.module';
@@ -255,6 +257,22 @@ export function buildProgram(run: (action: (app: INestApplicationContext) => Pro
           hold_status: hold.status,
           entry_id: String(hold.outcome_entry_id),
         };
+      }, json(cmd)),
+    );
+
+  program
+    .command('airtime:resolve')
+    .description("send (SUCCESSFUL) or return to the float (FAILED) a processing or jammed airtime recipient's hold, and send its callback")
+    .requiredOption('--client <code>', 'client code')
+    .requiredOption('--reference <reference>', "the airtime request's reference")
+    .requiredOption('--phone <number>', "the recipient's phone number")
+    .requiredOption('--status <status>', 'SUCCESSFUL or FAILED')
+    .action((opts, cmd) =>
+      run(async (app) => {
+        if (opts.status !== 'SUCCESSFUL' && opts.status !== 'FAILED') throw new CliError('--status must be SUCCESSFUL or FAILED');
+        const client = await requireClient(app, opts.client);
+        const recipient = await app.get(AirtimeProcessingService).resolveByOperator(client.id, opts.reference, opts.phone, opts.status);
+        return { client_code: client.code, ...recipientResult(recipient) };
       }, json(cmd)),
     );
 

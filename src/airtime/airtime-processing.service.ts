@@ -54,10 +54,7 @@ export class AirtimeProcessingService {
     return finished;
   }
 
-  /**
-   * Asks the provider about recipients of one request and books each answer under the row locks, in one
-   * transaction; answers how many reached a final status. Only recipients still not final move.
-   */
+  /** Asks the provider about recipients of one request and books the answers; answers how many reached a final status. */
   private async apply(recipients: RecipientRow[], ask: (topUp: AirtimeTopUp) => Promise<AirtimeOutcome>): Promise<number> {
     // Asked outside the transaction: provider calls must not hold row locks. Asking again is safe (correlation id).
     const outcomes = new Map<string, AirtimeOutcome>();
@@ -70,7 +67,51 @@ export class AirtimeProcessingService {
       }),
     );
     if (recipients.every((r) => nextState(r, outcomes.get(r.id)!) === null)) return 0;
+    return this.book(outcomes);
+  }
 
+  /**
+   * An operator's answer for one recipient the provider leaves processing or jammed (`airtime:resolve`), booked as
+   * the provider's would be: the hold settled, or amount and fee back to the float, and the merchant's airtime
+   * callback. The recipient is the request's one not final yet with this number (digits compared).
+   */
+  async resolveByOperator(
+    clientId: string,
+    reference: string,
+    phoneNumber: string,
+    resolution: 'SUCCESSFUL' | 'FAILED',
+  ): Promise<RecipientRow> {
+    const recipients = await this.airtime.results(this.db.manager, clientId, reference);
+    if (!recipients) throw new AirtimeResolutionError(`airtime request ${reference} not found for this client`);
+    const digits = (phone: string) => phone.replace(/\D/g, '');
+    const withNumber = recipients.filter((r) => digits(r.phone_number) === digits(phoneNumber));
+    const atProvider = withNumber.filter((r) => AT_PROVIDER.includes(r.service_status));
+    if (withNumber.length === 0) throw new AirtimeResolutionError(`airtime request ${reference} has no recipient ${phoneNumber}`);
+    if (atProvider.length !== 1) {
+      const statuses = withNumber.map((r) => r.service_status).join(', ');
+      throw new AirtimeResolutionError(
+        atProvider.length === 0
+          ? `airtime recipient ${phoneNumber} of ${reference} is not processing or jammed (service_status ${statuses}): only one at the provider (601, 604) can be resolved`
+          : `airtime request ${reference} has ${atProvider.length} recipients ${phoneNumber} processing or jammed: which one is ambiguous`,
+      );
+    }
+    const [recipient] = atProvider;
+    const outcome: AirtimeOutcome =
+      resolution === 'SUCCESSFUL'
+        ? { status: 'SUCCESSFUL', providerReference: recipient.provider_reference ?? `MANUAL-${recipient.correlation_id}` }
+        : { status: 'FAILED', reason: 'resolved by operator' };
+    if ((await this.book(new Map([[recipient.id, outcome]]))) === 0) {
+      throw new AirtimeResolutionError(`airtime recipient ${phoneNumber} of ${reference} became final meanwhile`);
+    }
+    const rows = await this.airtime.results(this.db.manager, clientId, reference);
+    return rows!.find((r) => r.id === recipient.id)!;
+  }
+
+  /**
+   * Books outcomes of recipients of one request under the row locks, in one transaction; answers how many reached
+   * a final status. Only recipients still not final move.
+   */
+  private async book(outcomes: Map<string, AirtimeOutcome>): Promise<number> {
     return this.db.transaction(async (manager) => {
       const locked = await this.airtime.lockUnresolved(manager, [...outcomes.keys()]);
       if (locked.length === 0) return 0;
@@ -150,6 +191,12 @@ function nextState(recipient: RecipientRow, outcome: AirtimeOutcome): RecipientR
         : { ...recipient, service_status: SERVICE_STATUS.JAMMED, message: STATUS_MESSAGES[604] };
   }
 }
+
+/** Statuses in which a recipient is at the provider without an outcome: the ones an operator may resolve. */
+const AT_PROVIDER: readonly number[] = [SERVICE_STATUS.PROCESSING, SERVICE_STATUS.JAMMED];
+
+/** An `airtime:resolve` the records do not allow: printed to the operator as it is. */
+export class AirtimeResolutionError extends Error {}
 
 /** A recipient awaiting the provider whose hold already has an outcome: the records disagree; nothing is booked. */
 class HoldAlreadyResolvedError extends Error {

@@ -10,16 +10,17 @@ export interface SourceRate {
   selling: Decimal;
 }
 
-/** Where the hourly refresh gets its rates; a market feed's adapter implements it in production. */
+/** Where the hourly refresh gets its rates: Open Exchange Rates in production, fixed quotes in the sandbox. */
 export interface FxRateSource {
   /** Names the source in `fx_rates.source`. */
   readonly name: string;
-  fetchRates(): Promise<SourceRate[]>;
+  /** Quotes for each of `bases` the source can price (a source with fixed quotes may answer its own bases only). */
+  fetchRates(bases: readonly string[]): Promise<SourceRate[]>;
 }
 
 export const FX_RATE_SOURCE = Symbol('FX_RATE_SOURCE');
 
-/** The sandbox source: the fixed quotes of the seed, so every refresh gives the same rates. */
+/** The sandbox source: the fixed quotes of the seed (base KES only), so every refresh gives the same rates. */
 export class SandboxFxRateSource implements FxRateSource {
   readonly name = 'sandbox';
 

@@ -7,10 +7,15 @@ import { FxService } from './fx.service';
 /** A claim not completed within this time (its worker died mid-refresh) may be taken over. */
 const CLAIM_LEASE = '5 minutes';
 
+/** GET /v1/fx's default base and the seed's currency: quoted even before any account holds it. */
+const HOME_BASE = 'KES';
+
 /**
  * The hourly rate refresh. Every worker asks regularly; the first to claim the clock hour in `fx_refreshes`
  * refreshes, so the rates are written once per hour however many workers run. A refresh that fails releases its
- * claim, and the next ask retries it.
+ * claim and keeps the rates it had (they go stale after FX_MAX_RATE_AGE_MS), counts the failure in the hour's row
+ * (`paygate_fx_refresh_failures_total`), and the next ask retries it. The bases quoted are KES and every currency an
+ * account of ours holds.
  */
 @Injectable()
 export class FxRefreshService {
@@ -35,7 +40,9 @@ export class FxRefreshService {
     if (claimed.length === 0) return false;
     const { hour } = claimed[0];
     try {
-      const quotes = await this.source.fetchRates();
+      const held: { currency: string }[] = await this.db.query(`SELECT DISTINCT currency::text AS currency FROM ledger_accounts`);
+      const bases = [...new Set([HOME_BASE, ...held.map((row) => row.currency)])].sort();
+      const quotes = await this.source.fetchRates(bases);
       const replaced = await this.db.transaction(async (manager) => {
         const overrides: { pair: string }[] = await manager.query(
           `SELECT base_currency || '/' || currency AS pair FROM fx_rates WHERE source = 'admin' ORDER BY 1`,
@@ -53,7 +60,9 @@ export class FxRefreshService {
       this.logger.log(`FX rates refreshed from ${this.source.name}: ${quotes.length} rates`);
       return true;
     } catch (error) {
-      await this.db.query(`UPDATE fx_refreshes SET claimed_at = NULL WHERE hour = $1 AND completed_at IS NULL`, [hour]);
+      await this.db.query(`UPDATE fx_refreshes SET claimed_at = NULL, failures = failures + 1 WHERE hour = $1 AND completed_at IS NULL`, [
+        hour,
+      ]);
       throw error;
     }
   }

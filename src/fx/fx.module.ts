@@ -1,13 +1,16 @@
 import { Global, Module } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
-import { FX_RATE_SOURCE, SandboxFxRateSource } from './fx-rate-source';
+import { RAILS_CONFIG, type RailsConfig } from '../rails/rails-config';
+import { FX_RATE_SOURCE, type FxRateSource, SandboxFxRateSource } from './fx-rate-source';
 import { FxRefreshService } from './fx-refresh.service';
 import { FxController } from './fx.controller';
 import { FxService } from './fx.service';
+import { OpenExchangeRatesSource } from './open-exchange-rates.source';
 
 /**
- * Rates, conversions, GET /v1/fx and the hourly refresh (scheduled by FxRefreshScheduler in the worker). Only the
- * sandbox has a rate source today; production gets one by binding a market feed's adapter here.
+ * Rates, conversions, GET /v1/fx and the hourly refresh (scheduled by FxRefreshScheduler in the worker), from the
+ * source FX_SOURCE names. The sandbox's fixed quotes never price real money: production with FX_SOURCE=sandbox
+ * binds no source, and rates come only from fx:set.
  */
 @Global()
 @Module({
@@ -17,8 +20,11 @@ import { FxService } from './fx.service';
     FxRefreshService,
     {
       provide: FX_RATE_SOURCE,
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => (config.isSandbox ? new SandboxFxRateSource() : null),
+      inject: [APP_CONFIG, RAILS_CONFIG],
+      useFactory: (config: AppConfig, rails: RailsConfig): FxRateSource | null => {
+        if (rails.openexchangerates) return new OpenExchangeRatesSource(rails.openexchangerates, config.fxMaxRateAgeMs);
+        return config.isSandbox ? new SandboxFxRateSource() : null;
+      },
     },
   ],
   exports: [FxService, FxRefreshService],

@@ -45,6 +45,13 @@ export interface JengaConfig {
   sourceAccountName: string;
 }
 
+export interface OpenExchangeRatesConfig {
+  baseUrl: string;
+  appId: string;
+  /** Our spread either side of the mid rate, in basis points: buying = mid × (1 − spread), selling = mid × (1 + spread). */
+  spreadBps: number;
+}
+
 /** Which operator plays each rail (provider contract §11, fixed names), and what the real ones need. */
 export interface RailsConfig {
   mobileMoney: 'mpesa' | 'sandbox';
@@ -55,6 +62,7 @@ export interface RailsConfig {
   reconcileAfterMs: number;
   mpesa: MpesaConfig | null;
   jenga: JengaConfig | null;
+  openexchangerates: OpenExchangeRatesConfig | null;
   /** What is missing or malformed; RailsModule refuses to start with any (a provider factory may not throw). */
   problems: string[];
 }
@@ -169,5 +177,17 @@ export function loadRailsConfig(
       sourceAccountName: value('JENGA_SOURCE_ACCOUNT_NAME') ?? '',
     };
   }
-  return { mobileMoney, bank, airtime, fx, reconcileAfterMs: Number(reconcileRaw) || 120000, mpesa, jenga, problems };
+
+  let openexchangerates: OpenExchangeRatesConfig | null = null;
+  if (fx === 'openexchangerates') {
+    if (value('OPENEXCHANGERATES_APP_ID') === undefined) problems.push('FX_SOURCE=openexchangerates needs OPENEXCHANGERATES_APP_ID');
+    const spreadRaw = value('FX_SPREAD_BPS') ?? '50';
+    if (!/^\d{1,4}$/.test(spreadRaw)) problems.push('FX_SPREAD_BPS must be a whole number of basis points from 0 to 9999');
+    openexchangerates = {
+      baseUrl: (value('OPENEXCHANGERATES_BASE_URL') ?? 'https://openexchangerates.org/api').replace(/\/$/, ''),
+      appId: value('OPENEXCHANGERATES_APP_ID') ?? '',
+      spreadBps: Number(spreadRaw),
+    };
+  }
+  return { mobileMoney, bank, airtime, fx, reconcileAfterMs: Number(reconcileRaw) || 120000, mpesa, jenga, openexchangerates, problems };
 }

@@ -4,7 +4,12 @@ import { withEnv } from '../support/gateway-fixtures';
 import { JengaStub } from '../support/jenga-stub';
 import { createProductionApp, PRODUCTION_ENV } from '../support/production-app';
 
-const PRODUCTION = { APP_ENV: 'production', JWT_SECRET: PRODUCTION_ENV.JWT_SECRET, PUBLIC_BASE_URL: 'https://pay.example.com' };
+const PRODUCTION = {
+  APP_ENV: 'production',
+  JWT_SECRET: PRODUCTION_ENV.JWT_SECRET,
+  PUBLIC_BASE_URL: 'https://pay.example.com',
+  OPENEXCHANGERATES_APP_ID: 'oxr-app-id',
+};
 const RAIL_VARIABLES = [
   'RAIL_MOBILE_MONEY',
   'RAIL_BANK',

@@ -113,6 +113,28 @@ export class EngineMetrics implements OnModuleInit {
       'flow',
       OLDEST_UNRESOLVED_SQL,
     );
+    const db = this.db;
+    // Both FX series come from fx_refreshes, so they read the same whichever process refreshed.
+    new Counter({
+      name: 'paygate_fx_refresh_failures_total',
+      help: 'FX rate refreshes that failed (the rates they would have replaced are kept)',
+      registers: [this.registry],
+      collect: async function (this: Counter) {
+        const [row] = await db.query(`SELECT coalesce(sum(failures), 0)::int AS failures FROM fx_refreshes`);
+        this.reset();
+        this.inc(row.failures);
+      },
+    });
+    new Gauge({
+      name: 'paygate_fx_rates_age_seconds',
+      help: 'Age of the rates written by the last completed FX refresh (absent before the first); conversions refuse rates older than FX_MAX_RATE_AGE_MS',
+      registers: [this.registry],
+      collect: async function (this: Gauge) {
+        this.reset();
+        const [row] = await db.query(`SELECT extract(epoch FROM now() - max(completed_at))::float8 AS age FROM fx_refreshes`);
+        if (row.age !== null) this.set(row.age);
+      },
+    });
   }
 
   /** A gauge filled when scraped by one query, whose rows are its samples: `label` (the label's value) and `value`. */
