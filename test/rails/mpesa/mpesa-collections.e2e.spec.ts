@@ -187,6 +187,23 @@ describe('M-Pesa collections (Daraja stub)', () => {
     sandbox.stub.plan = () => ({});
   });
 
+  it('a push with no answer for 24 hours is jammed (704), never pushed again', async () => {
+    sandbox.stub.plan = () => ({ fault: 'timeout', taken: false, callback: 'never' });
+    const { id } = await charge();
+    const request = await waitFor('the push recorded as unknown', async () => {
+      const row = await railRequest(app, 'PAYMENT', id);
+      return row?.state === 'UNKNOWN' ? row : undefined;
+    });
+    // A day passes.
+    await dataSource(app).query(`UPDATE rail_requests SET created_at = now() - interval '25 hours', next_query_at = now() WHERE id = $1`, [
+      request.id,
+    ]);
+    await waitForPaymentStatus(app, merchant, id, 704);
+    expect((await railRequest(app, 'PAYMENT', id))!.outcome).toBe('JAMMED');
+    expect(sandbox.stub.sent('STK_PUSH', (body) => body.AccountReference === `P${id}`.slice(0, 12))).toBe(1);
+    sandbox.stub.plan = () => ({});
+  });
+
   it('refuses a fractional amount at acceptance (M-Pesa moves whole shillings) and stores nothing', async () => {
     const count = await paymentCount(app, merchant.clientId);
     const res = await gateway(app, merchant.token)
