@@ -199,8 +199,8 @@ describe('bulk airtime acceptance', () => {
     });
   });
 
-  // Refused by the HTTP layer before any route runs, so it gets the gateway's generic body (docs/decisions.md).
-  it('answers a body that is not JSON with 400 and stores nothing', async () => {
+  // Refused by the HTTP layer before any route runs, yet in the disbursement family's shape (issue 22).
+  it('answers a body that is not JSON with 400 in the disbursement shape and stores nothing', async () => {
     const stored = await airtimeStored(app, merchant.clientId);
     const res = await request(app.getHttpServer())
       .post('/v1/gw/airtime/send')
@@ -208,7 +208,7 @@ describe('bulk airtime acceptance', () => {
       .set('content-type', 'application/json')
       .send('{"reference": "x", "recipients": [');
     expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ status_code: 172, status_description: 'Validation Failed' });
+    expect(res.body).toMatchObject({ response_code: 721, error_code: 'VALIDATION_FAILED', response_description: 'Validation Failed' });
     expect(await airtimeStored(app, merchant.clientId)).toEqual(stored);
   });
 

@@ -1,15 +1,18 @@
 import { createHttpApp } from '../../src/http-app';
 import { STUB_CREDENTIALS } from '../support/daraja-stub';
 import { withEnv } from '../support/gateway-fixtures';
+import { JengaStub } from '../support/jenga-stub';
 import { PRODUCTION_ENV } from '../support/production-app';
 
-/** The api's start-up error in production with M-Pesa complete and these FX variables (the others unset). */
+/** The api's start-up error in production with M-Pesa and Jenga complete and these FX variables (the others unset). */
 async function startupError(fx: Record<string, string>): Promise<string> {
   const restore = withEnv({
     APP_ENV: 'production',
     JWT_SECRET: PRODUCTION_ENV.JWT_SECRET,
     PUBLIC_BASE_URL: 'https://pay.example.com',
     ...STUB_CREDENTIALS,
+    ...new JengaStub().env(),
+    JENGA_BASE_URL: '',
     FX_SOURCE: '',
     OPENEXCHANGERATES_APP_ID: '',
     FX_SPREAD_BPS: '',
@@ -38,6 +41,6 @@ describe('FX source in production', () => {
   it('names no FX problem once the app id is there (what still refuses the start is the other rails)', async () => {
     const message = await startupError({ OPENEXCHANGERATES_APP_ID: 'oxr-app-id' });
     expect(message).not.toMatch(/OPENEXCHANGERATES|FX_/);
-    expect(message).toMatch(/no production adapter for the bank rail/);
+    expect(message).toMatch(/no production adapter for the airtime rail/);
   });
 });

@@ -103,9 +103,10 @@ export const HOSTED_PAGE_EARLY_REFUSAL: EarlyRefusalBody = {
 
 function hostedPageBody(exception: unknown, described: Rendered): unknown {
   if (exception instanceof RequestValidationError) return nestBody(400, exception.problems[0]?.message ?? 'Request body is invalid');
-  if (exception instanceof HttpException && typeof exception.getResponse() === 'object') return exception.getResponse();
-  const [first] = Array.isArray(described.message) ? described.message : [described.message];
-  return nestBody(described.status, first);
+  const response = exception instanceof HttpException ? exception.getResponse() : null;
+  // One message, as the page shows it: a refusal listing several (NUL, invalid Unicode) gives them joined.
+  const message = response && typeof response === 'object' && 'message' in response ? response.message : described.message;
+  return nestBody(described.status, Array.isArray(message) ? message.join('; ') : String(message));
 }
 
 /** Nest's own error body: `{statusCode, message, error}`, `error` the status's reason phrase. */

@@ -112,7 +112,7 @@ describe('rails configuration', () => {
 
   it('names a rail value that is neither the operator nor sandbox, and an unreadable certificate', () => {
     const rails = loadRailsConfig(
-      { RAIL_MOBILE_MONEY: 'mtn', RAIL_BANK: 'jenga', ...STUB_CREDENTIALS },
+      { RAIL_MOBILE_MONEY: 'mtn', RAIL_BANK: 'sandbox', ...STUB_CREDENTIALS },
       'sandbox',
       'http://localhost:3000',
       () => {
