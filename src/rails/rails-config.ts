@@ -32,6 +32,8 @@ export interface MpesaConfig {
   callbackBaseUrl: string;
   /** Addresses or CIDRs whose callbacks are accepted; ['*'] accepts any. */
   allowedAddresses: string[];
+  /** Bound on each Daraja call (MPESA_TIMEOUT_MS); an unanswered call is asked about, never sent again. */
+  timeoutMs: number;
 }
 
 export interface JengaConfig {
@@ -43,6 +45,8 @@ export interface JengaConfig {
   privateKey: Buffer;
   sourceAccountNumber: string;
   sourceAccountName: string;
+  /** Bound on each Jenga call (JENGA_TIMEOUT_MS). */
+  timeoutMs: number;
 }
 
 export interface OpenExchangeRatesConfig {
@@ -106,6 +110,11 @@ export function loadRailsConfig(
     if (chosen !== real && chosen !== 'sandbox') problems.push(`${name} must be ${real} or sandbox`);
     return chosen as T | 'sandbox';
   };
+  const timeout = (name: string): number => {
+    const raw = value(name) ?? '15000';
+    if (!/^[1-9]\d{2,}$/.test(raw)) problems.push(`${name} must be a whole number of milliseconds, at least 100`);
+    return Number(raw) || 15000;
+  };
   const mobileMoney = choice('RAIL_MOBILE_MONEY', 'mpesa');
   const bank = choice('RAIL_BANK', 'jenga');
   const airtime = choice('RAIL_AIRTIME', 'africastalking');
@@ -152,6 +161,7 @@ export function loadRailsConfig(
       certificate,
       callbackBaseUrl,
       allowedAddresses: allowed,
+      timeoutMs: timeout('MPESA_TIMEOUT_MS'),
     };
   }
   let jenga: JengaConfig | null = null;
@@ -175,6 +185,7 @@ export function loadRailsConfig(
       privateKey,
       sourceAccountNumber: value('JENGA_SOURCE_ACCOUNT_NUMBER') ?? '',
       sourceAccountName: value('JENGA_SOURCE_ACCOUNT_NAME') ?? '',
+      timeoutMs: timeout('JENGA_TIMEOUT_MS'),
     };
   }
 

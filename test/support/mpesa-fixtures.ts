@@ -17,7 +17,7 @@ export async function startMpesaSandbox(env: Record<string, string> = {}): Promi
     MPESA_BASE_URL: stub.baseUrl,
     MPESA_CALLBACK_BASE_URL: `http://127.0.0.1:${port}`,
     MPESA_ALLOWED_IPS: '127.0.0.1',
-    MPESA_TIMEOUT_MS: '400',
+    MPESA_TIMEOUT_MS: '1500',
     RAIL_RECONCILE_AFTER_MS: '300',
     PAYOUT_RECONCILE_AFTER_MS: '300',
     CALLBACK_RETRY_DELAYS_MS: '300,600,900',

@@ -9,7 +9,6 @@ const PESALINK_PATH = '/v3-apis/transaction-api/v3.0/remittance/pesalinkacc';
 const STATUS_PATH = '/v3-apis/transaction-api/v3.0/transactions/details/';
 const DAY_MS = 86_400_000;
 const MAX_BACKOFF_MS = 3_600_000;
-export const JENGA_TIMEOUT_MS = 15_000;
 
 /** Our transfer.reference: the payout's id on 12 digits, the same on every send and query of that payout. */
 export function transferReference(payoutId: string): string {
@@ -32,7 +31,7 @@ export class JengaGateway implements ReconcilingGateway {
     private readonly requests: RailRequestsRepository,
   ) {
     this.config = rails.jenga!;
-    this.client = new JengaClient(this.config, Number(process.env.JENGA_TIMEOUT_MS ?? JENGA_TIMEOUT_MS));
+    this.client = new JengaClient(this.config, this.config.timeoutMs);
   }
 
   async pesalink(payout: {

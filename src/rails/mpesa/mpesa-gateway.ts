@@ -13,8 +13,6 @@ export type MpesaCallbackKind = 'stk' | 'result' | 'timeout' | 'status' | 'statu
 
 const DAY_MS = 86_400_000;
 const MAX_BACKOFF_MS = 3_600_000;
-/** Daraja's own limit on a call; a lost answer is asked about, never sent again. */
-export const DARAJA_TIMEOUT_MS = 15_000;
 
 const PATHS: Record<MpesaOperation, string> = {
   STK_PUSH: '/mpesa/stkpush/v1/processrequest',
@@ -45,7 +43,7 @@ export class MpesaGateway implements ReconcilingGateway {
     private readonly requests: RailRequestsRepository,
   ) {
     this.config = rails.mpesa!;
-    this.client = new DarajaClient(this.config, Number(process.env.MPESA_TIMEOUT_MS ?? DARAJA_TIMEOUT_MS));
+    this.client = new DarajaClient(this.config, this.config.timeoutMs);
     this.callbackToken = createHmac('sha256', this.config.consumerSecret).update('paygate mpesa callbacks').digest('hex').slice(0, 32);
   }
 

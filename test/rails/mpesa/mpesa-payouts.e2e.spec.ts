@@ -124,9 +124,7 @@ describe('M-Pesa payouts (Daraja stub)', () => {
       await waitForPayoutStatus(app, merchant, body.payout_reference as string, 700, { b2b: true });
       const request = (await railRequest(app, 'PAYOUT', payout.id))!;
       expect(request.operation).toBe('B2B');
-      const sent = sandbox.stub.transactions.find(
-        (t) => t.operation === 'B2B' && t.originatorConversationId === request.operator_conversation_id,
-      )!;
+      const sent = sandbox.stub.transactions.find((t) => t.operation === 'B2B' && String(t.body.ResultURL).endsWith(`/${request.id}`))!;
       expect(sent.body).toMatchObject({
         CommandID: command,
         PartyA: '600996',
