@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { PayoutAtRail, PayoutForAcceptance, PayoutOutcome, PayoutRail } from '../payout.rail';
+import { requestOutcome } from '../rail-outcome';
 import type { RailRequestRow } from '../rail-requests.repository';
 import { bankName } from './bank-codes';
 import { JengaGateway } from './jenga-gateway';
@@ -49,15 +50,4 @@ export class JengaPayoutRail implements PayoutRail {
   }
 }
 
-function outcome(request: RailRequestRow): PayoutOutcome {
-  switch (request.outcome) {
-    case 'SUCCEEDED':
-      return { status: 'SUCCEEDED', railReference: request.receipt ?? request.operator_request_id ?? request.id };
-    case 'FAILED':
-      return { status: 'FAILED', reason: request.result_description ?? 'The bank transfer failed' };
-    case 'JAMMED':
-      return { status: 'JAMMED' };
-    default:
-      return { status: 'PENDING' };
-  }
-}
+const outcome = (request: RailRequestRow) => requestOutcome(request, 'The bank transfer failed');

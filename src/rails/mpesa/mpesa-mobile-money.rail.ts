@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ChargeAtRail, ChargeChallenge, ChargeOutcome, MobileMoneyRail, RefundAtRail, RefundOutcome } from '../mobile-money.rail';
+import { requestOutcome } from '../rail-outcome';
 import type { RailRequestRow } from '../rail-requests.repository';
 import { MpesaGateway } from './mpesa-gateway';
 import { wholeShillingsProblem } from './whole-shillings';
@@ -45,14 +46,6 @@ export class MpesaMobileMoneyRail implements MobileMoneyRail {
 }
 
 function chargeOutcome(request: RailRequestRow): ChargeOutcome {
-  switch (request.outcome) {
-    case 'SUCCEEDED':
-      return { status: 'SUCCEEDED', operatorReference: request.receipt ?? request.operator_request_id ?? request.id };
-    case 'FAILED':
-      return { status: 'FAILED', reason: request.result_description ?? 'M-Pesa payment failed' };
-    case 'JAMMED':
-      return { status: 'JAMMED' };
-    default:
-      return { status: 'PENDING' };
-  }
+  const outcome = requestOutcome(request, 'M-Pesa payment failed');
+  return outcome.status === 'SUCCEEDED' ? { status: 'SUCCEEDED', operatorReference: outcome.railReference } : outcome;
 }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { PayoutAtRail, PayoutForAcceptance, PayoutOutcome, PayoutRail } from '../payout.rail';
+import { requestOutcome } from '../rail-outcome';
 import type { RailRequestRow } from '../rail-requests.repository';
 import { MpesaGateway } from './mpesa-gateway';
 import { wholeShillingsProblem } from './whole-shillings';
@@ -22,10 +23,10 @@ export class MpesaPayoutRail implements PayoutRail {
 
   async submit(payout: PayoutAtRail): Promise<PayoutOutcome> {
     if (payout.destination === 'MOBILE') {
-      return payoutOutcome(await this.gateway.b2c({ id: payout.payoutId, msisdn: payout.recipientNumber, amount: payout.amount }));
+      return outcome(await this.gateway.b2c({ id: payout.payoutId, msisdn: payout.recipientNumber, amount: payout.amount }));
     }
     if (payout.destination === 'PAYBILL' || payout.destination === 'TILL') {
-      return payoutOutcome(
+      return outcome(
         await this.gateway.b2b({
           id: payout.payoutId,
           to: payout.destination,
@@ -41,19 +42,8 @@ export class MpesaPayoutRail implements PayoutRail {
   async outcomeOf(payout: PayoutAtRail): Promise<PayoutOutcome> {
     const request = await this.gateway.bySubject(payout.destination === 'MOBILE' ? 'B2C' : 'B2B', { kind: 'PAYOUT', id: payout.payoutId });
     // Never sent (its job has not run yet): sending is the job's, not reconciliation's.
-    return request ? payoutOutcome(request) : { status: 'PENDING' };
+    return request ? outcome(request) : { status: 'PENDING' };
   }
 }
 
-function payoutOutcome(request: RailRequestRow): PayoutOutcome {
-  switch (request.outcome) {
-    case 'SUCCEEDED':
-      return { status: 'SUCCEEDED', railReference: request.receipt ?? request.operator_request_id ?? request.id };
-    case 'FAILED':
-      return { status: 'FAILED', reason: request.result_description ?? 'M-Pesa payment failed' };
-    case 'JAMMED':
-      return { status: 'JAMMED' };
-    default:
-      return { status: 'PENDING' };
-  }
-}
+const outcome = (request: RailRequestRow) => requestOutcome(request, 'M-Pesa payment failed');

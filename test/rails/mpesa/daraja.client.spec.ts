@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { DarajaBusy, DarajaClient, DarajaRefused, DarajaUnknown } from '../../../src/rails/mpesa/daraja.client';
 import { loadRailsConfig, MpesaConfig } from '../../../src/rails/rails-config';
-import { DarajaStub, STUB_CERTIFICATE_PATH, STUB_CREDENTIALS } from '../../support/daraja-stub';
+import { DarajaStub, STUB_CREDENTIALS } from '../../support/daraja-stub';
 
 /** The Daraja client against the stub: tokens, STK passwords, the SecurityCredential, and how failures are classed. */
 describe('Daraja client', () => {
@@ -61,7 +61,6 @@ describe('Daraja client', () => {
     await expect(b2c(client, 'cred-1')).resolves.toMatchObject({ ResponseCode: '0', OriginatorConversationID: 'cred-1' });
     const wrong = new DarajaClient({ ...config, initiatorPassword: 'not-it' }, 1000);
     await expect(b2c(wrong, 'cred-2')).rejects.toBeInstanceOf(DarajaRefused);
-    expect(readFileSync(STUB_CERTIFICATE_PATH, 'utf8')).toContain('BEGIN CERTIFICATE');
   });
 
   it('classes failures: busy (not taken, retry), refused (an outcome), unknown (time-out or a bare 500)', async () => {
