@@ -3,7 +3,7 @@ import { localPayoutBody, PAYOUT_PATHS } from '../support/disbursement-fixtures'
 import { diagnostics } from '../support/child-processes';
 import { RailsCluster } from '../support/rails-cluster';
 
-const COOLDOWN_MS = 5000;
+const COOLDOWN_MS = 10_000;
 
 /**
  * Issue 19: each real rail has a circuit, shared by every process. A worker's failed calls to M-Pesa open it, so the
