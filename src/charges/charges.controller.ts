@@ -22,6 +22,7 @@ export class ChargesController {
   @GatewayErrors({
     400: 'invalid request (172), missing (109) or invalid (110) payer msisdn, invalid currency (115); nothing is charged',
     409: 'external_reference was used for a different request',
+    503: 'generic failure (174): the mobile-money rail is down; nothing is stored',
   })
   charge(@CurrentGatewayClient() client: GatewayPrincipal, @Body() body: ChargeRequestDto) {
     return this.charges.accept(client, body);

@@ -7,6 +7,7 @@ import { GatewayError } from '../common/errors/gateway-error';
 import { formatAmount, Money } from '../common/money';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
 import { TOPICS } from '../infra/queue/queues';
+import { RailHealth } from '../rails/rail-health';
 import { MOBILE_MONEY_RAIL, type MobileMoneyRail } from '../rails/mobile-money.rail';
 import { requestFingerprint } from '../common/fingerprint';
 import { ChargeRequestDto, VerifyOtpDto } from './charge.dto';
@@ -32,6 +33,7 @@ export class ChargesService {
     private readonly payments: PaymentsRepository,
     private readonly outcomes: PaymentsService,
     private readonly resolver: CallbackResolver,
+    private readonly health: RailHealth,
   ) {
     this.acceptance = chargeAcceptance(db);
   }
@@ -52,6 +54,8 @@ export class ChargesService {
     const payerPays = new Money(amount).plus(dto.add_transaction_charge ? transactionCharge : 0).toFixed();
     const railProblem = this.rail.amountProblem(payerPays, dto.currency_code);
     if (railProblem) throw GatewayError.validation(railProblem);
+    const down = await this.health.refusal(this.rail.operator);
+    if (down) throw GatewayError.unavailable(down);
     const challenge = this.rail.challengeFor({
       paymentId: '',
       payerMsisdn: dto.payer_msisdn,

@@ -80,6 +80,7 @@ export class CheckoutPageController {
     404: 'no checkout has this reference',
     409: 'a payment is in progress, or the checkout is closed',
     410: 'the checkout has expired',
+    503: 'the mobile-money rail is down; nothing is charged, the payer may try again later',
   })
   pay(@Param('reference') reference: string, @Body() body: CheckoutPayDto) {
     return this.checkout.pay(reference, body);

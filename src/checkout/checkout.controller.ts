@@ -21,6 +21,7 @@ export class CheckoutController {
   @GatewayErrors({
     400: 'invalid request or service code (172); nothing is stored',
     409: 'merchant_transaction_id was used for a different request',
+    503: 'generic failure (174): the mobile-money rail is down; nothing is stored',
   })
   initiate(@CurrentGatewayClient() client: GatewayPrincipal, @Body() body: CheckoutInitiateDto) {
     return this.checkout.initiate(client, body);

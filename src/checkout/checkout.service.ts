@@ -1,4 +1,12 @@
-import { ConflictException, GoneException, Inject, Injectable, NotFoundException, BadRequestException } from '@nestjs/common';
+import {
+  BadRequestException,
+  ConflictException,
+  GoneException,
+  Inject,
+  Injectable,
+  NotFoundException,
+  ServiceUnavailableException,
+} from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
@@ -10,6 +18,7 @@ import { requestFingerprint } from '../common/fingerprint';
 import { formatAmount, Money } from '../common/money';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
 import { TOPICS } from '../infra/queue/queues';
+import { RailHealth } from '../rails/rail-health';
 import { MOBILE_MONEY_RAIL, type MobileMoneyRail } from '../rails/mobile-money.rail';
 import { CheckoutInitiateDto, CheckoutPayDto } from './checkout.dto';
 import {
@@ -58,6 +67,7 @@ export class CheckoutService {
     private readonly outcomes: PaymentsService,
     private readonly sessions: CheckoutSessionsService,
     private readonly resolver: CallbackResolver,
+    private readonly health: RailHealth,
   ) {
     this.initiation = checkoutInitiation(db);
   }
@@ -77,6 +87,8 @@ export class CheckoutService {
       : callbackProblem
         ? GatewayError.validation(`callback_url ${callbackProblem}`)
         : splits.error;
+    const down = await this.health.refusal(this.rail.operator);
+    if (down) throw GatewayError.unavailable(down);
     const minuteMs = this.config.isSandbox ? this.config.sandboxMinuteMs : 60_000;
     const answer = await this.initiation.call({
       client_id: principal.clientId,
@@ -141,6 +153,8 @@ export class CheckoutService {
    * One payment at a time per session; its result arrives from the operator like any charge's.
    */
   async pay(reference: string, { msisdn, amount: requested }: CheckoutPayDto) {
+    const down = await this.health.refusal(this.rail.operator);
+    if (down) throw new ServiceUnavailableException(down);
     return this.db.transaction(async (manager) => {
       const [session]: CheckoutSessionRow[] = await manager.query(`${SELECT_CHECKOUT} WHERE cs.checkout_reference = $1 FOR UPDATE OF cs`, [
         reference,

@@ -35,8 +35,9 @@ export class PayoutError extends HttpException {
     readonly description: string,
     readonly reference?: string,
     readonly detail?: string,
+    httpStatus: number = HTTP_STATUS[responseCode],
   ) {
-    super(detail ?? description, HTTP_STATUS[responseCode]);
+    super(detail ?? description, httpStatus);
   }
 
   /** `requestReference`: the request's reference when the error was raised before it was known (validation, guards). */
@@ -53,6 +54,11 @@ export class PayoutError extends HttpException {
 
   static rejected(errorCode: PayoutErrorCode, description: string, reference?: string, detail?: string): PayoutError {
     return new PayoutError(PAYOUT_CODES.REJECTED, errorCode, description, reference, detail);
+  }
+
+  /** The rail that would carry the payout is down (its circuit is open): the generic outage, nothing held. */
+  static unavailable(description: string, reference: string): PayoutError {
+    return new PayoutError(PAYOUT_CODES.REJECTED, 'FAILED', description, reference, undefined, 503);
   }
 
   static duplicate(

@@ -9,6 +9,7 @@ import { payingServiceRefusal, refusedByPayingService } from '../float/paying-se
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
 import { b2bResult, payoutResult } from '../payouts/payout';
 import { PayoutAcceptance, PayoutsRepository, PayoutToAccept } from '../payouts/payouts.repository';
+import { RailHealth } from '../rails/rail-health';
 import { PAYOUT_RAIL, type PayoutDestination, type PayoutRail } from '../rails/payout.rail';
 import { PAYOUT_CODES, PayoutError } from './payout-error';
 import { B2bPayoutDto, ImtPayoutDto, LocalPayoutDto, PayoutAcknowledgement } from './payout.dto';
@@ -39,6 +40,7 @@ export class PayoutRequestsService {
     @Inject(PAYOUT_RAIL) private readonly rail: PayoutRail,
     private readonly payouts: PayoutsRepository,
     private readonly resolver: CallbackResolver,
+    private readonly health: RailHealth,
   ) {}
 
   acceptLocal(principal: GatewayPrincipal, dto: LocalPayoutDto): Promise<PayoutAcknowledgement> {
@@ -104,6 +106,8 @@ export class PayoutRequestsService {
       currency: request.currency,
     });
     if (railProblem) throw PayoutError.rejected('VALIDATION_FAILED', `Validation Failed: ${railProblem}`, request.payoutReference);
+    const down = await this.health.refusal(this.rail.operatorFor(request.destinationType));
+    if (down) throw PayoutError.unavailable(down, request.payoutReference);
     const accepted = await this.payouts.accept({
       ...request,
       clientId: principal.clientId,

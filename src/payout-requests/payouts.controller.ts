@@ -14,6 +14,7 @@ const PayoutRefusals = () =>
   PayoutErrors({
     400: 'rejected (721): invalid field, service, wallet or destination, or insufficient balance',
     409: 'duplicate ignored (722): a payout with this payout_reference exists',
+    503: 'rejected (721, error_code FAILED): the rail to this destination is down; nothing is held on the float',
   });
 
 /** Local payouts, international transfers and B2B payouts (disbursement document §4); errors in the payout body. */

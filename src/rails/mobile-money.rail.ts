@@ -1,3 +1,5 @@
+import type { Operator } from './rail-health';
+
 /** What the payer must do before the operator debits them. */
 export type ChargeChallenge = 'NONE' | 'VERIFY_OTP' | 'AUTHORIZE_TRANSACTION';
 
@@ -28,6 +30,8 @@ export type RefundOutcome =
  * without touching the ledger or the API.
  */
 export interface MobileMoneyRail {
+  /** The real operator (whose circuit acceptance asks), or null for a simulator. */
+  readonly operator: Operator | null;
   /** Why the operator cannot take this amount (what the payer pays), or null. */
   amountProblem(amount: string, currency: string): string | null;
   /** How the payer authorises the charge; decided when the charge is accepted. */

@@ -1,3 +1,5 @@
+import type { Operator } from './rail-health';
+
 /** Where a payout goes: a mobile wallet or bank account (local, IMT), or a business's till, paybill or bank account (B2B). */
 export type PayoutDestination = 'MOBILE' | 'BANK' | 'PAYBILL' | 'TILL' | 'BANK_ACCOUNT_NUMBER';
 
@@ -36,6 +38,8 @@ export type PayoutOutcome =
 export interface PayoutRail {
   /** Why the rail cannot take this payout (its amount, currency or bank), checked before acceptance; or null. */
   acceptanceProblem(payout: PayoutForAcceptance): string | null;
+  /** The real operator that takes payouts to this destination (whose circuit acceptance asks), or null for a simulator. */
+  operatorFor(destination: PayoutDestination): Operator | null;
   /** How long after acceptance a payout is submitted (the sandbox's SANDBOX_SETTLE_DELAY_MS; 0 for a real rail). */
   settleDelayMs(): number;
   /** Submits the payout (or finds the earlier submission) and answers where it stands. */

@@ -64,6 +64,8 @@ export interface RailsConfig {
   fx: 'openexchangerates' | 'sandbox';
   /** A request the operator has not answered by then is asked about, then again on a back-off. */
   reconcileAfterMs: number;
+  /** Each real rail's circuit: open after this many failed calls in a row, for the cool-down, then probed. */
+  circuit: { failures: number; cooldownMs: number };
   mpesa: MpesaConfig | null;
   jenga: JengaConfig | null;
   openexchangerates: OpenExchangeRatesConfig | null;
@@ -122,6 +124,11 @@ export function loadRailsConfig(
 
   const reconcileRaw = value('RAIL_RECONCILE_AFTER_MS') ?? '120000';
   if (!/^[1-9]\d{2,}$/.test(reconcileRaw)) problems.push('RAIL_RECONCILE_AFTER_MS must be a whole number of milliseconds, at least 100');
+
+  const failuresRaw = value('RAIL_CIRCUIT_FAILURES') ?? '5';
+  if (!/^[1-9]\d{0,2}$/.test(failuresRaw)) problems.push('RAIL_CIRCUIT_FAILURES must be a whole number from 1 to 999');
+  const cooldownRaw = value('RAIL_CIRCUIT_COOLDOWN_MS') ?? '30000';
+  if (!/^[1-9]\d{2,}$/.test(cooldownRaw)) problems.push('RAIL_CIRCUIT_COOLDOWN_MS must be a whole number of milliseconds, at least 100');
 
   let mpesa: MpesaConfig | null = null;
   if (mobileMoney === 'mpesa') {
@@ -200,5 +207,16 @@ export function loadRailsConfig(
       spreadBps: Number(spreadRaw),
     };
   }
-  return { mobileMoney, bank, airtime, fx, reconcileAfterMs: Number(reconcileRaw) || 120000, mpesa, jenga, openexchangerates, problems };
+  return {
+    mobileMoney,
+    bank,
+    airtime,
+    fx,
+    reconcileAfterMs: Number(reconcileRaw) || 120000,
+    circuit: { failures: Number(failuresRaw) || 5, cooldownMs: Number(cooldownRaw) || 30000 },
+    mpesa,
+    jenga,
+    openexchangerates,
+    problems,
+  };
 }

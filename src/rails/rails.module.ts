@@ -10,6 +10,7 @@ import { MpesaGateway } from './mpesa/mpesa-gateway';
 import { MpesaMobileMoneyRail } from './mpesa/mpesa-mobile-money.rail';
 import { MpesaPayoutRail } from './mpesa/mpesa-payout.rail';
 import { PAYOUT_RAIL, PayoutRail } from './payout.rail';
+import { RailHealth } from './rail-health';
 import { RailMetrics } from './rail-metrics';
 import { RailRequestsRepository } from './rail-requests.repository';
 import { loadRailsConfig, RAILS_CONFIG, type RailsConfig } from './rails-config';
@@ -33,16 +34,19 @@ import { SandboxPayoutRail } from './sandbox-payout.rail';
       useFactory: (app: AppConfig) => loadRailsConfig(process.env, app.appEnv, app.publicBaseUrl, (path) => readFileSync(path)),
     },
     RailRequestsRepository,
+    RailHealth,
     RailMetrics,
     {
       provide: MpesaGateway,
-      inject: [RAILS_CONFIG, RailRequestsRepository],
-      useFactory: (rails: RailsConfig, requests: RailRequestsRepository) => (rails.mpesa ? new MpesaGateway(rails, requests) : null),
+      inject: [RAILS_CONFIG, RailRequestsRepository, RailHealth],
+      useFactory: (rails: RailsConfig, requests: RailRequestsRepository, health: RailHealth) =>
+        rails.mpesa ? new MpesaGateway(rails, requests, health) : null,
     },
     {
       provide: JengaGateway,
-      inject: [RAILS_CONFIG, RailRequestsRepository],
-      useFactory: (rails: RailsConfig, requests: RailRequestsRepository) => (rails.jenga ? new JengaGateway(rails, requests) : null),
+      inject: [RAILS_CONFIG, RailRequestsRepository, RailHealth],
+      useFactory: (rails: RailsConfig, requests: RailRequestsRepository, health: RailHealth) =>
+        rails.jenga ? new JengaGateway(rails, requests, health) : null,
     },
     {
       provide: MOBILE_MONEY_RAIL,
@@ -64,7 +68,7 @@ import { SandboxPayoutRail } from './sandbox-payout.rail';
     },
     { provide: AIRTIME_RAIL, useClass: SandboxAirtimeRail },
   ],
-  exports: [RAILS_CONFIG, RailRequestsRepository, MpesaGateway, JengaGateway, MOBILE_MONEY_RAIL, PAYOUT_RAIL, AIRTIME_RAIL],
+  exports: [RAILS_CONFIG, RailRequestsRepository, RailHealth, MpesaGateway, JengaGateway, MOBILE_MONEY_RAIL, PAYOUT_RAIL, AIRTIME_RAIL],
 })
 export class RailsModule implements OnModuleInit {
   constructor(

@@ -1,3 +1,4 @@
+import type { Operator } from './rail-health';
 import { PayoutAtRail, PayoutDestination, PayoutForAcceptance, PayoutOutcome, PayoutRail } from './payout.rail';
 
 /** Mobile wallets, paybills and tills go by the mobile-money operator; bank accounts by the bank rail. */
@@ -13,6 +14,10 @@ export class RoutedPayoutRail implements PayoutRail {
 
   acceptanceProblem(payout: PayoutForAcceptance): string | null {
     return this.railFor(payout.destination).acceptanceProblem(payout);
+  }
+
+  operatorFor(destination: PayoutDestination): Operator | null {
+    return this.railFor(destination).operatorFor(destination);
   }
 
   /** The larger of the two: acceptance schedules before it knows which rail a payout takes. */

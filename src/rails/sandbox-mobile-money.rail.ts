@@ -7,6 +7,8 @@ import { SANDBOX_OTP, sandboxBehaviour } from './sandbox-outcomes';
 /** The sandbox operator: outcomes by payer number, settling after SANDBOX_SETTLE_DELAY_MS. */
 @Injectable()
 export class SandboxMobileMoneyRail implements MobileMoneyRail {
+  readonly operator = null;
+
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
   amountProblem(): null {

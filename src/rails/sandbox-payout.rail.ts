@@ -16,6 +16,10 @@ export class SandboxPayoutRail implements PayoutRail {
     return null;
   }
 
+  operatorFor(): null {
+    return null;
+  }
+
   settleDelayMs(): number {
     return this.config.sandboxSettleDelayMs;
   }

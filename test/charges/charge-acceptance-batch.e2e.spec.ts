@@ -3,6 +3,7 @@ import { GatewayPrincipal } from '../../src/auth/gateway/gateway-principal';
 import { ChargesService } from '../../src/charges/charges.service';
 import { GatewayError } from '../../src/common/errors/gateway-error';
 import { CallbackResolver } from '../../src/callbacks/url-safety/pinned-post';
+import { RailHealth } from '../../src/rails/rail-health';
 import { APP_CONFIG } from '../../src/infra/config/app-config';
 import { pgPool } from '../../src/infra/database/prepared';
 import { PaymentsRepository } from '../../src/collections/payments.repository';
@@ -107,6 +108,7 @@ describe('charges accepted in groups', () => {
       app.get(PaymentsRepository),
       app.get(PaymentsService),
       app.get(CallbackResolver),
+      app.get(RailHealth),
     );
     const bodies = Array.from({ length: 50 }, (_, i) => chargeBody(merchant, { amount: String(100 + i) }));
     const deadlocksBefore = await deadlockCount(app);

@@ -29,6 +29,8 @@ export interface JengaTransfer {
 export class JengaStub {
   readonly calls: { path: string; body: Record<string, any> | null }[] = [];
   readonly transfers: JengaTransfer[] = [];
+  /** References sent again after Jenga took them (refused as duplicates): a transfer we sent twice. */
+  readonly duplicates: string[] = [];
   plan: (body: Record<string, any>) => JengaPlan = () => ({});
   readonly privateKeyPath: string;
   private readonly publicKey: string;
@@ -119,6 +121,7 @@ export class JengaStub {
       .verify(this.publicKey, String(req.headers.signature ?? ''), 'base64');
     if (!valid) return json(res, 400, { status: false, code: 400102, message: 'Invalid signature' });
     if (this.transfers.some((t) => t.body.transfer.reference === body.transfer.reference)) {
+      this.duplicates.push(body.transfer.reference);
       return json(res, 409, { status: false, code: 409, message: 'Duplicate transaction reference' });
     }
     const plan = { fault: 'none', taken: true, status: 'SUCCESS', ...this.plan(body) } as Required<JengaPlan> & JengaPlan;

@@ -37,6 +37,11 @@ export class GatewayError extends HttpException {
     return new GatewayError(404, GATEWAY_CODES.NOT_FOUND, 'Transaction not found', message);
   }
 
+  /** The rail that would carry the request is down (its circuit is open): nothing was stored. */
+  static unavailable(message: string): GatewayError {
+    return new GatewayError(503, GATEWAY_CODES.FAILURE, 'Service unavailable', message);
+  }
+
   static duplicate(field: string): GatewayError {
     return new GatewayError(409, GATEWAY_CODES.VALIDATION, 'Duplicate Reference', `${field} was already used for a different request`);
   }

@@ -20,7 +20,7 @@ export const GATEWAY_SECURITY = { header: 'gateway-token', bearer: 'gateway-bear
 /** Extension marking a POST that takes its input from the path and query only (the completeness test reads it). */
 export const NO_REQUEST_BODY = 'x-no-request-body';
 
-type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 410;
+type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 410 | 503;
 
 const MEANING: Record<ErrorStatus, string> = {
   400: 'the request is invalid; nothing was changed',
@@ -29,6 +29,7 @@ const MEANING: Record<ErrorStatus, string> = {
   404: 'no such resource of the caller',
   409: 'the reference was used before, or the resource is in a state that forbids this',
   410: 'expired',
+  503: 'the rail that would carry it is down (its circuit is open); nothing was stored, try again later',
 };
 
 /** Statuses with the default meaning, or a map of status to what it means on this route. */

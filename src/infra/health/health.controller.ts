@@ -3,6 +3,7 @@ import { ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, HealthIndicatorService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { Redis } from 'ioredis';
 import { Doc } from '../../common/openapi/api-docs';
+import { RailHealth } from '../../rails/rail-health';
 import { REDIS } from '../queue/queue.module';
 
 @ApiTags('health')
@@ -13,6 +14,7 @@ export class HealthController {
     private readonly db: TypeOrmHealthIndicator,
     private readonly indicators: HealthIndicatorService,
     @Inject(REDIS) private readonly redis: Redis,
+    private readonly rails: RailHealth,
   ) {}
 
   /** The process is up and serving HTTP. */
@@ -23,12 +25,28 @@ export class HealthController {
     return this.health.check([]);
   }
 
-  /** Postgres and Redis both answer. Without Redis we still accept requests, but report not ready. */
+  /**
+   * Postgres and Redis both answer. Without Redis we still accept requests, but report not ready. Each rail is
+   * reported, but a rail that is down never makes the process unready: it still serves the other rails.
+   */
   @Get('ready')
-  @Doc('Readiness: Postgres and Redis answer', '503 while either is down.')
+  @Doc(
+    'Readiness: Postgres and Redis answer; each rail reported',
+    '503 while Postgres or Redis is down. `rails` gives each rail: a real operator with its circuit (CLOSED, OPEN, HALF_OPEN) and last success, or the simulator; an open circuit does not make the process unready.',
+  )
   @HealthCheck()
   ready() {
-    return this.health.check([() => this.db.pingCheck('postgres', { timeout: 2000 }), () => this.redisCheck()]);
+    return this.health.check([() => this.db.pingCheck('postgres', { timeout: 2000 }), () => this.redisCheck(), () => this.railsReport()]);
+  }
+
+  private async railsReport() {
+    const indicator = this.indicators.check('rails');
+    try {
+      return indicator.up(Object.fromEntries((await this.rails.report()).map(({ rail, ...report }) => [rail, report])));
+    } catch (error) {
+      // Unreadable only with Postgres away, which the postgres check already reports.
+      return indicator.up({ message: `rail state unreadable: ${(error as Error).message}` });
+    }
   }
 
   private async redisCheck() {

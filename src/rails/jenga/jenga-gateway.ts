@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import Decimal from 'decimal.js';
 import { RAILS_CONFIG, type JengaConfig, type RailsConfig } from '../rails-config';
+import { RailHealth } from '../rail-health';
 import { RailAnswer, RailRequestRow, RailRequestsRepository, ReconcilingGateway } from '../rail-requests.repository';
 import { JengaBody, JengaBusy, JengaClient, JengaRefused } from './jenga.client';
 
@@ -29,9 +30,10 @@ export class JengaGateway implements ReconcilingGateway {
   constructor(
     @Inject(RAILS_CONFIG) private readonly rails: RailsConfig,
     private readonly requests: RailRequestsRepository,
+    health: RailHealth,
   ) {
     this.config = rails.jenga!;
-    this.client = new JengaClient(this.config, this.config.timeoutMs);
+    this.client = new JengaClient(this.config, this.config.timeoutMs, health.circuit(JENGA));
   }
 
   async pesalink(payout: {

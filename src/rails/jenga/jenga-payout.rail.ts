@@ -4,7 +4,7 @@ import { PayoutAtRail, PayoutForAcceptance, PayoutOutcome, PayoutRail } from '..
 import { requestOutcome } from '../rail-outcome';
 import type { RailRequestRow } from '../rail-requests.repository';
 import { bankName } from './bank-codes';
-import { JengaGateway } from './jenga-gateway';
+import { JENGA, JengaGateway } from './jenga-gateway';
 
 /** PesaLink's own limit on one transfer. */
 const PESALINK_MAXIMUM = new Decimal(999_999);
@@ -26,6 +26,10 @@ export class JengaPayoutRail implements PayoutRail {
     if (value.gt(PESALINK_MAXIMUM)) return `PesaLink moves at most KES 999,999 per transfer`;
     if (destination === 'BANK' && !bankName(bankCode)) return `recipient_bank_code ${bankCode ?? ''} is not a bank PesaLink reaches`;
     return null;
+  }
+
+  operatorFor(): typeof JENGA {
+    return JENGA;
   }
 
   settleDelayMs(): number {

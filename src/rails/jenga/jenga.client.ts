@@ -1,4 +1,5 @@
 import { createSign } from 'node:crypto';
+import type { RailCircuit } from '../rail-health';
 import type { JengaConfig } from '../rails-config';
 
 export type JengaBody = Record<string, unknown>;
@@ -23,7 +24,8 @@ const TOKEN_MARGIN_MS = 60_000;
 
 /**
  * A thin typed Jenga (Equity, Finserve) client: the merchant token cached and renewed before it expires, the RSA
- * `signature` header over each request's documented fields, a time-out on every call.
+ * `signature` header over each request's documented fields, a time-out on every call. Every call goes through
+ * Jenga's circuit: not made while it is open, and counted against it when Jenga is down, busy or lost the answer.
  */
 export class JengaClient {
   private token: { value: string; expiresAt: number } | null = null;
@@ -32,6 +34,7 @@ export class JengaClient {
   constructor(
     private readonly config: JengaConfig,
     private readonly timeoutMs: number,
+    private readonly circuit: RailCircuit,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -89,14 +92,21 @@ export class JengaClient {
   }
 
   private async fetch(url: string, init: RequestInit): Promise<{ status: number; json: JengaBody | null }> {
+    if (!(await this.circuit.admits())) throw new JengaBusy('Jenga is unavailable (its circuit is open): not called');
     let response: Response;
     let text: string;
     try {
       response = await fetch(url, { ...init, signal: AbortSignal.timeout(this.timeoutMs) });
       text = await response.text();
     } catch (error) {
-      throw new JengaUnknown(`Jenga did not answer: ${(error as Error).message}`);
+      const message = `Jenga did not answer: ${(error as Error).message}`;
+      await this.circuit.failed(message);
+      throw new JengaUnknown(message);
     }
+    // Throttled or down (429, 5xx) counts against the rail; any other answer, a refusal included, shows it up.
+    await (response.status === 429 || response.status >= 500
+      ? this.circuit.failed(`Jenga answered HTTP ${response.status}`)
+      : this.circuit.succeeded());
     try {
       const parsed: unknown = JSON.parse(text);
       return { status: response.status, json: parsed && typeof parsed === 'object' ? (parsed as JengaBody) : null };

@@ -1,4 +1,5 @@
 import { constants, publicEncrypt, X509Certificate } from 'node:crypto';
+import type { RailCircuit } from '../rail-health';
 import type { MpesaConfig } from '../rails-config';
 
 /** The operator took the request; its result comes later (or now, for an STK query). */
@@ -6,6 +7,9 @@ export type DarajaBody = Record<string, unknown>;
 
 /** The operator did not take the request and said so: sending it again later is safe (spike arrest, a busy payer). */
 export class DarajaBusy extends Error {}
+
+/** Busy about one payer or request (a locked subscriber, a push still being processed): the rail itself is up. */
+export class DarajaRequestBusy extends DarajaBusy {}
 
 /** The operator refused the request for good (a bad number, a bad amount): an outcome, not a fault. */
 export class DarajaRefused extends Error {
@@ -21,7 +25,8 @@ export class DarajaRefused extends Error {
 export class DarajaUnknown extends Error {}
 
 /** Gateway errors that are not outcomes: Daraja did not act, and asks to be asked again later. */
-const BUSY_CODES = new Set(['500.001.1001', '500.003.02', '500.003.03', '500.002.1001', '503.001.01']);
+const BUSY_CODES = new Set(['500.003.02', '500.003.03', '500.002.1001', '503.001.01']);
+const REQUEST_BUSY_CODE = '500.001.1001';
 const INVALID_TOKEN = '404.001.03';
 const TOKEN_MARGIN_MS = 60_000;
 const NAIROBI_OFFSET_MS = 3 * 3600_000;
@@ -29,7 +34,8 @@ const NAIROBI_OFFSET_MS = 3 * 3600_000;
 /**
  * A thin typed Daraja client (the npm SDKs are years old and speak B2C v1): the OAuth token cached and renewed a
  * minute before it expires, STK passwords, the initiator's SecurityCredential, a time-out on every call, and each
- * failure classified by what it means for a retry.
+ * failure classified by what it means for a retry. Every call goes through M-Pesa's circuit: not made while it is
+ * open, and counted against it when Daraja is down, busy or lost the answer.
  */
 export class DarajaClient {
   private token: { value: string; expiresAt: number } | null = null;
@@ -39,6 +45,7 @@ export class DarajaClient {
   constructor(
     private readonly config: MpesaConfig,
     private readonly timeoutMs: number,
+    private readonly circuit: RailCircuit,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -115,6 +122,19 @@ export class DarajaClient {
   }
 
   private async call(url: string, init: RequestInit): Promise<DarajaBody> {
+    if (!(await this.circuit.admits())) throw new DarajaBusy('M-Pesa is unavailable (its circuit is open): not called');
+    try {
+      const body = await this.exchange(url, init);
+      await this.circuit.succeeded();
+      return body;
+    } catch (error) {
+      const down = error instanceof DarajaUnknown || (error instanceof DarajaBusy && !(error instanceof DarajaRequestBusy));
+      await (down ? this.circuit.failed((error as Error).message) : this.circuit.succeeded());
+      throw error;
+    }
+  }
+
+  private async exchange(url: string, init: RequestInit): Promise<DarajaBody> {
     let response: Response;
     let text: string;
     try {
@@ -132,6 +152,7 @@ export class DarajaClient {
     }
     const errorCode = typeof body?.errorCode === 'string' ? body.errorCode : null;
     const message = typeof body?.errorMessage === 'string' ? body.errorMessage : `HTTP ${response.status}`;
+    if (errorCode === REQUEST_BUSY_CODE) throw new DarajaRequestBusy(`${errorCode} ${message}`);
     if (errorCode && BUSY_CODES.has(errorCode)) throw new DarajaBusy(`${errorCode} ${message}`);
     if (response.status === 429 || response.status === 503) throw new DarajaBusy(`HTTP ${response.status}`);
     if (!response.ok) {

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createHmac } from 'node:crypto';
 import { RAILS_CONFIG, type MpesaConfig, type RailsConfig } from '../rails-config';
+import { RailHealth } from '../rail-health';
 import { RailAnswer, RailRequestRow, RailRequestsRepository, ReconcilingGateway, SubjectKind } from '../rail-requests.repository';
 import { DarajaBody, DarajaBusy, DarajaClient, DarajaRefused } from './daraja.client';
 import { stkAnswer } from './mpesa-results';
@@ -41,9 +42,10 @@ export class MpesaGateway implements ReconcilingGateway {
   constructor(
     @Inject(RAILS_CONFIG) private readonly rails: RailsConfig,
     private readonly requests: RailRequestsRepository,
+    health: RailHealth,
   ) {
     this.config = rails.mpesa!;
-    this.client = new DarajaClient(this.config, this.config.timeoutMs);
+    this.client = new DarajaClient(this.config, this.config.timeoutMs, health.circuit(MPESA));
     this.callbackToken = createHmac('sha256', this.config.consumerSecret).update('paygate mpesa callbacks').digest('hex').slice(0, 32);
   }
 

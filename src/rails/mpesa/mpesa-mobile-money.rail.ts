@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ChargeAtRail, ChargeChallenge, ChargeOutcome, MobileMoneyRail, RefundAtRail, RefundOutcome } from '../mobile-money.rail';
 import { requestOutcome } from '../rail-outcome';
 import type { RailRequestRow } from '../rail-requests.repository';
-import { MpesaGateway } from './mpesa-gateway';
+import { MPESA, MpesaGateway } from './mpesa-gateway';
 import { wholeShillingsProblem } from './whole-shillings';
 
 /**
@@ -12,6 +12,8 @@ import { wholeShillingsProblem } from './whole-shillings';
  */
 @Injectable()
 export class MpesaMobileMoneyRail implements MobileMoneyRail {
+  readonly operator = MPESA;
+
   constructor(private readonly gateway: MpesaGateway) {}
 
   amountProblem(amount: string, currency: string): string | null {

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { PayoutAtRail, PayoutForAcceptance, PayoutOutcome, PayoutRail } from '../payout.rail';
 import { requestOutcome } from '../rail-outcome';
 import type { RailRequestRow } from '../rail-requests.repository';
-import { MpesaGateway } from './mpesa-gateway';
+import { MPESA, MpesaGateway } from './mpesa-gateway';
 import { wholeShillingsProblem } from './whole-shillings';
 
 /**
@@ -15,6 +15,10 @@ export class MpesaPayoutRail implements PayoutRail {
 
   acceptanceProblem({ amount, currency }: PayoutForAcceptance): string | null {
     return wholeShillingsProblem(amount, currency, 'the payout amount');
+  }
+
+  operatorFor(): typeof MPESA {
+    return MPESA;
   }
 
   settleDelayMs(): number {

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { DarajaBusy, DarajaClient, DarajaRefused, DarajaUnknown } from '../../../src/rails/mpesa/daraja.client';
+import type { RailCircuit } from '../../../src/rails/rail-health';
 import { loadRailsConfig, MpesaConfig } from '../../../src/rails/rails-config';
 import { DarajaStub, STUB_CREDENTIALS } from '../../support/daraja-stub';
 
@@ -38,7 +39,7 @@ describe('Daraja client', () => {
 
   it('caches the token while it lives and renews it a minute before it expires (expires_in sent as a string)', async () => {
     let now = Date.parse('2026-11-25T10:00:00Z');
-    const client = new DarajaClient(config, 1000, () => now);
+    const client = new DarajaClient(config, 1000, watched().circuit, () => now);
     stub.tokenSeconds = '3599';
     const before = stub.tokensIssued;
     await Promise.all([b2c(client, 'tok-1'), b2c(client, 'tok-2')]);
@@ -49,22 +50,24 @@ describe('Daraja client', () => {
   });
 
   it('makes the STK password from shortcode, passkey and the Nairobi timestamp', () => {
-    const client = new DarajaClient(config, 1000, () => Date.parse('2026-11-25T21:30:05Z'));
+    const client = new DarajaClient(config, 1000, watched().circuit, () => Date.parse('2026-11-25T21:30:05Z'));
     const { Password, Timestamp } = client.stkPassword();
     expect(Timestamp).toBe('20261126003005'); // UTC+3, past midnight in Nairobi
     expect(Buffer.from(Password, 'base64').toString()).toBe(`174379stub-passkey${Timestamp}`);
   });
 
   it('encrypts the initiator password with the certificate (the stub decrypts it with its key, PKCS#1 v1.5)', async () => {
-    const client = new DarajaClient(config, 1000);
+    const client = new DarajaClient(config, 1000, watched().circuit);
     expect(client.initiatorCredential()).not.toContain(STUB_CREDENTIALS.MPESA_INITIATOR_PASSWORD);
     await expect(b2c(client, 'cred-1')).resolves.toMatchObject({ ResponseCode: '0', OriginatorConversationID: 'cred-1' });
-    const wrong = new DarajaClient({ ...config, initiatorPassword: 'not-it' }, 1000);
+    const wrong = new DarajaClient({ ...config, initiatorPassword: 'not-it' }, 1000, watched().circuit);
     await expect(b2c(wrong, 'cred-2')).rejects.toBeInstanceOf(DarajaRefused);
   });
 
   it('classes failures: busy (not taken, retry), refused (an outcome), unknown (time-out or a bare 500)', async () => {
-    const client = new DarajaClient(config, 300);
+    const { circuit, told } = watched();
+    const client = new DarajaClient(config, 300, circuit);
+    await b2c(client, 'f-0');
     stub.plan = () => ({ fault: 'busy' });
     await expect(b2c(client, 'f-1')).rejects.toBeInstanceOf(DarajaBusy);
     stub.plan = () => ({ fault: 'refuse' });
@@ -73,18 +76,45 @@ describe('Daraja client', () => {
     await expect(b2c(client, 'f-3')).rejects.toBeInstanceOf(DarajaUnknown);
     stub.plan = () => ({ fault: 'http500' });
     await expect(b2c(client, 'f-4')).rejects.toBeInstanceOf(DarajaUnknown);
+    // "Still being processed" is about one push, not the rail.
+    await expect(
+      client.post('/mpesa/stkpushquery/v1/query', {
+        BusinessShortCode: '174379',
+        ...client.stkPassword(),
+        CheckoutRequestID: 'ws_CO_none',
+      }),
+    ).rejects.toBeInstanceOf(DarajaBusy);
+    // The circuit hears of each call (the token's first): spike arrest, time-out and a bare 500 count against M-Pesa; a refusal is an answer.
+    expect(told).toEqual(['up', 'up', 'down', 'up', 'down', 'down', 'up']);
+  });
+
+  it('makes no call while the circuit is open, and says M-Pesa is busy', async () => {
+    const { circuit, told } = watched(false);
+    const calls = stub.calls.length;
+    await expect(b2c(new DarajaClient(config, 1000, circuit), 'open-1')).rejects.toThrow(/circuit is open/);
+    expect(stub.calls.length).toBe(calls);
+    expect(told).toEqual([]);
   });
 
   it('a token the operator no longer accepts is renewed once; wrong consumer credentials are busy, never an outcome', async () => {
-    const client = new DarajaClient(config, 1000);
+    const client = new DarajaClient(config, 1000, watched().circuit);
     await b2c(client, 'renew-1');
     // The stub forgets every token it issued, as after a key rotation on Daraja's side.
     (stub as unknown as { tokens: Set<string> }).tokens.clear();
     await expect(b2c(client, 'renew-2')).resolves.toMatchObject({ ResponseCode: '0' });
-    const badKey = new DarajaClient({ ...config, consumerSecret: 'wrong' }, 1000);
+    const badKey = new DarajaClient({ ...config, consumerSecret: 'wrong' }, 1000, watched().circuit);
     await expect(b2c(badKey, 'renew-3')).rejects.toBeInstanceOf(DarajaBusy);
   });
 });
+
+/** A circuit that keeps what the client told it of each call ('up' or 'down'), and admits calls or not. */
+function watched(admits = true): { circuit: RailCircuit; told: string[] } {
+  const told: string[] = [];
+  return {
+    told,
+    circuit: { admits: async () => admits, succeeded: async () => void told.push('up'), failed: async () => void told.push('down') },
+  };
+}
 
 describe('rails configuration', () => {
   const read = () => Buffer.from('certificate');
@@ -123,5 +153,13 @@ describe('rails configuration', () => {
       throw new Error('ENOENT');
     });
     expect(unreadable.problems.join()).toMatch(/MPESA_CERTIFICATE_PATH cannot be read/);
+  });
+
+  it('opens a circuit after 5 failures for 30 s unless told otherwise, and names bad circuit settings', () => {
+    expect(loadRailsConfig({}, 'sandbox', 'http://x', read).circuit).toEqual({ failures: 5, cooldownMs: 30000 });
+    expect(loadRailsConfig({ RAIL_CIRCUIT_FAILURES: '0', RAIL_CIRCUIT_COOLDOWN_MS: '5s' }, 'sandbox', 'http://x', read).problems).toEqual([
+      'RAIL_CIRCUIT_FAILURES must be a whole number from 1 to 999',
+      'RAIL_CIRCUIT_COOLDOWN_MS must be a whole number of milliseconds, at least 100',
+    ]);
   });
 });
