@@ -43,7 +43,7 @@ const TABLES = {
   /** Copied to every node: small, rarely written, read before the client is known or by every shard. */
   reference: ['api_keys', 'clients', 'fx_rates', 'users'],
   /** On the coordinator only: never written in a money transaction. */
-  local: ['fx_refreshes', 'portal_sessions', 'schema_function_sources', 'schema_migrations', 'settings', 'sign_in_attempts'],
+  local: ['fx_refreshes', 'portal_sessions', 'rail_health', 'schema_function_sources', 'schema_migrations', 'settings', 'sign_in_attempts'],
 } as const;
 
 /**
