@@ -49,6 +49,15 @@ export interface JengaConfig {
   timeoutMs: number;
 }
 
+export interface AfricasTalkingConfig {
+  baseUrl: string;
+  /** The Africa's Talking application's username. */
+  username: string;
+  apiKey: string;
+  /** Bound on each Africa's Talking call (AFRICASTALKING_TIMEOUT_MS); a send left unanswered is never sent again. */
+  timeoutMs: number;
+}
+
 export interface OpenExchangeRatesConfig {
   baseUrl: string;
   appId: string;
@@ -66,6 +75,7 @@ export interface RailsConfig {
   reconcileAfterMs: number;
   mpesa: MpesaConfig | null;
   jenga: JengaConfig | null;
+  africastalking: AfricasTalkingConfig | null;
   openexchangerates: OpenExchangeRatesConfig | null;
   /** What is missing or malformed; RailsModule refuses to start with any (a provider factory may not throw). */
   problems: string[];
@@ -92,6 +102,8 @@ const JENGA_REQUIRED = [
   'JENGA_SOURCE_ACCOUNT_NUMBER',
   'JENGA_SOURCE_ACCOUNT_NAME',
 ] as const;
+
+const AFRICASTALKING_REQUIRED = ['AFRICASTALKING_USERNAME', 'AFRICASTALKING_API_KEY'] as const;
 
 /**
  * Reads the rail choice and the chosen real operators' variables. Every missing or malformed variable is named in
@@ -189,6 +201,18 @@ export function loadRailsConfig(
     };
   }
 
+  let africastalking: AfricasTalkingConfig | null = null;
+  if (airtime === 'africastalking') {
+    const missing = AFRICASTALKING_REQUIRED.filter((name) => value(name) === undefined);
+    if (missing.length) problems.push(`RAIL_AIRTIME=africastalking needs ${missing.join(', ')}`);
+    africastalking = {
+      baseUrl: (value('AFRICASTALKING_BASE_URL') ?? 'https://api.africastalking.com').replace(/\/$/, ''),
+      username: value('AFRICASTALKING_USERNAME') ?? '',
+      apiKey: value('AFRICASTALKING_API_KEY') ?? '',
+      timeoutMs: timeout('AFRICASTALKING_TIMEOUT_MS'),
+    };
+  }
+
   let openexchangerates: OpenExchangeRatesConfig | null = null;
   if (fx === 'openexchangerates') {
     if (value('OPENEXCHANGERATES_APP_ID') === undefined) problems.push('FX_SOURCE=openexchangerates needs OPENEXCHANGERATES_APP_ID');
@@ -200,5 +224,16 @@ export function loadRailsConfig(
       spreadBps: Number(spreadRaw),
     };
   }
-  return { mobileMoney, bank, airtime, fx, reconcileAfterMs: Number(reconcileRaw) || 120000, mpesa, jenga, openexchangerates, problems };
+  return {
+    mobileMoney,
+    bank,
+    airtime,
+    fx,
+    reconcileAfterMs: Number(reconcileRaw) || 120000,
+    mpesa,
+    jenga,
+    africastalking,
+    openexchangerates,
+    problems,
+  };
 }
