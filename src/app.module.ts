@@ -32,6 +32,7 @@ import { PaymentStatementModule } from './payment-statement/payment-statement.mo
 import { CollectionsModule } from './collections/collections.module';
 import { ProfilesModule } from './profiles/profiles.module';
 import { RailsModule } from './rails/rails.module';
+import { AfricasTalkingCallbacksModule } from './rails/africastalking/africastalking-callbacks.module';
 import { MpesaCallbacksModule } from './rails/mpesa/mpesa-callbacks.module';
 import { RailReconciliationScheduler } from './rails/rail-reconciliation.scheduler';
 import { CollectionReversalsModule } from './collection-reversals/collection-reversals.module';
@@ -83,6 +84,7 @@ export type ProcessRole = 'api' | 'worker' | 'sandbox';
     PayoutRequestsModule,
     PortalModule,
     MpesaCallbacksModule,
+    AfricasTalkingCallbacksModule,
   ],
   controllers: [MetricsController],
 })

@@ -31,7 +31,7 @@ export class AirtimeProcessingService {
   /** The job queued at acceptance: tops up the slice's recipients still awaiting the provider and books the answers. */
   async process(requestId: string, first: number, last: number): Promise<void> {
     const awaiting = await this.airtime.awaitingProvider(this.db.manager, requestId, first, last);
-    await this.apply(awaiting, (topUp) => this.rail.topUp(topUp));
+    await this.apply(awaiting, (topUps) => this.rail.topUp(topUps));
   }
 
   /**
@@ -46,7 +46,7 @@ export class AirtimeProcessingService {
     }
     let finished = 0;
     for (const [requestId, recipients] of byRequest) {
-      finished += await this.apply(recipients, (topUp) => this.rail.outcomeOf(topUp)).catch((error: Error) => {
+      finished += await this.apply(recipients, (topUps) => this.rail.outcomeOf(topUps)).catch((error: Error) => {
         this.logger.warn(`airtime request ${requestId}: recipients could not be re-checked: ${error.message}`);
         return 0;
       });
@@ -55,17 +55,19 @@ export class AirtimeProcessingService {
   }
 
   /** Asks the provider about recipients of one request and books the answers; answers how many reached a final status. */
-  private async apply(recipients: RecipientRow[], ask: (topUp: AirtimeTopUp) => Promise<AirtimeOutcome>): Promise<number> {
-    // Asked outside the transaction: provider calls must not hold row locks. Asking again is safe (correlation id).
-    const outcomes = new Map<string, AirtimeOutcome>();
-    await Promise.all(
-      recipients.map(async (r) => {
-        outcomes.set(
-          r.id,
-          await ask({ correlationId: r.correlation_id, phoneNumber: r.phone_number, amount: r.amount, currency: r.currency }),
-        );
-      }),
+  private async apply(recipients: RecipientRow[], ask: (topUps: AirtimeTopUp[]) => Promise<AirtimeOutcome[]>): Promise<number> {
+    if (recipients.length === 0) return 0;
+    // Asked outside the transaction: provider calls must not hold row locks. Asking again is safe (per top-up).
+    const answers = await ask(
+      recipients.map((r) => ({
+        recipientId: r.id,
+        correlationId: r.correlation_id,
+        phoneNumber: r.phone_number,
+        amount: r.amount,
+        currency: r.currency,
+      })),
     );
+    const outcomes = new Map(recipients.map((r, i) => [r.id, answers[i]]));
     if (recipients.every((r) => nextState(r, outcomes.get(r.id)!) === null)) return 0;
     return this.book(outcomes);
   }

@@ -11,11 +11,12 @@ import { scheduleReconciliation } from '../infra/queue/reconciliation';
 import { AirtimeProcessingService } from './airtime-processing.service';
 import { AirtimeReconciliationService } from './airtime-reconciliation.service';
 
-type AirtimeJob = { requestId: string; first: string; last: string; outboxId?: string };
+type AirtimeJob = { requestId?: string; first?: string; last?: string; recipientId?: string; outboxId?: string };
 
 /**
- * The airtime queue (one job per slice of a request's recipients; the slices of a request run in parallel) and, in
- * every worker, the reconciliation pass over recipients left processing or jammed.
+ * The airtime queue (one job per slice of a request's recipients, the slices of a request in parallel; one per
+ * operator answer about a recipient) and, in every worker, the reconciliation pass over recipients left processing
+ * or jammed.
  */
 @Processor(QUEUES.airtime, { concurrency: 4 })
 export class AirtimeProcessor extends OutboxJobProcessor<AirtimeJob> implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -32,8 +33,13 @@ export class AirtimeProcessor extends OutboxJobProcessor<AirtimeJob> implements 
   }
 
   async process(job: Job<AirtimeJob>): Promise<void> {
+    // recheck: a rail's answer about one recipient arrived (operator callback or status query); booked as reconciliation would.
+    if (job.name === 'recheck') {
+      await this.processing.recheck([job.data.recipientId!]);
+      return;
+    }
     if (job.name !== 'process') throw new Error(`unknown airtime job ${job.name}`);
-    return this.processing.process(job.data.requestId, Number(job.data.first), Number(job.data.last));
+    return this.processing.process(job.data.requestId!, Number(job.data.first), Number(job.data.last));
   }
 
   onApplicationBootstrap(): void {

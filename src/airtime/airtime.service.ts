@@ -6,6 +6,7 @@ import { formatAmount, Money } from '../common/money';
 import { PAYOUT_CODES, PayoutError } from '../payout-requests/payout-error';
 import { payingServiceRefusal, refusedByPayingService } from '../float/paying-service';
 import { AIRTIME_RAIL, type AirtimeRail } from '../rails/airtime.rail';
+import { RailHealth } from '../rails/rail-health';
 import { airtimeDuplicate, airtimeNotFound, airtimeRejection, recipientResult, STATUS_MESSAGES, SERVICE_STATUS } from './airtime';
 import { AirtimeRequestDto } from './airtime.dto';
 import { AirtimeAcceptance, AirtimeRepository } from './airtime.repository';
@@ -23,16 +24,20 @@ export class AirtimeService {
     @InjectDataSource() private readonly db: DataSource,
     @Inject(AIRTIME_RAIL) private readonly rail: AirtimeRail,
     private readonly airtime: AirtimeRepository,
+    private readonly health: RailHealth,
   ) {}
 
   /**
    * Accepts a request: the recipients' numbers are checked here, everything else in one database call (the paying
    * service, each amount against its bounds, the reference, one reservation of the total with a hold per recipient,
-   * the recipients and the processing jobs), which commits all of it or nothing.
+   * the recipients and the processing jobs), which commits all of it or nothing. While the provider's circuit is
+   * open nothing is stored: the request is refused (503) and may be sent again.
    */
   async send(principal: GatewayPrincipal, dto: AirtimeRequestDto) {
     const { reference } = dto;
     assertDistinctNumbers(dto);
+    const down = await this.health.refusal(this.rail.operator);
+    if (down) throw PayoutError.unavailable(down, reference);
     const accepted = await this.airtime.accept({
       clientId: principal.clientId,
       reference,

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
 import { reconcileInBatches, scheduleReconciliation } from '../infra/queue/reconciliation';
+import { AfricasTalkingGateway } from './africastalking/africastalking-gateway';
 import { JengaGateway } from './jenga/jenga-gateway';
 import { MpesaGateway } from './mpesa/mpesa-gateway';
 import { RailRequestsRepository } from './rail-requests.repository';
@@ -20,10 +21,11 @@ export class RailReconciliationScheduler implements OnApplicationBootstrap, OnAp
     private readonly requests: RailRequestsRepository,
     @Optional() @Inject(MpesaGateway) private readonly mpesa: MpesaGateway | null,
     @Optional() @Inject(JengaGateway) private readonly jenga: JengaGateway | null,
+    @Optional() @Inject(AfricasTalkingGateway) private readonly africastalking: AfricasTalkingGateway | null,
   ) {}
 
   onApplicationBootstrap(): void {
-    for (const gateway of [this.mpesa, this.jenga]) {
+    for (const gateway of [this.mpesa, this.jenga, this.africastalking]) {
       if (!gateway) continue;
       this.stops.push(
         scheduleReconciliation(this.logger, `${gateway.rail} request(s)`, this.rails.reconcileAfterMs, () =>

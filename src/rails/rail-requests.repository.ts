@@ -5,7 +5,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { OutboxService } from '../infra/queue/outbox.service';
 import { Topic, TOPICS } from '../infra/queue/queues';
 
-export type SubjectKind = 'PAYMENT' | 'PAYOUT' | 'REVERSAL';
+export type SubjectKind = 'PAYMENT' | 'PAYOUT' | 'REVERSAL' | 'AIRTIME';
 export type RailOutcome = 'SUCCEEDED' | 'FAILED' | 'JAMMED';
 
 export interface RailRequestRow {
@@ -49,6 +49,7 @@ const FOLLOW_UP: Record<SubjectKind, { topic: Topic; key: string }> = {
   PAYMENT: { topic: TOPICS.settlePayment, key: 'paymentId' },
   PAYOUT: { topic: TOPICS.recheckPayout, key: 'payoutId' },
   REVERSAL: { topic: TOPICS.processReversal, key: 'reversalId' },
+  AIRTIME: { topic: TOPICS.recheckAirtime, key: 'recipientId' },
 };
 
 /**
@@ -94,6 +95,15 @@ export class RailRequestsRepository {
 
   async byId(id: string): Promise<RailRequestRow | null> {
     const [row] = await this.db.query(`SELECT * FROM rail_requests WHERE id = $1`, [id]);
+    return row ?? null;
+  }
+
+  /** The request the operator knows by this id (its own id for it, from its answer to our send). */
+  async byOperatorRequestId(rail: string, operatorRequestId: string): Promise<RailRequestRow | null> {
+    const [row] = await this.db.query(`SELECT * FROM rail_requests WHERE rail = $1 AND operator_request_id = $2`, [
+      rail,
+      operatorRequestId,
+    ]);
     return row ?? null;
   }
 

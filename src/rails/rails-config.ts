@@ -49,6 +49,15 @@ export interface JengaConfig {
   timeoutMs: number;
 }
 
+export interface AfricasTalkingConfig {
+  baseUrl: string;
+  /** The Africa's Talking application's username. */
+  username: string;
+  apiKey: string;
+  /** Bound on each Africa's Talking call (AFRICASTALKING_TIMEOUT_MS); a send left unanswered is never sent again. */
+  timeoutMs: number;
+}
+
 export interface OpenExchangeRatesConfig {
   baseUrl: string;
   appId: string;
@@ -68,6 +77,7 @@ export interface RailsConfig {
   circuit: { failures: number; cooldownMs: number };
   mpesa: MpesaConfig | null;
   jenga: JengaConfig | null;
+  africastalking: AfricasTalkingConfig | null;
   openexchangerates: OpenExchangeRatesConfig | null;
   /** What is missing or malformed; RailsModule refuses to start with any (a provider factory may not throw). */
   problems: string[];
@@ -94,6 +104,8 @@ const JENGA_REQUIRED = [
   'JENGA_SOURCE_ACCOUNT_NUMBER',
   'JENGA_SOURCE_ACCOUNT_NAME',
 ] as const;
+
+const AFRICASTALKING_REQUIRED = ['AFRICASTALKING_USERNAME', 'AFRICASTALKING_API_KEY'] as const;
 
 /**
  * Reads the rail choice and the chosen real operators' variables. Every missing or malformed variable is named in
@@ -196,6 +208,18 @@ export function loadRailsConfig(
     };
   }
 
+  let africastalking: AfricasTalkingConfig | null = null;
+  if (airtime === 'africastalking') {
+    const missing = AFRICASTALKING_REQUIRED.filter((name) => value(name) === undefined);
+    if (missing.length) problems.push(`RAIL_AIRTIME=africastalking needs ${missing.join(', ')}`);
+    africastalking = {
+      baseUrl: (value('AFRICASTALKING_BASE_URL') ?? 'https://api.africastalking.com').replace(/\/$/, ''),
+      username: value('AFRICASTALKING_USERNAME') ?? '',
+      apiKey: value('AFRICASTALKING_API_KEY') ?? '',
+      timeoutMs: timeout('AFRICASTALKING_TIMEOUT_MS'),
+    };
+  }
+
   let openexchangerates: OpenExchangeRatesConfig | null = null;
   if (fx === 'openexchangerates') {
     if (value('OPENEXCHANGERATES_APP_ID') === undefined) problems.push('FX_SOURCE=openexchangerates needs OPENEXCHANGERATES_APP_ID');
@@ -216,6 +240,7 @@ export function loadRailsConfig(
     circuit: { failures: Number(failuresRaw) || 5, cooldownMs: Number(cooldownRaw) || 30000 },
     mpesa,
     jenga,
+    africastalking,
     openexchangerates,
     problems,
   };

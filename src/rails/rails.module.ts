@@ -2,6 +2,8 @@ import { Global, Inject, Module, OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { readFileSync } from 'node:fs';
 import { APP_CONFIG, ConfigError, type AppConfig } from '../infra/config/app-config';
+import { AfricasTalkingAirtimeRail } from './africastalking/africastalking-airtime.rail';
+import { AfricasTalkingGateway } from './africastalking/africastalking-gateway';
 import { AIRTIME_RAIL } from './airtime.rail';
 import { MOBILE_MONEY_RAIL } from './mobile-money.rail';
 import { JengaGateway } from './jenga/jenga-gateway';
@@ -22,8 +24,8 @@ import { SandboxPayoutRail } from './sandbox-payout.rail';
 /**
  * The payment rails, each chosen by its variable (provider contract §11): RAIL_MOBILE_MONEY (charges, and payouts
  * to phones, paybills and tills), RAIL_BANK (payouts to bank accounts), RAIL_AIRTIME. A process in production whose
- * rail would be the sandbox simulator (chosen, or a real operator without an adapter yet) refuses to start, naming
- * it: it would take real merchants' money against test numbers.
+ * rail would be the sandbox simulator refuses to start, naming it: it would take real merchants' money against
+ * test numbers.
  */
 @Global()
 @Module({
@@ -49,6 +51,12 @@ import { SandboxPayoutRail } from './sandbox-payout.rail';
         rails.jenga ? new JengaGateway(rails, requests, health) : null,
     },
     {
+      provide: AfricasTalkingGateway,
+      inject: [RAILS_CONFIG, RailRequestsRepository, RailHealth],
+      useFactory: (rails: RailsConfig, requests: RailRequestsRepository, health: RailHealth) =>
+        rails.africastalking ? new AfricasTalkingGateway(rails, requests, health) : null,
+    },
+    {
       provide: MOBILE_MONEY_RAIL,
       inject: [RAILS_CONFIG, APP_CONFIG, MpesaGateway],
       useFactory: (rails: RailsConfig, app: AppConfig, mpesa: MpesaGateway | null) =>
@@ -66,9 +74,24 @@ import { SandboxPayoutRail } from './sandbox-payout.rail';
         );
       },
     },
-    { provide: AIRTIME_RAIL, useClass: SandboxAirtimeRail },
+    {
+      provide: AIRTIME_RAIL,
+      inject: [RAILS_CONFIG, APP_CONFIG, AfricasTalkingGateway],
+      useFactory: (rails: RailsConfig, app: AppConfig, africastalking: AfricasTalkingGateway | null) =>
+        rails.airtime === 'africastalking' ? new AfricasTalkingAirtimeRail(africastalking!) : new SandboxAirtimeRail(app),
+    },
   ],
-  exports: [RAILS_CONFIG, RailRequestsRepository, RailHealth, MpesaGateway, JengaGateway, MOBILE_MONEY_RAIL, PAYOUT_RAIL, AIRTIME_RAIL],
+  exports: [
+    RAILS_CONFIG,
+    RailRequestsRepository,
+    RailHealth,
+    MpesaGateway,
+    JengaGateway,
+    AfricasTalkingGateway,
+    MOBILE_MONEY_RAIL,
+    PAYOUT_RAIL,
+    AIRTIME_RAIL,
+  ],
 })
 export class RailsModule implements OnModuleInit {
   constructor(

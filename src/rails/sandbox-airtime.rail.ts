@@ -10,17 +10,23 @@ import { sandboxBehaviour } from './sandbox-outcomes';
  */
 @Injectable()
 export class SandboxAirtimeRail implements AirtimeRail {
+  readonly operator = null;
+
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
   settleDelayMs(): number {
     return this.config.sandboxSettleDelayMs;
   }
 
-  async topUp(topUp: AirtimeTopUp): Promise<AirtimeOutcome> {
-    return this.outcomeOf(topUp);
+  async topUp(topUps: AirtimeTopUp[]): Promise<AirtimeOutcome[]> {
+    return this.outcomeOf(topUps);
   }
 
-  async outcomeOf(topUp: AirtimeTopUp): Promise<AirtimeOutcome> {
+  async outcomeOf(topUps: AirtimeTopUp[]): Promise<AirtimeOutcome[]> {
+    return topUps.map((topUp) => this.outcome(topUp));
+  }
+
+  private outcome(topUp: AirtimeTopUp): AirtimeOutcome {
     switch (sandboxBehaviour(topUp.phoneNumber)) {
       case 'FAIL':
         return { status: 'FAILED', reason: 'The recipient number cannot receive airtime (sandbox)' };

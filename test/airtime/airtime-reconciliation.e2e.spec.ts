@@ -77,7 +77,11 @@ describe('airtime reconciliation (worker, sandbox provider)', () => {
   /** The provider now answers `answers` by correlation id, and the sandbox's answer for every other top-up. */
   function providerAnswers(answers: Record<string, AirtimeOutcome>) {
     const sandboxAnswer = rail.outcomeOf.bind(rail);
-    return jest.spyOn(rail, 'outcomeOf').mockImplementation(async (t: AirtimeTopUp) => answers[t.correlationId] ?? sandboxAnswer(t));
+    return jest
+      .spyOn(rail, 'outcomeOf')
+      .mockImplementation(async (topUps: AirtimeTopUp[]) =>
+        Promise.all(topUps.map(async (t) => answers[t.correlationId] ?? (await sandboxAnswer([t]))[0])),
+      );
   }
 
   it('re-asks about 601/604 recipients, keeps them held while the provider says so, and books its final answer once', async () => {
@@ -101,7 +105,7 @@ describe('airtime reconciliation (worker, sandbox provider)', () => {
     const asked = (t: AirtimeTopUp) => [processing.correlation_id, jammed.correlation_id].includes(t.correlationId);
     await waitFor(
       'the worker to re-ask about both stuck recipients',
-      () => outcomeOf.mock.calls.filter(([t]) => asked(t)).length >= 2,
+      () => outcomeOf.mock.calls.flatMap(([topUps]) => topUps).filter(asked).length >= 2,
       30_000,
     );
     expect((await holds(reference)).map((h: { service_status: number; hold: string }) => [h.service_status, h.hold])).toEqual([
@@ -174,7 +178,7 @@ describe('airtime reconciliation (worker, sandbox provider)', () => {
       30_000,
     );
     const mine = new Set(results.map((r) => r.correlation_id));
-    expect(outcomeOf.mock.calls.filter(([t]) => mine.has(t.correlationId))).toHaveLength(4);
+    expect(outcomeOf.mock.calls.flatMap(([topUps]) => topUps).filter((t) => mine.has(t.correlationId))).toHaveLength(4);
     expect((await holds(reference)).map((h: { outcome_entries: number }) => h.outcome_entries)).toEqual([1, 1, 1, 1]);
     const after = await airtimeMoney(app, merchant);
     expect(after.float).toBe(before.float);

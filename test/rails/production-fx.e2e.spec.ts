@@ -38,9 +38,9 @@ describe('FX source in production', () => {
     );
   });
 
-  it('names no FX problem once the app id is there (what still refuses the start is the other rails)', async () => {
+  it("names no FX problem once the app id is there (what still refuses the start is the airtime rail's variables)", async () => {
     const message = await startupError({ OPENEXCHANGERATES_APP_ID: 'oxr-app-id' });
     expect(message).not.toMatch(/OPENEXCHANGERATES|FX_/);
-    expect(message).toMatch(/no production adapter for the airtime rail/);
+    expect(message).toMatch(/RAIL_AIRTIME=africastalking needs AFRICASTALKING_USERNAME, AFRICASTALKING_API_KEY/);
   });
 });

@@ -1,6 +1,7 @@
 import { createHttpApp } from '../../src/http-app';
 import { STUB_CREDENTIALS } from '../support/daraja-stub';
 import { withEnv } from '../support/gateway-fixtures';
+import { AfricasTalkingStub } from '../support/africastalking-stub';
 import { JengaStub } from '../support/jenga-stub';
 import { createProductionApp, PRODUCTION_ENV } from '../support/production-app';
 
@@ -17,8 +18,10 @@ const RAIL_VARIABLES = [
   'FX_SOURCE',
   'JENGA_BASE_URL',
   'JENGA_PRIVATE_KEY_PATH',
+  'AFRICASTALKING_BASE_URL',
   ...Object.keys(STUB_CREDENTIALS),
   ...Object.keys(JengaStub.CREDENTIALS),
+  ...Object.keys(AfricasTalkingStub.CREDENTIALS),
 ];
 
 /** Starts the api with exactly these variables for the rails (the others unset). */
@@ -45,20 +48,27 @@ describe('rails in production', () => {
     await expect(startWith(allButPasskey)).rejects.toThrow(/needs MPESA_PASSKEY$|needs MPESA_PASSKEY;|needs MPESA_PASSKEY\b/);
   });
 
-  it('refuses to start with a sandbox rail, or a real one without an adapter yet, naming each', async () => {
-    await expect(startWith({ ...STUB_CREDENTIALS, RAIL_MOBILE_MONEY: 'sandbox', RAIL_BANK: 'sandbox' })).rejects.toThrow(
-      /no production adapter for the mobile-money rail \(RAIL_MOBILE_MONEY=sandbox\), the bank rail \(RAIL_BANK=sandbox\), the airtime rail \(RAIL_AIRTIME=africastalking\)/,
+  it('refuses to start with a sandbox rail, naming each', async () => {
+    await expect(
+      startWith({ ...STUB_CREDENTIALS, RAIL_MOBILE_MONEY: 'sandbox', RAIL_BANK: 'sandbox', RAIL_AIRTIME: 'sandbox' }),
+    ).rejects.toThrow(
+      /no production adapter for the mobile-money rail \(RAIL_MOBILE_MONEY=sandbox\), the bank rail \(RAIL_BANK=sandbox\), the airtime rail \(RAIL_AIRTIME=sandbox\)/,
     );
   });
 
-  it('names every missing Jenga variable, and with M-Pesa and Jenga complete only the airtime rail is left', async () => {
+  it("names every missing Jenga and Africa's Talking variable, and starts with all four rails configured", async () => {
     await expect(startWith({ ...STUB_CREDENTIALS, RAIL_BANK: 'jenga' })).rejects.toThrow(
       /RAIL_BANK=jenga needs JENGA_API_KEY, JENGA_MERCHANT_CODE, JENGA_CONSUMER_SECRET, JENGA_PRIVATE_KEY_PATH, JENGA_SOURCE_ACCOUNT_NUMBER, JENGA_SOURCE_ACCOUNT_NAME/,
     );
     const jenga = new JengaStub();
     await expect(startWith({ ...STUB_CREDENTIALS, ...jenga.env() })).rejects.toThrow(
-      /no production adapter for the airtime rail \(RAIL_AIRTIME=africastalking\): only/,
+      /RAIL_AIRTIME=africastalking needs AFRICASTALKING_USERNAME, AFRICASTALKING_API_KEY$/,
     );
+    const { AFRICASTALKING_API_KEY: _key, ...withoutKey } = AfricasTalkingStub.CREDENTIALS;
+    await expect(startWith({ ...STUB_CREDENTIALS, ...jenga.env(), ...withoutKey })).rejects.toThrow(
+      /RAIL_AIRTIME=africastalking needs AFRICASTALKING_API_KEY$/,
+    );
+    await expect(startWith({ ...STUB_CREDENTIALS, ...jenga.env(), ...AfricasTalkingStub.CREDENTIALS })).resolves.toBeUndefined();
   });
 
   it('refuses an M-Pesa callback base that is not HTTPS in production', async () => {

@@ -12,6 +12,7 @@ export const TOPICS = {
   expireCheckout: 'payments.expire-checkout',
   processReversal: 'payments.reverse',
   processAirtime: 'airtime.process',
+  recheckAirtime: 'airtime.recheck',
   processPayout: 'payouts.process',
   recheckPayout: 'payouts.recheck',
   sendNotification: 'notifications.send',

@@ -1,0 +1,282 @@
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import Decimal from 'decimal.js';
+import { AirtimeProcessingService } from '../../../src/airtime/airtime-processing.service';
+import { RECIPIENTS_PER_CALL } from '../../../src/rails/africastalking/africastalking-gateway';
+import {
+  AirtimeMerchant,
+  airtimeBody,
+  airtimeMoney,
+  airtimeStatus,
+  createAirtimeMerchant,
+  sendAirtime,
+} from '../../support/airtime-fixtures';
+import { AfricasTalkingRecipientPlan, AfricasTalkingStub } from '../../support/africastalking-stub';
+import {
+  AfricasTalkingSandbox,
+  airtimeRecipients,
+  startAfricasTalkingSandbox,
+  statusCallbackEffects,
+} from '../../support/africastalking-fixtures';
+import { MerchantReceiver, sleep, waitFor } from '../../support/gateway-fixtures';
+import { ledgerViolations } from '../../support/money-fixtures';
+import { dataSource } from '../../support/test-app';
+
+const FEE = '10';
+let sequence = 0;
+/** A fresh Kenyan number for each recipient, so the stub's counts are per recipient. */
+const phone = () => `2547${String(10_000_000 + (((Date.now() % 1_000_000) * 37 + sequence++) % 90_000_000)).padStart(8, '0')}`;
+
+/**
+ * Issue 19 (airtime): bulk airtime through Africa's Talking, against its stub: recipients sent in calls of its
+ * batch size with one requestId each; "Sent" is not success; the final status by callback or
+ * query/transaction/find settles or releases each hold once; a top-up whose answer was lost is never sent again.
+ */
+describe("Africa's Talking airtime (stub)", () => {
+  let sandbox: AfricasTalkingSandbox;
+  let app: NestFastifyApplication;
+  let stub: AfricasTalkingStub;
+  let receiver: MerchantReceiver;
+  let merchant: AirtimeMerchant;
+
+  beforeAll(async () => {
+    sandbox = await startAfricasTalkingSandbox();
+    ({ app, stub, receiver } = sandbox);
+    merchant = await createAirtimeMerchant(app, receiver);
+  });
+  afterEach(() => {
+    stub.plan = () => ({});
+    stub.callPlan = () => ({});
+    stub.callbackEncoding = 'form';
+  });
+  afterAll(async () => {
+    if (app) expect(await ledgerViolations(app)).toEqual([]);
+    await sandbox?.close();
+  });
+
+  /** Sends a request of these numbers (amount each) and waits until the provider was asked about all of them. */
+  async function send(numbers: string[], amount = '100') {
+    const body = airtimeBody(
+      numbers.map((phone_number) => ({ phone_number, amount })),
+      { service_code: merchant.serviceCode },
+    );
+    expect((await sendAirtime(app, merchant, body)).status).toBe(200);
+    await waitFor('every recipient asked about', async () =>
+      (await airtimeRecipients(app, body.reference)).every((r) => r.service_status !== 600) ? true : undefined,
+    );
+    return body.reference;
+  }
+
+  const statuses = async (reference: string, until: number[]) =>
+    waitFor(
+      `recipients of ${reference} to reach ${until.join(',')}`,
+      async () => {
+        const rows = await airtimeRecipients(app, reference);
+        return rows.map((r) => r.service_status).join() === until.join() ? rows : undefined;
+      },
+      20_000,
+    );
+
+  const merchantCallbacks = (reference: string) => receiver.forReference(reference);
+
+  it('tops up in calls of its batch size; Sent stays processing until Success (602) or Failed (603); Failed at send is 603', async () => {
+    const [succeeds, failsLater, failsAtSend] = [phone(), phone(), phone()];
+    stub.plan = (number) =>
+      ({
+        [`+${succeeds}`]: { callback: 'once', delayMs: 600 },
+        [`+${failsLater}`]: { final: 'Failed', callback: 'once', delayMs: 600 },
+        [`+${failsAtSend}`]: { sent: 'Failed' },
+      })[number] as AfricasTalkingRecipientPlan;
+    const before = await airtimeMoney(app, merchant);
+    const calls = stub.sends.length;
+    const reference = await send([succeeds, failsLater, failsAtSend]);
+
+    // One call for the three; Sent is not success: both wait for their final status, their money held.
+    expect(stub.sends.length).toBe(calls + 1);
+    expect(stub.sends.at(-1)!.recipients).toEqual([
+      { phoneNumber: succeeds, amount: 'KES 100.0000' },
+      { phoneNumber: failsLater, amount: 'KES 100.0000' },
+      { phoneNumber: failsAtSend, amount: 'KES 100.0000' },
+    ]);
+    const early = await airtimeRecipients(app, reference);
+    expect(early.map((r) => [r.service_status, r.hold])).toEqual([
+      [601, 'HELD'],
+      [601, 'HELD'],
+      [603, 'RELEASED'],
+    ]);
+
+    const rows = await statuses(reference, [602, 603, 603]);
+    expect(rows.map((r) => [r.hold, r.outcome_entries])).toEqual([
+      ['SETTLED', 1],
+      ['RELEASED', 1],
+      ['RELEASED', 1],
+    ]);
+    // The provider's requestId is the recipient's provider reference, kept on its rail request.
+    expect(rows[0].provider_reference).toBe(stub.topUpOf(succeeds)!.requestId);
+    expect(rows[0].operator_request_id).toBe(stub.topUpOf(succeeds)!.requestId);
+    const after = await airtimeMoney(app, merchant);
+    expect(after.float).toBe(new Decimal(before.float).minus(100).minus(FEE).toFixed(4));
+    expect(after.inFlight).toBe(before.inFlight);
+    for (const number of [succeeds, failsLater, failsAtSend]) expect(stub.sentTo(number)).toBe(1);
+    await waitFor('three merchant callbacks', () => (merchantCallbacks(reference).length === 3 ? true : undefined));
+    expect(
+      merchantCallbacks(reference)
+        .map((c) => [c.body.phone_number, c.body.service_status])
+        .sort(),
+    ).toEqual(
+      [
+        [succeeds, 602],
+        [failsLater, 603],
+        [failsAtSend, 603],
+      ].sort(),
+    );
+  });
+
+  it('sends a bulk request in calls of at most its batch size, each number once', async () => {
+    const numbers = Array.from({ length: RECIPIENTS_PER_CALL * 2 + 3 }, phone);
+    const calls = stub.sends.length;
+    const reference = await send(numbers, '5');
+    await statuses(
+      reference,
+      numbers.map(() => 602),
+    );
+    const made = stub.sends.slice(calls);
+    expect(made.every((call) => call.recipients.length <= RECIPIENTS_PER_CALL)).toBe(true);
+    expect(made.flatMap((call) => call.recipients.map((r) => r.phoneNumber)).sort()).toEqual([...numbers].sort());
+    expect(new Set(made.map((call) => call.idempotencyKey)).size).toBe(made.length);
+  });
+
+  it('a refused call (400 with a reason) fails its recipients: amount and fee back to the float', async () => {
+    stub.callPlan = () => ({ fault: 'refuse' });
+    const before = await airtimeMoney(app, merchant);
+    const number = phone();
+    const reference = await send([number]);
+    const [row] = await statuses(reference, [603]);
+    expect(row.hold).toBe('RELEASED');
+    expect((await airtimeStatus(app, merchant, reference)).body[0].message).toMatch(/Invalid amount/);
+    expect(await airtimeMoney(app, merchant)).toEqual(before);
+    expect(stub.sentTo(number)).toBe(1);
+  });
+
+  it('a call not taken (401, 503) is sent again later and tops up once', async () => {
+    for (const fault of ['unauthorized', 'busy'] as const) {
+      let first = true;
+      stub.callPlan = () => {
+        const plan = first ? { fault } : {};
+        first = false;
+        return plan;
+      };
+      const number = phone();
+      const reference = await send([number]);
+      expect((await airtimeRecipients(app, reference))[0].rail_state).toBe('BUSY');
+      await statuses(reference, [602]);
+      expect(stub.sentTo(number)).toBe(2);
+      expect(stub.topUps.filter((t) => t.phoneNumber === `+${number}`)).toHaveLength(1);
+    }
+  });
+
+  it('a call whose answer was lost (500, time-out) is never sent again; jammed (604) after 24 h for airtime:resolve', async () => {
+    for (const fault of ['http500', 'timeout'] as const) {
+      stub.callPlan = () => ({ fault });
+      const number = phone();
+      const before = await airtimeMoney(app, merchant);
+      const reference = await send([number]);
+      const [row] = await airtimeRecipients(app, reference);
+      expect([row.service_status, row.hold, row.rail_state, row.operator_request_id]).toEqual([601, 'HELD', 'UNKNOWN', null]);
+      // Its status callback names a requestId we were never told: kept, unmatched, nothing moves.
+      const topUp = stub.topUpOf(number)!;
+      await waitFor('its status callback', async () => ((await statusCallbackEffects(app, topUp.requestId)).length > 0 ? true : undefined));
+      expect(await statusCallbackEffects(app, topUp.requestId)).toEqual(['UNMATCHED']);
+      // Several reconciliation rounds later: still held, sent once, not asked (there is no requestId to ask by).
+      await sleep(2500);
+      expect((await airtimeRecipients(app, reference))[0].service_status).toBe(601);
+      expect(stub.sentTo(number)).toBe(1);
+
+      // A day on, the top-up is jammed; the operator resolves it from Africa's Talking's dashboard.
+      await dataSource(app).query(
+        `UPDATE rail_requests SET created_at = now() - interval '25 hours', next_query_at = now() WHERE id = $1`,
+        [row.rail_request_id],
+      );
+      await statuses(reference, [604]);
+      await app.get(AirtimeProcessingService).resolveByOperator(merchant.clientId, reference, number, 'FAILED');
+      const [resolved] = await statuses(reference, [603]);
+      expect(resolved.hold).toBe('RELEASED');
+      expect(await airtimeMoney(app, merchant)).toEqual(before);
+      expect(stub.sentTo(number)).toBe(1);
+    }
+  });
+
+  it('callbacks twice, contradicting, or before the send was answered settle each recipient once', async () => {
+    stub.callbackEncoding = 'json';
+    const [twice, successThenFailed, failedThenSuccess, early] = [phone(), phone(), phone(), phone()];
+    const plans: Record<string, AfricasTalkingRecipientPlan> = {
+      [`+${twice}`]: { callback: 'twice' },
+      [`+${successThenFailed}`]: { callback: 'contradicting' },
+      [`+${failedThenSuccess}`]: { final: 'Failed', callback: 'contradicting' },
+      [`+${early}`]: { callback: 'early' },
+    };
+    stub.plan = (number) => plans[number];
+    const before = await airtimeMoney(app, merchant);
+    const reference = await send([twice, successThenFailed, failedThenSuccess, early]);
+    // The early callback came before we knew its requestId: unmatched; query/transaction/find settles it instead.
+    const rows = await statuses(reference, [602, 602, 603, 602]);
+    expect(rows.map((r) => r.outcome_entries)).toEqual([1, 1, 1, 1]);
+    const effects = async (number: string) => statusCallbackEffects(app, stub.topUpOf(number)!.requestId);
+    await waitFor('every callback kept', async () => ((await effects(failedThenSuccess)).length === 2 ? true : undefined));
+    expect(await effects(twice)).toEqual(['APPLIED', 'REPEATED']);
+    expect(await effects(successThenFailed)).toEqual(['APPLIED', 'REPEATED']);
+    expect(await effects(failedThenSuccess)).toEqual(['APPLIED', 'REPEATED']);
+    expect(await effects(early)).toEqual(['UNMATCHED']);
+    expect(stub.finds).toContain(stub.topUpOf(early)!.requestId);
+    expect(stub.delivered.every((d) => d.status === 200)).toBe(true);
+
+    await waitFor('four merchant callbacks', () => (merchantCallbacks(reference).length >= 4 ? true : undefined));
+    await sleep(1000);
+    expect(merchantCallbacks(reference)).toHaveLength(4);
+    const after = await airtimeMoney(app, merchant);
+    expect(after.float).toBe(new Decimal(before.float).minus(new Decimal(110).times(3)).toFixed(4));
+    expect(after.inFlight).toBe(before.inFlight);
+  });
+
+  it('a lost status callback is resolved by query/transaction/find', async () => {
+    const number = phone();
+    stub.plan = () => ({ final: 'Failed', callback: 'never' });
+    const before = await airtimeMoney(app, merchant);
+    const reference = await send([number]);
+    const [row] = await statuses(reference, [603]);
+    expect(stub.finds).toContain(row.operator_request_id);
+    expect(await statusCallbackEffects(app, row.operator_request_id)).toEqual([]);
+    expect(await airtimeMoney(app, merchant)).toEqual(before);
+  });
+
+  it('a forged status (unknown requestId, another number or value) changes nothing; an unreadable one is refused', async () => {
+    const number = phone();
+    stub.plan = () => ({ callback: 'never', delayMs: 60_000 });
+    const reference = await send([number]);
+    const topUp = stub.topUpOf(number)!;
+    const before = await airtimeMoney(app, merchant);
+    for (const forged of [
+      { ...stub.statusOf(topUp, 'Failed'), requestId: 'ATQid_0000000000000000000000000000dead' },
+      { ...stub.statusOf(topUp, 'Failed'), phoneNumber: '+254799999999' },
+      { ...stub.statusOf(topUp, 'Failed'), value: 'KES 1000.0000' },
+    ]) {
+      expect(await stub.postStatus(forged)).toBe(200);
+    }
+    expect(await stub.postStatus({ status: 'Failed' })).toBe(400);
+    const [row] = await airtimeRecipients(app, reference);
+    expect([row.service_status, row.hold, row.rail_outcome]).toEqual([601, 'HELD', null]);
+    expect(await statusCallbackEffects(app, topUp.requestId)).toEqual(['UNMATCHED', 'UNMATCHED']);
+    expect(await statusCallbackEffects(app, 'ATQid_0000000000000000000000000000dead')).toEqual(['UNMATCHED']);
+    expect(await airtimeMoney(app, merchant)).toEqual(before);
+
+    // The real status, form-encoded, with the value written differently, is believed.
+    expect(await stub.postStatus({ ...stub.statusOf(topUp, 'Success'), value: 'KES 100' })).toBe(200);
+    await statuses(reference, [602]);
+  });
+
+  it('keeps its callback route out of the merchant OpenAPI document', async () => {
+    const res = await app.inject({ method: 'GET', url: '/docs-json' });
+    expect(res.statusCode).toBe(200);
+    expect(Object.keys(res.json().paths).filter((path) => path.startsWith('/rails'))).toEqual([]);
+    expect(Object.keys(res.json().paths)).toContain('/v1/gw/airtime/send');
+  });
+});
