@@ -5,7 +5,7 @@ import { CurrentGatewayClient, type GatewayPrincipal } from '../auth/gateway/gat
 import { AirtimeAcknowledgement, AirtimeErrorBody, AirtimeRecipientResult, AirtimeRequestDto } from './airtime.dto';
 import { AirtimeService } from './airtime.service';
 import { AirtimeErrorFilter } from './airtime-error.filter';
-import { BadRequestOrUnreadable, Doc } from '../common/openapi/api-docs';
+import { ApiErrors, BadRequestOrUnreadable, Doc } from '../common/openapi/api-docs';
 
 @GatewayController('v1/gw/airtime', 'airtime', AirtimeErrorFilter)
 export class AirtimeController {
@@ -20,6 +20,7 @@ export class AirtimeController {
   @ApiOkResponse({ type: AirtimeAcknowledgement, description: '720: accepted; results follow by callback and status query' })
   @BadRequestOrUnreadable(AirtimeErrorBody, '721: refused, nothing stored')
   @ApiConflictResponse({ type: AirtimeErrorBody, description: '722: the reference was used before' })
+  @ApiErrors(AirtimeErrorBody, { 503: '721 (error_code FAILED): the airtime provider is down; nothing is held on the float' })
   send(@CurrentGatewayClient() client: GatewayPrincipal, @Body() body: AirtimeRequestDto) {
     return this.airtime.send(client, body);
   }

@@ -68,6 +68,7 @@ export class AirtimeErrorBody {
       'INSUFFICIENT_BALANCE',
       'DUPLICATE_IGNORED',
       'RESOURCE_NOT_FOUND',
+      'FAILED',
     ],
     example: 'VALIDATION_FAILED',
   })

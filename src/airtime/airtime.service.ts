@@ -7,7 +7,15 @@ import { PAYOUT_CODES, PayoutError } from '../payout-requests/payout-error';
 import { payingServiceRefusal, refusedByPayingService } from '../float/paying-service';
 import { AIRTIME_RAIL, type AirtimeRail } from '../rails/airtime.rail';
 import { RailHealth } from '../rails/rail-health';
-import { airtimeDuplicate, airtimeNotFound, airtimeRejection, recipientResult, STATUS_MESSAGES, SERVICE_STATUS } from './airtime';
+import {
+  airtimeDuplicate,
+  airtimeNotFound,
+  airtimeUnavailable,
+  airtimeRejection,
+  recipientResult,
+  STATUS_MESSAGES,
+  SERVICE_STATUS,
+} from './airtime';
 import { AirtimeRequestDto } from './airtime.dto';
 import { AirtimeAcceptance, AirtimeRepository } from './airtime.repository';
 
@@ -37,7 +45,7 @@ export class AirtimeService {
     const { reference } = dto;
     assertDistinctNumbers(dto);
     const down = await this.health.refusal(this.rail.operator);
-    if (down) throw PayoutError.unavailable(down, reference);
+    if (down) throw airtimeUnavailable(reference, down);
     const accepted = await this.airtime.accept({
       clientId: principal.clientId,
       reference,

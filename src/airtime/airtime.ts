@@ -1,5 +1,5 @@
 import { Money } from '../common/money';
-import { PayoutError } from '../payout-requests/payout-error';
+import { PAYOUT_CODES, PayoutError } from '../payout-requests/payout-error';
 
 /** Airtime service_status codes (disbursement document §3; airtime_recipients.service_status, starting UNPROCESSED). */
 export const SERVICE_STATUS = {
@@ -75,6 +75,11 @@ export type RejectionCode = keyof typeof REJECTIONS;
 /** 721 (HTTP 400): the request is refused and nothing was stored. */
 export function airtimeRejection(reference: string | undefined, errorCode: RejectionCode, message: string): PayoutError {
   return PayoutError.rejected(errorCode, REJECTIONS[errorCode], reference, message);
+}
+
+/** 721 FAILED (HTTP 503) while the provider is down: the body of any airtime outage, saying which. */
+export function airtimeUnavailable(reference: string, why: string): PayoutError {
+  return new PayoutError(PAYOUT_CODES.REJECTED, 'FAILED', 'Service unavailable', reference, why, 503);
 }
 
 /** 722 (HTTP 409): the reference was used before; nothing new happens. */

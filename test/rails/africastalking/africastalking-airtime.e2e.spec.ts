@@ -273,6 +273,39 @@ describe("Africa's Talking airtime (stub)", () => {
     await statuses(reference, [602]);
   });
 
+  it("while Africa's Talking keeps failing, its circuit opens: new requests are refused (503, 721 FAILED) and nothing is stored", async () => {
+    stub.callPlan = () => ({ fault: 'busy' });
+    const held = Array.from({ length: 5 }, () => phone());
+    const heldReferences: string[] = [];
+    for (const number of held) heldReferences.push(await send([number]));
+    await waitFor(
+      'the circuit to open',
+      async () => {
+        const [row] = await dataSource(app).query(`SELECT open_until FROM rail_health WHERE rail = 'africastalking'`);
+        return row?.open_until && new Date(row.open_until).getTime() > Date.now() ? true : undefined;
+      },
+      20_000,
+    );
+    await sleep(1100); // the api's cached copy of the circuit is at most a second old
+
+    const before = await airtimeMoney(app, merchant);
+    const body = airtimeBody([{ phone_number: phone(), amount: '100' }], { service_code: merchant.serviceCode });
+    const refused = await sendAirtime(app, merchant, body);
+    expect(refused.status).toBe(503);
+    expect(refused.headers['retry-after']).toBeDefined();
+    expect(refused.body).toMatchObject({ reference: body.reference, response_code: 721, error_code: 'FAILED' });
+    expect(refused.body.message).toMatch(/airtime rail \(Africa's Talking\) is unavailable/);
+    expect(await dataSource(app).query(`SELECT 1 FROM airtime_requests WHERE reference = $1`, [body.reference])).toEqual([]);
+    expect(await airtimeMoney(app, merchant)).toEqual(before);
+
+    // Africa's Talking is back and the circuit closed: the request held meanwhile tops up once.
+    stub.callPlan = () => ({});
+    await dataSource(app).query(`DELETE FROM rail_health WHERE rail = 'africastalking'`);
+    await sleep(1100);
+    for (const reference of heldReferences) await statuses(reference, [602]);
+    expect(held.map((number) => stub.topUps.filter((t) => t.phoneNumber === `+${number}`).length)).toEqual([1, 1, 1, 1, 1]);
+  });
+
   it('keeps its callback route out of the merchant OpenAPI document', async () => {
     const res = await app.inject({ method: 'GET', url: '/docs-json' });
     expect(res.statusCode).toBe(200);

@@ -112,5 +112,5 @@ describe("production airtime on Africa's Talking: 1,000 recipients end to end", 
     );
     expect(callbacks.every((c) => c.url === MERCHANT_AIRTIME_URL)).toBe(true);
     expect(callbacks.map((c) => `${c.phone}:${c.status}`).sort()).toEqual(recipients.map((r) => `${r.phone_number}:${r.expected}`).sort());
-  });
+  }, 300_000);
 });
