@@ -1,10 +1,12 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import Decimal from 'decimal.js';
-import { gateway, GatewayMerchant, waitFor } from '../../support/gateway-fixtures';
+import { gateway, GatewayMerchant, sleep, waitFor } from '../../support/gateway-fixtures';
 import {
   b2bBody,
+  BasicCredentials,
   createPayoutMerchant,
   expectPayoutAnswer,
+  expectSignedCallback,
   floatBalance,
   localPayoutBody,
   PAYOUT_PATHS,
@@ -24,12 +26,13 @@ describe('M-Pesa payouts (Daraja stub)', () => {
   let sandbox: MpesaSandbox;
   let app: NestFastifyApplication;
   let merchant: GatewayMerchant;
+  let basic: BasicCredentials;
 
   beforeAll(async () => {
     sandbox = await startMpesaSandbox();
     app = sandbox.app;
     merchant = await createPayoutMerchant(app, { float: '100000' });
-    await setPayoutsCallback(app, merchant, sandbox.receiver.url('/payouts'));
+    basic = await setPayoutsCallback(app, merchant, sandbox.receiver.url('/payouts'));
   });
   afterAll(async () => sandbox?.close());
   afterEach(() => (sandbox.stub.plan = () => ({})));
@@ -42,6 +45,8 @@ describe('M-Pesa payouts (Daraja stub)', () => {
 
   /** B2C calls that reached the stub with this request's OriginatorConversationID. */
   const b2cSends = (requestId: string) => sandbox.stub.sent('B2C', (body) => body.OriginatorConversationID === requestId);
+  /** B2B calls that reached the stub for this request (found by its result URL, which ends in our id). */
+  const b2bSends = (requestId: string) => sandbox.stub.sent('B2B', (body) => String(body.ResultURL).endsWith(`/${requestId}`));
 
   it('pays a phone by B2C from our payout shortcode, keeps the receipt, and calls the merchant back', async () => {
     const body = localPayoutBody(merchant, { sender_amount: '1500', recipient_amount: '1500', callback_url: sandbox.receiver.url() });
@@ -108,17 +113,18 @@ describe('M-Pesa payouts (Daraja stub)', () => {
     expect(sandbox.stub.transactions.filter((t) => t.body.OriginatorConversationID === request.id)).toHaveLength(1);
   });
 
-  it('B2B pays a paybill (BusinessPayBill with the account reference) and a till (BusinessBuyGoods)', async () => {
-    const paybill = b2bBody(merchant, { amount: '2500', payment_account_reference: 'INV-77' });
+  it('B2B pays a paybill (BusinessPayBill with the account reference) and a till (BusinessBuyGoods), and calls the merchant back with the receipt', async () => {
+    const paybill = b2bBody(merchant, { amount: '2500', payment_account_reference: 'INV-77', callback_url: sandbox.receiver.url() });
     const till = b2bBody(merchant, {
       amount: '300',
       recipient_type: 'TILL',
       recipient_account_number: '5123456',
       payment_method: 'MMONEY_B2B',
+      callback_url: sandbox.receiver.url(),
     });
-    for (const [body, command] of [
-      [paybill, 'BusinessPayBill'],
-      [till, 'BusinessBuyGoods'],
+    for (const [body, command, destination] of [
+      [paybill, 'BusinessPayBill', 'paybill'],
+      [till, 'BusinessBuyGoods', 'till'],
     ] as const) {
       const payout = await payOut(body, PAYOUT_PATHS.b2b);
       await waitForPayoutStatus(app, merchant, body.payout_reference as string, 700, { b2b: true });
@@ -134,6 +140,22 @@ describe('M-Pesa payouts (Daraja stub)', () => {
         RecieverIdentifierType: '4',
       });
       if (command === 'BusinessPayBill') expect(sent.body.AccountReference).toBe('INV-77');
+      // The merchant hears of it (disbursement document §2, B2B result): payment_reference is M-Pesa's receipt.
+      const callback = await waitFor('the B2B callback', () => sandbox.receiver.at(body.callback_url as string)[0]);
+      expectSignedCallback(callback, merchant, basic);
+      expect(callback.body).toMatchObject({
+        payout_reference: body.payout_reference,
+        transaction_id: payout.id,
+        payment_reference: sent.receipt,
+        destination,
+        payment_status: 700,
+        amount: `${body.amount}.0000`,
+        currency: 'KES',
+        account_number: body.recipient_account_number,
+      });
+      expect(b2bSends(request.id)).toBe(1);
+      await sleep(300);
+      expect(sandbox.receiver.at(body.callback_url as string)).toHaveLength(1);
     }
   });
 
