@@ -8,6 +8,7 @@ import {
   expectPayoutAnswer,
   expectSignedCallback,
   floatBalance,
+  imtBody,
   localPayoutBody,
   PAYOUT_PATHS,
   payoutRow,
@@ -157,6 +158,39 @@ describe('M-Pesa payouts (Daraja stub)', () => {
       await sleep(300);
       expect(sandbox.receiver.at(body.callback_url as string)).toHaveLength(1);
     }
+  });
+
+  it('an IMT to a mobile wallet is a B2C BusinessPayment under its own OriginatorConversationID, settles and calls back the receipt', async () => {
+    const body = imtBody(merchant, {
+      sender_amount: '1200',
+      destination_currency: 'KES',
+      exchange_rate: '1',
+      recipient_amount: '1200',
+      callback_url: sandbox.receiver.url(),
+    });
+    const payout = await payOut(body, PAYOUT_PATHS.imt);
+    expect(payout.kind).toBe('IMT');
+    const result = await waitForPayoutStatus(app, merchant, body.payout_reference as string, 700);
+    const request = (await railRequest(app, 'PAYOUT', payout.id))!;
+    expect(request.operation).toBe('B2C');
+    const sent = sandbox.stub.transactions.filter((t) => t.operation === 'B2C' && t.body.OriginatorConversationID === request.id);
+    expect(sent).toHaveLength(1);
+    expect(sent[0].body).toMatchObject({
+      InitiatorName: 'testapi',
+      CommandID: 'BusinessPayment',
+      Amount: 1200,
+      PartyA: '600996',
+      PartyB: body.recipient_phone_number,
+    });
+    expect(b2cSends(request.id)).toBe(1);
+    expect(result.data).toMatchObject({ payment_status: 700, reference: sent[0].receipt, amount: '1200.0000', currency: 'KES' });
+    const callback = await waitFor('the IMT callback', () => sandbox.receiver.at(body.callback_url as string)[0]);
+    expectSignedCallback(callback, merchant, basic);
+    expect(callback.body).toMatchObject({
+      payout_reference: body.payout_reference,
+      destination: 'mobile_wallet',
+      data: { payment_status: 700, reference: sent[0].receipt, amount: '1200.0000', recipient_phone_number: body.recipient_phone_number },
+    });
   });
 
   it('refuses a fractional M-Pesa payout or B2B at acceptance (721) and stores nothing', async () => {
