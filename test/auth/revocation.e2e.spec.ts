@@ -1,10 +1,10 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import request from 'supertest';
-import { CREDENTIAL_STATUS_TTL_MS } from '../../src/auth/credential-status.service';
+import { CREDENTIAL_CHANNEL, CREDENTIAL_STATUS_TTL_MS } from '../../src/auth/credential-status.service';
 import { ApiKeysService } from '../../src/auth/gateway/api-keys.service';
 import { UsersService } from '../../src/auth/users.service';
 import { createHttpApp } from '../../src/http-app';
-import { createGatewayMerchant, gateway, sleep } from '../support/gateway-fixtures';
+import { createGatewayMerchant, gateway, sleep, waitFor } from '../support/gateway-fixtures';
 import { createTenant, dataSource } from '../support/test-app';
 
 /** Well under the credential cache's lifetime (2 s), which is what a process not told of a change waits out. */
@@ -18,6 +18,8 @@ const PROMPTLY_MS = 100;
 describe('revocation reaches every api process at commit', () => {
   let a: NestFastifyApplication;
   let b: NestFastifyApplication;
+  /** A third process, of one test; closed with the others: Passport keeps one strategy per name for the whole Node process, the last app's. */
+  let c: NestFastifyApplication | undefined;
 
   beforeAll(async () => {
     a = await createHttpApp('api');
@@ -26,6 +28,7 @@ describe('revocation reaches every api process at commit', () => {
   afterAll(async () => {
     await a?.close();
     await b?.close();
+    await c?.close();
   });
 
   /**
@@ -99,5 +102,55 @@ describe('revocation reaches every api process at commit', () => {
     expect(elapsed).toBeLessThan(PROMPTLY_MS);
     // The new password opens a new session.
     await portalSession(b, tenant.username, 'a new password');
+  });
+
+  describe('when the listening connection is lost', () => {
+    /** The backends LISTENing for credential changes on this database (one per api process that has checked a token). */
+    async function listeners(): Promise<number[]> {
+      const rows = await dataSource(a).query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = $1`, [
+        `LISTEN "${CREDENTIAL_CHANNEL}"`,
+      ]);
+      return rows.map((row: { pid: number }) => row.pid);
+    }
+
+    it('drops its cache: a revocation no process announced is refused at once; it listens again and keeps working', async () => {
+      // A process of its own, so that its LISTEN connection is told apart from every other one by appearing.
+      c = await createHttpApp('api');
+      const app = c;
+      const others = await listeners();
+      const merchant = await createGatewayMerchant(a);
+      const call = async () => (await gateway(app, merchant.token).get('/v1/transaction/1/status')).status;
+      expect(await call()).toBe(404);
+      // (Another test file's process starting meanwhile would be cut too, which it survives the same way.)
+      const lost = await waitFor('its listening connection', async () => {
+        const appeared = (await listeners()).filter((pid) => !others.includes(pid));
+        return appeared.length > 0 ? appeared : undefined;
+      });
+
+      // Its cache answers for the key now; then the connection is cut, and the key revoked behind every process's
+      // back (no announcement): only a process that forgot what it knew refuses at once.
+      const elapsed = await timeToRefusal(call, 404, 401, async () => {
+        await dataSource(a).query(`SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid`, [lost]);
+        await dataSource(a).query(`UPDATE api_keys SET revoked_at = now() WHERE consumer_key = $1`, [merchant.consumerKey]);
+      });
+      expect(elapsed).toBeLessThan(PROMPTLY_MS);
+
+      // It listens again (a new connection) and is back to normal: it keeps answers for speed, and an announced
+      // revocation still reaches it at once.
+      await waitFor('it to listen again', async () =>
+        (await listeners()).some((pid) => !others.includes(pid) && !lost.includes(pid)) ? true : undefined,
+      );
+      const cached = await createGatewayMerchant(a);
+      const cachedCall = async () => (await gateway(app, cached.token).get('/v1/transaction/1/status')).status;
+      const unannounced = await timeToRefusal(cachedCall, 404, 401, () =>
+        dataSource(a).query(`UPDATE api_keys SET revoked_at = now() WHERE consumer_key = $1`, [cached.consumerKey]),
+      );
+      expect(unannounced).toBeGreaterThan(PROMPTLY_MS);
+      const announced = await createGatewayMerchant(a);
+      const announcedCall = async () => (await gateway(app, announced.token).get('/v1/transaction/1/status')).status;
+      expect(
+        await timeToRefusal(announcedCall, 404, 401, () => a.get(ApiKeysService).revoke(announced.clientId, announced.consumerKey)),
+      ).toBeLessThan(PROMPTLY_MS);
+    });
   });
 });

@@ -13,6 +13,8 @@ import {
   waitForPaymentStatus,
 } from '../support/gateway-fixtures';
 import { QUEUES } from '../../src/infra/queue/queues';
+import { airtimeBody, createAirtimeMerchant, sendAirtime, waitForProcessed } from '../support/airtime-fixtures';
+import { expectPayoutAnswer, mobilePayoutBody, PAYOUT_PATHS, waitForPayoutStatus } from '../support/disbursement-fixtures';
 import { dataSource } from '../support/test-app';
 
 const ADMIN_USERNAME = 'ops-admin';
@@ -184,6 +186,52 @@ describe('engine metrics and the queue dashboard', () => {
     const after = parseMetrics((await http().get('/metrics').expect(200)).text);
     expect(sample(after, 'paygate_callbacks_pending', { due: 'later' })).toBe(later + 1);
     await dataSource(app).query(`DELETE FROM callback_deliveries WHERE reference = 'metrics-later'`);
+  });
+
+  it('counts payouts and airtime top-ups by the status they end in (paygate_payouts, paygate_airtime_recipients)', async () => {
+    const counts = async () => {
+      const samples = parseMetrics((await http().get('/metrics').expect(200)).text);
+      const of = (name: string, status: string) => sample(samples, name, { status }) ?? 0;
+      return {
+        payouts: { 700: of('paygate_payouts', '700'), 701: of('paygate_payouts', '701'), 703: of('paygate_payouts', '703') },
+        airtime: {
+          600: of('paygate_airtime_recipients', '600'),
+          602: of('paygate_airtime_recipients', '602'),
+          603: of('paygate_airtime_recipients', '603'),
+        },
+      };
+    };
+    const before = await counts();
+    const payer = await createAirtimeMerchant(app, receiver);
+    // Two payouts that succeed and one the rail fails (sandbox rails table).
+    const payouts = [mobilePayoutBody(payer, 'ok'), mobilePayoutBody(payer, 'ok'), mobilePayoutBody(payer, 'failed')];
+    for (const body of payouts) {
+      expectPayoutAnswer(await gateway(app, payer.token).post(PAYOUT_PATHS.local).send(body), 720, body.payout_reference as string);
+    }
+    // One airtime request: two top-ups sent, one failed.
+    const airtime = airtimeBody(
+      [
+        { phone_number: '254712345678', amount: '50' },
+        { phone_number: '254722000333', amount: '20' },
+        { phone_number: '254700000001', amount: '30' },
+      ],
+      { service_code: payer.serviceCode },
+    );
+    expect((await sendAirtime(app, payer, airtime)).status).toBe(200);
+    for (const [body, status] of [
+      [payouts[0], 700],
+      [payouts[1], 700],
+      [payouts[2], 701],
+    ] as const) {
+      await waitForPayoutStatus(app, payer, body.payout_reference as string, status);
+    }
+    expect((await waitForProcessed(app, payer, airtime.reference)).map((r) => r.service_status)).toEqual([602, 602, 603]);
+
+    // Each counted once, under its final status; none left counted as pending or processing.
+    expect(await counts()).toEqual({
+      payouts: { 700: before.payouts[700] + 2, 701: before.payouts[701] + 1, 703: before.payouts[703] },
+      airtime: { 600: before.airtime[600], 602: before.airtime[602] + 2, 603: before.airtime[603] + 1 },
+    });
   });
 
   describe('/admin/queues', () => {

@@ -72,6 +72,8 @@ export class DarajaStub {
   tokenSeconds: string | number = '3599';
   /** The plan of each request; tests replace it. */
   plan: (operation: DarajaOperation, body: Record<string, any>) => DarajaPlan = () => ({});
+  /** False: transaction status queries are taken but their results never come (M-Pesa's result queue is down). */
+  answersStatusQueries = true;
   private readonly tokens = new Set<string>();
   private readonly pending = new Set<NodeJS.Timeout>();
   private server!: Server;
@@ -319,7 +321,7 @@ export class DarajaStub {
           ConversationID: id('AG'),
           TransactionID: 'NONE',
         };
-    this.later(5, () => this.post(body.ResultURL, { Result: result }));
+    if (this.answersStatusQueries) this.later(5, () => this.post(body.ResultURL, { Result: result }));
   }
 
   private stkPasswordValid(body: Record<string, any>): boolean {

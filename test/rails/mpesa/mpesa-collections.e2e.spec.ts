@@ -16,6 +16,7 @@ import {
 import { MpesaSandbox, railCallbacks, railRequest, startMpesaSandbox, stubTransaction } from '../../support/mpesa-fixtures';
 import { dataSource } from '../../support/test-app';
 import { cliJson, runCli } from '../../support/disbursement-fixtures';
+import { initiateCheckout, waitForCheckout } from '../../support/collections-fixtures';
 
 /**
  * Issue 18: collections through the real M-Pesa adapter against the Daraja stub. A charge is an STK push; the push's
@@ -80,6 +81,51 @@ describe('M-Pesa collections (Daraja stub)', () => {
       expect(result.payer_transaction_id).toBe('');
     }
     sandbox.stub.plan = () => ({});
+  });
+
+  it('a hosted-checkout payment is an STK push: a cancelled push leaves the checkout payable, a confirmed one pays it with the receipt', async () => {
+    const { body, reference, mtid } = await initiateCheckout(app, merchant, sandbox.receiver, { amount: 1700 });
+    const pay = () => request(app.getHttpServer()).post(`/checkout/${reference}/pay`).send({ msisdn: '254712345678' });
+    const pushesOf = (paymentId: string) =>
+      sandbox.stub.transactions.filter((t) => t.body.AccountReference === `P${paymentId}`.slice(0, 12));
+    const callbacks = (count: number) =>
+      waitFor(`${count} checkout callback(s)`, () =>
+        sandbox.receiver.at(body.callback_url).length >= count ? sandbox.receiver.at(body.callback_url) : undefined,
+      );
+
+    // The payer cancels the push on the phone (1032): the checkout is open again and the merchant hears of it.
+    sandbox.stub.plan = () => ({ resultCode: '1032' });
+    expect((await pay()).body).toEqual({ status: 851, payment_status: 703 });
+    const [cancelled] = await callbacks(1);
+    expect(cancelled.body).toMatchObject({ status: 803, merchant_transaction_id: mtid });
+    expect(cancelled.body.payments).toEqual([expect.objectContaining({ payment_status: 701, payer_transaction_id: '' })]);
+    sandbox.stub.plan = () => ({});
+
+    // The payer tries again and confirms.
+    expect((await pay()).body).toEqual({ status: 851, payment_status: 703 });
+    const paid = await waitForCheckout(app, merchant, mtid, 801);
+    expect(paid.payments.map((p: { payment_status: number }) => p.payment_status)).toEqual([701, 700]);
+    const payment = paid.payments[1];
+    const [push] = pushesOf(payment.transaction_id);
+    expect(pushesOf(payment.transaction_id)).toHaveLength(1);
+    expect(push.body).toMatchObject({
+      TransactionType: 'CustomerPayBillOnline',
+      Amount: 1700,
+      PhoneNumber: '254712345678',
+      PartyB: '174379',
+    });
+    expect(push.body.CallBackURL).toBe(
+      app.get(MpesaGateway).callbackUrl('stk', (await railRequest(app, 'PAYMENT', payment.transaction_id))!.id),
+    );
+    expect(payment).toMatchObject({ amount: '1700.0000', payer_transaction_id: push.receipt });
+    expect(pushesOf(paid.payments[0].transaction_id)).toHaveLength(1);
+
+    const [, settled] = await callbacks(2);
+    expect(settled.body).toMatchObject({ status: 801, checkout_reference: reference, merchant_transaction_id: mtid, amount: '1700' });
+    expect(settled.body.payments).toEqual([
+      expect.objectContaining({ payment_status: 701 }),
+      expect.objectContaining({ payment_status: 700, transaction_id: payment.transaction_id, payer_transaction_id: push.receipt }),
+    ]);
   });
 
   it('an unknown result code leaves the payment pending (703) until an STK query says what happened', async () => {

@@ -1,19 +1,27 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import Decimal from 'decimal.js';
-import { gateway, GatewayMerchant, waitFor } from '../../support/gateway-fixtures';
+import { gateway, GatewayMerchant, sleep, waitFor } from '../../support/gateway-fixtures';
 import {
   b2bBody,
+  BasicCredentials,
+  cliJson,
   createPayoutMerchant,
+  expectedFloat,
   expectPayoutAnswer,
+  expectSignedCallback,
   floatBalance,
+  imtBody,
   localPayoutBody,
+  minus,
   PAYOUT_PATHS,
   payoutRow,
+  runCli,
   setPayoutsCallback,
   storedCounts,
   waitForPayoutStatus,
 } from '../../support/disbursement-fixtures';
 import { MpesaSandbox, railRequest, startMpesaSandbox } from '../../support/mpesa-fixtures';
+import { dataSource } from '../../support/test-app';
 
 /**
  * Issue 18: payouts through the real M-Pesa adapter against the Daraja stub. MOBILE payouts are B2C with one
@@ -24,12 +32,13 @@ describe('M-Pesa payouts (Daraja stub)', () => {
   let sandbox: MpesaSandbox;
   let app: NestFastifyApplication;
   let merchant: GatewayMerchant;
+  let basic: BasicCredentials;
 
   beforeAll(async () => {
     sandbox = await startMpesaSandbox();
     app = sandbox.app;
     merchant = await createPayoutMerchant(app, { float: '100000' });
-    await setPayoutsCallback(app, merchant, sandbox.receiver.url('/payouts'));
+    basic = await setPayoutsCallback(app, merchant, sandbox.receiver.url('/payouts'));
   });
   afterAll(async () => sandbox?.close());
   afterEach(() => (sandbox.stub.plan = () => ({})));
@@ -42,6 +51,13 @@ describe('M-Pesa payouts (Daraja stub)', () => {
 
   /** B2C calls that reached the stub with this request's OriginatorConversationID. */
   const b2cSends = (requestId: string) => sandbox.stub.sent('B2C', (body) => body.OriginatorConversationID === requestId);
+  async function entryKinds(): Promise<string[]> {
+    const rows = await dataSource(app).query(`SELECT kind FROM journal_entries WHERE client_id = $1 ORDER BY id`, [merchant.clientId]);
+    return rows.map((row: { kind: string }) => row.kind);
+  }
+
+  /** B2B calls that reached the stub for this request (found by its result URL, which ends in our id). */
+  const b2bSends = (requestId: string) => sandbox.stub.sent('B2B', (body) => String(body.ResultURL).endsWith(`/${requestId}`));
 
   it('pays a phone by B2C from our payout shortcode, keeps the receipt, and calls the merchant back', async () => {
     const body = localPayoutBody(merchant, { sender_amount: '1500', recipient_amount: '1500', callback_url: sandbox.receiver.url() });
@@ -108,17 +124,18 @@ describe('M-Pesa payouts (Daraja stub)', () => {
     expect(sandbox.stub.transactions.filter((t) => t.body.OriginatorConversationID === request.id)).toHaveLength(1);
   });
 
-  it('B2B pays a paybill (BusinessPayBill with the account reference) and a till (BusinessBuyGoods)', async () => {
-    const paybill = b2bBody(merchant, { amount: '2500', payment_account_reference: 'INV-77' });
+  it('B2B pays a paybill (BusinessPayBill with the account reference) and a till (BusinessBuyGoods), and calls the merchant back with the receipt', async () => {
+    const paybill = b2bBody(merchant, { amount: '2500', payment_account_reference: 'INV-77', callback_url: sandbox.receiver.url() });
     const till = b2bBody(merchant, {
       amount: '300',
       recipient_type: 'TILL',
       recipient_account_number: '5123456',
       payment_method: 'MMONEY_B2B',
+      callback_url: sandbox.receiver.url(),
     });
-    for (const [body, command] of [
-      [paybill, 'BusinessPayBill'],
-      [till, 'BusinessBuyGoods'],
+    for (const [body, command, destination] of [
+      [paybill, 'BusinessPayBill', 'paybill'],
+      [till, 'BusinessBuyGoods', 'till'],
     ] as const) {
       const payout = await payOut(body, PAYOUT_PATHS.b2b);
       await waitForPayoutStatus(app, merchant, body.payout_reference as string, 700, { b2b: true });
@@ -134,8 +151,122 @@ describe('M-Pesa payouts (Daraja stub)', () => {
         RecieverIdentifierType: '4',
       });
       if (command === 'BusinessPayBill') expect(sent.body.AccountReference).toBe('INV-77');
+      // The merchant hears of it (disbursement document §2, B2B result): payment_reference is M-Pesa's receipt.
+      const callback = await waitFor('the B2B callback', () => sandbox.receiver.at(body.callback_url as string)[0]);
+      expectSignedCallback(callback, merchant, basic);
+      expect(callback.body).toMatchObject({
+        payout_reference: body.payout_reference,
+        transaction_id: payout.id,
+        payment_reference: sent.receipt,
+        destination,
+        payment_status: 700,
+        amount: `${body.amount}.0000`,
+        currency: 'KES',
+        account_number: body.recipient_account_number,
+      });
+      expect(b2bSends(request.id)).toBe(1);
+      await sleep(300);
+      expect(sandbox.receiver.at(body.callback_url as string)).toHaveLength(1);
     }
   });
+
+  it('an IMT to a mobile wallet is a B2C BusinessPayment under its own OriginatorConversationID, settles and calls back the receipt', async () => {
+    const body = imtBody(merchant, {
+      sender_amount: '1200',
+      destination_currency: 'KES',
+      exchange_rate: '1',
+      recipient_amount: '1200',
+      callback_url: sandbox.receiver.url(),
+    });
+    const payout = await payOut(body, PAYOUT_PATHS.imt);
+    expect(payout.kind).toBe('IMT');
+    const result = await waitForPayoutStatus(app, merchant, body.payout_reference as string, 700);
+    const request = (await railRequest(app, 'PAYOUT', payout.id))!;
+    expect(request.operation).toBe('B2C');
+    const sent = sandbox.stub.transactions.filter((t) => t.operation === 'B2C' && t.body.OriginatorConversationID === request.id);
+    expect(sent).toHaveLength(1);
+    expect(sent[0].body).toMatchObject({
+      InitiatorName: 'testapi',
+      CommandID: 'BusinessPayment',
+      Amount: 1200,
+      PartyA: '600996',
+      PartyB: body.recipient_phone_number,
+    });
+    expect(b2cSends(request.id)).toBe(1);
+    expect(result.data).toMatchObject({ payment_status: 700, reference: sent[0].receipt, amount: '1200.0000', currency: 'KES' });
+    const callback = await waitFor('the IMT callback', () => sandbox.receiver.at(body.callback_url as string)[0]);
+    expectSignedCallback(callback, merchant, basic);
+    expect(callback.body).toMatchObject({
+      payout_reference: body.payout_reference,
+      destination: 'mobile_wallet',
+      data: { payment_status: 700, reference: sent[0].receipt, amount: '1200.0000', recipient_phone_number: body.recipient_phone_number },
+    });
+  });
+
+  it('a payout M-Pesa leaves unanswered for 24 hours is jammed (704), settled once by payout:resolve, and never sent again', async () => {
+    // M-Pesa takes the B2C, then neither its result nor any status query's result ever comes.
+    sandbox.stub.plan = () => ({ callback: 'never' });
+    sandbox.stub.answersStatusQueries = false;
+    try {
+      const body = localPayoutBody(merchant, { sender_amount: '400', recipient_amount: '400', callback_url: sandbox.receiver.url() });
+      const reference = body.payout_reference as string;
+      const url = body.callback_url as string;
+      const payout = await payOut(body);
+      const request = await waitFor('the B2C sent and asked about', async () => {
+        const row = await railRequest(app, 'PAYOUT', payout.id);
+        return row && sandbox.stub.sent('STATUS', (query) => query.OriginalConversationID === row.id) > 0 ? row : undefined;
+      });
+      // A day passes.
+      await dataSource(app).query(
+        `UPDATE rail_requests SET created_at = now() - interval '25 hours', next_query_at = now() WHERE id = $1`,
+        [request.id],
+      );
+      await waitForPayoutStatus(app, merchant, reference, 704);
+      expect((await railRequest(app, 'PAYOUT', payout.id))!.outcome).toBe('JAMMED');
+      expect((await payoutRow(app, merchant.clientId, reference))!.hold_status).toBe('HELD');
+      await sleep(300);
+      expect(sandbox.receiver.at(url)).toHaveLength(0); // 704 is not a result: nobody is told yet
+
+      const before = await floatBalance(app, merchant);
+      const entries = await entryKinds();
+      const out = cliJson(
+        await runCli(
+          sandbox.db.url,
+          'payout:resolve',
+          '--client',
+          merchant.clientCode,
+          '--reference',
+          reference,
+          '--status',
+          'SUCCESSFUL',
+          '--json',
+        ),
+      );
+      expect(out).toMatchObject({ payout_reference: reference, payment_status: 700, hold_status: 'SETTLED' });
+      expect(await entryKinds()).toEqual([...entries, 'FLOAT_SETTLE']);
+      expect(await floatBalance(app, merchant)).toEqual(expectedFloat(before.balance, minus(before.reserved_balance, '410')));
+      const callback = await waitFor('the merchant callback', () => sandbox.receiver.at(url)[0]);
+      expectSignedCallback(callback, merchant, basic);
+      expect(callback.body).toMatchObject({
+        payout_reference: reference,
+        data: { payment_status: 700, amount: '400.0000', result_description: 'Processed successfully (resolved by operator)' },
+      });
+
+      // M-Pesa's result, arriving after all, is kept but moves nothing and tells the merchant nothing again.
+      const sent = sandbox.stub.transactions.find((t) => t.body.OriginatorConversationID === request.id)!;
+      expect(await sandbox.stub.callBack(sent)).toBe(200);
+      await waitFor('the late result recorded', async () =>
+        (await railRequest(app, 'PAYOUT', payout.id))!.outcome === 'SUCCEEDED' ? true : undefined,
+      );
+      await sleep(500);
+      expect(await entryKinds()).toEqual([...entries, 'FLOAT_SETTLE']);
+      expect((await payoutRow(app, merchant.clientId, reference))!.status).toBe(700);
+      expect(sandbox.receiver.at(url)).toHaveLength(1);
+      expect(b2cSends(request.id)).toBe(1);
+    } finally {
+      sandbox.stub.answersStatusQueries = true;
+    }
+  }, 120_000);
 
   it('refuses a fractional M-Pesa payout or B2B at acceptance (721) and stores nothing', async () => {
     const before = await storedCounts(app, merchant.clientId);
