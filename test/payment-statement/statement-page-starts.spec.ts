@@ -1,10 +1,12 @@
+import { Cluster } from 'ioredis';
 import { randomUUID } from 'node:crypto';
+import { loadConfig } from '../../src/infra/config/app-config';
 import { createRedis } from '../../src/infra/queue/redis';
 import { StatementPageStarts } from '../../src/payment-statement/statement-page-starts';
 
-/** Against the suite's real Redis: the page starts are what every API process shares. */
+/** Against the suite's real Redis (a cluster with REDIS_CLUSTER_NODES): the page starts are what every API process shares. */
 describe('StatementPageStarts', () => {
-  const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  const redis = createRedis(loadConfig());
   const prefix = `statement-pages-test:${randomUUID()}`;
   const period = { clientId: 'c1', start: new Date('2025-01-01T00:00:00Z'), end: new Date('2025-01-31T23:59:59.999Z') };
   const row = (id: number) => ({ at: '2025-01-02 10:00:00.123456+00', id: String(id) });
@@ -16,8 +18,11 @@ describe('StatementPageStarts', () => {
 
   beforeAll(() => ready(redis));
   afterAll(async () => {
-    const keys = await redis.keys(`${prefix}*`);
-    if (keys.length > 0) await redis.del(...keys);
+    // A cluster spreads the keys over its masters, and KEYS answers for one node only.
+    for (const node of redis instanceof Cluster ? redis.nodes('master') : [redis]) {
+      const keys = await node.keys(`${prefix}*`);
+      for (const key of keys) await redis.del(key);
+    }
     redis.disconnect();
   });
 
@@ -54,7 +59,7 @@ describe('StatementPageStarts', () => {
   });
 
   it('answers "unknown" at once while Redis is unreachable, so the page is counted by OFFSET', async () => {
-    const away = createRedis('redis://127.0.0.1:1', { lazyConnect: true });
+    const away = createRedis({ redisUrl: 'redis://127.0.0.1:1', redisClusterNodes: null }, { lazyConnect: true });
     const starts = new StatementPageStarts(away, prefix);
     await starts.set(period, 100, row(1));
     expect(await starts.get(period, 100)).toBeNull();

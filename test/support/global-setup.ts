@@ -1,9 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
+import { LocalRedisCluster, startRedisCluster } from './redis-cluster';
+
+/** The cluster TEST_REDIS_CLUSTER=1 starts: a global is how Jest lets the teardown see what the set-up made. */
+export const testCluster = globalThis as { paygateTestCluster?: LocalRedisCluster };
 
 /**
  * Creates a database of its own for this run on the Postgres named by DATABASE_URL (the server, normally
- * prepared by `npm test`), migrates it, and points the tests at it. The teardown drops it.
+ * prepared by `npm test`), migrates it, and points the tests at it. The teardown drops it. With
+ * TEST_REDIS_CLUSTER=1 it also starts a local three-master Redis Cluster and sets REDIS_CLUSTER_NODES, so every
+ * Redis client of the tests' apps and processes is a cluster client (each test file's database still keeps its keys
+ * apart).
  */
 export default async function globalSetup(): Promise<void> {
   const serverUrl = process.env.DATABASE_URL;
@@ -25,6 +32,12 @@ export default async function globalSetup(): Promise<void> {
   // suite; test/auth/throttling.e2e.spec.ts sets its own and tests them.
   process.env.LOGIN_IP_RATE_LIMIT_PER_MINUTE = process.env.LOGIN_IP_RATE_LIMIT_PER_MINUTE ?? '1000000';
   process.env.LOGIN_RATE_LIMIT_PER_MINUTE = process.env.LOGIN_RATE_LIMIT_PER_MINUTE ?? '1000000';
+
+  if (process.env.TEST_REDIS_CLUSTER === '1') {
+    testCluster.paygateTestCluster = await startRedisCluster();
+    process.env.REDIS_CLUSTER_NODES = testCluster.paygateTestCluster.nodes;
+    process.stdout.write(`\nRedis Cluster for the run: ${testCluster.paygateTestCluster.nodes}\n`);
+  }
 
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { migrate } = require('../../scripts/migrate.js');

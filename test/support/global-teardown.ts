@@ -1,11 +1,13 @@
 import { Client } from 'pg';
 import { LEDGER_INVARIANTS } from '../../src/ledger/ledger-invariants';
+import { testCluster } from './global-setup';
 
 /**
  * Checks the ledger invariants over everything the whole suite wrote, then drops the run's database. A
  * violation fails the run even when every test passed on its own.
  */
 export default async function globalTeardown(): Promise<void> {
+  await testCluster.paygateTestCluster?.stop();
   const serverUrl = process.env.TEST_SERVER_DATABASE_URL;
   const name = process.env.TEST_DATABASE_NAME;
   if (!serverUrl || !name) return;

@@ -33,6 +33,12 @@ class Environment {
   REDIS_URL?: string;
 
   @IsOptional()
+  @Matches(/^\s*[A-Za-z0-9.-]+:\d{1,5}\s*(,\s*[A-Za-z0-9.-]+:\d{1,5}\s*)*$/, {
+    message: 'REDIS_CLUSTER_NODES must be a comma list of host:port seeds of a Redis Cluster, e.g. 10.0.0.1:6379,10.0.0.2:6379',
+  })
+  REDIS_CLUSTER_NODES?: string;
+
+  @IsOptional()
   @IsIn(['sandbox', 'production'])
   APP_ENV?: 'sandbox' | 'production';
 
@@ -178,6 +184,8 @@ export interface AppConfig {
   host: string;
   databaseUrl: string;
   redisUrl: string;
+  /** Seeds of a Redis Cluster: when set, every Redis client is a cluster client and redisUrl is ignored. */
+  redisClusterNodes: Array<{ host: string; port: number }> | null;
   appEnv: 'sandbox' | 'production';
   isSandbox: boolean;
   publicBaseUrl: string;
@@ -259,6 +267,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): EnvironmentCon
     host: raw.HOST ?? (appEnv === 'sandbox' ? '127.0.0.1' : '0.0.0.0'),
     databaseUrl: raw.DATABASE_URL,
     redisUrl: raw.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    redisClusterNodes: raw.REDIS_CLUSTER_NODES ? clusterNodes(raw.REDIS_CLUSTER_NODES) : null,
     appEnv,
     isSandbox: appEnv === 'sandbox',
     publicBaseUrl: (raw.PUBLIC_BASE_URL ?? `http://localhost:${port}`).replace(/\/$/, ''),
@@ -291,12 +300,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): EnvironmentCon
   };
 }
 
+function clusterNodes(value: string): Array<{ host: string; port: number }> {
+  return value.split(',').map((seed) => {
+    const [host, port] = seed.trim().split(':');
+    if (Number(port) < 1 || Number(port) > 65535) {
+      throw new ConfigError(`Invalid configuration: REDIS_CLUSTER_NODES names port ${port} (of ${seed.trim()}), outside 1 to 65535`);
+    }
+    return { host, port: Number(port) };
+  });
+}
+
 function pick(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
   const keys = [
     'PORT',
     'HOST',
     'DATABASE_URL',
     'REDIS_URL',
+    'REDIS_CLUSTER_NODES',
     'APP_ENV',
     'PUBLIC_BASE_URL',
     'CALLBACK_RETRY_DELAYS_MS',

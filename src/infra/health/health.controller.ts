@@ -1,10 +1,10 @@
 import { Controller, Get, Inject } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, HealthIndicatorService, TypeOrmHealthIndicator } from '@nestjs/terminus';
-import { Redis } from 'ioredis';
 import { Doc } from '../../common/openapi/api-docs';
 import { RailHealth } from '../../rails/rail-health';
 import { REDIS } from '../queue/queue.module';
+import type { RedisClient } from '../queue/redis';
 
 @ApiTags('health')
 @Controller('health')
@@ -13,7 +13,7 @@ export class HealthController {
     private readonly health: HealthCheckService,
     private readonly db: TypeOrmHealthIndicator,
     private readonly indicators: HealthIndicatorService,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     private readonly rails: RailHealth,
   ) {}
 

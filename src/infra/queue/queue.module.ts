@@ -1,15 +1,13 @@
 import { BullModule } from '@nestjs/bullmq';
 import { Global, Inject, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
-import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
+import { ConnectionOptions, DefaultJobOptions, Processor, Queue, Worker, WorkerOptions } from 'bullmq';
+import { Cluster } from 'ioredis';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { OutboxService } from './outbox.service';
 import { QUEUES } from './queues';
-import { createRedis } from './redis';
+import { createRedis, queuePrefix, type RedisClient, reconnectDelay } from './redis';
 
 export const REDIS = Symbol('REDIS');
-
-const retry = (attempt: number) => Math.min(attempt * 200, 5000);
 
 const queueLogger = new Logger('Queues');
 let lastErrorLog = 0;
@@ -28,43 +26,76 @@ class ListenedQueue extends Queue {
       queueLogger.warn(`queue ${this.name}: ${error.message}`);
     });
   }
+
+  async close(): Promise<void> {
+    await super.close();
+    // BullMQ leaves open a client it was given: a cluster client is made for this queue alone (queueConnection).
+    if (this.opts.connection instanceof Cluster) this.opts.connection.disconnect();
+  }
 }
 BullModule.queueClass = ListenedQueue;
 
 /**
- * The shared Redis connection (health, metrics), BullMQ's configuration and its queues. Producers fail fast
- * while Redis is away (the outbox keeps the work); workers wait for it to come back.
+ * A worker runs on its queue's connection. A queue's cluster client is the queue's own and Nest closes the queue
+ * before its workers, so a worker on a cluster works on a duplicate of its own, closed with it.
+ */
+class OwnClientWorker extends Worker {
+  private readonly ownClient: Cluster | null;
+
+  constructor(name: string, processor: Processor, opts: WorkerOptions) {
+    const own = opts.connection instanceof Cluster ? opts.connection.duplicate() : null;
+    super(name, processor, own ? { ...opts, connection: own } : opts);
+    this.ownClient = own;
+  }
+
+  async close(force?: boolean): Promise<void> {
+    await super.close(force);
+    this.ownClient?.disconnect();
+  }
+}
+BullModule.workerClass = OwnClientWorker;
+
+/**
+ * A queue's connection, which fails fast while Redis is away. On one server BullMQ makes (and closes) it from these
+ * options; BullMQ cannot make a cluster client, so on a cluster it is given one.
+ */
+function queueConnection(config: AppConfig): ConnectionOptions {
+  if (config.redisClusterNodes) return createRedis(config, { enableOfflineQueue: false });
+  return { url: config.redisUrl, maxRetriesPerRequest: null, enableOfflineQueue: false, retryStrategy: reconnectDelay };
+}
+
+const JOB_DEFAULTS: DefaultJobOptions = {
+  attempts: 8,
+  backoff: { type: 'exponential', delay: 500 },
+  removeOnComplete: { age: 24 * 3600, count: 50_000 },
+  removeOnFail: { age: 7 * 24 * 3600 },
+};
+
+/**
+ * The shared Redis connection (health, metrics, rate limits, statement page starts), BullMQ's configuration and its
+ * queues, whose workers run on the queue's connection options. Producers fail fast while Redis is away (the outbox
+ * keeps the work).
  */
 @Global()
 @Module({
   imports: [
-    BullModule.forRootAsync({
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => ({
-        connection: { url: config.redisUrl, maxRetriesPerRequest: null, retryStrategy: retry },
-        defaultJobOptions: {
-          attempts: 8,
-          backoff: { type: 'exponential', delay: 500 },
-          removeOnComplete: { age: 24 * 3600, count: 50_000 },
-          removeOnFail: { age: 7 * 24 * 3600 },
-        },
-      }),
-    }),
     ...Object.values(QUEUES).map((name) =>
       BullModule.registerQueueAsync({
         name,
         inject: [APP_CONFIG],
         useFactory: (config: AppConfig) => ({
-          connection: { url: config.redisUrl, maxRetriesPerRequest: null, enableOfflineQueue: false, retryStrategy: retry },
+          connection: queueConnection(config),
+          prefix: queuePrefix(config, name),
+          defaultJobOptions: JOB_DEFAULTS,
         }),
       }),
     ),
   ],
-  providers: [OutboxService, { provide: REDIS, inject: [APP_CONFIG], useFactory: (config: AppConfig) => createRedis(config.redisUrl) }],
+  providers: [OutboxService, { provide: REDIS, inject: [APP_CONFIG], useFactory: (config: AppConfig) => createRedis(config) }],
   exports: [REDIS, BullModule, OutboxService],
 })
 export class QueueModule implements OnApplicationShutdown {
-  constructor(@Inject(REDIS) private readonly redis: Redis) {}
+  constructor(@Inject(REDIS) private readonly redis: RedisClient) {}
 
   async onApplicationShutdown(): Promise<void> {
     this.redis.disconnect();

@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ThrottlerStorage } from '@nestjs/throttler';
-import { Redis } from 'ioredis';
 import { withTimeout } from '../../common/with-timeout';
 import { REDIS } from '../queue/queue.module';
+import type { RedisClient } from '../queue/redis';
 
 /** One round trip: count the hit, start the window on the first, block the key once past the limit. */
 const REDIS_TIMEOUT_MS = 500;
@@ -33,7 +33,7 @@ export class RedisThrottlerStorage implements ThrottlerStorage {
   private lastErrorLog = 0;
 
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {
     // Sent by its SHA (EVALSHA) on every request but the first: the script's text travels, and is hashed, once.
@@ -41,7 +41,8 @@ export class RedisThrottlerStorage implements ThrottlerStorage {
   }
 
   async increment(key: string, ttl: number, limit: number, blockDuration: number, throttlerName: string): Promise<ThrottlerStorageRecord> {
-    const base = `${this.prefix}:${throttlerName}:${key}`;
+    // The script reads and writes both keys: a hash tag on the tracker keeps them in one slot of a Redis Cluster.
+    const base = `${this.prefix}:${throttlerName}:{${key}}`;
     try {
       // The shared connection queues commands while Redis is away; a request must not wait for it to come back.
       if (this.redis.status !== 'ready') throw new Error(`Redis connection is ${this.redis.status}`);

@@ -3,12 +3,11 @@ import { APP_GUARD } from '@nestjs/core';
 import { ThrottlerGuard, ThrottlerModule } from '@nestjs/throttler';
 import type { FastifyRequest } from 'fastify';
 import { createHash } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { isGatewayRoute } from '../../common/errors/http-error.filter';
 import { TooManyRequests } from '../../common/errors/too-many-requests';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { REDIS } from '../queue/queue.module';
-import { redisNamespace } from '../queue/redis';
+import { RedisClient, redisNamespace } from '../queue/redis';
 import { RedisThrottlerStorage } from './redis-throttler.storage';
 
 const MINUTE_MS = 60_000;
@@ -36,7 +35,7 @@ class PaygateThrottlerGuard extends ThrottlerGuard {
   imports: [
     ThrottlerModule.forRootAsync({
       inject: [APP_CONFIG, REDIS],
-      useFactory: (config: AppConfig, redis: Redis) => ({
+      useFactory: (config: AppConfig, redis: RedisClient) => ({
         storage: new RedisThrottlerStorage(redis, redisNamespace(config.databaseUrl, 'throttle')),
         setHeaders: false,
         throttlers: [

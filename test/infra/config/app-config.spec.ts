@@ -37,3 +37,27 @@ describe('loadConfig: HOST', () => {
     expect(() => loadConfig(env({ HOST: value }))).toThrow(/HOST must be an address or host name/);
   });
 });
+
+describe('loadConfig: REDIS_CLUSTER_NODES', () => {
+  it('is off unless set; when set, its seeds are the cluster to use', () => {
+    expect(loadConfig(env({})).redisClusterNodes).toBeNull();
+    expect(loadConfig(env({ REDIS_CLUSTER_NODES: '' })).redisClusterNodes).toBeNull();
+    expect(loadConfig(env({ REDIS_CLUSTER_NODES: '10.0.0.1:7000, redis-b.internal:7001,redis-c:6379' })).redisClusterNodes).toEqual([
+      { host: '10.0.0.1', port: 7000 },
+      { host: 'redis-b.internal', port: 7001 },
+      { host: 'redis-c', port: 6379 },
+    ]);
+  });
+
+  it.each(['10.0.0.1', '10.0.0.1:', ':7000', '10.0.0.1:7000,', 'redis://10.0.0.1:7000', '10.0.0.1:7000;10.0.0.2:7000', 'a b:7000'])(
+    'refuses %j at start-up, naming the variable',
+    (value) => {
+      expect(() => loadConfig(env({ REDIS_CLUSTER_NODES: value }))).toThrow(ConfigError);
+      expect(() => loadConfig(env({ REDIS_CLUSTER_NODES: value }))).toThrow(/REDIS_CLUSTER_NODES must be a comma list of host:port seeds/);
+    },
+  );
+
+  it.each(['10.0.0.1:0', '10.0.0.1:7000,10.0.0.2:65536'])('refuses a port outside 1 to 65535 in %j, naming the variable', (value) => {
+    expect(() => loadConfig(env({ REDIS_CLUSTER_NODES: value }))).toThrow(/REDIS_CLUSTER_NODES names port \d+ .*outside 1 to 65535/);
+  });
+});
