@@ -95,6 +95,9 @@ describe('read replica', () => {
       .send({ username: merchant.tenant.username, password: merchant.tenant.password })
       .expect(303);
     cookie = (login.headers['set-cookie'] as unknown as string[])[0].split(';')[0];
+    // Both processes connect to the replica before any test times its reads.
+    await readsReplica(lenient);
+    await readsReplica(strict);
   }, 120_000);
   afterAll(async () => {
     await lenient?.close();
