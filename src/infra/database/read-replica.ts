@@ -7,7 +7,7 @@ import { EngineMetrics } from '../metrics/engine-metrics';
 import { isDatabaseUnavailable, sqlState } from './pg-errors';
 
 /** How long one measure of the replica's lag is trusted: reads in between are routed without asking again. */
-export const REPLICA_CHECK_INTERVAL_MS = 1000;
+const REPLICA_CHECK_INTERVAL_MS = 1000;
 /** A replica that does not answer the lag check within this long counts as down. */
 const CHECK_TIMEOUT_MS = 1000;
 /** A read waits this long for a replica connection before it fails over to the primary. */
@@ -39,9 +39,10 @@ type SkipReason = 'lag' | 'down';
  * wallet transaction history and the portal's lists and CSV exports read from it; everything else reads the
  * primary: money decisions and idempotency lookups must see every committed write (a replayed request found
  * missing would move money twice), and status queries are asked right after the write they follow (read-your-writes:
- * a replica could answer 404 or an older status). A read is sent to the replica only while its last lag check (at most REPLICA_CHECK_INTERVAL_MS old) found
- * it answering and at most DATABASE_READ_MAX_LAG_MS behind; otherwise to the primary, counted by reason in
- * paygate_read_replica_skipped_total and logged. Without DATABASE_READ_URL every read goes to the primary.
+ * a replica could answer 404 or an older status). A read is sent to the replica only while its last lag check (at
+ * most REPLICA_CHECK_INTERVAL_MS old) found it answering and at most DATABASE_READ_MAX_LAG_MS behind; otherwise to
+ * the primary, counted by reason in paygate_read_replica_skipped_total and logged. Without DATABASE_READ_URL every
+ * read goes to the primary.
  */
 @Injectable()
 export class ReadReplica implements OnApplicationShutdown {
