@@ -1,21 +1,20 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
+import { ReadReplica } from '../infra/database/read-replica';
 import { REDIS } from '../infra/queue/queue.module';
 import { type RedisClient, redisNamespace } from '../infra/queue/redis';
 import { PaymentsRepository } from '../collections/payments.repository';
 import { PaymentStatementDto, STATEMENT_DEFAULT_LIMIT, statementDate } from './payment-statement.dto';
 import { StatementPageStarts } from './statement-page-starts';
 
-/** POST /v1/statement: the caller's payments created in a period, oldest first, offset-paginated. */
+/** POST /v1/statement: the caller's payments created in a period, oldest first, offset-paginated; read from the replica. */
 @Injectable()
 export class PaymentStatementService {
   private readonly pageStarts: StatementPageStarts;
 
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly replica: ReadReplica,
     private readonly payments: PaymentsRepository,
     @Inject(REDIS) redis: RedisClient,
     @Inject(APP_CONFIG) config: AppConfig,
@@ -28,12 +27,14 @@ export class PaymentStatementService {
     const offset = dto.offset ?? 0;
     const limit = dto.limit ?? STATEMENT_DEFAULT_LIMIT;
     const after = offset > 0 ? await this.pageStarts.get(period, offset) : null;
-    const rows = await this.payments.statement(this.db.manager, period.clientId, {
-      start: period.start,
-      end: period.end,
-      limit,
-      from: after ? { after } : { offset },
-    });
+    const rows = await this.replica.read((db) =>
+      this.payments.statement(db.manager, period.clientId, {
+        start: period.start,
+        end: period.end,
+        limit,
+        from: after ? { after } : { offset },
+      }),
+    );
     const last = rows[rows.length - 1];
     if (rows.length === limit) await this.pageStarts.set(period, offset + limit, { at: last.position_at, id: String(last.id) });
     return rows.map((r) => ({

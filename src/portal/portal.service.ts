@@ -7,6 +7,7 @@ import { DayTotals, everyRow, Keyset, ListCount, ListFilter, ListQuery } from '.
 import { Money } from '../common/money';
 import { FloatBalanceService } from '../float/float-balance.service';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
+import { ReadReplica } from '../infra/database/read-replica';
 import { PaymentsRepository } from '../collections/payments.repository';
 import { PayoutsRepository } from '../payouts/payouts.repository';
 import { ClientsService } from '../clients/clients.service';
@@ -50,7 +51,11 @@ export interface EndpointForm {
   password?: unknown;
 }
 
-/** What the portal's pages read and change, always for the session's client only. */
+/**
+ * What the portal's pages read and change, always for the session's client only. The lists and their CSV exports
+ * read the replica; the overview, a record's detail page and the settings read the primary, as a page right after
+ * a change must show it.
+ */
 @Injectable()
 export class PortalService {
   constructor(
@@ -62,6 +67,7 @@ export class PortalService {
     private readonly callbacks: CallbacksService,
     private readonly callbackSettings: CallbackSettingsService,
     private readonly clients: ClientsService,
+    private readonly replica: ReadReplica,
   ) {}
 
   async overview(clientId: string, timeZone: string, period: number): Promise<Omit<OverviewView, 'timeZones'>> {
@@ -85,15 +91,16 @@ export class PortalService {
 
   paymentsPage(clientId: string, filter: ListFilter, cursor: Cursor) {
     return this.page(
-      (q) => this.payments.list(this.db.manager, clientId, q),
-      (first) => this.payments.count(this.db.manager, clientId, filter, first),
+      (db, q) => this.payments.list(db.manager, clientId, q),
+      (db, first) => this.payments.count(db.manager, clientId, filter, first),
       filter,
       cursor,
     );
   }
 
+  /** Each page of an export is one read: a replica lost midway, the rest comes from the primary. */
   paymentsExport(clientId: string, filter: ListFilter) {
-    return everyRow({ filter }, (q) => this.payments.list(this.db.manager, clientId, q));
+    return everyRow({ filter }, (q) => this.replica.read((db) => this.payments.list(db.manager, clientId, q)));
   }
 
   payment(clientId: string, id: string) {
@@ -102,15 +109,15 @@ export class PortalService {
 
   payoutsPage(clientId: string, filter: ListFilter, cursor: Cursor) {
     return this.page(
-      (q) => this.payouts.list(this.db.manager, clientId, q),
-      (first) => this.payouts.count(this.db.manager, clientId, filter, first),
+      (db, q) => this.payouts.list(db.manager, clientId, q),
+      (db, first) => this.payouts.count(db.manager, clientId, filter, first),
       filter,
       cursor,
     );
   }
 
   payoutsExport(clientId: string, filter: ListFilter) {
-    return everyRow({ filter }, (q) => this.payouts.list(this.db.manager, clientId, q));
+    return everyRow({ filter }, (q) => this.replica.read((db) => this.payouts.list(db.manager, clientId, q)));
   }
 
   payout(clientId: string, id: string) {
@@ -119,22 +126,27 @@ export class PortalService {
 
   deliveriesPage(clientId: string, filter: ListFilter, cursor: Cursor) {
     return this.page(
-      (q) => this.callbacks.deliveries(clientId, q),
-      (first) => this.callbacks.countDeliveries(clientId, filter, first),
+      (db, q) => this.callbacks.deliveries(db, clientId, q),
+      (db, first) => this.callbacks.countDeliveries(db, clientId, filter, first),
       filter,
       cursor,
     );
   }
 
-  /** A page of a list and its counts: the rows first, then how many the filter matches and how many are newer. */
-  private async page<T extends { position_at: string; id: string }>(
-    list: (q: ListQuery) => Promise<T[]>,
-    count: (first: Keyset | null) => Promise<ListCount>,
+  /**
+   * A page of a list and its counts, read from the replica: the rows first, then how many the filter matches and how
+   * many are newer.
+   */
+  private page<T extends { position_at: string; id: string }>(
+    list: (db: DataSource, q: ListQuery) => Promise<T[]>,
+    count: (db: DataSource, first: Keyset | null) => Promise<ListCount>,
     filter: ListFilter,
     cursor: Cursor,
   ): Promise<ListPage<T>> {
-    const fetched = await list({ filter, ...cursor, limit: PAGE_SIZE + 1 });
-    return toPage(fetched, cursor, await count(firstRow(fetched, cursor.before !== null)));
+    return this.replica.read(async (db) => {
+      const fetched = await list(db, { filter, ...cursor, limit: PAGE_SIZE + 1 });
+      return toPage(fetched, cursor, await count(db, firstRow(fetched, cursor.before !== null)));
+    });
   }
 
   async callbackSettingsView(clientId: string) {

@@ -1,13 +1,13 @@
 import { BadRequestException, Inject, Injectable, Logger, NotFoundException } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { FastifyReply } from 'fastify';
 import { PassThrough, Readable } from 'node:stream';
 import type { Pool } from 'pg';
-import { DataSource } from 'typeorm';
 import { Money } from '../common/money';
-import { parsePeriod } from '../common/period';
+import { parsePeriod, type Period } from '../common/period';
 import { APP_CONFIG } from '../infra/config/app-config';
 import type { AppConfig } from '../infra/config/app-config';
+import { pgPool } from '../infra/database/prepared';
+import { ReadReplica } from '../infra/database/read-replica';
 import { writePdfStatement } from './pdf-statement.writer';
 import type { StatementQueryDto } from './statement-query.dto';
 import { FEE_SOURCE, readableNarration, readableSource } from './statement-sources';
@@ -155,18 +155,22 @@ export class StatementsService {
   private readonly logger = new Logger(StatementsService.name);
 
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly replica: ReadReplica,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /**
    * Validates the request and opens the statement: everything that can answer 400 or 404 happens here, before a
    * byte of the document is sent. The whole statement reads one REPEATABLE READ snapshot, so its opening balance,
-   * rows and closing balance agree even while money keeps moving.
+   * rows and closing balance agree even while money keeps moving. Read from the replica when there is one.
    */
-  async open(clientId: string, query: StatementQueryDto, docType: DocType = query.doc_type): Promise<OpenStatement> {
+  open(clientId: string, query: StatementQueryDto, docType: DocType = query.doc_type): Promise<OpenStatement> {
     const period = parsePeriod(query.start_date, query.end_date);
-    const client = await this.pool().connect();
+    return this.replica.read((db) => this.openOn(pgPool(db), clientId, query, period, docType));
+  }
+
+  private async openOn(pool: Pool, clientId: string, query: StatementQueryDto, period: Period, docType: DocType): Promise<OpenStatement> {
+    const client = await pool.connect();
     const onError = (error: Error) => this.logger.warn(`statement connection error: ${error.message}`);
     client.on('error', onError);
     let released = false;
@@ -289,10 +293,6 @@ export class StatementsService {
         out.destroy(error instanceof StatementAborted ? undefined : error);
       });
     return out;
-  }
-
-  private pool(): Pool {
-    return (this.db.driver as unknown as { master: Pool }).master;
   }
 }
 

@@ -4,6 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { WalletPrincipal } from '../auth/principal';
 import { parseOptionalPeriod } from '../common/period';
+import { ReadReplica } from '../infra/database/read-replica';
 import { TransactionRecords, transactionRecord } from './transaction-records';
 
 export const HISTORY_DEFAULT_LIMIT = 50;
@@ -18,20 +19,26 @@ export interface HistoryQuery {
 
 /**
  * A wallet's transactions in booking order, for reconciliation. Keyset pagination on (created_at, id): pages
- * stay consistent while new transactions arrive, and deep pages cost the same as the first.
+ * stay consistent while new transactions arrive, and deep pages cost the same as the first. The history reads the
+ * replica; one transaction (`one`) is a status query and reads the primary, so a client sees its own write at once.
  */
 @Injectable()
 export class HistoryService {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly records: TransactionRecords,
+    private readonly replica: ReadReplica,
   ) {}
 
-  async ofWallet(principal: WalletPrincipal, accountNumber: string, query: HistoryQuery) {
-    const [account] = await this.db.query(
-      `SELECT id FROM ledger_accounts WHERE client_id = $1 AND account_number = $2 AND kind = 'WALLET'`,
-      [principal.clientId, accountNumber],
-    );
+  ofWallet(principal: WalletPrincipal, accountNumber: string, query: HistoryQuery) {
+    return this.replica.read((db) => this.ofWalletOn(db, principal, accountNumber, query));
+  }
+
+  private async ofWalletOn(db: DataSource, principal: WalletPrincipal, accountNumber: string, query: HistoryQuery) {
+    const [account] = await db.query(`SELECT id FROM ledger_accounts WHERE client_id = $1 AND account_number = $2 AND kind = 'WALLET'`, [
+      principal.clientId,
+      accountNumber,
+    ]);
     if (!account) throw new NotFoundException('Wallet not found');
     const { from, until } = parseOptionalPeriod(query.start_date, query.end_date);
     const limit = query.limit === undefined ? HISTORY_DEFAULT_LIMIT : Number(query.limit);
@@ -39,7 +46,7 @@ export class HistoryService {
       throw new BadRequestException([`limit must be an integer from 1 to ${HISTORY_MAX_LIMIT}`]);
     }
     const after = query.cursor ? decodeCursor(query.cursor) : null;
-    const rows = await this.records.ofAccount(this.db.manager, { accountId: account.id, from, until, after, limit: limit + 1 });
+    const rows = await this.records.ofAccount(db.manager, { accountId: account.id, from, until, after, limit: limit + 1 });
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return {

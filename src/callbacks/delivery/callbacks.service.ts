@@ -132,13 +132,13 @@ export class CallbacksService {
   }
 
   /** The client's deliveries, newest first, filtered and keyset-paged, each with its attempts (the portal). */
-  deliveries(clientId: string, query: ListQuery): Promise<DeliveryView[]> {
-    return listRows(this.db, clientId, query, LIST);
+  deliveries(db: DataSource, clientId: string, query: ListQuery): Promise<DeliveryView[]> {
+    return listRows(db, clientId, query, LIST);
   }
 
   /** How many of the client's deliveries the filter matches, and how many are newer than `first`. */
-  countDeliveries(clientId: string, filter: ListFilter, first: Keyset | null): Promise<ListCount> {
-    return countRows(this.db, clientId, filter, LIST, first);
+  countDeliveries(db: DataSource, clientId: string, filter: ListFilter, first: Keyset | null): Promise<ListCount> {
+    return countRows(db, clientId, filter, LIST, first);
   }
 
   /** One of the client's deliveries with its body and every attempt's answer; null when the client has none with this id. */

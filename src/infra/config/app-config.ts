@@ -29,6 +29,18 @@ class Environment {
   DATABASE_URL: string;
 
   @IsOptional()
+  @Matches(/^postgres(ql)?:\/\//, {
+    message: 'DATABASE_READ_URL must be a postgres:// URL',
+  })
+  DATABASE_READ_URL?: string;
+
+  @IsOptional()
+  @Matches(/^[1-9]\d*$/, {
+    message: 'DATABASE_READ_MAX_LAG_MS must be a positive whole number of milliseconds',
+  })
+  DATABASE_READ_MAX_LAG_MS?: string;
+
+  @IsOptional()
   @Matches(/^rediss?:\/\//, { message: 'REDIS_URL must be a redis:// URL' })
   REDIS_URL?: string;
 
@@ -183,6 +195,10 @@ export interface AppConfig {
   /** The address HTTP listens on: loopback in sandbox, so a laptop's sandbox is not served to its network. */
   host: string;
   databaseUrl: string;
+  /** A streaming replica for statements, history and the portal's lists (§12); null: every read goes to the primary. */
+  databaseReadUrl: string | null;
+  /** A replica further behind than this is skipped for the primary. */
+  databaseReadMaxLagMs: number;
   redisUrl: string;
   /** Seeds of a Redis Cluster: when set, every Redis client is a cluster client and redisUrl is ignored. */
   redisClusterNodes: Array<{ host: string; port: number }> | null;
@@ -266,6 +282,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): EnvironmentCon
     port,
     host: raw.HOST ?? (appEnv === 'sandbox' ? '127.0.0.1' : '0.0.0.0'),
     databaseUrl: raw.DATABASE_URL,
+    databaseReadUrl: raw.DATABASE_READ_URL ?? null,
+    databaseReadMaxLagMs: Number(raw.DATABASE_READ_MAX_LAG_MS ?? 5000),
     redisUrl: raw.REDIS_URL ?? 'redis://127.0.0.1:6379',
     redisClusterNodes: raw.REDIS_CLUSTER_NODES ? clusterNodes(raw.REDIS_CLUSTER_NODES) : null,
     appEnv,
@@ -315,6 +333,8 @@ function pick(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
     'PORT',
     'HOST',
     'DATABASE_URL',
+    'DATABASE_READ_URL',
+    'DATABASE_READ_MAX_LAG_MS',
     'REDIS_URL',
     'REDIS_CLUSTER_NODES',
     'APP_ENV',

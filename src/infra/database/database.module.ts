@@ -2,6 +2,7 @@ import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { dataSourceOptions } from './data-source';
+import { ReadReplica } from './read-replica';
 
 @Global()
 @Module({
@@ -11,5 +12,7 @@ import { dataSourceOptions } from './data-source';
       useFactory: (config: AppConfig) => ({ ...dataSourceOptions(config.databaseUrl, config.dbPoolSize), autoLoadEntities: true }),
     }),
   ],
+  providers: [ReadReplica],
+  exports: [ReadReplica],
 })
 export class DatabaseModule {}

@@ -1,4 +1,4 @@
-function sqlState(error: unknown): string | undefined {
+export function sqlState(error: unknown): string | undefined {
   const e = error as { code?: string; driverError?: { code?: string } };
   return e?.code ?? e?.driverError?.code;
 }

@@ -56,6 +56,12 @@ export class EngineMetrics implements OnModuleInit {
     labelNames: ['outcome'],
     registers: [this.registry],
   });
+  private readonly replicaSkips = new Counter({
+    name: 'paygate_read_replica_skipped_total',
+    help: 'Reads meant for the replica (DATABASE_READ_URL) that the primary served: the replica lagged or was down',
+    labelNames: ['reason'],
+    registers: [this.registry],
+  });
 
   private readonly httpDurations = new Histogram({
     name: 'paygate_http_request_duration_seconds',
@@ -172,6 +178,10 @@ export class EngineMetrics implements OnModuleInit {
 
   jobFailed(queue: string): void {
     this.jobFailures.inc({ queue });
+  }
+
+  replicaSkipped(reason: 'lag' | 'down'): void {
+    this.replicaSkips.inc({ reason });
   }
 
   callbackOutcome(outcome: 'delivered' | 'retry_scheduled' | 'failed'): void {

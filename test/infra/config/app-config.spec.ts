@@ -61,3 +61,22 @@ describe('loadConfig: REDIS_CLUSTER_NODES', () => {
     expect(() => loadConfig(env({ REDIS_CLUSTER_NODES: value }))).toThrow(/REDIS_CLUSTER_NODES names port \d+ .*outside 1 to 65535/);
   });
 });
+
+describe('loadConfig: DATABASE_READ_URL and DATABASE_READ_MAX_LAG_MS', () => {
+  it('has no replica and a 5000 ms lag limit unless told', () => {
+    expect(loadConfig(env({}))).toMatchObject({ databaseReadUrl: null, databaseReadMaxLagMs: 5000 });
+    const replica = 'postgres://reader@10.0.0.8:5432/paygate';
+    expect(loadConfig(env({ DATABASE_READ_URL: replica, DATABASE_READ_MAX_LAG_MS: '250' }))).toMatchObject({
+      databaseReadUrl: replica,
+      databaseReadMaxLagMs: 250,
+    });
+  });
+
+  it('refuses a URL that is not postgres:// and a limit that is not a positive whole number, naming the variable', () => {
+    expect(() => loadConfig(env({ DATABASE_READ_URL: 'mysql://10.0.0.8/paygate' }))).toThrow('DATABASE_READ_URL must be a postgres:// URL');
+    for (const value of ['0', '-1', '1.5', 'five'])
+      expect(() => loadConfig(env({ DATABASE_READ_MAX_LAG_MS: value }))).toThrow(
+        'DATABASE_READ_MAX_LAG_MS must be a positive whole number of milliseconds',
+      );
+  });
+});
