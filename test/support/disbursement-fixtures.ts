@@ -201,6 +201,7 @@ export function payoutToAccept(
     payoutReference: reference,
     amount: new Decimal(amount),
     currency: 'KES',
+    recipientMoney: null,
     destinationType: 'MOBILE',
     destinationName: 'MMONEY_KEN',
     recipientAccountNumber: '254712345678',
