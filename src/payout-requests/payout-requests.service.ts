@@ -10,7 +10,7 @@ import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
 import { b2bResult, payoutResult } from '../payouts/payout';
 import { PayoutAcceptance, PayoutsRepository, PayoutToAccept } from '../payouts/payouts.repository';
 import { RailHealth } from '../rails/rail-health';
-import { PAYOUT_RAIL, type PayoutDestination, type PayoutRail } from '../rails/payout.rail';
+import { PAYOUT_RAIL, type PayoutDestination, type PayoutForAcceptance, type PayoutRail } from '../rails/payout.rail';
 import { PAYOUT_CODES, PayoutError } from './payout-error';
 import { B2bPayoutDto, ImtPayoutDto, LocalPayoutDto, PayoutAcknowledgement } from './payout.dto';
 
@@ -73,6 +73,7 @@ export class PayoutRequestsService {
       serviceCode: dto.service_code,
       amount: new Money(dto.amount),
       currency: dto.currency_code,
+      recipientMoney: null,
       destinationType: dto.recipient_type,
       destinationName: dto.payment_method,
       recipientAccountNumber: dto.recipient_account_number,
@@ -102,8 +103,7 @@ export class PayoutRequestsService {
     const railProblem = this.rail.acceptanceProblem({
       destination: request.destinationType,
       bankCode: request.recipientBankCode,
-      amount: request.amount.toFixed(),
-      currency: request.currency,
+      ...paidAtRail(request),
     });
     if (railProblem) throw PayoutError.rejected('VALIDATION_FAILED', `Validation Failed: ${railProblem}`, request.payoutReference);
     const down = await this.health.refusal(this.rail.operatorFor(request.destinationType));
@@ -157,7 +157,10 @@ function refusalOf(request: PayoutRequest, refused: Exclude<PayoutAcceptance, { 
   }
 }
 
-/** A local payout or IMT: paid from the float in source_currency, sender_amount to the recipient's wallet or bank account. */
+/**
+ * A local payout or IMT: sender_amount paid from the float in source_currency to the recipient's wallet or bank
+ * account. An IMT's recipient receives recipient_amount in destination_currency: that is what its rail sends.
+ */
 function localRequest(kind: 'LOCAL' | 'IMT', dto: LocalPayoutDto): PayoutRequest {
   return {
     kind,
@@ -165,6 +168,7 @@ function localRequest(kind: 'LOCAL' | 'IMT', dto: LocalPayoutDto): PayoutRequest
     serviceCode: dto.service_code,
     amount: new Money(dto.sender_amount),
     currency: dto.source_currency,
+    recipientMoney: kind === 'IMT' ? { amount: new Money(dto.recipient_amount), currency: dto.destination_currency } : null,
     destinationType: dto.destination_type,
     destinationName: dto.destination_name,
     recipientAccountNumber: dto.recipient_account_number,
@@ -173,6 +177,14 @@ function localRequest(kind: 'LOCAL' | 'IMT', dto: LocalPayoutDto): PayoutRequest
     callbackUrl: dto.callback_url,
     request: dto,
   };
+}
+
+/** What the rail pays and how a refusal names it: an IMT's recipient_amount, else the payout's own amount. */
+function paidAtRail(request: PayoutRequest): Pick<PayoutForAcceptance, 'amount' | 'currency' | 'what'> {
+  const money = request.recipientMoney;
+  return money
+    ? { amount: money.amount.toFixed(), currency: money.currency, what: 'recipient_amount' }
+    : { amount: request.amount.toFixed(), currency: request.currency, what: 'the payout amount' };
 }
 
 function inFlightRail(destination: PayoutDestination): InFlightRail {

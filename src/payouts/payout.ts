@@ -37,6 +37,9 @@ export interface PayoutRow {
   amount: string;
   fee: string;
   currency: string;
+  /** An IMT's recipient_amount in destination_currency; null for LOCAL and B2B. */
+  recipient_amount: string | null;
+  recipient_currency: string | null;
   status: PayoutStatus;
   destination_type: PayoutDestination;
   destination_name: string;
@@ -58,7 +61,10 @@ export const SELECT_PAYOUT = `
   SELECT p.*, a.account_number AS float_account_number
   FROM payouts p JOIN ledger_accounts a ON a.id = p.float_account_id`;
 
-/** How the rail sees the payout: a MOBILE payout goes to the phone number, everything else to the account number. */
+/**
+ * How the rail sees the payout: a MOBILE payout goes to the phone number, everything else to the account number. An
+ * IMT pays the recipient's amount in the recipient's currency; LOCAL and B2B pay what the float pays out.
+ */
 export function payoutAtRail(payout: PayoutRow): PayoutAtRail {
   return {
     payoutId: payout.id,
@@ -68,8 +74,8 @@ export function payoutAtRail(payout: PayoutRow): PayoutAtRail {
     recipientNumber: payout.destination_type === 'MOBILE' ? payout.recipient_phone_number! : payout.recipient_account_number,
     bankCode: payout.recipient_bank_code,
     accountReference: payout.destination_type === 'PAYBILL' ? (payout.request.payment_account_reference ?? null) : null,
-    amount: payout.amount,
-    currency: payout.currency,
+    amount: payout.recipient_amount ?? payout.amount,
+    currency: payout.recipient_currency ?? payout.currency,
   };
 }
 

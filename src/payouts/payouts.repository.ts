@@ -22,6 +22,8 @@ export interface PayoutToAccept {
   payoutReference: string;
   amount: Decimal;
   currency: string;
+  /** An IMT's recipient_amount in destination_currency, which its rail pays; null for LOCAL and B2B (they pay `amount`). */
+  recipientMoney: { amount: Decimal; currency: string } | null;
   destinationType: PayoutDestination;
   destinationName: string;
   recipientAccountNumber: string;
@@ -33,7 +35,7 @@ export interface PayoutToAccept {
   processAt: Date;
 }
 
-/** One item of payout_accept_batch: payout_accept's arguments by name (without p_), the amount as a JSON string. */
+/** One item of payout_accept_batch: payout_accept's arguments by name (without p_), amounts as JSON strings. */
 interface PayoutAcceptItem {
   client_id: string;
   service_code: string;
@@ -41,6 +43,8 @@ interface PayoutAcceptItem {
   payout_reference: string;
   amount: string;
   currency: string;
+  recipient_amount: string | null;
+  recipient_currency: string | null;
   destination_type: PayoutDestination;
   destination_name: string;
   recipient_account_number: string;
@@ -143,6 +147,8 @@ export class PayoutsRepository {
       payout_reference: p.payoutReference,
       amount: p.amount.toFixed(),
       currency: p.currency,
+      recipient_amount: p.recipientMoney?.amount.toFixed() ?? null,
+      recipient_currency: p.recipientMoney?.currency ?? null,
       destination_type: p.destinationType,
       destination_name: p.destinationName,
       recipient_account_number: p.recipientAccountNumber,

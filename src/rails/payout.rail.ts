@@ -15,12 +15,13 @@ export interface PayoutAtRail {
   bankCode: string | null;
   /** A paybill payment's account reference (B2B PAYBILL), else null. */
   accountReference: string | null;
+  /** What the recipient receives: an IMT's recipient_amount in its currency, else the payout's own amount. */
   amount: string;
   currency: string;
 }
 
-/** What a rail checks before a payout is accepted. */
-export type PayoutForAcceptance = Pick<PayoutAtRail, 'destination' | 'bankCode' | 'amount' | 'currency'>;
+/** What a rail checks before a payout is accepted; `what` names the amount in a refusal (an IMT's recipient_amount). */
+export type PayoutForAcceptance = Pick<PayoutAtRail, 'destination' | 'bankCode' | 'amount' | 'currency'> & { what: string };
 
 /** Where a payout stands at the rail. REFUNDED is a B2B rail's answer (705); REVERSED any rail's (702). */
 export type PayoutOutcome =

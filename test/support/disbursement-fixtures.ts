@@ -62,17 +62,18 @@ export function payoutReference(prefix = 'po'): string {
 }
 
 /**
- * A merchant ready to pay out: createGatewayMerchant (KES service, FIXED fee 10, bounds 1..1,000,000, settling into
- * a fresh KES wallet), with the float (the settlement wallet) funded with `float` (default 1,000,000.0000).
- * `float: '0'` leaves it empty.
+ * A merchant ready to pay out: createGatewayMerchant (FIXED fee 10, bounds 1..1,000,000, settling into a fresh
+ * wallet in `currency`, KES unless told otherwise), with the float (the settlement wallet) funded with `float`
+ * (default 1,000,000.0000). `float: '0'` leaves it empty.
  */
 export async function createPayoutMerchant(
   app: NestFastifyApplication,
-  options: { float?: Decimal.Value; serviceOverrides?: Record<string, unknown>; clientCallbackUrl?: string } = {},
+  options: { float?: Decimal.Value; serviceOverrides?: Record<string, unknown>; clientCallbackUrl?: string; currency?: string } = {},
 ): Promise<GatewayMerchant> {
   const merchant = await createGatewayMerchant(app, {
     serviceOverrides: options.serviceOverrides,
     clientCallbackUrl: options.clientCallbackUrl,
+    currency: options.currency,
   });
   const float = new Decimal(options.float ?? '1000000');
   if (float.gt(0)) await fundFloat(app, merchant, float);
@@ -201,6 +202,7 @@ export function payoutToAccept(
     payoutReference: reference,
     amount: new Decimal(amount),
     currency: 'KES',
+    recipientMoney: null,
     destinationType: 'MOBILE',
     destinationName: 'MMONEY_KEN',
     recipientAccountNumber: '254712345678',
@@ -307,6 +309,21 @@ export async function storedCounts(
     [clientId],
   );
   return row;
+}
+
+/** A request refused before acceptance (721 VALIDATION_FAILED), its description matching `message`, storing nothing. */
+export async function expectValidationRefusal(
+  app: NestFastifyApplication,
+  merchant: GatewayMerchant,
+  path: string,
+  body: Record<string, unknown>,
+  message: RegExp,
+): Promise<void> {
+  const before = await storedCounts(app, merchant.clientId);
+  const res = await gateway(app, merchant.token).post(path).send(body);
+  expectPayoutAnswer(res, 721, body.payout_reference as string, 'VALIDATION_FAILED');
+  expect(res.body.response_description).toMatch(message);
+  expect(await storedCounts(app, merchant.clientId)).toEqual(before);
 }
 
 export interface BasicCredentials {

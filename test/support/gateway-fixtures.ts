@@ -220,14 +220,16 @@ export interface GatewayMerchant {
 }
 
 /**
- * A merchant ready to collect: wallet user, KES client service (FIXED fee 10 unless told otherwise) settling into
- * a fresh KES wallet, a gateway API key and token, callback settings, and its current signing secret.
+ * A merchant ready to collect: wallet user, client service (FIXED fee 10 unless told otherwise) settling into a
+ * fresh wallet in `currency` (KES unless told otherwise), a gateway API key and token, callback settings, and its
+ * current signing secret.
  */
 export async function createGatewayMerchant(
   app: NestFastifyApplication,
   options: {
     serviceOverrides?: Record<string, unknown>;
     clientCallbackUrl?: string;
+    currency?: string;
   } = {},
 ): Promise<GatewayMerchant> {
   const tenant = await createTenant(app);
@@ -250,6 +252,7 @@ export async function createGatewayMerchant(
   const serviceCode = service.body.client_service_code as string;
   const wallet = await createWallet(app, tenant, {
     account_name: 'Settlement wallet',
+    currency: options.currency ?? 'KES',
   });
   await app.get(ClientServicesService).setSettlementWallet(dataSource(app).manager, tenant.clientId, serviceCode, wallet.account_id);
 

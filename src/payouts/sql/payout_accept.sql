@@ -8,6 +8,8 @@ CREATE OR REPLACE FUNCTION payout_accept(
   p_payout_reference text,
   p_amount numeric,
   p_currency text,
+  p_recipient_amount numeric,
+  p_recipient_currency text,
   p_destination_type text,
   p_destination_name text,
   p_recipient_account_number text,
@@ -49,11 +51,11 @@ BEGIN
   -- A block of its own, so that a float short of amount + fee undoes the claim and answers as a row.
   BEGIN
     INSERT INTO payouts (client_id, kind, payout_reference, client_service_id, float_account_id, amount, fee, currency,
-      destination_type, destination_name, recipient_account_number, recipient_phone_number, recipient_bank_code, request,
-      callback_url)
+      recipient_amount, recipient_currency, destination_type, destination_name, recipient_account_number,
+      recipient_phone_number, recipient_bank_code, request, callback_url)
     VALUES (p_client_id, p_kind, p_payout_reference, v_service.service_id, v_service.float_account_id, p_amount, v_fee,
-      p_currency, p_destination_type, p_destination_name, p_recipient_account_number, p_recipient_phone_number,
-      p_recipient_bank_code, p_request, p_callback_url)
+      p_currency, p_recipient_amount, p_recipient_currency, p_destination_type, p_destination_name,
+      p_recipient_account_number, p_recipient_phone_number, p_recipient_bank_code, p_request, p_callback_url)
     ON CONFLICT (client_id, payout_reference) DO NOTHING
     RETURNING id INTO v_payout;
     IF v_payout IS NULL THEN

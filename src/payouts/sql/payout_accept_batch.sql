@@ -26,15 +26,16 @@ BEGIN
   FOR i IN
     SELECT p.* FROM ROWS FROM (jsonb_to_recordset(p_items) AS (
       client_id uuid, service_code text, kind text, payout_reference text, amount numeric, currency text,
-      destination_type text, destination_name text, recipient_account_number text, recipient_phone_number text,
-      recipient_bank_code text, request jsonb, callback_url text, rail text, topic text, process_at timestamptz,
-      paying_states text[]
+      recipient_amount numeric, recipient_currency text, destination_type text, destination_name text,
+      recipient_account_number text, recipient_phone_number text, recipient_bank_code text, request jsonb,
+      callback_url text, rail text, topic text, process_at timestamptz, paying_states text[]
     )) WITH ORDINALITY AS p
     ORDER BY p.client_id::text, p.payout_reference, p.ordinality
   LOOP
     RETURN QUERY SELECT i.ordinality::int, r.outcome, r.detail FROM payout_accept(
       p_client_id => i.client_id, p_service_code => i.service_code, p_kind => i.kind,
       p_payout_reference => i.payout_reference, p_amount => i.amount, p_currency => i.currency,
+      p_recipient_amount => i.recipient_amount, p_recipient_currency => i.recipient_currency,
       p_destination_type => i.destination_type, p_destination_name => i.destination_name,
       p_recipient_account_number => i.recipient_account_number, p_recipient_phone_number => i.recipient_phone_number,
       p_recipient_bank_code => i.recipient_bank_code, p_request => i.request, p_callback_url => i.callback_url,

@@ -19,10 +19,10 @@ const EQUITY = '68';
 export class JengaPayoutRail implements PayoutRail {
   constructor(private readonly gateway: JengaGateway) {}
 
-  acceptanceProblem({ destination, bankCode, amount, currency }: PayoutForAcceptance): string | null {
-    if (currency !== 'KES') return `PesaLink moves Kenya shillings only; the payout is in ${currency}`;
+  acceptanceProblem({ destination, bankCode, amount, currency, what }: PayoutForAcceptance): string | null {
+    if (currency !== 'KES') return `PesaLink moves Kenya shillings only; ${what} is in ${currency}`;
     const value = new Decimal(amount);
-    if (value.decimalPlaces() > 2) return `PesaLink moves cents at most; the payout amount ${value.toFixed()} has more decimals`;
+    if (value.decimalPlaces() > 2) return `PesaLink moves cents at most; ${what} ${value.toFixed()} has more decimals`;
     if (value.gt(PESALINK_MAXIMUM)) return `PesaLink moves at most KES 999,999 per transfer`;
     if (destination === 'BANK' && !bankName(bankCode)) return `recipient_bank_code ${bankCode ?? ''} is not a bank PesaLink reaches`;
     return null;

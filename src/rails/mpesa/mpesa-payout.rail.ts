@@ -13,8 +13,8 @@ import { wholeShillingsProblem } from './whole-shillings';
 export class MpesaPayoutRail implements PayoutRail {
   constructor(private readonly gateway: MpesaGateway) {}
 
-  acceptanceProblem({ amount, currency }: PayoutForAcceptance): string | null {
-    return wholeShillingsProblem(amount, currency, 'the payout amount');
+  acceptanceProblem({ amount, currency, what }: PayoutForAcceptance): string | null {
+    return wholeShillingsProblem(amount, currency, what);
   }
 
   operatorFor(): typeof MPESA {

@@ -5,8 +5,12 @@ import {
   b2bBody,
   createPayoutMerchant,
   expectPayoutAnswer,
+  expectValidationRefusal,
   floatBalance,
+  imtBody,
   localPayoutBody,
+  minus,
+  PAYOUT_FEE,
   PAYOUT_PATHS,
   payoutRow,
   storedCounts,
@@ -25,6 +29,8 @@ describe('Jenga PesaLink payouts (stub)', () => {
   let sandbox: IsolatedSandbox;
   let app: NestFastifyApplication;
   let merchant: GatewayMerchant;
+  /** Pays out of a USD float: its IMTs pay Kenyan bank accounts in shillings. */
+  let usdMerchant: GatewayMerchant;
 
   beforeAll(async () => {
     stub = await new JengaStub().start();
@@ -36,6 +42,7 @@ describe('Jenga PesaLink payouts (stub)', () => {
     });
     app = sandbox.app;
     merchant = await createPayoutMerchant(app, { float: '100000' });
+    usdMerchant = await createPayoutMerchant(app, { float: '1000', currency: 'USD' });
   });
   afterAll(async () => {
     await sandbox?.close();
@@ -53,10 +60,23 @@ describe('Jenga PesaLink payouts (stub)', () => {
       ...overrides,
     });
 
-  async function payOut(body: Record<string, unknown>, path: string = PAYOUT_PATHS.local) {
-    const res = await gateway(app, merchant.token).post(path).send(body);
+  /** An IMT to a bank account PesaLink reaches: KES to USD unless overridden (imtBody). */
+  const imtToBank = (payer: GatewayMerchant, overrides: Record<string, unknown> = {}) =>
+    imtBody(payer, {
+      destination_type: 'BANK',
+      destination_name: 'BANK_KEN',
+      recipient_account_number: '0240198765432',
+      recipient_bank_code: '11',
+      ...overrides,
+    });
+
+  /** From the USD float to shillings: 100 USD at 129.5055 KES. */
+  const usdToKes = { source_currency: 'USD', destination_currency: 'KES', exchange_rate: '129.5055', sender_amount: '100' };
+
+  async function payOut(body: Record<string, unknown>, path: string = PAYOUT_PATHS.local, payer = merchant) {
+    const res = await gateway(app, payer.token).post(path).send(body);
     expectPayoutAnswer(res, 720, body.payout_reference as string);
-    return (await payoutRow(app, merchant.clientId, body.payout_reference as string))!;
+    return (await payoutRow(app, payer.clientId, body.payout_reference as string))!;
   }
 
   it('sends a signed PesaLink transfer from our source account, referenced by the payout, and settles it (700)', async () => {
@@ -123,6 +143,29 @@ describe('Jenga PesaLink payouts (stub)', () => {
     await waitForPayoutStatus(app, merchant, body.payout_reference as string, 700, { b2b: true });
     const transfer = stub.transfers.find((t) => t.body.transfer.reference === transferReference(String(payout.id)))!;
     expect(transfer.body.destination).toMatchObject({ bankCode: '68', accountNumber: '1180123456789' });
+  });
+
+  it('an IMT to a bank sends recipient_amount in shillings with two decimals; the USD float pays sender_amount + fee', async () => {
+    const before = await floatBalance(app, usdMerchant);
+    const body = imtToBank(usdMerchant, { ...usdToKes, recipient_amount: '12950.55' });
+    const payout = await payOut(body, PAYOUT_PATHS.imt, usdMerchant);
+    await waitForPayoutStatus(app, usdMerchant, body.payout_reference as string, 700);
+    const transfer = stub.transfers.find((t) => t.body.transfer.reference === transferReference(String(payout.id)))!;
+    expect(transfer.body.transfer).toMatchObject({ amount: '12950.55', currencyCode: 'KES' });
+    expect(await floatBalance(app, usdMerchant)).toMatchObject({
+      currency: 'USD',
+      balance: minus(before.balance, '100', PAYOUT_FEE),
+      reserved_balance: '0.0000',
+    });
+  });
+
+  it('refuses at acceptance an IMT whose recipient is paid in USD, or in fractions of a cent (721); stores nothing', async () => {
+    for (const [payer, body, message] of [
+      [merchant, imtToBank(merchant), /Kenya shillings only; recipient_amount is in USD/],
+      [usdMerchant, imtToBank(usdMerchant, { ...usdToKes, recipient_amount: '12950.551' }), /cents at most; recipient_amount 12950.551/],
+    ] as const) {
+      await expectValidationRefusal(app, payer, PAYOUT_PATHS.imt, body, message);
+    }
   });
 
   it('refuses at acceptance a bank PesaLink does not reach, more than two decimals, or more than KES 999,999; stores nothing', async () => {

@@ -9,6 +9,7 @@ import {
   expectedFloat,
   expectPayoutAnswer,
   expectSignedCallback,
+  expectValidationRefusal,
   floatBalance,
   imtBody,
   localPayoutBody,
@@ -33,20 +34,23 @@ describe('M-Pesa payouts (Daraja stub)', () => {
   let app: NestFastifyApplication;
   let merchant: GatewayMerchant;
   let basic: BasicCredentials;
+  /** Pays out of a USD float: its IMTs pay Kenyan recipients in shillings. */
+  let usdMerchant: GatewayMerchant;
 
   beforeAll(async () => {
     sandbox = await startMpesaSandbox();
     app = sandbox.app;
     merchant = await createPayoutMerchant(app, { float: '100000' });
     basic = await setPayoutsCallback(app, merchant, sandbox.receiver.url('/payouts'));
+    usdMerchant = await createPayoutMerchant(app, { float: '1000', currency: 'USD' });
   });
   afterAll(async () => sandbox?.close());
   afterEach(() => (sandbox.stub.plan = () => ({})));
 
-  async function payOut(body: Record<string, unknown>, path: string = PAYOUT_PATHS.local) {
-    const res = await gateway(app, merchant.token).post(path).send(body);
+  async function payOut(body: Record<string, unknown>, path: string = PAYOUT_PATHS.local, payer = merchant) {
+    const res = await gateway(app, payer.token).post(path).send(body);
     expectPayoutAnswer(res, 720, body.payout_reference as string);
-    return (await payoutRow(app, merchant.clientId, body.payout_reference as string))!;
+    return (await payoutRow(app, payer.clientId, body.payout_reference as string))!;
   }
 
   /** B2C calls that reached the stub with this request's OriginatorConversationID. */
@@ -267,6 +271,51 @@ describe('M-Pesa payouts (Daraja stub)', () => {
       sandbox.stub.answersStatusQueries = true;
     }
   }, 120_000);
+
+  it('an IMT from a USD float pays the KES recipient_amount by B2C; the float holds and pays sender_amount + fee in USD', async () => {
+    // A late result keeps the hold in place long enough to read it.
+    sandbox.stub.plan = () => ({ delayMs: 1000 });
+    const body = imtBody(usdMerchant, {
+      source_currency: 'USD',
+      destination_currency: 'KES',
+      exchange_rate: '129.5',
+      sender_amount: '10.00',
+      recipient_amount: '1295',
+    });
+    const payout = await payOut(body, PAYOUT_PATHS.imt, usdMerchant);
+    expect(payout).toMatchObject({ amount: '10.0000', currency: 'USD', recipient_amount: '1295.0000', recipient_currency: 'KES' });
+    expect(await floatBalance(app, usdMerchant)).toMatchObject({ currency: 'USD', balance: '980.0000', reserved_balance: '20.0000' });
+    const result = await waitForPayoutStatus(app, usdMerchant, body.payout_reference as string, 700);
+    expect(result.data).toMatchObject({ amount: '10.0000', currency: 'USD', transaction_cost: '10.0000' });
+    const request = (await railRequest(app, 'PAYOUT', payout.id))!;
+    const sent = sandbox.stub.transactions.find((t) => t.body.OriginatorConversationID === request.id)!;
+    expect(sent.body).toMatchObject({ CommandID: 'BusinessPayment', Amount: 1295, PartyB: body.recipient_phone_number });
+    expect(await floatBalance(app, usdMerchant)).toMatchObject({
+      currency: 'USD',
+      balance: '980.0000',
+      ledger_balance: '980.0000',
+      reserved_balance: '0.0000',
+    });
+  });
+
+  it('refuses an IMT whose recipient is paid in USD or in fractional shillings (721) and stores nothing', async () => {
+    for (const [payer, body, message] of [
+      [merchant, imtBody(merchant), /Kenya shillings only; recipient_amount is in USD/],
+      [
+        usdMerchant,
+        imtBody(usdMerchant, {
+          source_currency: 'USD',
+          destination_currency: 'KES',
+          exchange_rate: '129.55',
+          sender_amount: '10',
+          recipient_amount: '1295.50',
+        }),
+        /whole shillings only; recipient_amount 1295.5 has a fractional part/,
+      ],
+    ] as const) {
+      await expectValidationRefusal(app, payer, PAYOUT_PATHS.imt, body, message);
+    }
+  });
 
   it('refuses a fractional M-Pesa payout or B2B at acceptance (721) and stores nothing', async () => {
     const before = await storedCounts(app, merchant.clientId);
