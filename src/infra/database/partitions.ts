@@ -10,10 +10,12 @@ import type { ClientBase } from 'pg';
 export const MONTHS_AHEAD = 3;
 
 /**
- * How long partition DDL waits for its table lock. Every insert into the table queues behind a waiting ACCESS
- * EXCLUSIVE request, so it gives up soon and is tried again on the next schedule rather than stall the money path.
+ * How long partition DDL waits for each table lock, and how often it tries. Inserts queue behind a waiting ACCESS
+ * EXCLUSIVE request, so each wait is short; and it is below deadlock_timeout (1 s by default), so if a lock cycle
+ * with a money transaction forms anyway, this side gives up before Postgres would cancel the money transaction.
  */
-const LOCK_TIMEOUT = '2s';
+const LOCK_TIMEOUT = '500ms';
+const LOCK_TRIES = 10;
 
 /** A month, as the UTC instant it starts. */
 export type Month = Date;
@@ -111,15 +113,9 @@ async function createMonth(
 ): Promise<CreatedPartition | null> {
   const lower = month.toISOString();
   const upper = addMonths(month, 1).toISOString();
-  await db.query('BEGIN');
-  try {
-    await db.query(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`);
-    await db.query(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
+  return withPartitionLocks(db, table, async () => {
     const { rows } = await db.query<{ made: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS made`, [name]);
-    if (rows[0].made) {
-      await db.query('ROLLBACK');
-      return null;
-    }
+    if (rows[0].made) return null;
     await db.query(`CREATE TEMP TABLE partition_rows (LIKE ${table}) ON COMMIT DROP`);
     const { rowCount } = await db.query(
       `WITH moved AS (DELETE FROM ${table}_default WHERE ${column} >= $1 AND ${column} < $2 RETURNING *)
@@ -128,13 +124,40 @@ async function createMonth(
     );
     await db.query(`CREATE TABLE ${name} PARTITION OF ${table} FOR VALUES FROM ('${lower}') TO ('${upper}')`);
     await db.query(`INSERT INTO ${table} SELECT * FROM partition_rows`);
-    await db.query('COMMIT');
     return { table, partition: name, moved: rowCount ?? 0 };
-  } catch (error) {
-    await db.query('ROLLBACK');
-    throw error;
+  });
+}
+
+/**
+ * Runs `work` in a transaction holding the locks partition DDL takes, taken first and in one order: the tables the
+ * table's foreign keys reference (SHARE ROW EXCLUSIVE: creating or detaching a partition adds or drops its copies of
+ * those keys), then the table itself. Taken one by one as the DDL reached them, they would be taken in the reverse of
+ * a money transaction's order (an entry, then its postings, then the balances), which can deadlock. A lock not had in
+ * time is tried again a few times, then the error is the caller's.
+ */
+async function withPartitionLocks<T>(db: ClientBase, table: string, work: () => Promise<T>): Promise<T> {
+  const { rows } = await db.query<{ name: string }>(
+    `SELECT DISTINCT confrelid::regclass::text AS name FROM pg_constraint WHERE conrelid = $1::regclass AND contype = 'f' ORDER BY 1`,
+    [table],
+  );
+  for (let attempt = 1; ; attempt++) {
+    await db.query('BEGIN');
+    try {
+      await db.query(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`);
+      if (rows.length > 0) await db.query(`LOCK TABLE ${rows.map((r) => r.name).join(', ')} IN SHARE ROW EXCLUSIVE MODE`);
+      await db.query(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
+      const result = await work();
+      await db.query('COMMIT');
+      return result;
+    } catch (error) {
+      await db.query('ROLLBACK');
+      if ((error as { code?: string }).code !== LOCK_NOT_AVAILABLE || attempt === LOCK_TRIES) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100 + Math.random() * 400));
+    }
   }
 }
+
+const LOCK_NOT_AVAILABLE = '55P03';
 
 export interface DetachedPartition {
   table: string;
@@ -154,25 +177,18 @@ export async function detachMonthsBefore(
   before: Month,
   beforeDetach?: (db: ClientBase, partitions: string[]) => Promise<void>,
 ): Promise<DetachedPartition[]> {
-  let old: Array<{ name: string; month: Month }>;
-  await db.query('BEGIN');
-  try {
-    await db.query(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`);
-    await db.query(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
-    old = (await monthPartitions(db, table)).filter((p) => p.month < before);
-    if (old.length > 0)
+  const old = await withPartitionLocks(db, table, async () => {
+    const months = (await monthPartitions(db, table)).filter((p) => p.month < before);
+    if (months.length > 0)
       await beforeDetach?.(
         db,
-        old.map((p) => p.name),
+        months.map((p) => p.name),
       );
-    for (const { name } of old) {
+    for (const { name } of months) {
       await db.query(`ALTER TABLE ${table} DETACH PARTITION ${name}`);
       await db.query(`ALTER TABLE ${name} SET SCHEMA archive`);
     }
-    await db.query('COMMIT');
-  } catch (error) {
-    await db.query('ROLLBACK');
-    throw error;
-  }
+    return months;
+  });
   return old.map(({ name, month }) => ({ table, partition: `archive.${name}`, month: formatMonth(month) }));
 }
