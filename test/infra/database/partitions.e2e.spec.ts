@@ -201,6 +201,36 @@ describe('partitioned history', () => {
     expect(attached).toContain('postings_2001_02');
   });
 
+  it('refuses to archive a month before an unresolved float hold', async () => {
+    await db.query('BEGIN'); // never committed: no other test sees the hold
+    try {
+      const account = (await db.query(`SELECT id FROM ledger_accounts WHERE account_number = $1`, [walletA])).rows[0].id;
+      const entry = (
+        await db.query(`INSERT INTO journal_entries (client_id, kind) VALUES ($1, 'FLOAT_RESERVE') RETURNING id`, [tenant.clientId])
+      ).rows[0].id;
+      const reservation = (
+        await db.query(
+          `INSERT INTO float_reservations (client_id, float_account_id, rail, currency, reserve_entry_id)
+           VALUES ($1, $2, 'IN_FLIGHT_MOBILE_MONEY', 'KES', $3) RETURNING id`,
+          [tenant.clientId, account, entry],
+        )
+      ).rows[0].id;
+      const hold = (
+        await db.query(
+          `INSERT INTO float_holds (reservation_id, client_id, float_account_id, amount, fee, created_at)
+           VALUES ($1, $2, $3, 10, 0, '2001-03-10Z') RETURNING id`,
+          [reservation, tenant.clientId, account],
+        )
+      ).rows[0].id;
+      await expect(archiveHistory(db, parseMonth('2001-04')!)).rejects.toThrow(
+        `float hold ${hold} of 2001-03 is unresolved: --before is 2001-03 at the latest`,
+      );
+      expect((await monthPartitions(db, 'postings')).map((p) => p.name)).toContain('postings_2001_03');
+    } finally {
+      await db.query('ROLLBACK');
+    }
+  });
+
   it('runs both from the operator CLI', async () => {
     const cli = (...args: string[]) =>
       new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
