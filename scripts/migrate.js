@@ -1,6 +1,6 @@
 'use strict';
 // npm run migration:run — applies pending migrations, then the database function sources (src/<domain>/sql/*.sql),
-// to DATABASE_URL.
+// to DATABASE_URL, and creates the history tables' partitions of this month and the coming ones.
 const { ensureBuilt, ROOT } = require('./lib/build');
 
 /** Migrates the database; answers what it did, as describeMigration words it. */
@@ -10,12 +10,13 @@ async function migrate(databaseUrl) {
   return migrateDatabase(databaseUrl);
 }
 
-function describeMigration({ migrations, functions }) {
+function describeMigration({ migrations, functions, partitions }) {
   const parts = [
     migrations.length ? `applied ${migrations.join(', ')}` : 'schema is up to date',
     functions.applied.length ? `function sources applied: ${functions.applied.join(', ')}` : 'function sources are up to date',
   ];
   if (functions.dropped.length) parts.push(`functions without a source dropped: ${functions.dropped.join(', ')}`);
+  if (partitions.length) parts.push(`partitions created: ${partitions.map((p) => p.partition).join(', ')}`);
   return parts.join('\n');
 }
 

@@ -15,6 +15,7 @@ import { FxRefreshScheduler } from './fx/fx-refresh.scheduler';
 import { FxModule } from './fx/fx.module';
 import { ConfigModule } from './infra/config/config.module';
 import { DatabaseModule } from './infra/database/database.module';
+import { PartitionsScheduler } from './infra/database/partitions.scheduler';
 import { HealthModule } from './infra/health/health.module';
 import { LoggingModule } from './infra/logging/logging.module';
 import { MetricsController } from './infra/metrics/metrics.controller';
@@ -105,6 +106,7 @@ export class ApiModule {}
     NotificationsProcessor,
     FxRefreshScheduler,
     RailReconciliationScheduler,
+    PartitionsScheduler,
   ],
 })
 export class WorkerModule {}

@@ -23,6 +23,10 @@ import { AdminModule } from './admin.module';
 import { databaseProblem } from './database-check';
 import { SeedService } from './seed.service';
 import { RailRequestsRepository } from '../rails/rail-requests.repository';
+import type { PoolClient } from 'pg';
+import { ensurePartitions, parseMonth } from '../infra/database/partitions';
+import { pgPool } from '../infra/database/prepared';
+import { ArchiveRefused, archiveHistory } from './history-archive';
 
 /** A failure the operator can act on: printed as one line on stderr, exit code 1. */
 class CliError extends Error {}
@@ -287,6 +291,35 @@ export function buildProgram(run: (action: (app: INestApplicationContext) => Pro
     );
 
   program
+    .command('partitions:ensure')
+    .description("create the history tables' partitions of this month and the next 3, and of any month with rows in DEFAULT; idempotent")
+    .action((_opts, cmd) =>
+      run(async (app) => {
+        const created = await withConnection(app, (db) => ensurePartitions(db));
+        return { created: created.length ? created : 'nothing to create' };
+      }, json(cmd)),
+    );
+
+  program
+    .command('partitions:archive')
+    .description(
+      'detach the history months before the given one into schema archive, for export; refuses the current month and months with unresolved holds',
+    )
+    .requiredOption('--before <month>', 'YYYY-MM: every month before it is detached')
+    .action((opts, cmd) =>
+      run(async (app) => {
+        const before = parseMonth(opts.before);
+        if (!before) throw new CliError('--before must be a month, YYYY-MM');
+        try {
+          const detached = await withConnection(app, (db) => archiveHistory(db, before));
+          return { detached: detached.length ? detached : 'nothing to detach' };
+        } catch (error) {
+          throw error instanceof ArchiveRefused ? new CliError(error.message) : error;
+        }
+      }, json(cmd)),
+    );
+
+  program
     .command('seed')
     .description('create or reuse a demo merchant with credentials, service and funded wallets; idempotent')
     .option('--client-code <code>', 'client code', 'DEMO')
@@ -322,6 +355,16 @@ function requireRate(name: string, value: string): Decimal {
 
 function requireText(name: string, value: string, max: number): void {
   if (!value.trim() || value.length > max) throw new CliError(`--${name} must be 1 to ${max} characters`);
+}
+
+/** One pooled connection for the time of `work`: partition DDL runs its own transactions on it. */
+async function withConnection<T>(app: INestApplicationContext, work: (db: PoolClient) => Promise<T>): Promise<T> {
+  const db = await pgPool(app.get<DataSource>(getDataSourceToken())).connect();
+  try {
+    return await work(db);
+  } finally {
+    db.release();
+  }
 }
 
 async function requireClient(app: INestApplicationContext, code: string) {

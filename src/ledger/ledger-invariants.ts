@@ -19,11 +19,12 @@ export const LEDGER_INVARIANTS: Array<{ name: string; description: string; sql: 
   },
   {
     name: 'b_balances_match_postings',
-    description: "each account's stored balance equals the sum of its postings",
-    sql: `SELECT a.account_number, a.balance, coalesce(p.total, 0) AS postings_total
+    description: "each account's stored balance equals the sum of its postings (archived months by their sum)",
+    sql: `SELECT a.account_number, a.balance, coalesce(x.balance, 0) + coalesce(p.total, 0) AS postings_total
           FROM ledger_accounts a
           LEFT JOIN (SELECT account_id, sum(amount) AS total FROM postings GROUP BY account_id) p ON p.account_id = a.id
-          WHERE a.balance <> coalesce(p.total, 0) LIMIT 100`,
+          LEFT JOIN ledger_archived_balances x ON x.account_id = a.id
+          WHERE a.balance <> coalesce(x.balance, 0) + coalesce(p.total, 0) LIMIT 100`,
   },
   {
     // Floors govern debits (wallet document §8): a wallet opened with a floor above zero starts below it and

@@ -37,8 +37,11 @@ const PERIOD_SQL = `
   SELECT min(id) AS first_id, max(id) AS last_id
   FROM postings WHERE account_id = $1 AND created_at >= $2 AND created_at < $3`;
 
+/** The balance before the period: after the posting before it, or, when that was archived, after the archived months. */
 const OPENING_SQL = `
-  SELECT balance_after FROM postings WHERE account_id = $1 AND id < $2 ORDER BY id DESC LIMIT 1`;
+  SELECT coalesce(
+    (SELECT balance_after FROM postings WHERE account_id = $1 AND id < $2 ORDER BY id DESC LIMIT 1),
+    (SELECT balance FROM ledger_archived_balances WHERE client_id = $3 AND account_id = $1)) AS balance_after`;
 
 /**
  * One row per wallet posting, with the business record that owns its entry: the wallet operation's transaction
@@ -205,7 +208,7 @@ export class StatementsService {
       const { rows: bounds } = await client.query(PERIOD_SQL, [wallet.id, period.from, period.until]);
       const { first_id: firstId, last_id: lastId } = bounds[0];
       if (firstId === null) throw new BadRequestException('No transactions in the period');
-      const { rows: before } = await client.query(OPENING_SQL, [wallet.id, firstId]);
+      const { rows: before } = await client.query(OPENING_SQL, [wallet.id, firstId, clientId]);
       // Only a PDF numbers its pages ("Page X of N"), which needs the number of lines before the first is laid out:
       // its first batch is read now, and carries that number.
       const numbered = docType === 'PDF';

@@ -28,6 +28,7 @@ const TABLES = {
     'float_reservations',
     'journal_entries',
     'ledger_accounts',
+    'ledger_archived_balances',
     'notifications',
     'outbox',
     'payments',
@@ -107,6 +108,7 @@ const KNOWN_GAPS: Record<string, string[]> = {
   ],
   journal_entries: ['journal_entries_pkey'],
   ledger_accounts: ['ledger_accounts_account_number_key', 'ledger_accounts_pkey'],
+  ledger_archived_balances: ['ledger_archived_balances_account_id_fkey'],
   notifications: ['notifications_pkey'],
   outbox: ['outbox.client_id', 'outbox_pkey'],
   payments: [
