@@ -1,25 +1,8 @@
-import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import Decimal from 'decimal.js';
-import { execFile } from 'node:child_process';
-import { createHttpApp } from '../../src/http-app';
-import {
-  chargeBody,
-  CLI_JS,
-  createGatewayMerchant,
-  createIsolatedDatabase,
-  freePort,
-  GatewayMerchant,
-  IsolatedDatabase,
-  ledgerBalance,
-  MerchantReceiver,
-  OwnRedis,
-  startOwnRedis,
-  systemBalance,
-  waitFor,
-  withEnv,
-} from '../support/gateway-fixtures';
-import { Child, startChild, stopChild } from '../support/child-processes';
-import { dataSource } from '../support/test-app';
+import { diagnostics } from '../support/child-processes';
+import { cliJson, runCli } from '../support/disbursement-fixtures';
+import { chargeBody, createGatewayMerchant, GatewayMerchant, ledgerBalance, systemBalance, waitFor } from '../support/gateway-fixtures';
+import { ProcessCluster } from '../support/process-cluster';
 
 const CHARGES = 200;
 const CONCURRENCY = 20;
@@ -30,71 +13,23 @@ const CONCURRENCY = 20;
  * delivered once, and the ledger invariants hold afterwards (`admin ledger:verify`).
  */
 describe('engine: one api and two worker processes', () => {
-  let redis: OwnRedis;
-  let db: IsolatedDatabase;
-  let restoreEnv: () => void;
-  let setup: NestFastifyApplication;
-  let receiver: MerchantReceiver;
+  const cluster = new ProcessCluster();
   let merchant: GatewayMerchant;
-  let api: Child;
-  let workers: Child[];
-  let apiUrl: string;
 
   beforeAll(async () => {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    require('../../scripts/lib/build').ensureBuilt();
-    redis = await startOwnRedis();
-    db = await createIsolatedDatabase();
-    restoreEnv = withEnv({ DATABASE_URL: db.url, REDIS_URL: redis.url });
-    receiver = await new MerchantReceiver().start();
-    // This process only prepares the merchant and reads the database: as `api` it runs no relay and no worker.
-    setup = await createHttpApp('api');
-    merchant = await createGatewayMerchant(setup);
-
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      DATABASE_URL: db.url,
-      REDIS_URL: redis.url,
-      APP_ENV: 'sandbox',
-      SANDBOX_SETTLE_DELAY_MS: '100',
-      CALLBACK_RETRY_DELAYS_MS: '500,1000,1500',
-      LOG_LEVEL: 'info',
-      DB_POOL_SIZE: '10',
-    };
-    delete env.PORT;
-    workers = [startChild('worker-1', ['worker'], env), startChild('worker-2', ['worker'], env)];
-    const port = await freePort();
-    apiUrl = `http://127.0.0.1:${port}`;
-    api = startChild('api', ['api'], {
-      ...env,
-      PORT: String(port),
-      PUBLIC_BASE_URL: apiUrl,
+    await cluster.launch({
+      workers: 2,
+      env: () => ({ SANDBOX_SETTLE_DELAY_MS: '100', CALLBACK_RETRY_DELAYS_MS: '500,1000,1500', DB_POOL_SIZE: '10' }),
     });
-    await waitFor(
-      'the api process to serve',
-      async () => (await fetch(`${apiUrl}/health/live`).catch(() => null))?.status === 200,
-      60_000,
-      200,
-    );
-    await waitFor('both worker processes to start', () => workers.every((w) => w.output.join('').includes('worker started')), 60_000, 200);
+    merchant = await createGatewayMerchant(cluster.setup);
   }, 180_000);
 
-  afterAll(async () => {
-    await Promise.all([api, ...(workers ?? [])].filter(Boolean).map(stopChild));
-    await setup?.close();
-    await receiver?.close();
-    await redis?.stop();
-    restoreEnv?.();
-    await db?.drop();
-  }, 60_000);
-
-  function diagnostics(): string {
-    return [api, ...workers].map((c) => `--- ${c.name} (exit ${c.process.exitCode})\n${c.output.join('').slice(-3000)}`).join('\n');
-  }
+  afterAll(async () => cluster.close(), 60_000);
 
   it(`${CHARGES} charges through the api process all settle exactly once, and the ledger verifies`, async () => {
+    const { receiver, setup, apiUrl } = cluster;
+    const query = (sql: string, params: unknown[] = []) => cluster.query(sql, params);
     const urls: string[] = [];
-    const references: string[] = [];
     let expectedSettlement = new Decimal(0);
     const bodies = Array.from({ length: CHARGES }, (_, i) => {
       const amount = 20 + (i % 50);
@@ -104,7 +39,6 @@ describe('engine: one api and two worker processes', () => {
         callback_url: receiver.url(),
       });
       urls.push(body.callback_url as string);
-      references.push(body.external_reference as string);
       return body;
     });
 
@@ -136,23 +70,20 @@ describe('engine: one api and two worker processes', () => {
       await waitFor(
         'every payment to settle and every callback to arrive',
         async () => {
-          const [row] = await dataSource(setup).query(
-            `SELECT count(*)::int AS n FROM payments WHERE id = ANY($1) AND payment_status = 700`,
-            [ids],
-          );
+          const [row] = await query(`SELECT count(*)::int AS n FROM payments WHERE id = ANY($1) AND payment_status = 700`, [ids]);
           return row.n === CHARGES && urls.every((u) => receiver.at(u).length > 0);
         },
         90_000,
         250,
       );
     } catch (error) {
-      throw new Error(`${(error as Error).message}\n${diagnostics()}`, {
+      throw new Error(`${(error as Error).message}\n${diagnostics(cluster.processes)}`, {
         cause: error,
       });
     }
 
     // Exactly once: one journal entry per payment, the settlement wallet holds the expected sum, fee income the fees.
-    const [entries] = await dataSource(setup).query(
+    const [entries] = await query(
       `SELECT count(*)::int AS payments, count(DISTINCT p.entry_id)::int AS entries,
               (SELECT count(*)::int FROM journal_entries e WHERE e.client_id = $1) AS client_entries
        FROM payments p WHERE p.client_id = $1 AND p.entry_id IS NOT NULL`,
@@ -168,54 +99,34 @@ describe('engine: one api and two worker processes', () => {
 
     // Every callback delivered once, at the first attempt, under its own event id.
     await waitFor('every delivery to be recorded', async () => {
-      const [row] = await dataSource(setup).query(
-        `SELECT count(*)::int AS n FROM callback_deliveries WHERE client_id = $1 AND status = 'DELIVERED'`,
-        [merchant.clientId],
-      );
+      const [row] = await query(`SELECT count(*)::int AS n FROM callback_deliveries WHERE client_id = $1 AND status = 'DELIVERED'`, [
+        merchant.clientId,
+      ]);
       return row.n === CHARGES;
     });
     for (const url of urls) expect(receiver.at(url)).toHaveLength(1);
     expect(new Set(receiver.received.map((r) => r.headers['x-event-id'])).size).toBe(CHARGES);
-    const [attempts] = await dataSource(setup).query(
+    const [attempts] = await query(
       `SELECT count(*)::int AS n FROM callback_attempts a JOIN callback_deliveries d ON d.id = a.delivery_id WHERE d.client_id = $1`,
       [merchant.clientId],
     );
     expect(attempts.n).toBe(CHARGES);
     await waitFor('every outbox row to be done', async () => {
-      const [row] = await dataSource(setup).query(`SELECT count(*)::int AS n FROM outbox WHERE done_at IS NULL`);
+      const [row] = await query(`SELECT count(*)::int AS n FROM outbox WHERE done_at IS NULL`);
       return row.n === 0;
     });
 
     // All three processes are still up.
-    for (const child of [api, ...workers])
+    for (const child of [...cluster.apis, ...cluster.workers])
       expect({ name: child.name, exit: child.process.exitCode }).toEqual({
         name: child.name,
         exit: null,
       });
 
-    const verify = await new Promise<{
-      code: number;
-      stdout: string;
-      stderr: string;
-    }>((resolve) => {
-      execFile(
-        process.execPath,
-        [CLI_JS, 'ledger:verify', '--json'],
-        {
-          env: { ...process.env, DATABASE_URL: db.url, LOG_LEVEL: 'silent' },
-          timeout: 60_000,
-        },
-        (error, stdout, stderr) =>
-          resolve({
-            code: error ? (typeof error.code === 'number' ? error.code : 1) : 0,
-            stdout,
-            stderr,
-          }),
-      );
-    });
-    expect(verify.stderr).toBe('');
-    expect(verify.code).toBe(0);
-    const report = JSON.parse(verify.stdout.trim());
+    const report = cliJson(await runCli(cluster.db.url, 'ledger:verify', '--json')) as {
+      ok: boolean;
+      invariants: Array<{ violations: number }>;
+    };
     expect(report.ok).toBe(true);
     expect(report.invariants).toHaveLength(4);
     for (const invariant of report.invariants) expect(invariant.violations).toBe(0);

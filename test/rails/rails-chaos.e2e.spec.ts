@@ -1,27 +1,17 @@
 import { transferReference } from '../../src/rails/jenga/jenga-gateway';
-import { diagnostics, killChild } from '../support/child-processes';
+import { diagnostics } from '../support/child-processes';
 import { DarajaOperation, DarajaPlan } from '../support/daraja-stub';
 import { localPayoutBody, PAYOUT_PATHS } from '../support/disbursement-fixtures';
 import { chargeBody, sleep, waitFor } from '../support/gateway-fixtures';
 import { JengaPlan } from '../support/jenga-stub';
-import { RailsCluster, started } from '../support/rails-cluster';
+import { workerStarted } from '../support/process-cluster';
+import { RailsCluster } from '../support/rails-cluster';
+import { seededRandom } from '../support/seeded-random';
 
 const CHARGES = 30;
 const PAYOUTS = 30;
 const BANK_PAYOUTS = 15;
 const KILLS = 4;
-
-/** mulberry32: a small seeded generator, so a failing run replays with CHAOS_SEED. */
-function generator(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * Issues 18 and 19's seeded chaos: charges and payouts through the M-Pesa adapter while the Daraja stub answers with
@@ -35,20 +25,11 @@ function generator(seed: number): () => number {
  * neither, only the 24-hour jam resolves them.
  */
 describe('M-Pesa and Jenga under chaos (seeded)', () => {
-  const seed = Number(process.env.CHAOS_SEED ?? Math.floor(Math.random() * 1_000_000));
-  const random = generator(seed);
-  const pick = <T>(choices: Array<[number, T]>): T => {
-    let roll = random() * choices.reduce((sum, [weight]) => sum + weight, 0);
-    for (const [weight, choice] of choices) {
-      roll -= weight;
-      if (roll <= 0) return choice;
-    }
-    return choices[choices.length - 1][1];
-  };
+  const random = seededRandom('CHAOS_SEED', 'Rails chaos');
+  const { seed, pick } = random;
   const cluster = new RailsCluster();
 
   beforeAll(async () => {
-    process.stdout.write(`Rails chaos seed ${seed} (replay with CHAOS_SEED=${seed})\n`);
     cluster.daraja.plan = (operation) => planFor(operation);
     cluster.jenga.plan = () => bankPlan();
     await cluster.start(2, { RAIL_CIRCUIT_COOLDOWN_MS: '1000' });
@@ -79,7 +60,7 @@ describe('M-Pesa and Jenga under chaos (seeded)', () => {
       ]),
       delayMs: pick([
         [3, 0],
-        [1, Math.floor(random() * 2500)],
+        [1, Math.floor(random.next() * 2500)],
       ]),
     };
   }
@@ -160,11 +141,10 @@ describe('M-Pesa and Jenga under chaos (seeded)', () => {
     let killing = true;
     const killer = (async () => {
       for (let kill = 1; kill <= KILLS && killing; kill += 1) {
-        await sleep(1500 + Math.floor(random() * 1500));
-        const victim = workers.find((w) => w.process.exitCode === null && w.process.signalCode === null && started(w));
+        await sleep(1500 + Math.floor(random.next() * 1500));
+        const victim = workers.find((w) => w.process.exitCode === null && w.process.signalCode === null && workerStarted(w));
         if (!victim || !killing) continue;
-        await killChild(victim);
-        cluster.startWorker();
+        await cluster.crashAndRestart(victim);
       }
     })();
 
