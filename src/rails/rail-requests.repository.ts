@@ -107,7 +107,10 @@ export class RailRequestsRepository {
     return row ?? null;
   }
 
-  /** How the send went: the operator's identifiers when it took the request, or why its fate is open. */
+  /**
+   * How the send went: the operator's identifiers when it took the request, or why its fate is open. A request the
+   * operator took is never marked not taken (BUSY) again, whatever a slower, concurrent step concludes.
+   */
   async recordSend(
     id: string,
     state: 'SENT' | 'BUSY' | 'UNKNOWN',
@@ -117,7 +120,7 @@ export class RailRequestsRepository {
       `UPDATE rail_requests SET state = $2, operator_request_id = coalesce($3, operator_request_id),
          operator_conversation_id = coalesce($4, operator_conversation_id), last_error = $5,
          sent_at = CASE WHEN $2 = 'SENT' THEN now() ELSE sent_at END
-       WHERE id = $1 AND outcome IS NULL`,
+       WHERE id = $1 AND outcome IS NULL AND NOT ($2 = 'BUSY' AND state = 'SENT')`,
       [id, state, fields.operatorRequestId ?? null, fields.operatorConversationId ?? null, fields.error ?? null],
     );
   }

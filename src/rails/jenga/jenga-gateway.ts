@@ -138,8 +138,16 @@ export class JengaGateway implements ReconcilingGateway {
         if (known) await this.requests.answer(request.id, known);
       }
     } catch (failure) {
-      // "No such transfer" for one we never saw taken: it may be sent again under the same reference.
-      if (failure instanceof JengaRefused && request.state !== 'SENT' && /not found|no record|does not exist/i.test(failure.message)) {
+      // "No such transfer" for one we never saw taken may be sent again under the same reference, but only once its
+      // first send is surely over (token and call each bounded by the time-out): asked while that send is still in
+      // flight, Jenga cannot know it yet, and a send again would pay twice wherever the reference is not refused.
+      const firstSendOver = Date.now() - new Date(request.created_at).getTime() > 2 * this.config.timeoutMs + this.rails.reconcileAfterMs;
+      if (
+        failure instanceof JengaRefused &&
+        request.state !== 'SENT' &&
+        firstSendOver &&
+        /not found|no record|does not exist/i.test(failure.message)
+      ) {
         await this.requests.recordSend(request.id, 'BUSY', { error: failure.message });
       } else if (!(failure instanceof JengaBusy)) error = (failure as Error).message;
     }
