@@ -1,5 +1,7 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createHttpApp } from '../../src/http-app';
+import { AfricasTalkingStub } from './africastalking-stub';
+import { AirtimeMerchant, createAirtimeMerchant } from './airtime-fixtures';
 import { Child, startChild, stopChild } from './child-processes';
 import { DarajaStub, STUB_CREDENTIALS } from './daraja-stub';
 import { createPayoutMerchant } from './disbursement-fixtures';
@@ -19,35 +21,45 @@ import { dataSource } from './test-app';
 
 /**
  * Compiled api and worker processes on a database and Redis of their own, with M-Pesa played by the Daraja stub and
- * the bank by the Jenga stub: payouts and charges are accepted by the api and sent by the workers, as in production.
- * An in-test application on the same database makes the merchant and reads the tables.
+ * the bank by the Jenga stub (and, when asked, airtime by the Africa's Talking stub): payouts, charges and airtime are
+ * accepted by the api and sent by the workers, as in production. An in-test application on the same database makes
+ * the merchants and reads the tables.
  */
 export class RailsCluster {
   readonly daraja = new DarajaStub();
   readonly jenga = new JengaStub();
+  readonly africastalking = new AfricasTalkingStub();
   readonly receiver = new MerchantReceiver();
   readonly workers: Child[] = [];
   merchant!: GatewayMerchant;
+  /** A merchant of its own for airtime (its float moves by airtime alone), set when started with `airtime`. */
+  airtimeMerchant?: AirtimeMerchant;
   apiUrl = '';
   env: NodeJS.ProcessEnv = {};
   private api!: Child;
-  private setup!: NestFastifyApplication;
+  /** The in-test application (its services act as an operator's admin commands would). */
+  setup!: NestFastifyApplication;
   private redis!: OwnRedis;
   private db!: IsolatedDatabase;
   private restoreEnv: () => void = () => undefined;
 
-  /** Starts everything, with `workers` worker processes and the variables in `env` on top of the rails'. */
-  async start(workers: number, env: Record<string, string> = {}): Promise<this> {
+  /**
+   * Starts everything, with `workers` worker processes and the variables in `env` on top of the rails'; with
+   * `airtime`, airtime goes through Africa's Talking (its stub) and an airtime merchant is made.
+   */
+  async start(workers: number, env: Record<string, string> = {}, options: { airtime?: boolean } = {}): Promise<this> {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     require('../../scripts/lib/build').ensureBuilt();
-    await Promise.all([this.daraja.start(), this.jenga.start(), this.receiver.start()]);
+    await Promise.all([this.daraja.start(), this.jenga.start(), this.africastalking.start(), this.receiver.start()]);
     this.redis = await startOwnRedis();
     this.db = await createIsolatedDatabase();
     this.restoreEnv = withEnv({ DATABASE_URL: this.db.url, REDIS_URL: this.redis.url });
     this.setup = await createHttpApp('api');
     this.merchant = await createPayoutMerchant(this.setup, { float: '1000000' });
+    if (options.airtime) this.airtimeMerchant = await createAirtimeMerchant(this.setup, this.receiver);
     const port = await freePort();
     this.apiUrl = `http://127.0.0.1:${port}`;
+    this.africastalking.statusCallbackUrl = `${this.apiUrl}/rails/africastalking/airtime/status`;
     this.env = {
       ...process.env,
       DATABASE_URL: this.db.url,
@@ -61,6 +73,7 @@ export class RailsCluster {
       MPESA_TIMEOUT_MS: '2000',
       ...this.jenga.env(),
       JENGA_TIMEOUT_MS: '2000',
+      ...(options.airtime ? { ...this.africastalking.env(), AFRICASTALKING_TIMEOUT_MS: '2000' } : {}),
       RAIL_RECONCILE_AFTER_MS: '500',
       PAYOUT_RECONCILE_AFTER_MS: '500',
       OUTBOX_LOST_JOB_AFTER_MS: '2000',
@@ -97,11 +110,11 @@ export class RailsCluster {
     return dataSource(this.setup).query(sql, params);
   }
 
-  /** POSTs to the api as the merchant. */
-  post(path: string, body: unknown): Promise<Response> {
+  /** POSTs to the api as the merchant (or another one). */
+  post(path: string, body: unknown, merchant: GatewayMerchant = this.merchant): Promise<Response> {
     return fetch(`${this.apiUrl}${path}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-access-token': this.merchant.token },
+      headers: { 'content-type': 'application/json', 'x-access-token': merchant.token },
       body: JSON.stringify(body),
     });
   }
@@ -110,7 +123,7 @@ export class RailsCluster {
     await Promise.all(this.processes.map((child) => stopChild(child)));
     await this.setup?.close();
     await this.receiver.close();
-    await Promise.all([this.daraja.close(), this.jenga.close()]);
+    await Promise.all([this.daraja.close(), this.jenga.close(), this.africastalking.close()]);
     await this.redis?.stop();
     this.restoreEnv();
     await this.db?.drop();
