@@ -126,6 +126,18 @@ export class RailRequestsRepository {
   }
 
   /**
+   * Takes a request the operator did not take (BUSY) back to SENDING before it is sent again, so that a process dying
+   * mid-send leaves a request whose fate is asked about, never one sent blindly again. False when it is no longer BUSY.
+   */
+  async resending(id: string): Promise<boolean> {
+    const [rows] = await this.db.query(
+      `UPDATE rail_requests SET state = 'SENDING' WHERE id = $1 AND outcome IS NULL AND state = 'BUSY' RETURNING id`,
+      [id],
+    );
+    return rows.length > 0;
+  }
+
+  /**
    * Gives the request its answer, once: a final answer wins over none or JAMMED, never over another final one. The
    * subject's follow-up job is queued in the same transaction. False when the request already had a final answer.
    */

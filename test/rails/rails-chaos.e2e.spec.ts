@@ -1,9 +1,14 @@
+import Decimal from 'decimal.js';
+import { AirtimeProcessingService, AirtimeResolutionError } from '../../src/airtime/airtime-processing.service';
 import { transferReference } from '../../src/rails/jenga/jenga-gateway';
+import { AfricasTalkingCallPlan, AfricasTalkingRecipientPlan } from '../support/africastalking-stub';
+import { airtimeBody, airtimeMoney, FINAL } from '../support/airtime-fixtures';
 import { diagnostics } from '../support/child-processes';
 import { DarajaOperation, DarajaPlan } from '../support/daraja-stub';
 import { localPayoutBody, PAYOUT_PATHS } from '../support/disbursement-fixtures';
-import { chargeBody, sleep, waitFor } from '../support/gateway-fixtures';
+import { chargeBody, GatewayMerchant, ledgerBalance, sleep, waitFor } from '../support/gateway-fixtures';
 import { JengaPlan } from '../support/jenga-stub';
+import { ledgerViolations } from '../support/money-fixtures';
 import { workerStarted } from '../support/process-cluster';
 import { RailsCluster } from '../support/rails-cluster';
 import { seededRandom } from '../support/seeded-random';
@@ -11,20 +16,27 @@ import { seededRandom } from '../support/seeded-random';
 const CHARGES = 30;
 const PAYOUTS = 30;
 const BANK_PAYOUTS = 15;
+/** Bulk airtime requests of 5 to 20 recipients each (one Africa's Talking call each, its batch being 25). */
+const AIRTIME_REQUESTS = 5;
+const AIRTIME_FEE = 10;
+const FLOAT = '1000000';
 const KILLS = 4;
 
 /**
  * Issues 18 and 19's seeded chaos: charges and payouts through the M-Pesa adapter while the Daraja stub answers with
  * random faults (busy, 500s and time-outs after taking the request, late, duplicate, lost and queue-timed-out results,
  * failures), BANK payouts through the Jenga adapter while the Jenga stub does the same (busy, 500s and time-outs after
- * taking the transfer, pending transfers settled later, failures), and the worker processes are killed and restarted.
- * The faults may open a rail's circuit: a request refused meanwhile gets the outage answer and leaves nothing stored.
- * Afterwards every accepted payment and payout is final, every hold has exactly one outcome, no B2C and no PesaLink
- * transfer was taken twice, every merchant callback was delivered, and (when the database is dropped) the ledger
- * invariants hold. Requests whose answer and callback could both be lost are left to the dedicated tests: with
- * neither, only the 24-hour jam resolves them.
+ * taking the transfer, pending transfers settled later, failures), bulk airtime through the Africa's Talking adapter
+ * while its stub does the same (busy, 401, refused calls, 500s and time-outs after taking or not taking the top-ups;
+ * per number: failed at send or later, callbacks late, twice, contradicting, early or never), and the worker processes
+ * are killed and restarted. The faults may open a rail's circuit: a request refused meanwhile gets the outage answer
+ * and leaves nothing stored. Afterwards every accepted payment, payout and airtime recipient is final, every hold has
+ * exactly one outcome, no B2C, PesaLink transfer or top-up was taken twice, every merchant callback was delivered,
+ * the airtime float is exact and the ledger invariants hold. Pushes and top-ups whose send answer was lost (never
+ * sent again) are jammed after a day: the pushes stay jammed, the top-ups are resolved as an operator would
+ * (airtime:resolve, from Africa's Talking's records).
  */
-describe('M-Pesa and Jenga under chaos (seeded)', () => {
+describe("M-Pesa, Jenga and Africa's Talking under chaos (seeded)", () => {
   const random = seededRandom('CHAOS_SEED', 'Rails chaos');
   const { seed, pick } = random;
   const cluster = new RailsCluster();
@@ -32,7 +44,9 @@ describe('M-Pesa and Jenga under chaos (seeded)', () => {
   beforeAll(async () => {
     cluster.daraja.plan = (operation) => planFor(operation);
     cluster.jenga.plan = () => bankPlan();
-    await cluster.start(2, { RAIL_CIRCUIT_COOLDOWN_MS: '1000' });
+    cluster.africastalking.callPlan = (recipients) => airtimeCallPlan(recipients);
+    cluster.africastalking.plan = () => topUpPlan();
+    await cluster.start(2, { RAIL_CIRCUIT_COOLDOWN_MS: '1000' }, { airtime: true });
   }, 180_000);
 
   afterAll(async () => cluster.close(), 60_000);
@@ -91,10 +105,83 @@ describe('M-Pesa and Jenga under chaos (seeded)', () => {
     };
   }
 
+  /** The faults of every Africa's Talking send call, in order (for the seed's summary). */
+  const airtimeFaults: string[] = [];
+
+  /** Faults for one airtime send call; a call sending a number again (it was busy) is refused or 401'd no more. */
+  function airtimeCallPlan(recipients: { phoneNumber: string }[]): AfricasTalkingCallPlan {
+    const again = recipients.some((r) => cluster.africastalking.sentTo(r.phoneNumber) > 1);
+    const fault = pick<NonNullable<AfricasTalkingCallPlan['fault']>>([
+      [again ? 8 : 5, 'none'],
+      [1, 'busy'],
+      [again ? 0 : 1, 'unauthorized'],
+      [again ? 0 : 1, 'refuse'],
+      [1, 'http500'],
+      [1, 'timeout'],
+    ]);
+    const taken = pick([
+      [3, true],
+      [1, false],
+    ]);
+    airtimeFaults.push(fault === 'http500' || fault === 'timeout' ? `${fault}${taken ? '' : ' (not taken)'}` : fault);
+    return { fault, taken };
+  }
+
+  /** How Africa's Talking treats one top-up it takes. */
+  function topUpPlan(): AfricasTalkingRecipientPlan {
+    return {
+      sent: pick([
+        [9, 'Sent' as const],
+        [1, 'Failed' as const],
+      ]),
+      final: pick([
+        [8, 'Success' as const],
+        [2, 'Failed' as const],
+      ]),
+      callback: pick<AfricasTalkingRecipientPlan['callback']>([
+        [5, 'once'],
+        [2, 'twice'],
+        [1, 'contradicting'],
+        [1, 'early'],
+        [1, 'never'],
+      ]),
+      delayMs: pick([
+        [3, 0],
+        [1, Math.floor(random.next() * 2500)],
+      ]),
+    };
+  }
+
   const query = (sql: string, params: unknown[] = []) => cluster.query(sql, params);
 
+  /** Each airtime recipient of the merchant, with its hold and its rail request. */
+  const airtimeRecipients = (): Promise<
+    Array<{
+      id: string;
+      reference: string;
+      phone_number: string;
+      amount: string;
+      service_status: number;
+      hold: string;
+      outcome_entry_id: string | null;
+      rail_request_id: string | null;
+      lost: boolean;
+    }>
+  > =>
+    query(
+      `SELECT r.id, q.reference, r.phone_number, r.amount, r.service_status, h.status AS hold, h.outcome_entry_id,
+              rr.id AS rail_request_id,
+              (r.service_status IN (601, 604) AND rr.outcome IS NULL AND rr.operator_request_id IS NULL
+                AND rr.state IN ('SENDING', 'UNKNOWN') AND rr.created_at < now() - interval '10 seconds') AS lost
+       FROM airtime_recipients r JOIN airtime_requests q ON q.id = r.request_id JOIN float_holds h ON h.id = r.hold_id
+       LEFT JOIN rail_requests rr ON rr.subject_kind = 'AIRTIME' AND rr.subject_id = r.id::text
+       WHERE q.client_id = $1 ORDER BY r.id`,
+      [cluster.airtimeMerchant!.clientId],
+    );
+
   it('every request ends once or is refused storing nothing, every hold has one outcome, nothing is taken twice, every callback arrives', async () => {
-    const { merchant, receiver, daraja, jenga, workers } = cluster;
+    const { merchant, receiver, daraja, jenga, africastalking, workers } = cluster;
+    const airtimeMerchant = cluster.airtimeMerchant!;
     const charges = Array.from({ length: CHARGES }, (_, i) =>
       chargeBody(merchant, { amount: String(100 + i), callback_url: receiver.url(), payer_msisdn: '254712345678' }),
     );
@@ -112,11 +199,20 @@ describe('M-Pesa and Jenga under chaos (seeded)', () => {
         callback_url: receiver.url(),
       }),
     );
+    const airtime = Array.from({ length: AIRTIME_REQUESTS }, (_, request) =>
+      airtimeBody(
+        Array.from({ length: 5 + Math.floor(random.next() * 16) }, (_, i) => ({
+          phone_number: `2547${20_000_000 + request * 100 + i}`,
+          amount: `${10 + Math.floor(random.next() * 90)}.${random.next() < 0.5 ? '00' : '50'}`,
+        })),
+        { service_code: airtimeMerchant.serviceCode },
+      ),
+    );
     /** Sends each request: accepted (200), or refused by an open circuit (503) in its interface's outage answer. */
-    const send = (path: string, bodies: Array<Record<string, unknown>>, outage: Record<string, unknown>) =>
+    const send = (path: string, bodies: Array<Record<string, unknown>>, outage: Record<string, unknown>, as: GatewayMerchant = merchant) =>
       Promise.all(
         bodies.map(async (body) => {
-          const res = await cluster.post(path, body);
+          const res = await cluster.post(path, body, as);
           const answer = (await res.json()) as Record<string, unknown>;
           if (res.status === 503) expect(answer).toMatchObject(outage);
           else expect(res.status).toBe(200);
@@ -135,6 +231,12 @@ describe('M-Pesa and Jenga under chaos (seeded)', () => {
         error_code: 'FAILED',
         response_description: expect.stringMatching(/Jenga/),
       }),
+      send(
+        '/v1/gw/airtime/send',
+        airtime,
+        { response_code: 721, error_code: 'FAILED', message: expect.stringMatching(/Africa's Talking/) },
+        airtimeMerchant,
+      ),
     ]);
 
     // Kill a started worker with SIGKILL every 1.5–3 s, four times, while work is in flight, starting another each time.
@@ -148,17 +250,29 @@ describe('M-Pesa and Jenga under chaos (seeded)', () => {
       }
     })();
 
-    const [sentCharges, sentPayouts, sentBank] = await sending;
+    const [sentCharges, sentPayouts, sentBank, sentAirtime] = await sending;
     const accepted = <T extends { accepted: boolean; body: Record<string, unknown> }>(sent: T[]) =>
       sent.filter((s) => s.accepted).map((s) => s.body);
     const [acceptedCharges, acceptedPayouts, acceptedBank] = [accepted(sentCharges), accepted(sentPayouts), accepted(sentBank)];
     const refused = [...sentCharges, ...sentPayouts, ...sentBank].filter((s) => !s.accepted).map((s) => s.body);
-    process.stdout.write(`Rails chaos seed ${seed}: ${refused.length} request(s) refused while a circuit was open\n`);
+    const acceptedAirtime = accepted(sentAirtime);
+    const refusedAirtime = sentAirtime.filter((s) => !s.accepted).map((s) => s.body.reference);
+    const recipientCount = acceptedAirtime.reduce((n, body) => n + (body.recipients as unknown[]).length, 0);
+    process.stdout.write(
+      `Rails chaos seed ${seed}: ${refused.length + refusedAirtime.length} request(s) refused while a circuit was open\n`,
+    );
     // A refused request left nothing behind.
     const [left] = await query(
       `SELECT (SELECT count(*)::int FROM payments WHERE client_id = $1 AND external_reference = ANY($2)) +
-              (SELECT count(*)::int FROM payouts WHERE client_id = $1 AND payout_reference = ANY($3)) AS n`,
-      [merchant.clientId, refused.map((b) => b.external_reference).filter(Boolean), refused.map((b) => b.payout_reference).filter(Boolean)],
+              (SELECT count(*)::int FROM payouts WHERE client_id = $1 AND payout_reference = ANY($3)) +
+              (SELECT count(*)::int FROM airtime_requests WHERE client_id = $4 AND reference = ANY($5)) AS n`,
+      [
+        merchant.clientId,
+        refused.map((b) => b.external_reference).filter(Boolean),
+        refused.map((b) => b.payout_reference).filter(Boolean),
+        airtimeMerchant.clientId,
+        refusedAirtime,
+      ],
     );
     expect(left.n).toBe(0);
     const payoutCount = acceptedPayouts.length + acceptedBank.length;
@@ -178,14 +292,24 @@ describe('M-Pesa and Jenga under chaos (seeded)', () => {
                 (SELECT count(*)::int FROM payouts WHERE client_id = $1 AND status IN (700, 701)) AS payouts`,
         [merchant.clientId],
       );
-      return { ...(row as { payments: number; payouts: number }), unknowable: (await unknowable()).length };
+      const recipients = await airtimeRecipients();
+      return {
+        ...(row as { payments: number; payouts: number }),
+        unknowable: (await unknowable()).length,
+        airtime: recipients.filter((r) => FINAL.includes(r.service_status)).length,
+        airtimeLost: recipients.filter((r) => r.lost).length,
+      };
     };
     try {
       await waitFor(
         'every payment and payout final',
         async () => {
           const counts = await finalCounts();
-          return counts.payments + counts.unknowable === acceptedCharges.length && counts.payouts === payoutCount ? counts : undefined;
+          return counts.payments + counts.unknowable === acceptedCharges.length &&
+            counts.payouts === payoutCount &&
+            counts.airtime + counts.airtimeLost === recipientCount
+            ? counts
+            : undefined;
         },
         150_000,
         250,
@@ -203,21 +327,45 @@ describe('M-Pesa and Jenga under chaos (seeded)', () => {
       await killer;
     }
 
-    // A day passes for the pushes M-Pesa never took: they are jammed (704), never pushed again.
+    // A top-up whose send answer was lost has no requestId to ask by: still processing, its hold still held.
+    const lostTopUps = (await airtimeRecipients()).filter((r) => r.lost);
+    for (const r of lostTopUps) expect([r.service_status, r.hold]).toEqual([601, 'HELD']);
+    const sentBeforeJam = lostTopUps.map((r) => africastalking.sentTo(r.phone_number));
+    process.stdout.write(
+      `Rails chaos seed ${seed}: airtime ${recipientCount} recipient(s) accepted, calls ${JSON.stringify(airtimeFaults)}, ` +
+        `${lostTopUps.length} top-up(s) whose answer was lost\n`,
+    );
+
+    // A day passes for the pushes M-Pesa never took and the top-ups whose answer was lost: they are jammed (704, 604),
+    // never sent again.
     const lost = await unknowable();
-    if (lost.length) {
-      await query(`UPDATE rail_requests SET created_at = now() - interval '25 hours', next_query_at = now() WHERE id = ANY($1)`, [lost]);
+    if (lost.length + lostTopUps.length) {
+      await query(`UPDATE rail_requests SET created_at = now() - interval '25 hours', next_query_at = now() WHERE id = ANY($1)`, [
+        [...lost, ...lostTopUps.map((r) => r.rail_request_id)],
+      ]);
       await waitFor(
-        'the lost pushes jammed',
+        'the lost pushes and top-ups jammed',
         async () =>
           (await query(`SELECT count(*)::int AS n FROM payments WHERE client_id = $1 AND payment_status = 704`, [merchant.clientId]))[0]
-            .n === lost.length
+            .n === lost.length && (await airtimeRecipients()).filter((r) => r.service_status === 604).length === lostTopUps.length
             ? true
             : undefined,
         30_000,
         250,
       );
     }
+    // The operator resolves each jammed top-up from Africa's Talking's records (airtime:resolve), once.
+    const operator = cluster.setup.get(AirtimeProcessingService);
+    for (const r of lostTopUps) {
+      const outcome = africastalking.topUpOf(r.phone_number)?.final === 'Success' ? 'SUCCESSFUL' : 'FAILED';
+      expect((await operator.resolveByOperator(airtimeMerchant.clientId, r.reference, r.phone_number, outcome)).service_status).toBe(
+        outcome === 'SUCCESSFUL' ? 602 : 603,
+      );
+      await expect(operator.resolveByOperator(airtimeMerchant.clientId, r.reference, r.phone_number, outcome)).rejects.toThrow(
+        AirtimeResolutionError,
+      );
+    }
+    expect(lostTopUps.map((r) => africastalking.sentTo(r.phone_number))).toEqual(sentBeforeJam);
 
     // Each payout's hold has exactly one outcome, matching the payout's status.
     const holds: Array<{ status: number; hold_status: string; outcome_entry_id: string | null; id: string }> = await query(
@@ -273,6 +421,23 @@ describe('M-Pesa and Jenga under chaos (seeded)', () => {
       expect(payment.entry_id !== null).toBe(payment.payment_status === 700);
     }
 
+    // Each airtime recipient is final, as Africa's Talking decided, its hold with exactly one outcome; no number was
+    // topped up twice; the float paid exactly the delivered airtime and its fees.
+    const recipients = await airtimeRecipients();
+    expect(recipients).toHaveLength(recipientCount);
+    for (const r of recipients) {
+      expect([r.service_status, r.hold]).toEqual([r.service_status, r.service_status === 602 ? 'SETTLED' : 'RELEASED']);
+      expect(FINAL).toContain(r.service_status);
+      expect(r.outcome_entry_id).not.toBeNull();
+      expect(africastalking.topUps.filter((t) => t.phoneNumber === `+${r.phone_number}`).length).toBeLessThanOrEqual(1);
+      expect(r.service_status).toBe(africastalking.topUpOf(r.phone_number)?.final === 'Success' ? 602 : 603);
+    }
+    expect(new Set(recipients.map((r) => r.outcome_entry_id)).size).toBe(recipientCount);
+    const delivered = recipients.filter((r) => r.service_status === 602);
+    const paid = delivered.reduce((total, r) => total.plus(r.amount).plus(AIRTIME_FEE), new Decimal(0));
+    expect(await ledgerBalance(cluster.setup, airtimeMerchant.settlementAccountNumber)).toBe(new Decimal(FLOAT).minus(paid).toFixed(4));
+    expect(new Decimal((await airtimeMoney(cluster.setup, airtimeMerchant)).inFlight).isZero()).toBe(true);
+
     // Every accepted request's merchant callback arrives.
     const jammed = new Set(
       (await query(`SELECT external_reference FROM payments WHERE payment_status = 704`)).map(
@@ -288,5 +453,19 @@ describe('M-Pesa and Jenga under chaos (seeded)', () => {
       const missing = urls.filter((url) => receiver.at(url).length === 0);
       throw new Error(`${(error as Error).message} (seed ${seed}): ${missing.length} missing`, { cause: error });
     });
+    // Each airtime recipient's result reaches the merchant's airtime endpoint as one event (redelivered at most).
+    const resultsOf = (r: { reference: string; phone_number: string }) =>
+      receiver
+        .at(airtimeMerchant.airtimeUrl!)
+        .filter((c) => c.body.external_reference === r.reference && c.body.phone_number === r.phone_number);
+    await waitFor('every airtime callback', () => recipients.every((r) => resultsOf(r).length > 0), 90_000, 250).catch((error) => {
+      const missing = recipients.filter((r) => resultsOf(r).length === 0);
+      throw new Error(`${(error as Error).message} (seed ${seed}): ${missing.length} missing`, { cause: error });
+    });
+    for (const r of recipients) {
+      expect(new Set(resultsOf(r).map((c) => c.headers['x-event-id'])).size).toBe(1);
+      expect(resultsOf(r).map((c) => c.body.service_status)).toEqual(resultsOf(r).map(() => r.service_status));
+    }
+    expect(await ledgerViolations(cluster.setup)).toEqual([]);
   }, 300_000);
 });

@@ -139,8 +139,9 @@ export class AfricasTalkingGateway implements ReconcilingGateway {
     }
     let error: string | null = null;
     try {
-      if (request.state === 'BUSY') await this.send([request], false);
-      else if (request.operator_request_id) {
+      if (request.state === 'BUSY') {
+        if (await this.requests.resending(request.id)) await this.send([request], false);
+      } else if (request.operator_request_id) {
         const known = foundAnswer(request.operator_request_id, await this.client.findTransaction(request.operator_request_id));
         if (known) await this.requests.answer(request.id, known);
       }

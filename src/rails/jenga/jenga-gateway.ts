@@ -130,8 +130,9 @@ export class JengaGateway implements ReconcilingGateway {
     }
     let error: string | null = null;
     try {
-      if (request.state === 'BUSY') await this.send(request, false);
-      else {
+      if (request.state === 'BUSY') {
+        if (await this.requests.resending(request.id)) await this.send(request, false);
+      } else {
         const reference = String((request.request.body.transfer as JengaBody).reference);
         const answer = await this.client.call('GET', `${STATUS_PATH}${reference}`, null, null);
         const known = transferAnswer((answer.data ?? {}) as JengaBody);

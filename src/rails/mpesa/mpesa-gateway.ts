@@ -200,8 +200,9 @@ export class MpesaGateway implements ReconcilingGateway {
     }
     let error: string | null = null;
     try {
-      if (request.state === 'BUSY') await this.send(request, false);
-      else await this.ask(request);
+      if (request.state === 'BUSY') {
+        if (await this.requests.resending(request.id)) await this.send(request, false);
+      } else await this.ask(request);
     } catch (failure) {
       error = (failure as Error).message;
     }
