@@ -1,7 +1,8 @@
-import { Global, Inject, Module, OnModuleInit } from '@nestjs/common';
+import { Global, Inject, Module, OnModuleInit, Optional } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { readFileSync } from 'node:fs';
 import { APP_CONFIG, ConfigError, type AppConfig } from '../infra/config/app-config';
+import { ReadinessReports } from '../infra/health/readiness-reports';
 import { AfricasTalkingAirtimeRail } from './africastalking/africastalking-airtime.rail';
 import { AfricasTalkingGateway } from './africastalking/africastalking-gateway';
 import { AIRTIME_RAIL } from './airtime.rail';
@@ -98,9 +99,13 @@ export class RailsModule implements OnModuleInit {
     private readonly moduleRef: ModuleRef,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(RAILS_CONFIG) private readonly rails: RailsConfig,
+    private readonly health: RailHealth,
+    @Optional() private readonly readiness?: ReadinessReports,
   ) {}
 
   onModuleInit(): void {
+    // Each rail in /health/ready: its circuit and last success, or the simulator.
+    this.readiness?.add('rails', async () => Object.fromEntries((await this.health.report()).map(({ rail, ...report }) => [rail, report])));
     if (this.rails.problems.length) throw new ConfigError(`Invalid configuration: ${this.rails.problems.join('; ')}`);
     if (this.config.isSandbox) return;
     const bound = (token: symbol): object => this.moduleRef.get(token, { strict: false });

@@ -2,9 +2,9 @@ import { Controller, Get, Inject } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, HealthIndicatorService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { Doc } from '../../common/openapi/api-docs';
-import { RailHealth } from '../../rails/rail-health';
 import { REDIS } from '../queue/queue.module';
 import type { RedisClient } from '../queue/redis';
+import { ReadinessReport, ReadinessReports } from './readiness-reports';
 
 @ApiTags('health')
 @Controller('health')
@@ -14,7 +14,7 @@ export class HealthController {
     private readonly db: TypeOrmHealthIndicator,
     private readonly indicators: HealthIndicatorService,
     @Inject(REDIS) private readonly redis: RedisClient,
-    private readonly rails: RailHealth,
+    private readonly reports: ReadinessReports,
   ) {}
 
   /** The process is up and serving HTTP. */
@@ -26,8 +26,8 @@ export class HealthController {
   }
 
   /**
-   * Postgres and Redis both answer. Without Redis we still accept requests, but report not ready. Each rail is
-   * reported, but a rail that is down never makes the process unready: it still serves the other rails.
+   * Postgres and Redis both answer. Without Redis we still accept requests, but report not ready. The domains' reports
+   * (each rail) are shown, but a rail that is down never makes the process unready: it still serves the other rails.
    */
   @Get('ready')
   @Doc(
@@ -36,16 +36,24 @@ export class HealthController {
   )
   @HealthCheck()
   ready() {
-    return this.health.check([() => this.db.pingCheck('postgres', { timeout: 2000 }), () => this.redisCheck(), () => this.railsReport()]);
+    return this.health.check([
+      () => this.db.pingCheck('postgres', { timeout: 2000 }),
+      () => this.redisCheck(),
+      ...this.reports.entries().map(
+        ([name, report]) =>
+          () =>
+            this.shown(name, report),
+      ),
+    ]);
   }
 
-  private async railsReport() {
-    const indicator = this.indicators.check('rails');
+  private async shown(name: string, report: ReadinessReport) {
+    const indicator = this.indicators.check(name);
     try {
-      return indicator.up(Object.fromEntries((await this.rails.report()).map(({ rail, ...report }) => [rail, report])));
+      return indicator.up(await report());
     } catch (error) {
       // Unreadable only with Postgres away, which the postgres check already reports.
-      return indicator.up({ message: `rail state unreadable: ${(error as Error).message}` });
+      return indicator.up({ message: `${name} unreadable: ${(error as Error).message}` });
     }
   }
 

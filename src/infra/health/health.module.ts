@@ -1,6 +1,8 @@
-import { Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { HealthController } from './health.controller';
+import { ReadinessReports } from './readiness-reports';
 
-@Module({ imports: [TerminusModule], controllers: [HealthController] })
+@Global()
+@Module({ imports: [TerminusModule], controllers: [HealthController], providers: [ReadinessReports], exports: [ReadinessReports] })
 export class HealthModule {}
