@@ -22,7 +22,7 @@ export async function startAfricasTalkingSandbox(
   const sandbox = await startIsolatedSandbox(
     {
       ...stub.env(),
-      AFRICASTALKING_TIMEOUT_MS: '500',
+      AFRICASTALKING_TIMEOUT_MS: '1000',
       RAIL_RECONCILE_AFTER_MS: '1000',
       PAYOUT_RECONCILE_AFTER_MS: '1000',
       CALLBACK_RETRY_DELAYS_MS: '300,600,900',

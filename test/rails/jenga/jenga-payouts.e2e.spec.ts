@@ -36,7 +36,7 @@ describe('Jenga PesaLink payouts (stub)', () => {
     stub = await new JengaStub().start();
     sandbox = await startIsolatedSandbox({
       ...stub.env(),
-      JENGA_TIMEOUT_MS: '400',
+      JENGA_TIMEOUT_MS: '1000',
       RAIL_RECONCILE_AFTER_MS: '300',
       PAYOUT_RECONCILE_AFTER_MS: '300',
     });

@@ -4,6 +4,9 @@ import type { RailCircuit } from '../../../src/rails/rail-health';
 import { loadRailsConfig, MpesaConfig } from '../../../src/rails/rails-config';
 import { DarajaStub, STUB_CREDENTIALS } from '../../support/daraja-stub';
 
+/** A time-out no answering stub reaches, even on a loaded CI machine (the first call also fetches a token). */
+const ANSWERS_WITHIN_MS = 15_000;
+
 /** The Daraja client against the stub: tokens, STK passwords, the SecurityCredential, and how failures are classed. */
 describe('Daraja client', () => {
   let stub: DarajaStub;
@@ -39,7 +42,7 @@ describe('Daraja client', () => {
 
   it('caches the token while it lives and renews it a minute before it expires (expires_in sent as a string)', async () => {
     let now = Date.parse('2026-11-25T10:00:00Z');
-    const client = new DarajaClient(config, 1000, watched().circuit, () => now);
+    const client = new DarajaClient(config, ANSWERS_WITHIN_MS, watched().circuit, () => now);
     stub.tokenSeconds = '3599';
     const before = stub.tokensIssued;
     await Promise.all([b2c(client, 'tok-1'), b2c(client, 'tok-2')]);
@@ -50,23 +53,24 @@ describe('Daraja client', () => {
   });
 
   it('makes the STK password from shortcode, passkey and the Nairobi timestamp', () => {
-    const client = new DarajaClient(config, 1000, watched().circuit, () => Date.parse('2026-11-25T21:30:05Z'));
+    const client = new DarajaClient(config, ANSWERS_WITHIN_MS, watched().circuit, () => Date.parse('2026-11-25T21:30:05Z'));
     const { Password, Timestamp } = client.stkPassword();
     expect(Timestamp).toBe('20261126003005'); // UTC+3, past midnight in Nairobi
     expect(Buffer.from(Password, 'base64').toString()).toBe(`174379stub-passkey${Timestamp}`);
   });
 
   it('encrypts the initiator password with the certificate (the stub decrypts it with its key, PKCS#1 v1.5)', async () => {
-    const client = new DarajaClient(config, 1000, watched().circuit);
+    const client = new DarajaClient(config, ANSWERS_WITHIN_MS, watched().circuit);
     expect(client.initiatorCredential()).not.toContain(STUB_CREDENTIALS.MPESA_INITIATOR_PASSWORD);
     await expect(b2c(client, 'cred-1')).resolves.toMatchObject({ ResponseCode: '0', OriginatorConversationID: 'cred-1' });
-    const wrong = new DarajaClient({ ...config, initiatorPassword: 'not-it' }, 1000, watched().circuit);
+    const wrong = new DarajaClient({ ...config, initiatorPassword: 'not-it' }, ANSWERS_WITHIN_MS, watched().circuit);
     await expect(b2c(wrong, 'cred-2')).rejects.toBeInstanceOf(DarajaRefused);
   });
 
   it('classes failures: busy (not taken, retry), refused (an outcome), unknown (time-out or a bare 500)', async () => {
     const { circuit, told } = watched();
-    const client = new DarajaClient(config, 300, circuit);
+    // Long enough for a loaded CI machine to answer, short enough that the 'timeout' fault ends the test soon.
+    const client = new DarajaClient(config, 3000, circuit);
     await b2c(client, 'f-0');
     stub.plan = () => ({ fault: 'busy' });
     await expect(b2c(client, 'f-1')).rejects.toBeInstanceOf(DarajaBusy);
@@ -91,18 +95,18 @@ describe('Daraja client', () => {
   it('makes no call while the circuit is open, and says M-Pesa is busy', async () => {
     const { circuit, told } = watched(false);
     const calls = stub.calls.length;
-    await expect(b2c(new DarajaClient(config, 1000, circuit), 'open-1')).rejects.toThrow(/circuit is open/);
+    await expect(b2c(new DarajaClient(config, ANSWERS_WITHIN_MS, circuit), 'open-1')).rejects.toThrow(/circuit is open/);
     expect(stub.calls.length).toBe(calls);
     expect(told).toEqual([]);
   });
 
   it('a token the operator no longer accepts is renewed once; wrong consumer credentials are busy, never an outcome', async () => {
-    const client = new DarajaClient(config, 1000, watched().circuit);
+    const client = new DarajaClient(config, ANSWERS_WITHIN_MS, watched().circuit);
     await b2c(client, 'renew-1');
     // The stub forgets every token it issued, as after a key rotation on Daraja's side.
     (stub as unknown as { tokens: Set<string> }).tokens.clear();
     await expect(b2c(client, 'renew-2')).resolves.toMatchObject({ ResponseCode: '0' });
-    const badKey = new DarajaClient({ ...config, consumerSecret: 'wrong' }, 1000, watched().circuit);
+    const badKey = new DarajaClient({ ...config, consumerSecret: 'wrong' }, ANSWERS_WITHIN_MS, watched().circuit);
     await expect(b2c(badKey, 'renew-3')).rejects.toBeInstanceOf(DarajaBusy);
   });
 });
