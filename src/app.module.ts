@@ -1,6 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AirtimeModule } from './airtime/airtime.module';
-import { AirtimeProcessor } from './airtime/airtime.processor';
+import { AirtimeWorker } from './airtime/airtime.worker';
 import { AuthModule } from './auth/auth.module';
 import { GatewayAuthModule } from './auth/gateway/gateway-auth.module';
 import { CallbackDeliverer } from './callbacks/delivery/callback-deliverer.service';
@@ -21,11 +21,12 @@ import { LoggingModule } from './infra/logging/logging.module';
 import { MetricsController } from './infra/metrics/metrics.controller';
 import { MetricsModule } from './infra/metrics/metrics.module';
 import { NotificationsModule } from './notifications/notifications.module';
-import { NotificationsProcessor } from './notifications/notifications.processor';
+import { NotificationsWorker } from './notifications/notifications.worker';
 import { PayoutsModule } from './payouts/payouts.module';
 import { PortalModule } from './portal/portal.module';
-import { PayoutsProcessor } from './payouts/payouts.processor';
+import { PayoutsWorker } from './payouts/payouts.worker';
 import { OutboxRelay } from './infra/queue/outbox-relay.service';
+import { OutboxClaimer } from './infra/queue/outbox-claimer';
 import { QueueModule } from './infra/queue/queue.module';
 import { ThrottlingModule } from './infra/throttling/throttling.module';
 import { LedgerModule } from './ledger/ledger.module';
@@ -92,18 +93,19 @@ export type ProcessRole = 'api' | 'worker' | 'sandbox';
 export class ApiModule {}
 
 /**
- * Queue processors, schedulers, the outbox relay and the callback deliverer: the money cores (payments, payouts,
+ * Outbox claims and queue processors, schedulers, the outbox relay and the callback deliverer: the money cores (payments, payouts,
  * airtime) and the reversal step.
  */
 @Module({
   imports: [CoreModule, CollectionsModule, CollectionReversalsModule, AirtimeModule, PayoutsModule, NotificationsModule],
   providers: [
     OutboxRelay,
+    OutboxClaimer,
     PaymentsProcessor,
     CallbackDeliverer,
-    AirtimeProcessor,
-    PayoutsProcessor,
-    NotificationsProcessor,
+    AirtimeWorker,
+    PayoutsWorker,
+    NotificationsWorker,
     FxRefreshScheduler,
     RailReconciliationScheduler,
     PartitionsScheduler,

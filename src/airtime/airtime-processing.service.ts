@@ -4,7 +4,6 @@ import { DataSource, EntityManager } from 'typeorm';
 import { CallbackSettingsService } from '../callbacks/settings/callback-settings.service';
 import { CallbacksService } from '../callbacks/delivery/callbacks.service';
 import { FloatHoldsService } from '../float/float-holds.service';
-import { LedgerService } from '../ledger/ledger.service';
 import { AIRTIME_RAIL, type AirtimeOutcome, type AirtimeRail, type AirtimeTopUp } from '../rails/airtime.rail';
 import { AIRTIME_RESULT_EVENT, FINAL_STATUSES, RecipientRow, recipientResult, SERVICE_STATUS, STATUS_MESSAGES } from './airtime';
 import { AirtimeRepository } from './airtime.repository';
@@ -23,7 +22,6 @@ export class AirtimeProcessingService {
     @Inject(AIRTIME_RAIL) private readonly rail: AirtimeRail,
     private readonly airtime: AirtimeRepository,
     private readonly holds: FloatHoldsService,
-    private readonly ledger: LedgerService,
     private readonly callbacks: CallbacksService,
     private readonly callbackSettings: CallbackSettingsService,
   ) {}
@@ -117,28 +115,19 @@ export class AirtimeProcessingService {
     return this.db.transaction(async (manager) => {
       const locked = await this.airtime.lockUnresolved(manager, [...outcomes.keys()]);
       if (locked.length === 0) return 0;
-      await this.lockAccountsOf(manager, locked[0]);
-      const changed: RecipientRow[] = [];
-      for (const recipient of locked) {
-        const next = nextState(recipient, outcomes.get(recipient.id)!);
-        if (!next) continue;
-        await this.moveMoney(manager, next);
-        changed.push(next);
-      }
-      await this.airtime.setStatuses(manager, changed);
+      const changed = locked.map((r) => nextState(r, outcomes.get(r.id)!)).filter((r): r is RecipientRow => r !== null);
       const finals = changed.filter((r) => FINAL_STATUSES.includes(r.service_status));
+      // Every final status resolves its hold, all in one call: settled on success, amount and fee back to the float on failure.
+      const holds = await this.holds.resolve(
+        manager,
+        finals.map((r) => ({ holdId: r.hold_id, outcome: r.service_status === SERVICE_STATUS.SUCCESSFUL ? 'SETTLE' : 'RELEASE' })),
+      );
+      const stale = finals.find((_, i) => !holds[i].resolved);
+      if (stale) throw new HoldAlreadyResolvedError(stale);
+      await this.airtime.setStatuses(manager, changed);
       await this.announce(manager, locked[0].client_id, finals);
       return finals.length;
     });
-  }
-
-  /** A final status resolves the hold: settled on success, released (amount + fee back to the float) on failure. */
-  private async moveMoney(manager: EntityManager, recipient: RecipientRow): Promise<void> {
-    if (recipient.service_status === SERVICE_STATUS.SUCCESSFUL) {
-      if (!(await this.holds.settle(manager, recipient.hold_id))) throw new HoldAlreadyResolvedError(recipient);
-    } else if (recipient.service_status === SERVICE_STATUS.FAILED) {
-      if (!(await this.holds.release(manager, recipient.hold_id))) throw new HoldAlreadyResolvedError(recipient);
-    }
   }
 
   /**
@@ -149,25 +138,17 @@ export class AirtimeProcessingService {
     if (results.length === 0) return;
     const endpoint = await this.callbackSettings.endpointFor(manager, clientId, 'airtime');
     if (!endpoint) return;
-    for (const result of results) {
-      await this.callbacks.schedule(manager, {
+    await this.callbacks.schedule(
+      manager,
+      ...results.map((result) => ({
         clientId,
-        kind: 'airtime',
+        kind: 'airtime' as const,
         event: AIRTIME_RESULT_EVENT,
         reference: result.reference,
         urls: [endpoint.url],
         payload: recipientResult(result),
-      });
-    }
-  }
-
-  /** Every recipient of a request is paid from the same float through the same accounts. */
-  private async lockAccountsOf(manager: EntityManager, recipient: RecipientRow): Promise<void> {
-    const accountIds = [recipient.float_account_id];
-    for (const kind of ['IN_FLIGHT_AIRTIME', 'SETTLEMENT', 'FEE_INCOME'] as const) {
-      accountIds.push((await this.ledger.systemAccount(manager, recipient.client_id, kind, recipient.currency)).id);
-    }
-    await this.ledger.lockAccounts(manager, accountIds);
+      })),
+    );
   }
 }
 

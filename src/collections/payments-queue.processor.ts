@@ -1,26 +1,33 @@
 import { Processor } from '@nestjs/bullmq';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Job } from 'bullmq';
+import { OnModuleInit } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { EngineMetrics } from '../infra/metrics/engine-metrics';
 import { OutboxJobProcessor } from '../infra/queue/outbox-job.processor';
-import { QUEUES } from '../infra/queue/queues';
+import { OutboxClaimer } from '../infra/queue/outbox-claimer';
+import { QUEUES, TOPICS } from '../infra/queue/queues';
 import { CheckoutSessionsService } from './checkout-sessions.service';
 import { PaymentSettlementService } from './payment-settlement.service';
 import { CollectionReversalsService } from '../collection-reversals/collection-reversals.service';
 
-type PaymentsJob = { paymentId?: string; sessionId?: string; reversalId?: string; outboxId?: string };
+/** Payments one claim takes: the settlement service's group size. */
+const SETTLEMENT_GROUP = 100;
+
+type PaymentsJob = { sessionId?: string; reversalId?: string; outboxId?: string };
 
 /**
- * The payments queue (worker role): settling payments with the operator and expiring checkout sessions (the
- * payments core), processing collection reversals (reversals). Jobs carry ids only; every handler reloads its
- * record and acts only if it still applies.
+ * The payments work (worker role): settling payments with the operator, in groups claimed from the outbox (the
+ * settlement service's group commit makes each group one read and one settlement call); and on the payments queue,
+ * expiring checkout sessions (the payments core) and processing collection reversals (reversals). Work carries ids
+ * only; every handler reloads its record and acts only if it still applies.
  */
 @Processor(QUEUES.payments, { concurrency: 50 })
-export class PaymentsProcessor extends OutboxJobProcessor<PaymentsJob> {
+export class PaymentsProcessor extends OutboxJobProcessor<PaymentsJob> implements OnModuleInit {
   constructor(
     @InjectDataSource() db: DataSource,
     metrics: EngineMetrics,
+    private readonly claimer: OutboxClaimer,
     private readonly settlement: PaymentSettlementService,
     private readonly sessions: CheckoutSessionsService,
     private readonly reversals: CollectionReversalsService,
@@ -28,10 +35,22 @@ export class PaymentsProcessor extends OutboxJobProcessor<PaymentsJob> {
     super(QUEUES.payments, db, metrics);
   }
 
+  onModuleInit(): void {
+    this.claimer.handle(
+      TOPICS.settlePayment,
+      async (items) => {
+        const settled = await Promise.allSettled(items.map((item) => this.settlement.settle(item.payload.paymentId)));
+        settled.forEach(
+          (s, i) => s.status === 'rejected' && this.logger.warn(`payment ${items[i].payload.paymentId}: ${(s.reason as Error).message}`),
+        );
+        return settled.map((s) => s.status === 'fulfilled');
+      },
+      { batch: SETTLEMENT_GROUP, held: 2 * SETTLEMENT_GROUP },
+    );
+  }
+
   async process(job: Job<PaymentsJob>): Promise<void> {
     switch (job.name) {
-      case 'settle':
-        return this.settlement.settle(job.data.paymentId!);
       case 'expire-checkout':
         return this.sessions.expire(job.data.sessionId!);
       case 'reverse':

@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { Money } from '../common/money';
-import { EntryBuilder } from '../ledger/entry-builder';
-import { LedgerService } from '../ledger/ledger.service';
+import { PreparedStatement, runPrepared } from '../infra/database/prepared';
 
 /** The in-flight system accounts a float reserves into, one per rail (float_reservations.rail). */
 export const IN_FLIGHT_RAILS = ['IN_FLIGHT_MOBILE_MONEY', 'IN_FLIGHT_BANK', 'IN_FLIGHT_AIRTIME'] as const;
@@ -12,15 +11,21 @@ export type InFlightRail = (typeof IN_FLIGHT_RAILS)[number];
 export const HOLD_STATUS = { HELD: 'HELD', SETTLED: 'SETTLED', RELEASED: 'RELEASED' } as const;
 export type HoldStatus = (typeof HOLD_STATUS)[keyof typeof HOLD_STATUS];
 
-interface HoldToResolve {
-  client_id: string;
-  float_account_id: string;
-  amount: string;
-  fee: string;
-  status: HoldStatus;
-  rail: InFlightRail;
-  currency: string;
+/** What a hold's outcome is to be. */
+export type HoldOutcome = 'SETTLE' | 'RELEASE';
+
+/** float_holds_resolve's answer for one hold: whether this call resolved it, and the float's balance after a release. */
+export interface ResolvedHold {
+  hold_id: string;
+  resolved: boolean;
+  entry_id: string | null;
+  float_balance_after: string | null;
 }
+
+const RESOLVE_HOLDS: PreparedStatement = {
+  name: 'float_holds_resolve',
+  text: 'SELECT * FROM float_holds_resolve(p_hold_ids => $1::bigint[], p_outcomes => $2::text[])',
+};
 
 /**
  * Two-phase holds on a client service's float (its settlement wallet). Reserving, SQL function float_reserve
@@ -33,34 +38,26 @@ interface HoldToResolve {
  */
 @Injectable()
 export class FloatHoldsService {
-  constructor(private readonly ledger: LedgerService) {}
-
   /** Success: one entry in-flight → SETTLEMENT (amount) + FEE_INCOME (fee). null (nothing done) when already resolved. */
   async settle(manager: EntityManager, holdId: string): Promise<{ entryId: string } | null> {
-    const hold = await this.lockHeld(manager, holdId);
-    if (!hold) return null;
-    const inFlight = await this.ledger.systemAccount(manager, hold.client_id, hold.rail, hold.currency);
-    const settlement = await this.ledger.systemAccount(manager, hold.client_id, 'SETTLEMENT', hold.currency);
-    const feeIncome = await this.ledger.systemAccount(manager, hold.client_id, 'FEE_INCOME', hold.currency);
-    const entry = new EntryBuilder()
-      .debit(inFlight.id, new Money(hold.amount).plus(hold.fee))
-      .credit(settlement.id, new Money(hold.amount))
-      .credit(feeIncome.id, new Money(hold.fee));
-    const posted = await this.ledger.postEntry(manager, { clientId: hold.client_id, kind: 'FLOAT_SETTLE', lines: entry.lines() });
-    await this.markResolved(manager, holdId, HOLD_STATUS.SETTLED, posted.entryId);
-    return { entryId: posted.entryId };
+    const [hold] = await this.resolve(manager, [{ holdId, outcome: 'SETTLE' }]);
+    return hold.resolved ? { entryId: hold.entry_id! } : null;
   }
 
   /** Failure or reversal: one entry in-flight → float (amount + fee). null (nothing done) when already resolved. */
   async release(manager: EntityManager, holdId: string): Promise<{ entryId: string; floatBalanceAfter: Money } | null> {
-    const hold = await this.lockHeld(manager, holdId);
-    if (!hold) return null;
-    const inFlight = await this.ledger.systemAccount(manager, hold.client_id, hold.rail, hold.currency);
-    const total = new Money(hold.amount).plus(hold.fee);
-    const entry = new EntryBuilder().debit(inFlight.id, total).credit(hold.float_account_id, total);
-    const posted = await this.ledger.postEntry(manager, { clientId: hold.client_id, kind: 'FLOAT_RELEASE', lines: entry.lines() });
-    await this.markResolved(manager, holdId, HOLD_STATUS.RELEASED, posted.entryId);
-    return { entryId: posted.entryId, floatBalanceAfter: posted.movements.get(hold.float_account_id)!.balanceAfter };
+    const [hold] = await this.resolve(manager, [{ holdId, outcome: 'RELEASE' }]);
+    return hold.resolved ? { entryId: hold.entry_id!, floatBalanceAfter: new Money(hold.float_balance_after!) } : null;
+  }
+
+  /**
+   * Many holds' outcomes in one call (float_holds_resolve, src/float/sql/float_holds_resolve.sql), one answer per hold
+   * in their order: a hold already resolved is left as it is (resolved: false).
+   */
+  async resolve(manager: EntityManager, holds: Array<{ holdId: string; outcome: HoldOutcome }>): Promise<ResolvedHold[]> {
+    if (holds.length === 0) return [];
+    const rows = await runPrepared<ResolvedHold>(manager, RESOLVE_HOLDS, [holds.map((h) => h.holdId), holds.map((h) => h.outcome)]);
+    return rows.map((r) => ({ ...r, hold_id: String(r.hold_id), entry_id: r.entry_id === null ? null : String(r.entry_id) }));
   }
 
   /** Money held for payouts and airtime in flight from this float: amount + fee of its unresolved holds. */
@@ -70,29 +67,5 @@ export class FloatHoldsService {
       [floatAccountId],
     );
     return new Money(row.reserved);
-  }
-
-  /** The hold under its row lock when it still awaits its outcome; null when it has one (or does not exist). */
-  private async lockHeld(manager: EntityManager, holdId: string): Promise<HoldToResolve | null> {
-    const [hold] = await manager.query(
-      `SELECT h.client_id, h.float_account_id, h.amount, h.fee, h.status, r.rail, r.currency
-       FROM float_holds h JOIN float_reservations r ON r.id = h.reservation_id
-       WHERE h.id = $1 FOR UPDATE OF h`,
-      [holdId],
-    );
-    return hold && hold.status === HOLD_STATUS.HELD ? hold : null;
-  }
-
-  private async markResolved(
-    manager: EntityManager,
-    holdId: string,
-    status: Exclude<HoldStatus, typeof HOLD_STATUS.HELD>,
-    entryId: string,
-  ): Promise<void> {
-    await manager.query(`UPDATE float_holds SET status = $2, outcome_entry_id = $3, resolved_at = now() WHERE id = $1`, [
-      holdId,
-      status,
-      entryId,
-    ]);
   }
 }

@@ -81,15 +81,6 @@ export class LedgerService {
     }
   }
 
-  /**
-   * Locks accounts in id order, the order ledger_post_entry locks them in, with the same lock mode. For a transaction
-   * that posts several entries on overlapping accounts: without it, each entry takes its accounts in its own step
-   * and two such transactions could deadlock.
-   */
-  async lockAccounts(manager: EntityManager, accountIds: string[]): Promise<void> {
-    await manager.query(`SELECT id FROM ledger_accounts WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE`, [accountIds]);
-  }
-
   async openWalletAccount(
     manager: EntityManager,
     account: { clientId: string; currency: string; minimumBalance: Money; canOverdraw: boolean },
@@ -133,7 +124,7 @@ function assertTwoAccounts(lines: PostingLine[]): void {
   // Balance per currency is checked by ledger_post_entry, which knows each account's currency.
   const accounts = new Set(lines.map((l) => l.accountId));
   if (accounts.size < 2 || accounts.size !== lines.length) {
-    throw new UnbalancedEntryError('an entry needs one line on each of at least two accounts (merge lines with EntryBuilder)');
+    throw new UnbalancedEntryError('an entry needs one line on each of at least two accounts');
   }
 }
 

@@ -1,9 +1,16 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { OutboxService } from '../infra/queue/outbox.service';
 import { TOPICS } from '../infra/queue/queues';
 import { SMS_NOTIFIER, type SmsNotifier } from './sms-notifier';
+
+/** An SMS to queue, once per client, reference and channel. */
+export interface SmsToQueue {
+  clientId: string;
+  reference: string;
+  recipient: string;
+  message: string;
+}
 
 export interface NotificationView {
   reference: string;
@@ -25,29 +32,51 @@ export class NotificationsService {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     @Inject(SMS_NOTIFIER) private readonly sms: SmsNotifier,
-    private readonly outbox: OutboxService,
   ) {}
 
-  async queueSms(manager: EntityManager, n: { clientId: string; reference: string; recipient: string; message: string }): Promise<void> {
-    const [row] = await manager.query(
-      `INSERT INTO notifications (client_id, reference, channel, recipient, message) VALUES ($1, $2, 'SMS', $3, $4)
-       ON CONFLICT (client_id, reference, channel) DO NOTHING RETURNING id`,
-      [n.clientId, n.reference, n.recipient, n.message],
+  async queueSms(manager: EntityManager, messages: SmsToQueue[]): Promise<void> {
+    if (messages.length === 0) return;
+    await manager.query(
+      `WITH queued AS (
+         INSERT INTO notifications (client_id, reference, channel, recipient, message)
+         SELECT m.client_id, m.reference, 'SMS', m.recipient, m.message FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[])
+           WITH ORDINALITY m(client_id, reference, recipient, message, n)
+         ORDER BY m.n
+         ON CONFLICT (client_id, reference, channel) DO NOTHING RETURNING id
+       )
+       INSERT INTO outbox (topic, payload) SELECT $5, jsonb_build_object('notificationId', queued.id::text) FROM queued`,
+      [
+        messages.map((m) => m.clientId),
+        messages.map((m) => m.reference),
+        messages.map((m) => m.recipient),
+        messages.map((m) => m.message),
+        TOPICS.sendNotification,
+      ],
     );
-    if (row) await this.outbox.enqueue(manager, TOPICS.sendNotification, { notificationId: String(row.id) });
   }
 
-  /** The sending job: a queued message goes to the gateway once (keyed by its id) and is marked sent. */
-  async send(notificationId: string): Promise<void> {
-    const [n] = await this.db.query(`SELECT id, recipient, message FROM notifications WHERE id = $1 AND status = 'QUEUED'`, [
-      notificationId,
-    ]);
-    if (!n) return;
-    const sent = await this.sms.send({ notificationId: String(n.id), to: n.recipient, message: n.message });
-    await this.db.query(
-      `UPDATE notifications SET status = 'SENT', provider_reference = $2, sent_at = now() WHERE id = $1 AND status = 'QUEUED'`,
-      [notificationId, sent.providerReference],
+  /**
+   * The sending work: queued messages go to the gateway, each once (keyed by its id), all at once, and are marked sent
+   * in one statement. Answers, per id, whether it is done (sent, or not queued any more); a failed send is tried again.
+   */
+  async send(notificationIds: string[]): Promise<boolean[]> {
+    const queued: Array<{ id: string; recipient: string; message: string }> = await this.db.query(
+      `SELECT id::text, recipient, message FROM notifications WHERE id = ANY($1::bigint[]) AND status = 'QUEUED'`,
+      [notificationIds],
     );
+    const sent = await Promise.allSettled(queued.map((n) => this.sms.send({ notificationId: n.id, to: n.recipient, message: n.message })));
+    const delivered = queued.flatMap((n, i) =>
+      sent[i].status === 'fulfilled' ? [{ id: n.id, reference: sent[i].value.providerReference }] : [],
+    );
+    if (delivered.length > 0) {
+      await this.db.query(
+        `UPDATE notifications n SET status = 'SENT', provider_reference = s.reference, sent_at = now()
+         FROM unnest($1::bigint[], $2::text[]) s(id, reference) WHERE n.id = s.id AND n.status = 'QUEUED'`,
+        [delivered.map((d) => d.id), delivered.map((d) => d.reference)],
+      );
+    }
+    const failed = new Set(queued.filter((_, i) => sent[i].status === 'rejected').map((n) => n.id));
+    return notificationIds.map((id) => !failed.has(String(id)));
   }
 
   /** The caller's notifications about one of its references (another client's read as none). */

@@ -26,17 +26,7 @@ export class PayoutReconciliationService {
     const checkedBefore = new Date(now.getTime() - this.config.payoutReconcileAfterMs);
     return reconcileInBatches(
       (limit) => this.payouts.claimForRecheck(this.db.manager, checkedBefore, limit),
-      async (ids) => {
-        let finished = 0;
-        for (const id of ids) {
-          const applied = await this.settlement.recheck(id).catch((error: Error) => {
-            this.logger.warn(`payout ${id} could not be re-checked: ${error.message}`);
-            return null;
-          });
-          if (applied?.finished) finished += 1;
-        }
-        return finished;
-      },
+      async (ids) => (await this.settlement.recheck(ids)).filter((p) => p.finished).length,
     );
   }
 }

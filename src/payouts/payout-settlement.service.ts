@@ -1,11 +1,13 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { FloatHoldsService } from '../float/float-holds.service';
+import { Money } from '../common/money';
+import { settleBounded } from '../common/settle-bounded';
+import { FloatHoldsService, type ResolvedHold } from '../float/float-holds.service';
 import { PAYOUT_RAIL, type PayoutOutcome, type PayoutRail } from '../rails/payout.rail';
 import { isFinal, PAYOUT_STATUS, payoutAtRail, PayoutRow, PayoutStatus } from './payout';
 import { PayoutAnnouncer } from './payout-announcer.service';
-import { PayoutsRepository } from './payouts.repository';
+import { PayoutsRepository, type PayoutTransition } from './payouts.repository';
 
 /** An operator's resolution that cannot be made: unknown payout, or one already final. */
 export class PayoutResolutionError extends Error {}
@@ -16,13 +18,35 @@ export interface AppliedOutcome {
   finished: boolean;
 }
 
+/** Questions to the rail a group has out at once (a worker had 20 payout jobs at a time before groups). */
+const RAIL_CALLS_IN_FLIGHT = 20;
+
+/** What working off a payout did: whether it is done (else to be tried again), and whether it became final now. */
+export interface WorkedPayout {
+  done: boolean;
+  finished: boolean;
+}
+
+/** A rail's (or an operator's) answer for one payout, to apply. */
+export interface PayoutAnswer {
+  payoutId: string;
+  outcome: PayoutOutcome;
+  /** The result description to store instead of the outcome's own (an operator's resolution). */
+  description?: string;
+}
+
 /**
  * Takes payouts from acceptance to their result: submits them to the rail, and applies the rail's (or an
- * operator's) answer. Safe to run any number of times: the payout row is locked and only an unfinished payout moves,
- * so its hold gets exactly one outcome, committed with the new status, the callbacks and the SMS.
+ * operator's) answers. Work comes in groups (the outbox rows a worker claimed together): the payouts are read in one
+ * query, the rail asked about each at once, and the answers applied in one transaction of a few set-wide statements
+ * (the payouts locked in id order, every hold resolved by one float_holds_resolve call, the statuses, the callbacks
+ * and the SMS). Safe to run any number of times: only an unfinished payout moves, under its row lock, so its hold
+ * gets exactly one outcome, committed with the new status, the callbacks and the SMS.
  */
 @Injectable()
 export class PayoutSettlementService {
+  private readonly logger = new Logger(PayoutSettlementService.name);
+
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     @Inject(PAYOUT_RAIL) private readonly rail: PayoutRail,
@@ -32,21 +56,21 @@ export class PayoutSettlementService {
   ) {}
 
   /**
-   * The job queued at acceptance. A payout still awaiting the rail is submitted (idempotent by payout id, so a
-   * re-run after a crash gets the first submission's answer) and the answer applied.
+   * The work queued at acceptance: payouts still awaiting the rail are submitted (idempotent by payout id, so a
+   * re-run after a crash gets the first submission's answer) and the answers applied.
    */
-  async process(payoutId: string): Promise<void> {
-    const payout = await this.payouts.byId(this.db.manager, payoutId);
-    if (!payout || payout.status !== PAYOUT_STATUS.PENDING) return;
-    const outcome = await this.rail.submit(payoutAtRail(payout));
-    await this.apply(payoutId, outcome);
+  async process(payoutIds: string[]): Promise<WorkedPayout[]> {
+    const pending = (await this.payouts.byIds(this.db.manager, payoutIds)).filter((p) => p.status === PAYOUT_STATUS.PENDING);
+    return this.ask(payoutIds, pending, (payout) => this.rail.submit(payoutAtRail(payout)));
   }
 
-  /** Re-queries the rail for a pending or jammed payout and applies what it says now (reconciliation). */
-  async recheck(payoutId: string): Promise<AppliedOutcome | null> {
-    const payout = await this.payouts.byId(this.db.manager, payoutId);
-    if (!payout || isFinal(payout.status)) return null;
-    return this.apply(payoutId, await this.rail.outcomeOf(payoutAtRail(payout)));
+  /**
+   * Re-queries the rail for pending or jammed payouts (an operator's answer arrived, or reconciliation) and applies
+   * what it says now.
+   */
+  async recheck(payoutIds: string[]): Promise<WorkedPayout[]> {
+    const open = (await this.payouts.byIds(this.db.manager, payoutIds)).filter((p) => !isFinal(p.status));
+    return this.ask(payoutIds, open, (payout) => this.rail.outcomeOf(payoutAtRail(payout)));
   }
 
   /**
@@ -62,45 +86,94 @@ export class PayoutSettlementService {
         ? { status: 'SUCCEEDED', railReference: payout.rail_reference ?? `MANUAL-${payout.id}` }
         : { status: 'FAILED', reason: 'Failed (resolved by operator)' };
     const description = resolution === 'SUCCESSFUL' ? 'Processed successfully (resolved by operator)' : 'Failed (resolved by operator)';
-    const applied = await this.apply(payout.id, outcome, description);
+    const [applied] = await this.apply([{ payoutId: payout.id, outcome, description }]);
     if (!applied?.finished) throw new PayoutResolutionError(`payout ${reference} became final meanwhile (status ${applied?.status})`);
     return (await this.payouts.byId(this.db.manager, payout.id))!;
   }
 
   /**
-   * Applies an outcome to a payout not yet final, in one transaction: success settles the hold (700), failure,
-   * reversal or refund return it to the float (701, 702, 705), pending or jammed keep it (703, 704). Null when the
-   * payout does not exist; a payout already final is left as it is (finished: false).
+   * Applies answers to payouts not yet final, in one transaction: success settles the hold (700), failure, reversal
+   * or refund return it to the float (701, 702, 705), pending or jammed keep it (703, 704). One answer per item, in
+   * order: null when the payout does not exist; a payout already final is left as it is (finished: false).
    */
-  async apply(payoutId: string, outcome: PayoutOutcome, description?: string): Promise<AppliedOutcome | null> {
+  async apply(answers: PayoutAnswer[]): Promise<Array<AppliedOutcome | null>> {
     return this.db.transaction(async (manager) => {
-      const payout = await this.payouts.byId(manager, payoutId, true);
-      if (!payout) return null;
-      if (isFinal(payout.status)) return { status: payout.status, finished: false };
-      if (outcome.status === 'PENDING' || outcome.status === 'JAMMED') {
-        const status = outcome.status === 'PENDING' ? PAYOUT_STATUS.PENDING : PAYOUT_STATUS.JAMMED;
-        await this.payouts.markChecked(manager, payoutId, status);
-        return { status, finished: false };
+      const locked = new Map(
+        (
+          await this.payouts.lockMany(
+            manager,
+            answers.map((a) => a.payoutId),
+          )
+        ).map((p) => [p.id, p]),
+      );
+      const applied = new Map<string, AppliedOutcome>();
+      const checked: Array<{ id: string; status: PayoutStatus }> = [];
+      const finals: Array<{ payout: PayoutRow; answer: PayoutAnswer }> = [];
+      for (const answer of answers) {
+        const payout = locked.get(answer.payoutId);
+        if (!payout || applied.has(payout.id)) continue;
+        if (isFinal(payout.status)) {
+          applied.set(payout.id, { status: payout.status, finished: false });
+        } else if (answer.outcome.status === 'PENDING' || answer.outcome.status === 'JAMMED') {
+          const status = answer.outcome.status === 'PENDING' ? PAYOUT_STATUS.PENDING : PAYOUT_STATUS.JAMMED;
+          checked.push({ id: payout.id, status });
+          applied.set(payout.id, { status, finished: false });
+        } else {
+          finals.push({ payout, answer });
+          applied.set(payout.id, { status: finalStatus(payout, answer.outcome), finished: true });
+        }
       }
-      let finished: PayoutRow;
-      if (outcome.status === 'SUCCEEDED') {
-        await this.holds.settle(manager, payout.hold_id);
-        finished = await this.payouts.finish(manager, payoutId, {
-          status: PAYOUT_STATUS.SUCCESSFUL,
-          railReference: outcome.railReference,
-          resultDescription: description ?? 'Processed successfully',
-        });
-      } else {
-        const released = await this.holds.release(manager, payout.hold_id);
-        finished = await this.payouts.finish(manager, payoutId, {
-          status: returnedStatus(payout, outcome.status),
-          resultDescription: description ?? outcome.reason,
-          floatBalanceAfter: released?.floatBalanceAfter ?? null,
-        });
-      }
+      await this.payouts.markChecked(manager, checked);
+      const holds = await this.holds.resolve(
+        manager,
+        finals.map(({ payout, answer }) => ({
+          holdId: payout.hold_id,
+          outcome: answer.outcome.status === 'SUCCEEDED' ? 'SETTLE' : 'RELEASE',
+        })),
+      );
+      const finished = await this.payouts.finish(
+        manager,
+        finals.map(({ payout, answer }, i) => transition(payout, answer, holds[i])),
+      );
       await this.announcer.announce(manager, finished);
-      return { status: finished.status, finished: true };
+      return answers.map((a) => applied.get(a.payoutId) ?? null);
     });
+  }
+
+  /**
+   * Asks the rail about each payout at once and applies the answers as one group. A payout whose question failed
+   * (the rail was away) is not done; when the group's transaction fails, each answer is applied alone, so one bad
+   * payout holds back no other.
+   */
+  private async ask(ids: string[], payouts: PayoutRow[], question: (payout: PayoutRow) => Promise<PayoutOutcome>): Promise<WorkedPayout[]> {
+    const asked = await settleBounded(payouts, RAIL_CALLS_IN_FLIGHT, question);
+    const answers: PayoutAnswer[] = [];
+    const failed = new Set<string>();
+    asked.forEach((result, i) => {
+      if (result.status === 'fulfilled') answers.push({ payoutId: payouts[i].id, outcome: result.value });
+      else {
+        failed.add(payouts[i].id);
+        this.logger.warn(`payout ${payouts[i].id}: the rail could not be asked: ${(result.reason as Error).message}`);
+      }
+    });
+    const finished = new Set<string>();
+    const noteFinished = (group: PayoutAnswer[], applied: Array<AppliedOutcome | null>) =>
+      applied.forEach((a, i) => a?.finished && finished.add(group[i].payoutId));
+    if (answers.length > 0) {
+      await this.apply(answers)
+        .then((applied) => noteFinished(answers, applied))
+        .catch(async () => {
+          for (const answer of answers) {
+            await this.apply([answer])
+              .then((applied) => noteFinished([answer], applied))
+              .catch((error: Error) => {
+                this.logger.warn(`payout ${answer.payoutId}: the answer could not be applied: ${error.message}`);
+                failed.add(answer.payoutId);
+              });
+          }
+        });
+    }
+    return ids.map((id) => ({ done: !failed.has(id), finished: finished.has(id) }));
   }
 }
 
@@ -108,4 +181,30 @@ export class PayoutSettlementService {
 function returnedStatus(payout: PayoutRow, outcome: 'FAILED' | 'REVERSED' | 'REFUNDED'): PayoutStatus {
   if (outcome === 'FAILED') return PAYOUT_STATUS.FAILED;
   return outcome === 'REFUNDED' && payout.kind === 'B2B' ? PAYOUT_STATUS.REFUNDED : PAYOUT_STATUS.REVERSED;
+}
+
+type FinalOutcome = Exclude<PayoutOutcome, { status: 'PENDING' } | { status: 'JAMMED' }>;
+
+function finalStatus(payout: PayoutRow, outcome: PayoutOutcome): PayoutStatus {
+  const final = outcome as FinalOutcome;
+  return final.status === 'SUCCEEDED' ? PAYOUT_STATUS.SUCCESSFUL : returnedStatus(payout, final.status);
+}
+
+/** Where an answer takes a payout: paid out with the rail's reference, or returned with the float's balance after it. */
+function transition(payout: PayoutRow, answer: PayoutAnswer, hold: ResolvedHold): PayoutTransition & { id: string } {
+  const outcome = answer.outcome as FinalOutcome;
+  if (outcome.status === 'SUCCEEDED') {
+    return {
+      id: payout.id,
+      status: PAYOUT_STATUS.SUCCESSFUL,
+      railReference: outcome.railReference,
+      resultDescription: answer.description ?? 'Processed successfully',
+    };
+  }
+  return {
+    id: payout.id,
+    status: returnedStatus(payout, outcome.status),
+    resultDescription: answer.description ?? outcome.reason,
+    floatBalanceAfter: hold.float_balance_after === null ? null : new Money(hold.float_balance_after),
+  };
 }

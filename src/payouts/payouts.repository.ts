@@ -183,20 +183,48 @@ export class PayoutsRepository {
     return row ?? null;
   }
 
-  /** The rail was asked and the payout is still pending or jammed: remember when, for reconciliation. */
-  async markChecked(manager: EntityManager, id: string, status: typeof PAYOUT_STATUS.PENDING | typeof PAYOUT_STATUS.JAMMED): Promise<void> {
-    await manager.query(`UPDATE payouts SET status = $2, checked_at = now(), updated_at = now() WHERE id = $1`, [id, status]);
+  /** The payouts with these ids (read without locks, to ask the rail). */
+  async byIds(manager: EntityManager, ids: string[]): Promise<PayoutRow[]> {
+    return manager.query(`${SELECT_PAYOUT} WHERE p.id = ANY($1::bigint[]) ORDER BY p.id`, [ids]);
   }
 
-  /** Moves a payout to its final status; the caller holds the row lock. Returns the payout as it now reads. */
-  async finish(manager: EntityManager, id: string, t: PayoutTransition): Promise<PayoutRow> {
+  /** The payouts with these ids under their row locks, taken in id order (so two groups never deadlock). */
+  async lockMany(manager: EntityManager, ids: string[]): Promise<PayoutRow[]> {
+    return manager.query(`${SELECT_PAYOUT} WHERE p.id = ANY($1::bigint[]) ORDER BY p.id FOR UPDATE OF p`, [ids]);
+  }
+
+  /** The rail was asked and these payouts are still pending or jammed: remember when, for reconciliation. */
+  async markChecked(manager: EntityManager, checked: Array<{ id: string; status: PayoutStatus }>): Promise<void> {
+    if (checked.length === 0) return;
     await manager.query(
-      `UPDATE payouts SET status = $2, rail_reference = coalesce($3, rail_reference), result_description = $4,
-         float_balance_after = coalesce($5, float_balance_after), transaction_time = now(), checked_at = coalesce(checked_at, now()), updated_at = now()
-       WHERE id = $1`,
-      [id, t.status, t.railReference ?? null, t.resultDescription ?? null, t.floatBalanceAfter?.toFixed() ?? null],
+      `UPDATE payouts p SET status = c.status, checked_at = now(), updated_at = now()
+       FROM unnest($1::bigint[], $2::smallint[]) c(id, status) WHERE p.id = c.id`,
+      [checked.map((c) => c.id), checked.map((c) => c.status)],
     );
-    return (await this.byId(manager, id))!;
+  }
+
+  /** Moves payouts to their final status; the caller holds the row locks. Returns the payouts as they now read, in id order. */
+  async finish(manager: EntityManager, transitions: Array<PayoutTransition & { id: string }>): Promise<PayoutRow[]> {
+    if (transitions.length === 0) return [];
+    await manager.query(
+      `UPDATE payouts p SET status = t.status, rail_reference = coalesce(t.rail_reference, p.rail_reference),
+         result_description = t.result_description, float_balance_after = coalesce(t.float_balance_after, p.float_balance_after),
+         transaction_time = now(), checked_at = coalesce(p.checked_at, now()), updated_at = now()
+       FROM unnest($1::bigint[], $2::smallint[], $3::text[], $4::text[], $5::numeric[])
+         t(id, status, rail_reference, result_description, float_balance_after)
+       WHERE p.id = t.id`,
+      [
+        transitions.map((t) => t.id),
+        transitions.map((t) => t.status),
+        transitions.map((t) => t.railReference ?? null),
+        transitions.map((t) => t.resultDescription ?? null),
+        transitions.map((t) => t.floatBalanceAfter?.toFixed() ?? null),
+      ],
+    );
+    return this.byIds(
+      manager,
+      transitions.map((t) => t.id),
+    );
   }
 
   /**

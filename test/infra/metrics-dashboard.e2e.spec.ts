@@ -91,12 +91,8 @@ describe('engine metrics and the queue dashboard', () => {
         sample(parsed, 'paygate_callback_attempts_total', {
           outcome: 'failed',
         }) ?? 0;
-      const completed =
-        sample(parsed, 'paygate_queue_jobs', {
-          queue: 'payments',
-          state: 'completed',
-        }) ?? 0;
-      return delivered >= 2 && failed >= 1 && completed >= 3 ? parsed : undefined;
+      const settled = sample(parsed, 'paygate_claimed_work_total', { topic: 'payments.settle', outcome: 'done' }) ?? 0;
+      return delivered >= 2 && failed >= 1 && settled >= 3 ? parsed : undefined;
     });
 
     expect(
@@ -113,13 +109,9 @@ describe('engine metrics and the queue dashboard', () => {
     for (const state of ['waiting', 'active', 'delayed', 'failed', 'completed']) {
       expect(sample(samples, 'paygate_queue_jobs', { queue: 'payments', state })).toEqual(expect.any(Number));
     }
-    // 3 settlements; their callbacks are claimed from Postgres (no queue), and none is left to attempt.
-    expect(
-      sample(samples, 'paygate_queue_jobs', {
-        queue: 'payments',
-        state: 'completed',
-      }),
-    ).toBe(3);
+    // 3 settlements, claimed from the outbox in Postgres (no queue job), as their callbacks are; none is left to attempt.
+    expect(sample(samples, 'paygate_claimed_work_total', { topic: 'payments.settle', outcome: 'done' })).toBe(3);
+    expect(sample(samples, 'paygate_queue_jobs', { queue: 'payments', state: 'completed' })).toBe(0);
     expect(sample(samples, 'paygate_callbacks_pending', { due: 'now' })).toBe(0);
     expect(sample(samples, 'paygate_callbacks_pending', { due: 'later' })).toBe(0);
     expect(sample(samples, 'paygate_outbox_pending', { due: 'now' })).toEqual(expect.any(Number));

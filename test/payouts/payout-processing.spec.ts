@@ -113,7 +113,10 @@ describe('payout processing', () => {
       sms: 0,
     });
 
-    for (const c of cases) await settlement.process(await accept(merchant, c.path, c.body));
+    // One group, as a worker claims them: every outcome applied in one transaction.
+    const ids: string[] = [];
+    for (const c of cases) ids.push(await accept(merchant, c.path, c.body));
+    expect(await settlement.process(ids)).toEqual(cases.map((c) => ({ done: true, finished: ![703, 704].includes(c.status) })));
 
     for (const c of cases) {
       const seen = await footprint(merchant, c.body.payout_reference as string);
@@ -149,17 +152,19 @@ describe('payout processing', () => {
     const body = mobilePayoutBody(merchant, 'ok');
     const id = await accept(merchant, PAYOUT_PATHS.local, body);
 
-    await Promise.all([settlement.process(id), settlement.process(id), settlement.process(id)]);
-    await settlement.process(id);
+    const other = await accept(merchant, PAYOUT_PATHS.local, mobilePayoutBody(merchant, 'ok'));
+    // Groups overlapping each other (two workers claimed the row twice after a lost lease), and the same id twice in one.
+    await Promise.all([settlement.process([id, other]), settlement.process([other, id]), settlement.process([id, id])]);
+    await settlement.process([id]);
 
     expect(await footprint(merchant, body.payout_reference as string)).toEqual({
       status: 700,
       hold: 'SETTLED',
       callbacks: 1,
       sms: 1,
-      outcomes: 1,
+      outcomes: 2, // the client's: one per payout
     });
-    expect((await floatBalance(app, merchant)).balance).toBe('890.0000');
+    expect((await floatBalance(app, merchant)).balance).toBe('780.0000');
   });
 
   it('a crash after the rail answered and before the commit leaves nothing half done; the re-run gives the one outcome', async () => {
@@ -171,12 +176,13 @@ describe('payout processing', () => {
 
     // The process dies while the result is being announced: the transaction that settled the hold rolls back.
     const submit = jest.spyOn(rail, 'submit');
-    jest
-      .spyOn(app.get(CallbacksService), 'schedule')
-      .mockRejectedValueOnce(new Error('worker killed'))
-      .mockRejectedValueOnce(new Error('worker killed'));
-    await expect(settlement.process(okId)).rejects.toThrow('worker killed');
-    await expect(settlement.process(failedId)).rejects.toThrow('worker killed');
+    const schedule = jest.spyOn(app.get(CallbacksService), 'schedule').mockRejectedValue(new Error('worker killed'));
+    // Neither the group nor each payout alone commits: both are left to be tried again.
+    expect(await settlement.process([okId, failedId])).toEqual([
+      { done: false, finished: false },
+      { done: false, finished: false },
+    ]);
+    schedule.mockRestore();
     expect(await footprint(merchant, ok.payout_reference as string)).toEqual({
       status: 703,
       hold: 'HELD',
@@ -186,10 +192,10 @@ describe('payout processing', () => {
     });
     expect((await floatBalance(app, merchant)).reserved_balance).toBe('220.0000');
 
-    // The retried job submits again (the rail answers the same for the same payout id) and commits once.
-    await settlement.process(okId);
-    await settlement.process(failedId);
-    await settlement.process(okId);
+    // The retried work submits again (the rail answers the same for the same payout id) and commits once.
+    await settlement.process([okId]);
+    await settlement.process([failedId]);
+    await settlement.process([okId]);
     expect(submit).toHaveBeenCalledTimes(4);
     expect(await footprint(merchant, ok.payout_reference as string)).toEqual({
       status: 700,
@@ -214,8 +220,7 @@ describe('payout processing', () => {
     const jammed = bankPayoutBody(merchant, 'jammed');
     const pendingId = await accept(merchant, PAYOUT_PATHS.local, pending);
     const jammedId = await accept(merchant, PAYOUT_PATHS.local, jammed);
-    await settlement.process(pendingId);
-    await settlement.process(jammedId);
+    await settlement.process([pendingId, jammedId]);
     const reconciliation = app.get(PayoutReconciliationService);
     const afterMs = 60_000; // PAYOUT_RECONCILE_AFTER_MS's sandbox default
 
@@ -260,8 +265,7 @@ describe('payout processing', () => {
     const merchant = await createPayoutMerchant(app, { float: '1000' });
     const toSettle = mobilePayoutBody(merchant, 'jammed');
     const toReturn = b2bBody(merchant, { amount: '100.00', recipient_account_number: '0000000003' });
-    await settlement.process(await accept(merchant, PAYOUT_PATHS.local, toSettle));
-    await settlement.process(await accept(merchant, PAYOUT_PATHS.b2b, toReturn));
+    await settlement.process([await accept(merchant, PAYOUT_PATHS.local, toSettle), await accept(merchant, PAYOUT_PATHS.b2b, toReturn)]);
     expect((await floatBalance(app, merchant)).reserved_balance).toBe('220.0000');
     const db = process.env.DATABASE_URL!;
 

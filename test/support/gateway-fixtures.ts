@@ -63,7 +63,7 @@ export async function freePort(): Promise<number> {
   });
 }
 
-function portAnswers(port: number): Promise<boolean> {
+export function portAnswers(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = new Socket();
     socket.setTimeout(500);

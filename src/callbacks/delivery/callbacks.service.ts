@@ -80,8 +80,10 @@ export interface CallbackEvent {
 
 const SCHEDULE: PreparedStatement = {
   name: 'callback_schedule',
-  text: `SELECT callback_schedule(p_client_id => $1, p_kind => $2, p_event => $3, p_reference => $4, p_urls => $5,
-    p_to_endpoint => $6, p_payload => $7)`,
+  text: `SELECT count(callback_schedule(p_client_id => e.client_id, p_kind => e.kind, p_event => e.event, p_reference => e.reference,
+      p_urls => e.urls, p_to_endpoint => e.to_endpoint, p_payload => e.payload))
+    FROM jsonb_to_recordset($1::jsonb)
+      AS e(client_id uuid, kind text, event text, reference text, urls text[], to_endpoint boolean, payload jsonb)`,
 };
 
 /** Schedules callbacks and shows merchants their delivery log. */
@@ -93,18 +95,20 @@ export class CallbacksService {
    * callback_schedule (src/callbacks/delivery/sql/callback_schedule.sql), the one writer of deliveries, also for the SQL that
    * announces: one delivery per distinct URL, written in the caller's transaction with the state change it reports, due
    * now (the delivery row is its own outbox: the worker's deliverer claims it); the payload is frozen now, so every
-   * retry sends the same bytes under the same X-Event-Id.
+   * retry sends the same bytes under the same X-Event-Id. Any number of events in one statement.
    */
-  async schedule(manager: EntityManager, event: CallbackEvent): Promise<void> {
-    await runPrepared(manager, SCHEDULE, [
-      event.clientId,
-      event.kind,
-      event.event,
-      event.reference,
-      event.urls,
-      event.toClientEndpoint ?? false,
-      event.payload,
-    ]);
+  async schedule(manager: EntityManager, ...events: CallbackEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const rows = events.map((e) => ({
+      client_id: e.clientId,
+      kind: e.kind,
+      event: e.event,
+      reference: e.reference,
+      urls: e.urls,
+      to_endpoint: e.toClientEndpoint ?? false,
+      payload: e.payload,
+    }));
+    await runPrepared(manager, SCHEDULE, [JSON.stringify(rows)]);
   }
 
   async log(clientId: string, reference: string) {

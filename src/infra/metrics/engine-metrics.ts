@@ -50,6 +50,12 @@ export class EngineMetrics implements OnModuleInit {
     labelNames: ['queue'],
     registers: [this.registry],
   });
+  private readonly claimedWork = new Counter({
+    name: 'paygate_claimed_work_total',
+    help: 'Outbox rows claimed by workers straight from Postgres, by topic and outcome (done, or retry: tried again later)',
+    labelNames: ['topic', 'outcome'],
+    registers: [this.registry],
+  });
   private readonly callbackOutcomes = new Counter({
     name: 'paygate_callback_attempts_total',
     help: 'Callback delivery attempts by outcome',
@@ -178,6 +184,10 @@ export class EngineMetrics implements OnModuleInit {
 
   jobFailed(queue: string): void {
     this.jobFailures.inc({ queue });
+  }
+
+  workClaimed(topic: string, outcome: 'done' | 'retry', rows: number): void {
+    if (rows > 0) this.claimedWork.inc({ topic, outcome }, rows);
   }
 
   replicaSkipped(reason: 'lag' | 'down'): void {

@@ -5,9 +5,11 @@ import { Queue } from 'bullmq';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { withTimeout } from '../../common/with-timeout';
-import { QUEUES, QueueName, queueOf } from './queues';
+import { CLAIMED_TOPICS, QUEUES, QueueName, queueOf, TOPICS } from './queues';
 
 const BATCH = 200;
+/** The topics BullMQ runs; the others are claimed from the outbox by OutboxClaimer. */
+const RELAYED_TOPICS = Object.values(TOPICS).filter((t) => !CLAIMED_TOPICS.includes(t));
 const IDLE_POLL_MS = 50;
 const ERROR_BACKOFF_MS = 1000;
 const ENQUEUE_TIMEOUT_MS = 3000;
@@ -15,8 +17,8 @@ const ENQUEUE_TIMEOUT_MS = 3000;
 const MAX_SWEEP_EVERY_MS = 15_000;
 
 /**
- * Moves due outbox rows to BullMQ. Rows are claimed with FOR UPDATE SKIP LOCKED, so several relays share the
- * work without overlap; a row is marked relayed only after BullMQ accepted its job, and the job id is derived
+ * Moves due outbox rows of the topics BullMQ runs to it (the others are claimed straight from Postgres by
+ * OutboxClaimer). Rows are claimed with FOR UPDATE SKIP LOCKED, so several relays share the work without overlap; a row is marked relayed only after BullMQ accepted its job, and the job id is derived
  * from the row, so a relay that dies in between re-adds a job BullMQ already knows. While Redis is away the rows
  * wait in Postgres; jobs Redis lost after relaying (it keeps nothing on disk) are found by their missing done
  * mark and relayed again.
@@ -36,11 +38,8 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     @InjectDataSource() private readonly db: DataSource,
     @Inject(APP_CONFIG) config: AppConfig,
     @InjectQueue(QUEUES.payments) payments: Queue,
-    @InjectQueue(QUEUES.airtime) airtime: Queue,
-    @InjectQueue(QUEUES.payouts) payouts: Queue,
-    @InjectQueue(QUEUES.notifications) notifications: Queue,
   ) {
-    this.queues = { payments, airtime, payouts, notifications };
+    this.queues = { payments };
     this.lostJobAfterMs = config.outboxLostJobAfterMs;
     this.sweepEveryMs = Math.min(MAX_SWEEP_EVERY_MS, Math.max(250, Math.floor(this.lostJobAfterMs / 4)));
   }
@@ -65,8 +64,9 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
         relay_count: number;
         job_key: string;
       }> = await manager.query(
-        `SELECT id, topic, payload, relay_count, job_key FROM outbox WHERE relayed_at IS NULL AND available_at <= now()
+        `SELECT id, topic, payload, relay_count, job_key FROM outbox WHERE topic = ANY($1) AND relayed_at IS NULL AND available_at <= now()
          ORDER BY available_at, id LIMIT ${BATCH} FOR UPDATE SKIP LOCKED`,
+        [RELAYED_TOPICS],
       );
       if (rows.length === 0) return 0;
       const byQueue = new Map<

@@ -1,9 +1,9 @@
-/** BullMQ queues and the outbox topics that feed them: `<queue>.<job name>`. */
+/**
+ * The BullMQ queue and the outbox topics: `<area>.<work>`. Topics of CLAIMED_TOPICS are claimed from the outbox by the
+ * workers; the others are relayed to the queue named by their area, as jobs named by their work.
+ */
 export const QUEUES = {
   payments: 'payments',
-  airtime: 'airtime',
-  payouts: 'payouts',
-  notifications: 'notifications',
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
@@ -18,6 +18,19 @@ export const TOPICS = {
   sendNotification: 'notifications.send',
 } as const;
 export type Topic = (typeof TOPICS)[keyof typeof TOPICS];
+
+/**
+ * Topics whose work the workers claim straight from the outbox, many rows per query (OutboxClaimer), instead of one
+ * BullMQ job per row: the money paths' follow-ups, where a job's Redis round trips cost more than the work.
+ */
+export const CLAIMED_TOPICS: readonly Topic[] = [
+  TOPICS.settlePayment,
+  TOPICS.processAirtime,
+  TOPICS.recheckAirtime,
+  TOPICS.processPayout,
+  TOPICS.recheckPayout,
+  TOPICS.sendNotification,
+];
 
 export function queueOf(topic: string): { queue: QueueName; job: string } {
   const [queue, job] = topic.split('.');

@@ -36,7 +36,7 @@ BEGIN
   END IF;
 
   -- Each share moves its amount from the settlement wallet to its partner; lines on one account are merged,
-  -- the settlement wallet's first, as EntryBuilder gave them.
+  -- the settlement wallet's first.
   SELECT array_agg(l.account ORDER BY l.first), array_agg(l.amount ORDER BY l.first) INTO v_accounts, v_amounts
   FROM (
     SELECT x.account, sum(x.amount) AS amount, min(x.ord) AS first

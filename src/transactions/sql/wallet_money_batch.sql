@@ -160,7 +160,7 @@ BEGIN
   SELECT coalesce(array_agg(a.account_number::text ORDER BY x.n), '{}') INTO v_sys_no
     FROM unnest(v_sys_id) WITH ORDINALITY x(id, n) JOIN ledger_accounts a ON a.id = x.id;
 
-  -- One entry per accepted request, lines in the order the application's EntryBuilder gave them: the two sides,
+  -- One entry per accepted request, its lines in a fixed order: the two sides,
   -- the fee, then the currency exchange.
   FOR i IN 1 .. coalesce(cardinality(req_clients), 0) LOOP
     CONTINUE WHEN v_outcome[i] <> 'OK';

@@ -160,6 +160,7 @@ const MONEY_FUNCTIONS_WITHOUT_CLIENT = [
   'airtime_accept_batch',
   'collection_settle_apply',
   'collection_settle_payments',
+  'float_holds_resolve',
   'ledger_post_entries',
   'payout_accept_batch',
   'wallet_money_batch',

@@ -177,8 +177,8 @@ describe('Redis Cluster: api and worker processes on three masters', () => {
       const queue = new RegExp(`^\\{paygate:${db.name}:(\\w+)\\}:\\1:`).exec(key)?.[1];
       if (queue) byQueue.set(queue, [...(byQueue.get(queue) ?? []), key]);
     }
-    // The charge went through the payments queue and the payout through payouts (callbacks do not use Redis).
-    expect([...byQueue.keys()]).toEqual(expect.arrayContaining([QUEUES.payments, QUEUES.payouts]));
+    // Every queue has its keys there (the money paths' work is claimed from Postgres and callbacks do not use Redis).
+    expect([...byQueue.keys()].sort()).toEqual(Object.values(QUEUES).sort());
     for (const [queue, queueKeys] of byQueue) {
       expect(queueKeys.length).toBeGreaterThan(1);
       const slots = new Set(await Promise.all(queueKeys.map(slotOf)));

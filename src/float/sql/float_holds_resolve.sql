@@ -1,0 +1,68 @@
+-- Gives holds their one outcome, any number in one call: SETTLE moves amount + fee from the rail's in-flight account
+-- to SETTLEMENT (amount) and FEE_INCOME (fee), RELEASE moves it back to the float. Holds are locked in id order, every
+-- entry goes through one ledger_post_entries call; a hold already resolved (or unknown) is left as it is
+-- (resolved = false). The caller holds the business rows' locks (lock order: business row, hold, accounts).
+CREATE OR REPLACE FUNCTION float_holds_resolve(p_hold_ids bigint[], p_outcomes text[])
+RETURNS TABLE(hold_id bigint, resolved boolean, entry_id bigint, float_balance_after numeric)
+LANGUAGE plpgsql
+AS $fn$
+DECLARE
+  h record;
+  v_holds bigint[] := '{}'; v_settles boolean[] := '{}'; v_floats uuid[] := '{}';
+  v_clients uuid[] := '{}'; v_kinds text[] := '{}';
+  v_line_entry int[] := '{}'; v_line_account uuid[] := '{}'; v_line_amount numeric[] := '{}';
+  v_entry_ids bigint[]; v_afters numeric[];
+  e int := 0;
+BEGIN
+  IF cardinality(p_hold_ids) <> cardinality(p_outcomes) OR EXISTS (SELECT 1 FROM unnest(p_outcomes) o WHERE o NOT IN ('SETTLE', 'RELEASE')) THEN
+    RAISE EXCEPTION 'one outcome, SETTLE or RELEASE, per hold';
+  END IF;
+  FOR h IN
+    SELECT fh.id, fh.client_id, fh.float_account_id, fh.amount, fh.fee, r.rail, r.currency, o.outcome
+    FROM (SELECT x.id, min(x.outcome) AS outcome FROM unnest(p_hold_ids, p_outcomes) x(id, outcome) GROUP BY x.id) o
+    JOIN float_holds fh ON fh.id = o.id JOIN float_reservations r ON r.id = fh.reservation_id
+    WHERE fh.status = 'HELD'
+    ORDER BY fh.id
+    FOR UPDATE OF fh
+  LOOP
+    e := e + 1;
+    v_holds := v_holds || h.id; v_settles := v_settles || (h.outcome = 'SETTLE'); v_floats := v_floats || h.float_account_id;
+    v_clients := v_clients || h.client_id;
+    v_line_entry := v_line_entry || e;
+    v_line_account := v_line_account || ledger_system_account(h.client_id, h.rail, h.currency);
+    v_line_amount := v_line_amount || -(h.amount + h.fee);
+    IF h.outcome = 'SETTLE' THEN
+      v_kinds := v_kinds || 'FLOAT_SETTLE'::text;
+      v_line_entry := v_line_entry || e;
+      v_line_account := v_line_account || ledger_system_account(h.client_id, 'SETTLEMENT', h.currency);
+      v_line_amount := v_line_amount || h.amount;
+      IF h.fee > 0 THEN
+        v_line_entry := v_line_entry || e;
+        v_line_account := v_line_account || ledger_system_account(h.client_id, 'FEE_INCOME', h.currency);
+        v_line_amount := v_line_amount || h.fee;
+      END IF;
+    ELSE
+      v_kinds := v_kinds || 'FLOAT_RELEASE'::text;
+      v_line_entry := v_line_entry || e;
+      v_line_account := v_line_account || h.float_account_id;
+      v_line_amount := v_line_amount || (h.amount + h.fee);
+    END IF;
+  END LOOP;
+
+  IF e > 0 THEN
+    -- The float's balance after each entry (a release's); in-flight accounts overdraw, so nothing is refused.
+    SELECT array_agg(p.entry_id ORDER BY p.entry_no), array_agg(p.after ORDER BY p.entry_no) INTO v_entry_ids, v_afters
+    FROM (SELECT l.entry_no, min(l.entry_id) AS entry_id,
+                 max(l.balance_after) FILTER (WHERE l.account_id = v_floats[l.entry_no] AND NOT v_settles[l.entry_no]) AS after
+          FROM ledger_post_entries(v_clients, v_kinds, v_line_entry, v_line_account, v_line_amount) l GROUP BY l.entry_no) p;
+    UPDATE float_holds fh SET status = CASE WHEN x.settle THEN 'SETTLED' ELSE 'RELEASED' END, outcome_entry_id = x.entry_id,
+      resolved_at = now()
+    FROM unnest(v_holds, v_settles, v_entry_ids) x(id, settle, entry_id) WHERE fh.id = x.id;
+  END IF;
+
+  RETURN QUERY
+    SELECT x.id, r.id IS NOT NULL, r.entry_id, r.after
+    FROM unnest(p_hold_ids) x(id)
+    LEFT JOIN unnest(v_holds, v_entry_ids, v_afters) r(id, entry_id, after) ON r.id = x.id;
+END
+$fn$;
