@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
@@ -12,8 +12,6 @@ import { PayoutsRepository } from './payouts.repository';
  */
 @Injectable()
 export class PayoutReconciliationService {
-  private readonly logger = new Logger(PayoutReconciliationService.name);
-
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,

@@ -108,7 +108,7 @@ describe('Redis Cluster: api and worker processes on three masters', () => {
 
   const slotOf = async (key: string) => Number(await inspector.cluster('KEYSLOT', key));
 
-  it('settles a charge and a payout through the queues, and delivers both callbacks', async () => {
+  it('settles a charge and a payout, and delivers both callbacks, with every Redis client on the cluster', async () => {
     const chargeUrl = receiver.url();
     const charge = chargeBody(merchant, { callback_url: chargeUrl });
     const payout = mobilePayoutBody(merchant, 'ok', { callback_url: receiver.url() });
