@@ -6,7 +6,11 @@ import { CallbacksService } from '../callbacks/delivery/callbacks.service';
 import { FloatHoldsService } from '../float/float-holds.service';
 import { AIRTIME_RAIL, type AirtimeOutcome, type AirtimeRail, type AirtimeTopUp } from '../rails/airtime.rail';
 import { AIRTIME_RESULT_EVENT, FINAL_STATUSES, RecipientRow, recipientResult, SERVICE_STATUS, STATUS_MESSAGES } from './airtime';
-import { AirtimeRepository } from './airtime.repository';
+import { AirtimeRepository, type AirtimeSlice } from './airtime.repository';
+import { settleBounded } from '../common/settle-bounded';
+
+/** Requests of a group asked at the provider at once (each one call, the provider's batches within it). */
+const REQUESTS_IN_FLIGHT = 8;
 
 /**
  * Tops up a slice of a request's recipients, re-asks about stuck ones (reconciliation) and books each result. Safe
@@ -26,10 +30,41 @@ export class AirtimeProcessingService {
     private readonly callbackSettings: CallbackSettingsService,
   ) {}
 
-  /** The job queued at acceptance: tops up the slice's recipients still awaiting the provider and books the answers. */
-  async process(requestId: string, first: number, last: number): Promise<void> {
-    const awaiting = await this.airtime.awaitingProvider(this.db.manager, requestId, first, last);
-    await this.apply(awaiting, (topUps) => this.rail.topUp(topUps));
+  /**
+   * The work queued at acceptance, a group of slices at once: their recipients still awaiting the provider are read in
+   * one query, each request's topped up in one provider call (REQUESTS_IN_FLIGHT requests at a time), and every answer
+   * booked in one transaction. Answers, per slice, whether it is done; a slice whose provider call failed is to be tried
+   * again (asking again is safe: a top-up is keyed by its recipient).
+   */
+  async process(slices: AirtimeSlice[]): Promise<boolean[]> {
+    const byRequest = new Map<string, RecipientRow[]>();
+    for (const r of await this.airtime.awaitingProvider(this.db.manager, slices)) {
+      byRequest.set(r.request_id, [...(byRequest.get(r.request_id) ?? []), r]);
+    }
+    const requests = [...byRequest.values()];
+    const asked = await settleBounded(requests, REQUESTS_IN_FLIGHT, (recipients) => this.ask(recipients, (t) => this.rail.topUp(t)));
+    const failed = new Set<string>();
+    const groups: Array<Map<string, AirtimeOutcome>> = [];
+    asked.forEach((result, i) => {
+      if (result.status === 'fulfilled') groups.push(result.value);
+      else {
+        failed.add(requests[i][0].request_id);
+        this.logger.warn(
+          `airtime request ${requests[i][0].request_id}: the provider could not be asked: ${(result.reason as Error).message}`,
+        );
+      }
+    });
+    // One transaction for the group; when it fails, each request's answers alone, so one holds back no other.
+    await this.book(new Map(groups.flatMap((g) => [...g]))).catch(async () => {
+      for (const group of groups) {
+        await this.book(group).catch((error: Error) => {
+          const requestId = this.requestOf(group, requests);
+          this.logger.warn(`airtime request ${requestId}: answers could not be booked: ${error.message}`);
+          failed.add(requestId);
+        });
+      }
+    });
+    return slices.map((slice) => !failed.has(String(slice.requestId)));
   }
 
   /**
@@ -44,19 +79,23 @@ export class AirtimeProcessingService {
     }
     let finished = 0;
     for (const [requestId, recipients] of byRequest) {
-      finished += await this.apply(recipients, (topUps) => this.rail.outcomeOf(topUps)).catch((error: Error) => {
-        this.logger.warn(`airtime request ${requestId}: recipients could not be re-checked: ${error.message}`);
-        return 0;
-      });
+      finished += await this.ask(recipients, (topUps) => this.rail.outcomeOf(topUps))
+        .then((outcomes) => this.book(outcomes))
+        .catch((error: Error) => {
+          this.logger.warn(`airtime request ${requestId}: recipients could not be re-checked: ${error.message}`);
+          return 0;
+        });
     }
     return finished;
   }
 
-  /** Asks the provider about recipients of one request and books the answers; answers how many reached a final status. */
-  private async apply(recipients: RecipientRow[], ask: (topUps: AirtimeTopUp[]) => Promise<AirtimeOutcome[]>): Promise<number> {
-    if (recipients.length === 0) return 0;
+  /** Asks the provider about recipients of one request; answers each one's outcome by recipient id. */
+  private async ask(
+    recipients: RecipientRow[],
+    question: (topUps: AirtimeTopUp[]) => Promise<AirtimeOutcome[]>,
+  ): Promise<Map<string, AirtimeOutcome>> {
     // Asked outside the transaction: provider calls must not hold row locks. Asking again is safe (per top-up).
-    const answers = await ask(
+    const answers = await question(
       recipients.map((r) => ({
         recipientId: r.id,
         correlationId: r.correlation_id,
@@ -65,9 +104,12 @@ export class AirtimeProcessingService {
         currency: r.currency,
       })),
     );
-    const outcomes = new Map(recipients.map((r, i) => [r.id, answers[i]]));
-    if (recipients.every((r) => nextState(r, outcomes.get(r.id)!) === null)) return 0;
-    return this.book(outcomes);
+    return new Map(recipients.map((r, i) => [r.id, answers[i]]));
+  }
+
+  private requestOf(group: Map<string, AirtimeOutcome>, requests: RecipientRow[][]): string {
+    const id = group.keys().next().value;
+    return requests.find((recipients) => recipients.some((r) => r.id === id))![0].request_id;
   }
 
   /**
@@ -108,10 +150,11 @@ export class AirtimeProcessingService {
   }
 
   /**
-   * Books outcomes of recipients of one request under the row locks, in one transaction; answers how many reached
+   * Books outcomes of recipients (of any requests) under the row locks, in one transaction; answers how many reached
    * a final status. Only recipients still not final move.
    */
   private async book(outcomes: Map<string, AirtimeOutcome>): Promise<number> {
+    if (outcomes.size === 0) return 0;
     return this.db.transaction(async (manager) => {
       const locked = await this.airtime.lockUnresolved(manager, [...outcomes.keys()]);
       if (locked.length === 0) return 0;
@@ -125,7 +168,13 @@ export class AirtimeProcessingService {
       const stale = finals.find((_, i) => !holds[i].resolved);
       if (stale) throw new HoldAlreadyResolvedError(stale);
       await this.airtime.setStatuses(manager, changed);
-      await this.announce(manager, locked[0].client_id, finals);
+      for (const clientId of new Set(finals.map((r) => r.client_id))) {
+        await this.announce(
+          manager,
+          clientId,
+          finals.filter((r) => r.client_id === clientId),
+        );
+      }
       return finals.length;
     });
   }

@@ -54,6 +54,13 @@ export type AirtimeAcceptance =
 
 const ACCEPT_AIRTIME: PreparedStatement = { name: 'airtime_accept_batch', text: 'SELECT * FROM airtime_accept_batch($1)' };
 
+/** Positions first..last of a request's recipients: what one processing row of the outbox names. */
+export interface AirtimeSlice {
+  requestId: string;
+  first: number;
+  last: number;
+}
+
 const SELECT_RECIPIENT = `
   SELECT r.id, r.request_id, q.client_id, q.reference, q.currency, r.position, r.phone_number, r.amount, r.fee, r.hold_id,
     h.float_account_id, r.correlation_id, r.service_status, r.provider_reference, r.message
@@ -115,11 +122,14 @@ export class AirtimeRepository {
     return rows.length > 0 ? rows : null;
   }
 
-  /** Recipients of a slice of a request that still await the provider (read without locks, to ask the provider). */
-  async awaitingProvider(manager: EntityManager, requestId: string, first: number, last: number): Promise<RecipientRow[]> {
+  /** Recipients of slices of requests that still await the provider, in one query (read without locks, to ask the provider). */
+  async awaitingProvider(manager: EntityManager, slices: AirtimeSlice[]): Promise<RecipientRow[]> {
     return manager.query(
-      `${SELECT_RECIPIENT} WHERE r.request_id = $1 AND r.position BETWEEN $2 AND $3 AND r.service_status = ANY($4) ORDER BY r.id`,
-      [requestId, first, last, AWAITING_PROVIDER],
+      `${SELECT_RECIPIENT}
+       JOIN unnest($1::bigint[], $2::int[], $3::int[]) s(request_id, first, last)
+         ON r.request_id = s.request_id AND r.position BETWEEN s.first AND s.last
+       WHERE r.service_status = ANY($4) ORDER BY r.id`,
+      [slices.map((s) => s.requestId), slices.map((s) => s.first), slices.map((s) => s.last), AWAITING_PROVIDER],
     );
   }
 
