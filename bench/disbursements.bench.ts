@@ -39,8 +39,10 @@ import {
   GatewayBench,
   loadLine,
   log,
+  payoutBody,
   printAgainstCeiling,
   runCeiling,
+  SANDBOX_PAYER,
   watchDrain,
 } from './support';
 
@@ -48,7 +50,7 @@ const SETTLE_DELAY_MS = Number(process.env.SANDBOX_SETTLE_DELAY_MS ?? 2000);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 2);
 const FLOAT_TOP_UP = process.env.BENCH_FLOAT ?? '1000000000';
 const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'payouts,b2b,airtime').split(',').map((s) => s.trim());
-const RECIPIENT = '254712345678';
+const RECIPIENT = SANDBOX_PAYER;
 const PAYBILL = '888880';
 /** The report key of each acceptance phase. */
 const PHASES: Record<string, string> = { payouts: 'a_payouts', b2b: 'b_b2b', airtime: 'c_airtime' };
@@ -125,27 +127,7 @@ function payoutRequest(bench: GatewayBench): CountedRequest {
     name: 'payouts',
     path: '/v1/payouts/initiate',
     calledBack: true,
-    body: (reference) =>
-      JSON.stringify({
-        payout_reference: reference,
-        service_code: bench.merchant.serviceCode,
-        recipient_first_name: 'Bench',
-        recipient_last_name: 'Recipient',
-        destination_type: 'MOBILE',
-        destination_name: 'MMONEY_KEN',
-        recipient_phone_number: RECIPIENT,
-        recipient_account_number: RECIPIENT,
-        recipient_bank_code: '',
-        recipient_account_name: 'Bench Recipient',
-        source_currency: 'KES',
-        destination_currency: 'KES',
-        exchange_rate: '1',
-        sender_amount: '100',
-        sender_country_code: 'KEN',
-        recipient_amount: '100',
-        payment_description: 'Bench payout',
-        callback_url: `${bench.receiver.base}/payout`,
-      }),
+    body: (reference) => payoutBody(bench, reference),
   };
 }
 

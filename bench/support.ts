@@ -10,7 +10,7 @@
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { createServer as createHttpServer, Server } from 'node:http';
+import { Agent, createServer as createHttpServer, request as httpRequest, Server } from 'node:http';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { connect, createServer, Socket } from 'node:net';
@@ -91,6 +91,84 @@ export async function dropBenchDatabase(admin: Client, name: string): Promise<vo
 export async function count(db: Client, table: string): Promise<number> {
   const [{ n }] = (await db.query(`SELECT count(*)::int AS n FROM ${table}`)).rows;
   return n;
+}
+
+// ------------------------------------------------------------------------------------------------ wallets
+
+/**
+ * `count` wallets of a client written in bulk SQL and funded with `funding` each, the way MoneyMovementsService.fund
+ * does it: per wallet one FUNDING operation owning one entry (the client's KES settlement account −X, the wallet +X)
+ * and one EXTERNAL_CREDIT transaction record, balances moved to match. One transaction; the wallets' account numbers,
+ * in order.
+ */
+export async function createFundedWallets(
+  db: Client,
+  o: { clientId: string; profileId: string; accountTypeId: string; count: number; funding: string },
+): Promise<string[]> {
+  await db.query('BEGIN');
+  try {
+    const [settlement] = (
+      await db.query(
+        `SELECT id, account_number, balance FROM ledger_accounts WHERE client_id = $1 AND kind = 'SETTLEMENT' AND currency = 'KES' FOR UPDATE`,
+        [o.clientId],
+      )
+    ).rows;
+    if (!settlement) throw new Error(`client ${o.clientId} has no KES settlement account`);
+    const wallets = (
+      await db.query(
+        `WITH acc AS (
+           INSERT INTO ledger_accounts (client_id, kind, currency, minimum_balance, can_overdraw)
+           SELECT $1, 'WALLET', 'KES', 0, false FROM generate_series(1, $2) RETURNING id, account_number),
+         w AS (
+           INSERT INTO wallets (id, client_id, profile_id, account_type_id, account_name, status)
+           SELECT id, $1, $3, $4, 'Bench wallet ' || account_number, 'ACTIVE' FROM acc)
+         SELECT id, account_number FROM acc ORDER BY account_number`,
+        [o.clientId, o.count, o.profileId, o.accountTypeId],
+      )
+    ).rows as Array<{ id: string; account_number: string }>;
+    await db.query(`CREATE TEMP TABLE bench_fund (wallet_id uuid, i bigint, entry_id bigint, op_id uuid) ON COMMIT DROP`);
+    await db.query(
+      `INSERT INTO bench_fund SELECT w.id, w.i, nextval('journal_entries_id_seq'), gen_random_uuid()
+       FROM unnest($1::uuid[]) WITH ORDINALITY w(id, i) ORDER BY w.i`,
+      [wallets.map((w) => w.id)],
+    );
+    await db.query(`INSERT INTO journal_entries (id, client_id, kind) SELECT entry_id, $1, 'WALLET_FUNDING' FROM bench_fund ORDER BY i`, [
+      o.clientId,
+    ]);
+    await db.query(
+      `INSERT INTO postings (entry_id, account_id, currency, amount, balance_after)
+       SELECT entry_id, $1, 'KES', -$2::numeric, $3::numeric - $2::numeric * i FROM bench_fund ORDER BY i`,
+      [settlement.id, o.funding, settlement.balance],
+    );
+    await db.query(
+      `INSERT INTO postings (entry_id, account_id, currency, amount, balance_after)
+       SELECT entry_id, wallet_id, 'KES', $1::numeric, $1::numeric FROM bench_fund ORDER BY i`,
+      [o.funding],
+    );
+    await db.query(
+      `INSERT INTO wallet_operations (id, client_id, kind, entry_id) SELECT op_id, $1, 'FUNDING', entry_id FROM bench_fund ORDER BY i`,
+      [o.clientId],
+    );
+    await db.query(
+      `INSERT INTO wallet_transactions (operation_id, client_id, account_id, transaction_type, transaction_source, currency,
+         transaction_amount, previous_balance, current_balance, other_party_account, transaction_narration, transaction_date)
+       SELECT op_id, $1, wallet_id, 'CREDIT', 'EXTERNAL_CREDIT', 'KES', $2::numeric, 0, $2::numeric, $3, 'Wallet funding', now() FROM bench_fund ORDER BY i`,
+      [o.clientId, o.funding, settlement.account_number],
+    );
+    await db.query(`UPDATE ledger_accounts SET balance = balance + $1::numeric WHERE id IN (SELECT wallet_id FROM bench_fund)`, [
+      o.funding,
+    ]);
+    await db.query(`UPDATE ledger_accounts SET balance = balance - $1::numeric * $2 WHERE id = $3`, [
+      o.funding,
+      wallets.length,
+      settlement.id,
+    ]);
+    await db.query('COMMIT');
+    return wallets.map((w) => w.account_number);
+  } catch (error) {
+    await db.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
 }
 
 // ------------------------------------------------------------------------------------------------ children
@@ -399,6 +477,147 @@ export function percentiles(values: number[], points = [50, 90, 99]): Record<str
   for (const p of points) out[`p${p}`] = Math.round(at(p));
   out.max = Math.round(sorted[sorted.length - 1] ?? NaN);
   return out;
+}
+
+// ------------------------------------------------------------------------------------------------ open loop
+
+/** One request of an open-loop run: where it goes and what it carries. */
+export interface PacedRequest {
+  base: string;
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface OpenLoopRun {
+  /** performance.now() when the schedule began: request i was due at start + i / rate seconds. */
+  start: number;
+  sent: number;
+  /** performance.now() each request was sent. */
+  sentAt: number[];
+  /** Milliseconds from sent to the whole answer read; NaN for a request that failed (connection error, time-out). */
+  responseMs: number[];
+  /** HTTP status per request; 0 for one that failed. */
+  status: number[];
+  statuses: Record<string, number>;
+  errors: number;
+  /** Seconds from the start until the last answer (or failure). */
+  seconds: number;
+  /** Seconds from the start until the last request was sent: above `seconds` of the schedule, the sender fell behind. */
+  sendSeconds: number;
+}
+
+/**
+ * An open-loop generator: the i-th request is sent at i/rate seconds whatever the answers, so a slow server
+ * cannot slow the arrivals down (no coordinated omission). Keep-alive connections, up to 512 per API.
+ */
+export async function openLoop(rate: number, seconds: number, request: (i: number) => PacedRequest): Promise<OpenLoopRun> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 512 });
+  const urls = new Map<string, URL>();
+  const total = Math.round(rate * seconds);
+  const sentAt: number[] = new Array(total);
+  const responseMs: number[] = new Array(total).fill(NaN);
+  const status: number[] = new Array(total).fill(0);
+  const statuses: Record<string, number> = {};
+  let errors = 0;
+  let lastSent = 0;
+  const start = performance.now();
+  await new Promise<void>((resolve) => {
+    if (total === 0) return resolve();
+    let sent = 0;
+    let finished = 0;
+    const fire = (i: number) => {
+      const r = request(i);
+      let url = urls.get(r.base);
+      if (!url) urls.set(r.base, (url = new URL(r.base)));
+      const t = performance.now();
+      sentAt[i] = t;
+      const req = httpRequest(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: r.path,
+          method: 'POST',
+          agent,
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(r.body), ...r.headers },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            responseMs[i] = performance.now() - t;
+            status[i] = res.statusCode!;
+            statuses[res.statusCode!] = (statuses[res.statusCode!] ?? 0) + 1;
+            if (++finished === total) resolve();
+          });
+        },
+      );
+      req.setTimeout(30_000, () => req.destroy(new Error('timeout')));
+      req.on('error', () => {
+        errors++;
+        if (++finished === total) resolve();
+      });
+      req.end(r.body);
+    };
+    const timer = setInterval(() => {
+      const due = Math.min(total, Math.floor(((performance.now() - start) / 1000) * rate));
+      while (sent < due) fire(sent++);
+      if (sent >= total) {
+        lastSent = performance.now();
+        clearInterval(timer);
+      }
+    }, 1);
+  });
+  const end = performance.now();
+  agent.destroy();
+  return {
+    start,
+    sent: total,
+    sentAt,
+    responseMs,
+    status,
+    statuses,
+    errors,
+    seconds: (end - start) / 1000,
+    sendSeconds: ((total === 0 ? start : lastSent) - start) / 1000,
+  };
+}
+
+/** A rate rounded to a step: tens below 500/s, fifties above, never under 10. */
+export function roundRate(rate: number): number {
+  return Math.max(10, rate < 500 ? Math.floor(rate / 10) * 10 : Math.floor(rate / 50) * 50);
+}
+
+/**
+ * Looks for the highest rate a run holds: runs at `start`, then ×1.25 while every run so far held (when `canGoUp`,
+ * up to `max`), or ×0.8 while none has; stops at the first rate that changes the answer, or after `attempts` runs.
+ */
+export async function stepRates<T>(options: {
+  start: number;
+  canGoUp: boolean;
+  max?: number;
+  attempts: number;
+  run: (rate: number, attempt: number) => Promise<T>;
+  held: (result: T) => boolean;
+}): Promise<{ tried: Array<{ rate: number; held: boolean; result: T }>; best: { rate: number; held: boolean; result: T } | null }> {
+  const tried: Array<{ rate: number; held: boolean; result: T }> = [];
+  let rate = options.start;
+  for (let attempt = 1; attempt <= options.attempts; attempt++) {
+    const result = await options.run(rate, attempt);
+    const held = options.held(result);
+    tried.push({ rate, held, result });
+    const anyFailed = tried.some((t) => !t.held);
+    const anyHeld = tried.some((t) => t.held);
+    const next =
+      held && options.canGoUp && !anyFailed
+        ? roundRate(Math.min(options.max ?? Infinity, rate * 1.25)) // try higher
+        : !held && !anyHeld
+          ? roundRate(rate * 0.8) // try lower
+          : rate;
+    if (next === rate) break;
+    rate = next;
+  }
+  const best = tried.filter((t) => t.held).sort((a, b) => b.rate - a.rate)[0] ?? null;
+  return { tried, best };
 }
 
 // ------------------------------------------------------------------------------------------------ profiles
@@ -1017,6 +1236,63 @@ export class GatewayBench {
     await this.admin.end();
     await this.ownRedis?.stop();
   }
+}
+
+// ------------------------------------------------------------------------------------------------ gateway benches: requests
+
+/** A number the sandbox rails succeed for, as payer and as recipient (provider contract §7). */
+export const SANDBOX_PAYER = '254712345678';
+
+/** POST /v1/mobile-money/charge: 100 KES from SANDBOX_PAYER (settled successfully), called back to the receiver. */
+export function chargeBody(bench: GatewayBench, reference: string): string {
+  const m = bench.merchant;
+  return JSON.stringify({
+    external_reference: reference,
+    client_code: m.clientCode,
+    origin_channel_code: 'API',
+    originator_msisdn: SANDBOX_PAYER,
+    payer_msisdn: SANDBOX_PAYER,
+    payer_name: 'Bench Payer',
+    payer_email: 'payer@example.com',
+    service_code: m.serviceCode,
+    account_number: 'INV-BENCH',
+    invoice_number: '',
+    currency_code: 'KES',
+    country_code: 'KEN',
+    amount: '100',
+    add_transaction_charge: false,
+    transaction_charge: '0',
+    payment_method_code: 'MMONEY_KEN',
+    extra_data: { bench: true },
+    description: 'Bench charge',
+    notify_client: false,
+    notify_originator: false,
+    callback_url: `${bench.receiver.base}/cb`,
+  });
+}
+
+/** POST /v1/payouts/initiate: MOBILE via MMONEY_KEN to SANDBOX_PAYER (paid), 100 KES, called back to the receiver. */
+export function payoutBody(bench: GatewayBench, reference: string): string {
+  return JSON.stringify({
+    payout_reference: reference,
+    service_code: bench.merchant.serviceCode,
+    recipient_first_name: 'Bench',
+    recipient_last_name: 'Recipient',
+    destination_type: 'MOBILE',
+    destination_name: 'MMONEY_KEN',
+    recipient_phone_number: SANDBOX_PAYER,
+    recipient_account_number: SANDBOX_PAYER,
+    recipient_bank_code: '',
+    recipient_account_name: 'Bench Recipient',
+    source_currency: 'KES',
+    destination_currency: 'KES',
+    exchange_rate: '1',
+    sender_amount: '100',
+    sender_country_code: 'KEN',
+    recipient_amount: '100',
+    payment_description: 'Bench payout',
+    callback_url: `${bench.receiver.base}/payout`,
+  });
 }
 
 /**
