@@ -894,7 +894,7 @@ export async function runCeiling(seconds = DURATION, connections = CONNECTIONS):
 /** The ceiling a figure is compared with: transfers between random accounts, or through one hot account. */
 export type CeilingKind = 'http_random' | 'http_hot';
 
-/** Issue 10's targets, as multiples of the same-run ceiling (at 32 connections). */
+/** Issues 10's and 20's targets, as multiples of the same-run ceiling (at 32 connections). */
 export const CEILING_TARGETS = {
   transfersRandom: { ratio: 1.0, p99_ms: 50 },
   transfersHot: { ratio: 1.5 },
@@ -902,6 +902,12 @@ export const CEILING_TARGETS = {
   charges: { ratio: 1.0 },
   checkouts: { ratio: 1.0 },
   settlementAndCallback: { ratio: 0.5 },
+  /** Payouts and airtime recipients reaching their final status and called back (issue 20). */
+  payoutsFinalAndCalledBack: { ratio: 0.5 },
+  /** Payouts accepted through one merchant's float, against http_hot (issue 20). */
+  payoutsAcceptedHot: { ratio: 1.5 },
+  /** bench:mixed, the highest rate held (issue 20). */
+  mixedHeld: { ratio: 0.5 },
 } as const;
 
 export interface Throughput {
@@ -990,7 +996,7 @@ export class Meter {
     const self = process.cpuUsage();
     return {
       at: performance.now(),
-      api: safe(this.procs.api.pid),
+      api: this.procs.apis.reduce((sum, a) => sum + safe(a.pid), 0),
       workers: this.procs.workers.reduce((sum, w) => sum + safe(w.pid), 0),
       redis: safe(this.procs.redisPid),
       self: (self.user + self.system) / 1e6,
@@ -1036,7 +1042,10 @@ export class Meter {
 }
 
 export interface Processes {
+  /** The first API process (the one autocannon phases drive). */
   api: ChildProcess;
+  /** Every API process; their CPU is reported together as the API's. */
+  apis: ChildProcess[];
   workers: ChildProcess[];
   redisPid: number | null;
 }
@@ -1053,12 +1062,16 @@ export interface Merchant {
   consumerKey: string;
   consumerSecret: string;
   token: string;
+  /** The seeded wallet-service user (POST /api/v1/auth/login). */
+  walletUsername: string;
+  walletPassword: string;
 }
 
 /**
  * What a gateway benchmark runs in: a redis-server of its own (or BENCH_REDIS_URL), a migrated database of its own,
- * a callback receiver, a merchant seeded with `admin seed` whose collection callbacks go to the receiver, the API
- * (`node dist/src/main.js api`) and a gateway token; workers when asked. close() undoes whatever start() got to.
+ * a callback receiver, a merchant seeded with `admin seed` whose callbacks of every kind go to the receiver, the API
+ * (`node dist/src/main.js api`, `apis` of them on ports of their own, default one) and a gateway token; workers when
+ * asked. close() undoes whatever start() got to.
  */
 export class GatewayBench {
   readonly admin = new Client({ connectionString: SERVER_URL });
@@ -1067,7 +1080,10 @@ export class GatewayBench {
   db: Client | null = null;
   redis: Redis | null = null;
   redisUrl = '';
+  /** The first API's address (what autocannon phases drive). */
   base = '';
+  /** Every API's address, in start order. */
+  bases: string[] = [];
   merchant!: Merchant;
   procs!: Processes;
   meter!: Meter;
@@ -1076,15 +1092,16 @@ export class GatewayBench {
   private ownRedis: OwnRedis | null = null;
   private readonly children: ChildProcess[] = [];
   private readonly profileDirs: Array<{ label: string; dir: string }> = [];
+  private generation = 0;
 
   constructor(
     prefix: string,
-    private readonly options: { settleDelayMs: number; profile: boolean; facts?: Record<string, unknown> },
+    private readonly options: { settleDelayMs: number; profile: boolean; apis?: number; facts?: Record<string, unknown> },
   ) {
     this.database = newBenchDatabase(prefix);
   }
 
-  /** Everything up to a signed-in merchant and a running API; machine facts go into report.machine. */
+  /** Everything up to a signed-in merchant and running APIs; machine facts go into report.machine. */
   async start(report: Record<string, unknown>): Promise<void> {
     await this.admin.connect();
     this.ownRedis = process.env.BENCH_REDIS_URL ? null : await startOwnRedis();
@@ -1094,6 +1111,7 @@ export class GatewayBench {
     report.machine = await machineFacts(this.admin, {
       redis: `${redisVersion} (${this.ownRedis ? `own redis-server, pid ${this.ownRedis.pid}` : 'BENCH_REDIS_URL'})`,
       sandbox_settle_delay_ms: this.options.settleDelayMs,
+      api_processes: this.options.apis ?? 1,
       ...this.options.facts,
       postgres_round_trip: await pgRoundTripCost(),
     });
@@ -1116,13 +1134,10 @@ export class GatewayBench {
     const seeded = await this.cli(['seed', '--callback-url', `${r}/cb`, '--callback-username', 'u', '--callback-password', 'p']);
     log(`seeded merchant ${seeded.client_code} (service ${seeded.service_code}) in ${Date.now() - t0} ms`);
 
-    const port = await freePort();
-    this.base = `http://127.0.0.1:${port}`;
-    const api = startRole('api', { env: { ...this.env, PORT: String(port) }, profileDir: this.profileDir('api') });
-    this.children.push(api);
-    await waitForLive(this.base, api);
-    log(`API child pid ${api.pid} listening on ${this.base}`);
-    this.procs = { api, workers: [], redisPid: this.ownRedis?.pid ?? null };
+    for (let i = 0; i < (this.options.apis ?? 1); i++) this.bases.push(`http://127.0.0.1:${await freePort()}`);
+    this.base = this.bases[0];
+    this.procs = { api: null as unknown as ChildProcess, apis: [], workers: [], redisPid: this.ownRedis?.pid ?? null };
+    await this.startApis();
 
     const auth = await postJson(this.base, '/v1/auth', { consumer_key: seeded.consumer_key, consumer_secret: seeded.consumer_secret });
     const [row] = (
@@ -1140,8 +1155,26 @@ export class GatewayBench {
       consumerKey: seeded.consumer_key,
       consumerSecret: seeded.consumer_secret,
       token: auth.access_token,
+      walletUsername: seeded.username,
+      walletPassword: seeded.password,
     };
     this.meter = new Meter(this.db, this.database.name, this.procs, this.redis);
+  }
+
+  /** One API per address of `bases`, with the bench's environment; waits until every one is live. */
+  private async startApis(): Promise<void> {
+    const suffix = this.generation > 0 ? `_${this.generation}` : '';
+    for (const [i, base] of this.bases.entries()) {
+      const label = this.bases.length > 1 ? `api${i + 1}${suffix}` : `api${suffix}`;
+      const api = startRole('api', { env: { ...this.env, PORT: new URL(base).port }, profileDir: this.profileDir(label) });
+      this.children.push(api);
+      this.procs.apis.push(api);
+    }
+    this.procs.api = this.procs.apis[0];
+    for (const [i, base] of this.bases.entries()) {
+      await waitForLive(base, this.procs.apis[i]);
+      log(`API child pid ${this.procs.apis[i].pid} listening on ${base}`);
+    }
   }
 
   /** `node dist/src/admin/cli.js <args> --json` against the bench's database; its JSON output. */
@@ -1160,12 +1193,28 @@ export class GatewayBench {
   }
 
   startWorkers(count: number): void {
+    const suffix = this.generation > 0 ? `_${this.generation}` : '';
     for (let i = 0; i < count; i++) {
-      const worker = startRole('worker', { env: this.env, profileDir: this.profileDir(`worker${i + 1}`) });
+      const worker = startRole('worker', { env: this.env, profileDir: this.profileDir(`worker${i + 1}${suffix}`) });
       this.children.push(worker);
       this.procs.workers.push(worker);
     }
     log(`started ${count} worker(s): pids ${this.procs.workers.map((w) => w.pid).join(', ')}`);
+  }
+
+  /**
+   * Stops the APIs and workers and starts them again (same ports, `workers` workers) with `env` added to the
+   * children's environment, e.g. another SANDBOX_SETTLE_DELAY_MS. Meter snapshots taken before span other
+   * processes: take new ones.
+   */
+  async restart(env: Record<string, string>, workers: number): Promise<void> {
+    await this.stopChildren();
+    this.env = { ...this.env, ...env };
+    this.generation++;
+    this.procs.apis.splice(0);
+    this.procs.workers.splice(0);
+    await this.startApis();
+    this.startWorkers(workers);
   }
 
   /**
@@ -1297,11 +1346,14 @@ export function payoutBody(bench: GatewayBench, reference: string): string {
 
 /**
  * The merchant's callback endpoint: answers 200 and notes when each reference's callback arrived (the reference
- * is the body's external_reference, merchant_transaction_id or payout_reference).
+ * is the body's external_reference, merchant_transaction_id or payout_reference), and for airtime, whose request
+ * calls back once per recipient, when each recipient's did.
  */
 export class Receiver {
   /** performance.now() of the first callback per reference. */
   readonly arrivals = new Map<string, number>();
+  /** performance.now() of the first callback per airtime recipient, keyed by recipientKey(). */
+  readonly recipientArrivals = new Map<string, number>();
   /** performance.now() of every callback, in arrival order. */
   readonly times: number[] = [];
   duplicates = 0;
@@ -1328,6 +1380,10 @@ export class Receiver {
         try {
           const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
           reference = String(body.external_reference ?? body.merchant_transaction_id ?? body.payout_reference ?? '');
+          if (body.phone_number !== undefined && body.external_reference !== undefined) {
+            const key = recipientKey(String(body.external_reference), String(body.phone_number));
+            if (!this.recipientArrivals.has(key)) this.recipientArrivals.set(key, at);
+          }
         } catch {
           // not JSON: counted, not matched
         }
@@ -1357,6 +1413,11 @@ export class Receiver {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline && !references.every((r) => this.arrivals.has(r))) await sleep(20);
   }
+}
+
+/** An airtime recipient's callback key: the document's idempotency key, external_reference plus phone_number. */
+export function recipientKey(reference: string, phoneNumber: string): string {
+  return `${reference} ${phoneNumber.replace(/^\+/, '')}`;
 }
 
 interface OwnRedis {
@@ -1422,7 +1483,7 @@ async function postJson(base: string, path: string, body: unknown) {
 // ------------------------------------------------------------------------------------------------ gateway benches: drains
 
 /** How long a drain waits for its callbacks (BENCH_DRAIN_TIMEOUT, seconds). */
-const DRAIN_TIMEOUT_S = Number(process.env.BENCH_DRAIN_TIMEOUT ?? 150);
+export const DRAIN_TIMEOUT_S = Number(process.env.BENCH_DRAIN_TIMEOUT ?? 150);
 
 /** What a drain's timeline samples every 2 s: counts from SQL (one row) and the depth of BullMQ queues. */
 export interface DrainProgress {
