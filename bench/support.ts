@@ -1356,6 +1356,8 @@ export class Receiver {
   readonly recipientArrivals = new Map<string, number>();
   /** performance.now() of every callback, in arrival order. */
   readonly times: number[] = [];
+  /** performance.now() of each reference's first callback, in arrival order. */
+  readonly firstTimes: number[] = [];
   duplicates = 0;
   uniqueReferences = 0;
   base = '';
@@ -1391,6 +1393,7 @@ export class Receiver {
         if (this.arrivals.has(reference)) this.duplicates++;
         else {
           this.arrivals.set(reference, at);
+          this.firstTimes.push(at);
           this.uniqueReferences++;
         }
         res.writeHead(200, { 'content-type': 'application/json' }).end('{"acknowledgement_code":"900"}');
@@ -1491,10 +1494,23 @@ export interface DrainProgress {
   queues: string[];
 }
 
-/** Waits until `expected` more callbacks have reached the receiver, sampling how far the backlog has come. */
-export async function watchDrain(bench: GatewayBench, name: string, expected: number, unit: string, progress: DrainProgress) {
+/**
+ * Waits until `expected` more callbacks have reached the receiver, sampling how far the backlog has come. With
+ * `count` 'references', a reference's callbacks after its first do not count (a local payout is called back at its
+ * callback_url and at the client's payouts endpoint), nor do they in the rates.
+ */
+export async function watchDrain(
+  bench: GatewayBench,
+  name: string,
+  expected: number,
+  unit: string,
+  progress: DrainProgress,
+  count: 'callbacks' | 'references' = 'callbacks',
+) {
   const { meter, receiver } = bench;
-  const deliveredBefore = receiver.count;
+  const arrived = count === 'callbacks' ? receiver.times : receiver.firstTimes;
+  const deliveredBefore = arrived.length;
+  const callbacksBefore = receiver.count;
   log(`${name}: waiting for ${expected} callbacks`);
   const before = await meter.snapshot();
   const waits = sampleWaits(meter.db, meter.dbName);
@@ -1502,7 +1518,7 @@ export async function watchDrain(bench: GatewayBench, name: string, expected: nu
   const timeline: Array<Record<string, number>> = [];
   let lastPrint = 0;
   while ((performance.now() - t0) / 1000 < DRAIN_TIMEOUT_S) {
-    const delivered = receiver.count - deliveredBefore;
+    const delivered = arrived.length - deliveredBefore;
     if (performance.now() - lastPrint >= 2000 || delivered >= expected) {
       lastPrint = performance.now();
       const [s] = (await meter.db.query(progress.sql)).rows;
@@ -1516,7 +1532,7 @@ export async function watchDrain(bench: GatewayBench, name: string, expected: nu
   }
   const waitSummary = await waits.stop();
   const after = await meter.snapshot();
-  const times = receiver.times.slice(deliveredBefore);
+  const times = arrived.slice(deliveredBefore);
   const rates = rateOf(times);
   return {
     times,
@@ -1524,6 +1540,7 @@ export async function watchDrain(bench: GatewayBench, name: string, expected: nu
       scenario: name,
       expected,
       delivered: times.length,
+      ...(count === 'references' ? { callbacks_received: receiver.count - callbacksBefore } : {}),
       drained: times.length >= expected,
       seconds: rates.seconds,
       deliveries_per_second: rates.average,
