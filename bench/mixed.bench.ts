@@ -20,7 +20,8 @@
  *    step held, down ×0.8 while none has (support.ts stepRates, as bench:collections (b)), at most
  *    BENCH_MIXED_STEPS (4) steps. A step holds when every request is answered 2xx, the sender kept to the schedule,
  *    each kind's request p99 is ≤ 200 ms, and every callback (one per charge, per payout and per airtime
- *    recipient) arrived within 5 s of its request. After the last send the bench waits for every callback (up to
+ *    recipient; a local payout's first, of the two to its callback_url and the client's payouts endpoint) arrived
+ *    within 5 s of its request. After the last send the bench waits for every callback (up to
  *    BENCH_DRAIN_TIMEOUT), so a step starts with no backlog of the one before. Per step and kind it prints request
  *    p50/p99 and callback lag p50/p99/max.
  * 4. Prints the highest rate held beside its ratio to http_random (issue 20's target ≥ 0.5×), runs
