@@ -42,22 +42,26 @@
  * BENCH_RESULTS=file.json, BENCH_KEEP_DATABASE=1.
  */
 import { writeFileSync } from 'node:fs';
-import { Agent, request as httpRequest } from 'node:http';
 import { loadavg } from 'node:os';
 import {
   CEILING_TARGETS,
+  chargeBody,
   countGatewayRoundTrips,
   CountedRequest,
   ensureBuilt,
   GatewayBench,
   loadLine,
   log,
+  openLoop,
   percentiles,
   printAgainstCeiling,
   rateOf,
+  roundRate,
   runCeiling,
+  SANDBOX_PAYER,
   sampleWaits,
   sleep,
+  stepRates,
   watchDrain,
 } from './support';
 
@@ -68,8 +72,7 @@ const E2E_SECONDS = Number(process.env.BENCH_E2E_SECONDS ?? 15);
 const E2E_FLOOR_RATE = Number(process.env.BENCH_E2E_FLOOR_RATE ?? 20);
 const STATEMENT_ROWS = Number(process.env.BENCH_STATEMENT_ROWS ?? 100_000);
 const DELIVERY_BACKLOG = Number(process.env.BENCH_DELIVERY_BACKLOG ?? 10_000);
-const PAYER = '254712345678';
-const AMOUNT = '100';
+const PAYER = SANDBOX_PAYER;
 /** Issue 10 §5: callback deliveries to a local receiver (an absolute target, not a ratio). */
 const DELIVERIES_TARGET_PER_SECOND = 3000;
 
@@ -137,33 +140,6 @@ async function main(): Promise<void> {
 }
 
 // ------------------------------------------------------------------------------------------------ (a) and (d)
-
-function chargeBody(bench: GatewayBench, reference: string): string {
-  const m = bench.merchant;
-  return JSON.stringify({
-    external_reference: reference,
-    client_code: m.clientCode,
-    origin_channel_code: 'API',
-    originator_msisdn: PAYER,
-    payer_msisdn: PAYER,
-    payer_name: 'Bench Payer',
-    payer_email: 'payer@example.com',
-    service_code: m.serviceCode,
-    account_number: 'INV-BENCH',
-    invoice_number: '',
-    currency_code: 'KES',
-    country_code: 'KEN',
-    amount: AMOUNT,
-    add_transaction_charge: false,
-    transaction_charge: '0',
-    payment_method_code: 'MMONEY_KEN',
-    extra_data: { bench: true },
-    description: 'Bench charge',
-    notify_client: false,
-    notify_originator: false,
-    callback_url: `${bench.receiver.base}/cb`,
-  });
-}
 
 function chargeRequest(bench: GatewayBench): CountedRequest {
   return { name: 'charge', path: '/v1/mobile-money/charge', calledBack: true, body: (reference) => chargeBody(bench, reference) };
@@ -245,96 +221,50 @@ async function drainDeliveries(bench: GatewayBench) {
 
 async function endToEnd(bench: GatewayBench, drained: Record<string, any>) {
   const drainRate = Number(drained.deliveries_per_second) || 0;
-  const step = (r: number) => Math.max(10, r < 500 ? Math.floor(r / 10) * 10 : Math.floor(r / 50) * 50);
   let rate = E2E_RATE;
   let why = 'the target rate';
   let canGoUp = false;
   if (drainRate > 0 && drainRate < rate) {
-    rate = step(drainRate * 0.8);
+    rate = roundRate(drainRate * 0.8);
     canGoUp = true;
     why = `(c) drained only ${drainRate} charges/s with the API idle, so ${E2E_RATE}/s cannot be sustained; starting at 80 % of that`;
   }
   log(`b_end_to_end: starting at ${rate}/s: ${why}`);
-  const attempts: Array<Record<string, any>> = [];
-  for (let attempt = 1; attempt <= 3; attempt++) {
-    const result = await pacedCharges(bench, rate, E2E_SECONDS, `b${attempt}`);
-    attempts.push(result);
-    console.log(JSON.stringify(result));
-    const anyFailed = attempts.some((a) => !a.sustained);
-    const anySustained = attempts.some((a) => a.sustained);
-    const next =
-      result.sustained && canGoUp && !anyFailed
-        ? step(Math.min(E2E_RATE, rate * 1.25)) // try higher
-        : !result.sustained && !anySustained
-          ? step(rate * 0.8) // try lower
-          : rate;
-    if (next === rate) break;
-    rate = next;
-  }
-  const sustained = attempts.filter((a) => a.sustained).sort((a, b) => b.target_rate - a.target_rate);
-  const best = sustained[0] ?? attempts[attempts.length - 1];
+  const { tried, best } = await stepRates({
+    start: rate,
+    canGoUp,
+    max: E2E_RATE,
+    attempts: 3,
+    run: async (r, attempt) => {
+      const result = await pacedCharges(bench, r, E2E_SECONDS, `b${attempt}`);
+      console.log(JSON.stringify(result));
+      return result;
+    },
+    held: (result) => result.sustained,
+  });
+  const attempts = tried.map((t) => t.result);
+  const reported = best?.result ?? attempts[attempts.length - 1];
   // The floor: the same path at a light load, where no queue forms; what the pipeline adds to the settle delay.
   const floor = await pacedCharges(bench, E2E_FLOOR_RATE, 5, 'bfloor');
   console.log(JSON.stringify(floor));
-  return { start_reason: why, attempts, reported: best, light_load: floor };
+  return { start_reason: why, attempts, reported, light_load: floor };
 }
 
-/**
- * An open-loop generator: the i-th charge is sent at i/rate seconds whatever the answers, so a slow server
- * cannot slow the arrivals down (no coordinated omission). Each charge is timed from send to callback.
- */
+/** Charges sent open loop (bench/support.ts openLoop), each timed from send to callback. */
 async function pacedCharges(bench: GatewayBench, rate: number, seconds: number, label: string) {
   const { meter, merchant: m, receiver } = bench;
-  const url = new URL(bench.base);
-  const agent = new Agent({ keepAlive: true, maxSockets: 512 });
-  const total = Math.round(rate * seconds);
   const prefix = `${label}-${process.pid}`;
-  const sentAt: number[] = new Array(total);
-  const responseMs: number[] = [];
-  const statuses: Record<string, number> = {};
-  let errors = 0;
   const before = await meter.snapshot();
   const waits = sampleWaits(meter.db, meter.dbName);
-  const start = performance.now();
-  await new Promise<void>((resolve) => {
-    let sent = 0;
-    let finished = 0;
-    const fire = (i: number) => {
-      const body = chargeBody(bench, `${prefix}-${i}`);
-      const t = performance.now();
-      sentAt[i] = t;
-      const req = httpRequest(
-        {
-          host: url.hostname,
-          port: url.port,
-          path: '/v1/mobile-money/charge',
-          method: 'POST',
-          agent,
-          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-access-token': m.token },
-        },
-        (res) => {
-          res.resume();
-          res.on('end', () => {
-            responseMs.push(performance.now() - t);
-            statuses[res.statusCode!] = (statuses[res.statusCode!] ?? 0) + 1;
-            if (++finished === total) resolve();
-          });
-        },
-      );
-      req.setTimeout(30_000, () => req.destroy(new Error('timeout')));
-      req.on('error', () => {
-        errors++;
-        if (++finished === total) resolve();
-      });
-      req.end(body);
-    };
-    const timer = setInterval(() => {
-      const due = Math.min(total, Math.floor(((performance.now() - start) / 1000) * rate));
-      while (sent < due) fire(sent++);
-      if (sent >= total) clearInterval(timer);
-    }, 1);
-  });
-  const sendSeconds = (performance.now() - start) / 1000;
+  const run = await openLoop(rate, seconds, (i) => ({
+    base: bench.base,
+    path: '/v1/mobile-money/charge',
+    headers: { 'x-access-token': m.token },
+    body: chargeBody(bench, `${prefix}-${i}`),
+  }));
+  const { start, sentAt, sent: total, statuses, errors } = run;
+  // Until the last answer: a server that answers late fails the pace too.
+  const sendSeconds = run.seconds;
   // Callbacks: wait until all accepted charges have called back (or the backlog is clearly not draining).
   const accepted = statuses['200'] ?? 0;
   const deadline = performance.now() + Math.max(30_000, SETTLE_DELAY_MS + 20_000);
@@ -348,7 +278,6 @@ async function pacedCharges(bench: GatewayBench, rate: number, seconds: number, 
   const drainSeconds = (performance.now() - start) / 1000;
   const waitSummary = await waits.stop();
   const after = await meter.snapshot();
-  agent.destroy();
   const e2e: number[] = [];
   const bySlice: number[][] = [[], [], []];
   const sliceLength = seconds / 3;
@@ -373,7 +302,7 @@ async function pacedCharges(bench: GatewayBench, rate: number, seconds: number, 
     errors,
     callbacks_received: seen,
     sustained,
-    charge_response_ms: percentiles(responseMs),
+    charge_response_ms: percentiles(run.responseMs.filter((ms) => !Number.isNaN(ms))),
     end_to_end_ms: percentiles(e2e),
     end_to_end_ms_by_third: slices,
     seconds_until_last_callback: +drainSeconds.toFixed(1),

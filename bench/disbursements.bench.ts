@@ -2,7 +2,7 @@
  * Disbursement gateway benchmark (`npm run bench:disbursements`). Not part of `npm test`.
  *
  * 0. Runs the reference ceiling (bench/support.ts runCeiling) with the same seconds and connections, before
- *    anything of its own; at the end every rate is printed beside its ratio to http_random (no targets).
+ *    anything of its own.
  * 1. bench/support.ts GatewayBench: a redis-server and a migrated database of its own, a callback receiver, a
  *    merchant seeded with `admin seed` (API key, KES service with a FIXED fee of 10 whose settlement wallet is the
  *    float, funded with 1,000,000 KES), the API and a gateway token. The float gets BENCH_FLOAT more KES with
@@ -16,39 +16,61 @@
  *    (c) airtime requests accepted/s: POST /v1/gw/airtime/send, one recipient 254712345678, 50 KES.
  * 3. (d) Starts BENCH_WORKERS workers. They submit the backlog to the sandbox rails, settle the holds (final
  *    status 700 / 602), deliver the callbacks and send the SMS after each local payout. Measured until every
- *    callback has arrived (BENCH_DRAIN_TIMEOUT): callbacks/s at the receiver, payouts and airtime recipients
- *    reaching their final status per second (from their final-status timestamps), and the costs per unit of every
- *    process (CPU, commits, WAL, Redis).
+ *    payout and airtime recipient has called back (BENCH_DRAIN_TIMEOUT; each counted once, though a local payout
+ *    calls back twice: its callback_url and the client's payouts endpoint): called back/s at the receiver, payouts
+ *    and airtime recipients reaching their final status per second (from their final-status timestamps), and the
+ *    costs per unit of every process (CPU, commits, WAL, Redis).
+ *    (e) Once every payout and recipient of (d) has called back (waiting up to another BENCH_DRAIN_TIMEOUT), one
+ *    bulk airtime request of BENCH_AIRTIME_RECIPIENTS (1,000) distinct recipients, 50 KES each (above the
+ *    document's limit of 1,000 a request: the fewest requests of 1,000, sent at once), with the workers running
+ *    and no settle delay: the API sets a recipient's processing time at acceptance, so unless the bench runs with
+ *    SANDBOX_SETTLE_DELAY_MS=0 the API and the workers are restarted with it (a one-recipient request is called
+ *    back first, so the workers are up). Timed from the send until every recipient is final (the latest
+ *    airtime_recipients.resolved_at) and until the receiver has every recipient's callback; target ≤ 5 s.
  * 4. Counts Postgres round trips per request: a second API and one worker behind counting proxies, 200 sequential
  *    requests of each kind, the worker's counted until the callback arrives; the SQL of one of each is traced.
- *    Skipped when (d) did not drain (the counting worker would take the rest of the backlog).
- * 5. Runs `admin ledger:verify --json`, drops the database, stops its children.
+ *    Skipped when (d) or (e) did not drain (the counting worker would take the rest of the backlog).
+ * 5. Runs `admin ledger:verify --json`, drops the database, stops its children. The summary prints every rate
+ *    beside its ratio to the ceiling, and issue 20's targets met or MISSED: payouts + airtime to final status and
+ *    called back (the callbacks/s of (d)) ≥ 0.5× http_random, payouts accepted through one float ((a)) ≥ 1.5×
+ *    http_hot.
  *
  * Environment: DATABASE_URL (server), BENCH_CEILING (the ceiling script, or skip), SANDBOX_SETTLE_DELAY_MS
  * (default 2000), BENCH_WORKERS (default 2), BENCH_DURATION (default 15), BENCH_CONNECTIONS (default 32),
- * BENCH_SCENARIOS (comma list of payouts, b2b, airtime; default all), BENCH_FLOAT (KES added to the float,
- * default 1000000000), BENCH_DRAIN_TIMEOUT (seconds, default 150), BENCH_REDIS_URL, BENCH_PROFILE=1,
- * BENCH_RESULTS=file.json, BENCH_KEEP_DATABASE=1.
+ * BENCH_SCENARIOS (comma list of payouts, b2b, airtime, bulk_airtime; default all), BENCH_AIRTIME_RECIPIENTS
+ * (default 1000), BENCH_FLOAT (KES added to the float, default 1000000000), BENCH_DRAIN_TIMEOUT (seconds, default
+ * 150), BENCH_REDIS_URL, BENCH_PROFILE=1, BENCH_RESULTS=file.json, BENCH_KEEP_DATABASE=1.
  */
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import {
+  CEILING_TARGETS,
   countGatewayRoundTrips,
   CountedRequest,
+  DRAIN_TIMEOUT_S,
   ensureBuilt,
   GatewayBench,
   loadLine,
   log,
+  payoutBody,
   printAgainstCeiling,
+  recipientKey,
   runCeiling,
+  SANDBOX_PAYER,
+  sleep,
   watchDrain,
 } from './support';
 
 const SETTLE_DELAY_MS = Number(process.env.SANDBOX_SETTLE_DELAY_MS ?? 2000);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 2);
 const FLOAT_TOP_UP = process.env.BENCH_FLOAT ?? '1000000000';
-const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'payouts,b2b,airtime').split(',').map((s) => s.trim());
-const RECIPIENT = '254712345678';
+const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'payouts,b2b,airtime,bulk_airtime').split(',').map((s) => s.trim());
+const AIRTIME_RECIPIENTS = Number(process.env.BENCH_AIRTIME_RECIPIENTS ?? 1000);
+/** Recipients one airtime request may carry (disbursement document §8: 1 to 1000). */
+const AIRTIME_MAX_RECIPIENTS = 1000;
+/** Issue 20: a 1,000-recipient request final and called back within 5 s, with the sandbox settle delay at 0. */
+const BULK_AIRTIME_TARGET_S = 5;
+const RECIPIENT = SANDBOX_PAYER;
 const PAYBILL = '888880';
 /** The report key of each acceptance phase. */
 const PHASES: Record<string, string> = { payouts: 'a_payouts', b2b: 'b_b2b', airtime: 'c_airtime' };
@@ -81,10 +103,12 @@ async function main(): Promise<void> {
 
     const requests = [payoutRequest(bench), b2bRequest(bench), airtimeRequest(bench)].filter((r) => SCENARIOS.includes(r.name));
     const [first] = requests;
-    if (!first) throw new Error(`BENCH_SCENARIOS=${SCENARIOS.join(',')} names none of payouts, b2b, airtime`);
+    if (!first && !SCENARIOS.includes('bulk_airtime')) {
+      throw new Error(`BENCH_SCENARIOS=${SCENARIOS.join(',')} names none of payouts, b2b, airtime, bulk_airtime`);
+    }
 
     // Warm-up (JIT, pools): 3 s, not reported; settled with the rest in (d).
-    await bench.drive('warm-up', first.name, first.path, first.body('w-[<id>]'), 3);
+    if (first) await bench.drive('warm-up', first.name, first.path, first.body('w-[<id>]'), 3);
 
     // (a)–(c) acceptance, API only.
     for (const [phase, request] of requests.map((r) => [PHASES[r.name], r] as const)) {
@@ -94,19 +118,31 @@ async function main(): Promise<void> {
 
     // (d) workers start and drain the backlog: rails, holds, callbacks, SMS.
     bench.startWorkers(WORKERS);
-    report.d_settlement = await drainBacklog(bench);
-    console.log(JSON.stringify(report.d_settlement));
+    const referencesBefore = bench.receiver.uniqueReferences;
+    const d = await drainBacklog(bench);
+    report.d_settlement = d;
+    console.log(JSON.stringify(d));
+
+    // (e) one bulk airtime request once the backlog has drained, workers running, no settle delay.
+    if (SCENARIOS.includes('bulk_airtime')) {
+      report.e_bulk_airtime = await bulkAirtime(bench, referencesBefore + (d.expected as number));
+      console.log(JSON.stringify(report.e_bulk_airtime));
+    }
 
     await bench.stopChildren();
-    if ((report.d_settlement as Record<string, unknown>).drained) {
+    const e = report.e_bulk_airtime as Record<string, unknown> | undefined;
+    if (requests.length === 0) {
+      report.round_trips = { skipped: 'no request kind of (a)–(c) in BENCH_SCENARIOS' };
+    } else if (d.drained && (!e || e.called_back)) {
       report.round_trips = await countGatewayRoundTrips(bench, requests);
       console.log(JSON.stringify({ round_trips: report.round_trips }, null, 2));
     } else {
       report.round_trips = {
-        skipped: '(d) did not drain within BENCH_DRAIN_TIMEOUT: the counting worker would take the rest of the backlog',
+        skipped: '(d) or (e) did not drain within BENCH_DRAIN_TIMEOUT: the counting worker would take the rest of the backlog',
       };
-      log(`round trips skipped: ${(report.round_trips as { skipped: string }).skipped}`);
     }
+    if ((report.round_trips as { skipped?: string }).skipped)
+      log(`round trips skipped: ${(report.round_trips as { skipped: string }).skipped}`);
 
     report.ledger_verify = await bench.ledgerVerify();
     console.log(JSON.stringify({ ledger_verify: report.ledger_verify }, null, 2));
@@ -125,27 +161,7 @@ function payoutRequest(bench: GatewayBench): CountedRequest {
     name: 'payouts',
     path: '/v1/payouts/initiate',
     calledBack: true,
-    body: (reference) =>
-      JSON.stringify({
-        payout_reference: reference,
-        service_code: bench.merchant.serviceCode,
-        recipient_first_name: 'Bench',
-        recipient_last_name: 'Recipient',
-        destination_type: 'MOBILE',
-        destination_name: 'MMONEY_KEN',
-        recipient_phone_number: RECIPIENT,
-        recipient_account_number: RECIPIENT,
-        recipient_bank_code: '',
-        recipient_account_name: 'Bench Recipient',
-        source_currency: 'KES',
-        destination_currency: 'KES',
-        exchange_rate: '1',
-        sender_amount: '100',
-        sender_country_code: 'KEN',
-        recipient_amount: '100',
-        payment_description: 'Bench payout',
-        callback_url: `${bench.receiver.base}/payout`,
-      }),
+    body: (reference) => payoutBody(bench, reference),
   };
 }
 
@@ -185,17 +201,19 @@ function airtimeRequest(bench: GatewayBench): CountedRequest {
 // ------------------------------------------------------------------------------------------------ (d)
 
 /** (d) Everything accepted so far reaches its final status and is called back, by the workers just started. */
-async function drainBacklog(bench: GatewayBench) {
+async function drainBacklog(bench: GatewayBench): Promise<Record<string, any>> {
   const db = bench.meter.db;
   const [{ n: expected }] = (
     await db.query(`SELECT ((SELECT count(*) FROM payouts) + (SELECT count(*) FROM airtime_recipients))::int AS n`)
   ).rows;
+  // A local payout is called back twice (its callback_url and the client's payouts endpoint): each counts once.
   const { result } = await watchDrain(
     bench,
     'd_settlement',
     expected,
     'payout or airtime recipient final and called back',
     DISBURSEMENT_PROGRESS,
+    'references',
   );
   // How fast each kind reached its final status, from the time it was set.
   const finals = (
@@ -215,6 +233,126 @@ async function drainBacklog(bench: GatewayBench) {
   };
 }
 
+// ------------------------------------------------------------------------------------------------ (e)
+
+/**
+ * (e) BENCH_AIRTIME_RECIPIENTS recipients in as few requests as the document allows (1,000 each), sent at once
+ * after (d)'s backlog has called back, timed from the send until every recipient is final (resolved_at) and until
+ * the receiver has every recipient's callback. The sandbox settle delay is set at acceptance by the API, so unless
+ * the bench already runs with SANDBOX_SETTLE_DELAY_MS=0 the API and the workers are restarted with it.
+ */
+async function bulkAirtime(bench: GatewayBench, backlogReferences: number) {
+  const { receiver, merchant: m } = bench;
+  const db = bench.meter.db;
+  // The backlog first: (d) may have stopped waiting before it drained.
+  const deadline = performance.now() + DRAIN_TIMEOUT_S * 1000;
+  while (receiver.uniqueReferences < backlogReferences && performance.now() < deadline) await sleep(250);
+  const backlogLeft = Math.max(0, backlogReferences - receiver.uniqueReferences);
+  if (backlogLeft > 0) log(`e_bulk_airtime: ${backlogLeft} payouts or airtime recipients of (d) not called back yet; sending anyway`);
+
+  let settleDelay: string;
+  if (SETTLE_DELAY_MS === 0) settleDelay = 'the whole bench ran with SANDBOX_SETTLE_DELAY_MS=0';
+  else {
+    await bench.restart({ SANDBOX_SETTLE_DELAY_MS: '0' }, WORKERS);
+    settleDelay = `the API and the ${WORKERS} workers were restarted with SANDBOX_SETTLE_DELAY_MS=0 for (e) (the bench's is ${SETTLE_DELAY_MS}; the API sets it at acceptance)`;
+  }
+  log(`e_bulk_airtime: ${settleDelay}`);
+  // One recipient called back first, so the workers are up and the clock measures airtime, not their start.
+  const probe = `e-probe-${process.pid}`;
+  await sendAirtime(bench, probe, [{ phone_number: RECIPIENT, amount: '50' }]);
+  await receiver.waitFor([probe]);
+  if (!receiver.arrivals.has(probe)) throw new Error('e_bulk_airtime: the probe request was not called back within 60 s');
+
+  const recipients = Array.from({ length: AIRTIME_RECIPIENTS }, (_, j) => ({ phone_number: String(254720000000 + j), amount: '50' }));
+  const chunks: Array<typeof recipients> = [];
+  for (let j = 0; j < recipients.length; j += AIRTIME_MAX_RECIPIENTS) chunks.push(recipients.slice(j, j + AIRTIME_MAX_RECIPIENTS));
+  const references = chunks.map((_, k) => `e-bulk-${process.pid}-${k}`);
+  const keys = chunks.flatMap((chunk, k) => chunk.map((r) => recipientKey(references[k], r.phone_number)));
+
+  const before = await bench.meter.snapshot();
+  const sentWall = Date.now();
+  const t0 = performance.now();
+  const answers = await Promise.all(chunks.map((chunk, k) => sendAirtime(bench, references[k], chunk)));
+  const acceptedMs = performance.now() - t0;
+  log(`e_bulk_airtime: ${AIRTIME_RECIPIENTS} recipients in ${chunks.length} request(s) accepted in ${Math.round(acceptedMs)} ms`);
+
+  const progress = async () =>
+    (
+      await db.query(
+        `SELECT count(r.resolved_at)::int AS resolved, extract(epoch FROM max(r.resolved_at)) * 1000 AS last_ms,
+                count(*) FILTER (WHERE r.service_status = 602)::int AS successful
+         FROM airtime_requests q JOIN airtime_recipients r ON r.request_id = q.id
+         WHERE q.client_id = $1 AND q.reference = ANY($2)`,
+        [m.clientId, references],
+      )
+    ).rows[0] as { resolved: number; last_ms: string | null; successful: number };
+  const timeline: Array<Record<string, number>> = [];
+  const end = performance.now() + DRAIN_TIMEOUT_S * 1000;
+  let finalSeenMs: number | null = null;
+  let calledBackMs: number | null = null;
+  let lastPoint = 0;
+  let p = await progress();
+  while (performance.now() < end) {
+    const now = performance.now();
+    const called = keys.filter((k) => receiver.recipientArrivals.has(k)).length;
+    if (finalSeenMs === null && p.resolved >= keys.length) finalSeenMs = now - t0;
+    if (called >= keys.length) {
+      calledBackMs = Math.max(...keys.map((k) => receiver.recipientArrivals.get(k)!)) - t0;
+      break;
+    }
+    if (now - lastPoint >= 1000) {
+      lastPoint = now;
+      timeline.push({ t: +((now - t0) / 1000).toFixed(1), final: p.resolved, called_back: called });
+    }
+    await sleep(50);
+    p = await progress();
+  }
+  const after = await bench.meter.snapshot();
+  const called = keys.filter((k) => receiver.recipientArrivals.has(k)).length;
+  const arrivals = keys.map((k) => receiver.recipientArrivals.get(k)).filter((t): t is number => t !== undefined);
+  const finalSeconds = p.resolved >= keys.length && p.last_ms !== null ? (Number(p.last_ms) - sentWall) / 1000 : null;
+  const calledBackSeconds = calledBackMs === null ? null : calledBackMs / 1000;
+  return {
+    scenario: 'e_bulk_airtime',
+    recipients: AIRTIME_RECIPIENTS,
+    requests: chunks.length,
+    recipients_per_request_limit: AIRTIME_MAX_RECIPIENTS,
+    settle_delay: settleDelay,
+    backlog_not_called_back_at_send: backlogLeft,
+    accepted_ms: Math.round(acceptedMs),
+    answers,
+    final: p.resolved,
+    successful: p.successful,
+    // From the recipients' resolved_at (the database's clock, the same machine's).
+    final_seconds: finalSeconds === null ? null : +finalSeconds.toFixed(2),
+    final_seen_by_polling_seconds: finalSeenMs === null ? null : +(finalSeenMs / 1000).toFixed(2),
+    called_back: called >= keys.length,
+    callbacks_received: called,
+    first_callback_seconds: arrivals.length ? +((Math.min(...arrivals) - t0) / 1000).toFixed(2) : null,
+    called_back_seconds: calledBackSeconds === null ? null : +calledBackSeconds.toFixed(2),
+    target_seconds: BULK_AIRTIME_TARGET_S,
+    met:
+      finalSeconds !== null &&
+      calledBackSeconds !== null &&
+      finalSeconds <= BULK_AIRTIME_TARGET_S &&
+      calledBackSeconds <= BULK_AIRTIME_TARGET_S,
+    timeline,
+    per_recipient: bench.meter.costs(before, after, called, 'airtime recipient final and called back'),
+  };
+}
+
+/** POST /v1/gw/airtime/send; the acknowledgement, or an error for anything but 200. */
+async function sendAirtime(bench: GatewayBench, reference: string, recipients: Array<{ phone_number: string; amount: string }>) {
+  const res = await fetch(`${bench.base}/v1/gw/airtime/send`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-access-token': bench.merchant.token },
+    body: JSON.stringify({ reference, service_code: bench.merchant.serviceCode, recipients }),
+  });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`airtime ${reference} (${recipients.length} recipients) → ${res.status} ${text}`);
+  return JSON.parse(text);
+}
+
 // ------------------------------------------------------------------------------------------------ summary
 
 function printSummary(report: Record<string, any>): void {
@@ -229,7 +367,7 @@ function printSummary(report: Record<string, any>): void {
       .map(([kind, f]) => `${kind} ${f.final} at ${f.per_second}/s`)
       .join(', ');
     console.log(
-      `d_settlement: ${d.delivered}/${d.expected} callbacks in ${d.seconds} s: ${d.deliveries_per_second} callbacks/s (peak 1 s ${d.deliveries_per_second_peak_1s}); final status ${d.final_per_second}/s (${kinds})`,
+      `d_settlement: ${d.delivered}/${d.expected} called back (${d.callbacks_received} callbacks) in ${d.seconds} s: ${d.deliveries_per_second} called back/s (peak 1 s ${d.deliveries_per_second_peak_1s}); final status ${d.final_per_second}/s (${kinds})`,
     );
   }
   const rt = report.round_trips;
@@ -240,7 +378,18 @@ function printSummary(report: Record<string, any>): void {
       );
     }
   }
+  const e = report.e_bulk_airtime;
+  if (e) {
+    const s = (v: number | null) => (v === null ? 'not within BENCH_DRAIN_TIMEOUT' : `${v} s`);
+    console.log(
+      `e_bulk_airtime: ${e.recipients} recipients in ${e.requests} request(s) (at most ${e.recipients_per_request_limit} each): accepted in ${e.accepted_ms} ms; every recipient final in ${s(e.final_seconds)} (latest resolved_at; seen by polling at ${s(e.final_seen_by_polling_seconds)}), every callback in ${s(e.called_back_seconds)} (${e.callbacks_received}/${e.recipients}); target ≤ ${e.target_seconds} s: ${e.met ? 'met' : 'MISSED'}`,
+    );
+    console.log(`  ${e.settle_delay}`);
+    if (e.backlog_not_called_back_at_send > 0)
+      console.log(`  sent with ${e.backlog_not_called_back_at_send} payouts or airtime recipients of (d) not called back yet`);
+  }
   if (report.ledger_verify) console.log(`ledger:verify ok=${report.ledger_verify.ok} (exit ${report.ledger_verify.exit_code})`);
+  const payouts = report.a_payouts;
   printAgainstCeiling(report, [
     ...accepted.map((r) => ({
       label: `${r.scenario} accepted`,
@@ -248,8 +397,24 @@ function printSummary(report: Record<string, any>): void {
       p99_ms: r.latency_ms.p99,
       ceiling: 'http_random' as const,
     })),
+    ...(payouts
+      ? [
+          {
+            label: 'payouts accepted through one float',
+            per_second: payouts.ok_per_second,
+            p99_ms: payouts.latency_ms.p99,
+            ceiling: 'http_hot' as const,
+            target: CEILING_TARGETS.payoutsAcceptedHot,
+          },
+        ]
+      : []),
     { label: '(d) final status (payouts + airtime)', per_second: d?.final_per_second ?? null, ceiling: 'http_random' },
-    { label: '(d) callbacks delivered', per_second: d?.deliveries_per_second ?? null, ceiling: 'http_random' },
+    {
+      label: 'payouts + airtime to final status and called back',
+      per_second: d?.deliveries_per_second ?? null,
+      ceiling: 'http_random',
+      target: CEILING_TARGETS.payoutsFinalAndCalledBack,
+    },
   ]);
   console.log(
     `loadavg now ${loadavg()

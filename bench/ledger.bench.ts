@@ -36,6 +36,7 @@ import {
   count,
   cpuTimes,
   createBenchDatabase,
+  createFundedWallets,
   driveLoad,
   dropBenchDatabase,
   DURATION,
@@ -225,31 +226,9 @@ async function seedTenant(db: Client, base: string, clientCode: string, password
   const [{ id: clientId }] = (await db.query('SELECT id FROM clients WHERE code = $1', [clientCode])).rows;
   const [{ id: profileId }] = (await db.query(`SELECT id FROM profiles WHERE client_id = $1`, [clientId])).rows;
   const [{ id: typeId }] = (await db.query(`SELECT id FROM account_types WHERE client_id = $1`, [clientId])).rows;
-  const [settlement] = (
-    await db.query(`SELECT id, account_number FROM ledger_accounts WHERE client_id = $1 AND kind = 'SETTLEMENT' AND currency = 'KES'`, [
-      clientId,
-    ])
-  ).rows;
 
-  // The other wallets in bulk, funded the way MoneyMovementsService.fund does it: per wallet one FUNDING
-  // operation owning one entry (settlement −X, wallet +X) and one EXTERNAL_CREDIT transaction record.
-  await db.query('BEGIN');
-  await db.query(
-    `WITH acc AS (
-       INSERT INTO ledger_accounts (client_id, kind, currency, minimum_balance, can_overdraw)
-       SELECT $1, 'WALLET', 'KES', 0, false FROM generate_series(1, $2) RETURNING id, account_number)
-     INSERT INTO wallets (id, client_id, profile_id, account_type_id, account_name, status)
-     SELECT id, $1, $3, $4, 'Bench wallet ' || account_number, 'ACTIVE' FROM acc`,
-    [clientId, WALLETS, profileId, typeId],
-  );
-  await fundInBulk(
-    db,
-    clientId,
-    settlement,
-    `SELECT a.id FROM ledger_accounts a JOIN wallets w ON w.id = a.id
-     WHERE a.client_id = '${clientId}' AND a.balance = 0 ORDER BY a.account_number`,
-  );
-  await db.query('COMMIT');
+  // The other wallets in bulk, funded as the service funds them.
+  await createFundedWallets(db, { clientId, profileId, accountTypeId: typeId, count: WALLETS, funding: FUNDING });
 
   // A wallet for the statement benchmark, filled later.
   const statementWallet = await api(base, token, 'POST', '/api/v1/accounts', {
@@ -279,43 +258,6 @@ async function seedTenant(db: Client, base: string, clientCode: string, password
     accounts,
     statementAccount: statementWallet.account_number,
   };
-}
-
-/** Funds every wallet the query selects with FUNDING, inside the caller's transaction. */
-async function fundInBulk(db: Client, clientId: string, settlement: { id: string; account_number: string }, walletsSql: string) {
-  const [{ balance: settlementBefore }] = (await db.query('SELECT balance FROM ledger_accounts WHERE id = $1 FOR UPDATE', [settlement.id]))
-    .rows;
-  await db.query(`CREATE TEMP TABLE bench_fund ON COMMIT DROP AS
-    SELECT w.id AS wallet_id, row_number() OVER () AS i, nextval('journal_entries_id_seq') AS entry_id, gen_random_uuid() AS op_id
-    FROM (${walletsSql}) w`);
-  await db.query(`INSERT INTO journal_entries (id, client_id, kind) SELECT entry_id, $1, 'WALLET_FUNDING' FROM bench_fund ORDER BY i`, [
-    clientId,
-  ]);
-  await db.query(
-    `INSERT INTO postings (entry_id, account_id, currency, amount, balance_after)
-     SELECT entry_id, $1, 'KES', -$2::numeric, $3::numeric - $2::numeric * i FROM bench_fund ORDER BY i`,
-    [settlement.id, FUNDING, settlementBefore],
-  );
-  await db.query(
-    `INSERT INTO postings (entry_id, account_id, currency, amount, balance_after)
-     SELECT entry_id, wallet_id, 'KES', $1::numeric, $1::numeric FROM bench_fund ORDER BY i`,
-    [FUNDING],
-  );
-  await db.query(
-    `INSERT INTO wallet_operations (id, client_id, kind, entry_id) SELECT op_id, $1, 'FUNDING', entry_id FROM bench_fund ORDER BY i`,
-    [clientId],
-  );
-  await db.query(
-    `INSERT INTO wallet_transactions (operation_id, client_id, account_id, transaction_type, transaction_source, currency,
-       transaction_amount, previous_balance, current_balance, other_party_account, transaction_narration, transaction_date)
-     SELECT op_id, $1, wallet_id, 'CREDIT', 'EXTERNAL_CREDIT', 'KES', $2::numeric, 0, $2::numeric, $3, 'Wallet funding', now() FROM bench_fund ORDER BY i`,
-    [clientId, FUNDING, settlement.account_number],
-  );
-  await db.query(`UPDATE ledger_accounts SET balance = balance + $1::numeric WHERE id IN (SELECT wallet_id FROM bench_fund)`, [FUNDING]);
-  await db.query(`UPDATE ledger_accounts SET balance = balance - $1::numeric * (SELECT count(*) FROM bench_fund) WHERE id = $2`, [
-    FUNDING,
-    settlement.id,
-  ]);
 }
 
 // ------------------------------------------------------------------------------------------------ load scenarios

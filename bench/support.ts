@@ -10,7 +10,7 @@
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { createServer as createHttpServer, Server } from 'node:http';
+import { Agent, createServer as createHttpServer, request as httpRequest, Server } from 'node:http';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { connect, createServer, Socket } from 'node:net';
@@ -91,6 +91,84 @@ export async function dropBenchDatabase(admin: Client, name: string): Promise<vo
 export async function count(db: Client, table: string): Promise<number> {
   const [{ n }] = (await db.query(`SELECT count(*)::int AS n FROM ${table}`)).rows;
   return n;
+}
+
+// ------------------------------------------------------------------------------------------------ wallets
+
+/**
+ * `count` wallets of a client written in bulk SQL and funded with `funding` each, the way MoneyMovementsService.fund
+ * does it: per wallet one FUNDING operation owning one entry (the client's KES settlement account −X, the wallet +X)
+ * and one EXTERNAL_CREDIT transaction record, balances moved to match. One transaction; the wallets' account numbers,
+ * in order.
+ */
+export async function createFundedWallets(
+  db: Client,
+  o: { clientId: string; profileId: string; accountTypeId: string; count: number; funding: string },
+): Promise<string[]> {
+  await db.query('BEGIN');
+  try {
+    const [settlement] = (
+      await db.query(
+        `SELECT id, account_number, balance FROM ledger_accounts WHERE client_id = $1 AND kind = 'SETTLEMENT' AND currency = 'KES' FOR UPDATE`,
+        [o.clientId],
+      )
+    ).rows;
+    if (!settlement) throw new Error(`client ${o.clientId} has no KES settlement account`);
+    const wallets = (
+      await db.query(
+        `WITH acc AS (
+           INSERT INTO ledger_accounts (client_id, kind, currency, minimum_balance, can_overdraw)
+           SELECT $1, 'WALLET', 'KES', 0, false FROM generate_series(1, $2) RETURNING id, account_number),
+         w AS (
+           INSERT INTO wallets (id, client_id, profile_id, account_type_id, account_name, status)
+           SELECT id, $1, $3, $4, 'Bench wallet ' || account_number, 'ACTIVE' FROM acc)
+         SELECT id, account_number FROM acc ORDER BY account_number`,
+        [o.clientId, o.count, o.profileId, o.accountTypeId],
+      )
+    ).rows as Array<{ id: string; account_number: string }>;
+    await db.query(`CREATE TEMP TABLE bench_fund (wallet_id uuid, i bigint, entry_id bigint, op_id uuid) ON COMMIT DROP`);
+    await db.query(
+      `INSERT INTO bench_fund SELECT w.id, w.i, nextval('journal_entries_id_seq'), gen_random_uuid()
+       FROM unnest($1::uuid[]) WITH ORDINALITY w(id, i) ORDER BY w.i`,
+      [wallets.map((w) => w.id)],
+    );
+    await db.query(`INSERT INTO journal_entries (id, client_id, kind) SELECT entry_id, $1, 'WALLET_FUNDING' FROM bench_fund ORDER BY i`, [
+      o.clientId,
+    ]);
+    await db.query(
+      `INSERT INTO postings (entry_id, account_id, currency, amount, balance_after)
+       SELECT entry_id, $1, 'KES', -$2::numeric, $3::numeric - $2::numeric * i FROM bench_fund ORDER BY i`,
+      [settlement.id, o.funding, settlement.balance],
+    );
+    await db.query(
+      `INSERT INTO postings (entry_id, account_id, currency, amount, balance_after)
+       SELECT entry_id, wallet_id, 'KES', $1::numeric, $1::numeric FROM bench_fund ORDER BY i`,
+      [o.funding],
+    );
+    await db.query(
+      `INSERT INTO wallet_operations (id, client_id, kind, entry_id) SELECT op_id, $1, 'FUNDING', entry_id FROM bench_fund ORDER BY i`,
+      [o.clientId],
+    );
+    await db.query(
+      `INSERT INTO wallet_transactions (operation_id, client_id, account_id, transaction_type, transaction_source, currency,
+         transaction_amount, previous_balance, current_balance, other_party_account, transaction_narration, transaction_date)
+       SELECT op_id, $1, wallet_id, 'CREDIT', 'EXTERNAL_CREDIT', 'KES', $2::numeric, 0, $2::numeric, $3, 'Wallet funding', now() FROM bench_fund ORDER BY i`,
+      [o.clientId, o.funding, settlement.account_number],
+    );
+    await db.query(`UPDATE ledger_accounts SET balance = balance + $1::numeric WHERE id IN (SELECT wallet_id FROM bench_fund)`, [
+      o.funding,
+    ]);
+    await db.query(`UPDATE ledger_accounts SET balance = balance - $1::numeric * $2 WHERE id = $3`, [
+      o.funding,
+      wallets.length,
+      settlement.id,
+    ]);
+    await db.query('COMMIT');
+    return wallets.map((w) => w.account_number);
+  } catch (error) {
+    await db.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
 }
 
 // ------------------------------------------------------------------------------------------------ children
@@ -401,6 +479,147 @@ export function percentiles(values: number[], points = [50, 90, 99]): Record<str
   return out;
 }
 
+// ------------------------------------------------------------------------------------------------ open loop
+
+/** One request of an open-loop run: where it goes and what it carries. */
+export interface PacedRequest {
+  base: string;
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface OpenLoopRun {
+  /** performance.now() when the schedule began: request i was due at start + i / rate seconds. */
+  start: number;
+  sent: number;
+  /** performance.now() each request was sent. */
+  sentAt: number[];
+  /** Milliseconds from sent to the whole answer read; NaN for a request that failed (connection error, time-out). */
+  responseMs: number[];
+  /** HTTP status per request; 0 for one that failed. */
+  status: number[];
+  statuses: Record<string, number>;
+  errors: number;
+  /** Seconds from the start until the last answer (or failure). */
+  seconds: number;
+  /** Seconds from the start until the last request was sent: above `seconds` of the schedule, the sender fell behind. */
+  sendSeconds: number;
+}
+
+/**
+ * An open-loop generator: the i-th request is sent at i/rate seconds whatever the answers, so a slow server
+ * cannot slow the arrivals down (no coordinated omission). Keep-alive connections, up to 512 per API.
+ */
+export async function openLoop(rate: number, seconds: number, request: (i: number) => PacedRequest): Promise<OpenLoopRun> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 512 });
+  const urls = new Map<string, URL>();
+  const total = Math.round(rate * seconds);
+  const sentAt: number[] = new Array(total);
+  const responseMs: number[] = new Array(total).fill(NaN);
+  const status: number[] = new Array(total).fill(0);
+  const statuses: Record<string, number> = {};
+  let errors = 0;
+  let lastSent = 0;
+  const start = performance.now();
+  await new Promise<void>((resolve) => {
+    if (total === 0) return resolve();
+    let sent = 0;
+    let finished = 0;
+    const fire = (i: number) => {
+      const r = request(i);
+      let url = urls.get(r.base);
+      if (!url) urls.set(r.base, (url = new URL(r.base)));
+      const t = performance.now();
+      sentAt[i] = t;
+      const req = httpRequest(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: r.path,
+          method: 'POST',
+          agent,
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(r.body), ...r.headers },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            responseMs[i] = performance.now() - t;
+            status[i] = res.statusCode!;
+            statuses[res.statusCode!] = (statuses[res.statusCode!] ?? 0) + 1;
+            if (++finished === total) resolve();
+          });
+        },
+      );
+      req.setTimeout(30_000, () => req.destroy(new Error('timeout')));
+      req.on('error', () => {
+        errors++;
+        if (++finished === total) resolve();
+      });
+      req.end(r.body);
+    };
+    const timer = setInterval(() => {
+      const due = Math.min(total, Math.floor(((performance.now() - start) / 1000) * rate));
+      while (sent < due) fire(sent++);
+      if (sent >= total) {
+        lastSent = performance.now();
+        clearInterval(timer);
+      }
+    }, 1);
+  });
+  const end = performance.now();
+  agent.destroy();
+  return {
+    start,
+    sent: total,
+    sentAt,
+    responseMs,
+    status,
+    statuses,
+    errors,
+    seconds: (end - start) / 1000,
+    sendSeconds: ((total === 0 ? start : lastSent) - start) / 1000,
+  };
+}
+
+/** A rate rounded to a step: tens below 500/s, fifties above, never under 10. */
+export function roundRate(rate: number): number {
+  return Math.max(10, rate < 500 ? Math.floor(rate / 10) * 10 : Math.floor(rate / 50) * 50);
+}
+
+/**
+ * Looks for the highest rate a run holds: runs at `start`, then ×1.25 while every run so far held (when `canGoUp`,
+ * up to `max`), or ×0.8 while none has; stops at the first rate that changes the answer, or after `attempts` runs.
+ */
+export async function stepRates<T>(options: {
+  start: number;
+  canGoUp: boolean;
+  max?: number;
+  attempts: number;
+  run: (rate: number, attempt: number) => Promise<T>;
+  held: (result: T) => boolean;
+}): Promise<{ tried: Array<{ rate: number; held: boolean; result: T }>; best: { rate: number; held: boolean; result: T } | null }> {
+  const tried: Array<{ rate: number; held: boolean; result: T }> = [];
+  let rate = options.start;
+  for (let attempt = 1; attempt <= options.attempts; attempt++) {
+    const result = await options.run(rate, attempt);
+    const held = options.held(result);
+    tried.push({ rate, held, result });
+    const anyFailed = tried.some((t) => !t.held);
+    const anyHeld = tried.some((t) => t.held);
+    const next =
+      held && options.canGoUp && !anyFailed
+        ? roundRate(Math.min(options.max ?? Infinity, rate * 1.25)) // try higher
+        : !held && !anyHeld
+          ? roundRate(rate * 0.8) // try lower
+          : rate;
+    if (next === rate) break;
+    rate = next;
+  }
+  const best = tried.filter((t) => t.held).sort((a, b) => b.rate - a.rate)[0] ?? null;
+  return { tried, best };
+}
+
 // ------------------------------------------------------------------------------------------------ profiles
 
 /** Self time of a process by package (or Node internals), from the V8 CPU profile it wrote at exit. */
@@ -675,7 +894,7 @@ export async function runCeiling(seconds = DURATION, connections = CONNECTIONS):
 /** The ceiling a figure is compared with: transfers between random accounts, or through one hot account. */
 export type CeilingKind = 'http_random' | 'http_hot';
 
-/** Issue 10's targets, as multiples of the same-run ceiling (at 32 connections). */
+/** Issues 10's and 20's targets, as multiples of the same-run ceiling (at 32 connections). */
 export const CEILING_TARGETS = {
   transfersRandom: { ratio: 1.0, p99_ms: 50 },
   transfersHot: { ratio: 1.5 },
@@ -683,6 +902,12 @@ export const CEILING_TARGETS = {
   charges: { ratio: 1.0 },
   checkouts: { ratio: 1.0 },
   settlementAndCallback: { ratio: 0.5 },
+  /** Payouts and airtime recipients reaching their final status and called back (issue 20). */
+  payoutsFinalAndCalledBack: { ratio: 0.5 },
+  /** Payouts accepted through one merchant's float, against http_hot (issue 20). */
+  payoutsAcceptedHot: { ratio: 1.5 },
+  /** bench:mixed, the highest rate held (issue 20). */
+  mixedHeld: { ratio: 0.5 },
 } as const;
 
 export interface Throughput {
@@ -771,7 +996,7 @@ export class Meter {
     const self = process.cpuUsage();
     return {
       at: performance.now(),
-      api: safe(this.procs.api.pid),
+      api: this.procs.apis.reduce((sum, a) => sum + safe(a.pid), 0),
       workers: this.procs.workers.reduce((sum, w) => sum + safe(w.pid), 0),
       redis: safe(this.procs.redisPid),
       self: (self.user + self.system) / 1e6,
@@ -817,7 +1042,10 @@ export class Meter {
 }
 
 export interface Processes {
+  /** The first API process (the one autocannon phases drive). */
   api: ChildProcess;
+  /** Every API process; their CPU is reported together as the API's. */
+  apis: ChildProcess[];
   workers: ChildProcess[];
   redisPid: number | null;
 }
@@ -834,12 +1062,16 @@ export interface Merchant {
   consumerKey: string;
   consumerSecret: string;
   token: string;
+  /** The seeded wallet-service user (POST /api/v1/auth/login). */
+  walletUsername: string;
+  walletPassword: string;
 }
 
 /**
  * What a gateway benchmark runs in: a redis-server of its own (or BENCH_REDIS_URL), a migrated database of its own,
- * a callback receiver, a merchant seeded with `admin seed` whose collection callbacks go to the receiver, the API
- * (`node dist/src/main.js api`) and a gateway token; workers when asked. close() undoes whatever start() got to.
+ * a callback receiver, a merchant seeded with `admin seed` whose callbacks of every kind go to the receiver, the API
+ * (`node dist/src/main.js api`, `apis` of them on ports of their own, default one) and a gateway token; workers when
+ * asked. close() undoes whatever start() got to.
  */
 export class GatewayBench {
   readonly admin = new Client({ connectionString: SERVER_URL });
@@ -848,7 +1080,10 @@ export class GatewayBench {
   db: Client | null = null;
   redis: Redis | null = null;
   redisUrl = '';
+  /** The first API's address (what autocannon phases drive). */
   base = '';
+  /** Every API's address, in start order. */
+  bases: string[] = [];
   merchant!: Merchant;
   procs!: Processes;
   meter!: Meter;
@@ -857,15 +1092,16 @@ export class GatewayBench {
   private ownRedis: OwnRedis | null = null;
   private readonly children: ChildProcess[] = [];
   private readonly profileDirs: Array<{ label: string; dir: string }> = [];
+  private generation = 0;
 
   constructor(
     prefix: string,
-    private readonly options: { settleDelayMs: number; profile: boolean; facts?: Record<string, unknown> },
+    private readonly options: { settleDelayMs: number; profile: boolean; apis?: number; facts?: Record<string, unknown> },
   ) {
     this.database = newBenchDatabase(prefix);
   }
 
-  /** Everything up to a signed-in merchant and a running API; machine facts go into report.machine. */
+  /** Everything up to a signed-in merchant and running APIs; machine facts go into report.machine. */
   async start(report: Record<string, unknown>): Promise<void> {
     await this.admin.connect();
     this.ownRedis = process.env.BENCH_REDIS_URL ? null : await startOwnRedis();
@@ -875,6 +1111,7 @@ export class GatewayBench {
     report.machine = await machineFacts(this.admin, {
       redis: `${redisVersion} (${this.ownRedis ? `own redis-server, pid ${this.ownRedis.pid}` : 'BENCH_REDIS_URL'})`,
       sandbox_settle_delay_ms: this.options.settleDelayMs,
+      api_processes: this.options.apis ?? 1,
       ...this.options.facts,
       postgres_round_trip: await pgRoundTripCost(),
     });
@@ -897,13 +1134,10 @@ export class GatewayBench {
     const seeded = await this.cli(['seed', '--callback-url', `${r}/cb`, '--callback-username', 'u', '--callback-password', 'p']);
     log(`seeded merchant ${seeded.client_code} (service ${seeded.service_code}) in ${Date.now() - t0} ms`);
 
-    const port = await freePort();
-    this.base = `http://127.0.0.1:${port}`;
-    const api = startRole('api', { env: { ...this.env, PORT: String(port) }, profileDir: this.profileDir('api') });
-    this.children.push(api);
-    await waitForLive(this.base, api);
-    log(`API child pid ${api.pid} listening on ${this.base}`);
-    this.procs = { api, workers: [], redisPid: this.ownRedis?.pid ?? null };
+    for (let i = 0; i < (this.options.apis ?? 1); i++) this.bases.push(`http://127.0.0.1:${await freePort()}`);
+    this.base = this.bases[0];
+    this.procs = { api: null as unknown as ChildProcess, apis: [], workers: [], redisPid: this.ownRedis?.pid ?? null };
+    await this.startApis();
 
     const auth = await postJson(this.base, '/v1/auth', { consumer_key: seeded.consumer_key, consumer_secret: seeded.consumer_secret });
     const [row] = (
@@ -921,8 +1155,26 @@ export class GatewayBench {
       consumerKey: seeded.consumer_key,
       consumerSecret: seeded.consumer_secret,
       token: auth.access_token,
+      walletUsername: seeded.username,
+      walletPassword: seeded.password,
     };
     this.meter = new Meter(this.db, this.database.name, this.procs, this.redis);
+  }
+
+  /** One API per address of `bases`, with the bench's environment; waits until every one is live. */
+  private async startApis(): Promise<void> {
+    const suffix = this.generation > 0 ? `_${this.generation}` : '';
+    for (const [i, base] of this.bases.entries()) {
+      const label = this.bases.length > 1 ? `api${i + 1}${suffix}` : `api${suffix}`;
+      const api = startRole('api', { env: { ...this.env, PORT: new URL(base).port }, profileDir: this.profileDir(label) });
+      this.children.push(api);
+      this.procs.apis.push(api);
+    }
+    this.procs.api = this.procs.apis[0];
+    for (const [i, base] of this.bases.entries()) {
+      await waitForLive(base, this.procs.apis[i]);
+      log(`API child pid ${this.procs.apis[i].pid} listening on ${base}`);
+    }
   }
 
   /** `node dist/src/admin/cli.js <args> --json` against the bench's database; its JSON output. */
@@ -941,12 +1193,28 @@ export class GatewayBench {
   }
 
   startWorkers(count: number): void {
+    const suffix = this.generation > 0 ? `_${this.generation}` : '';
     for (let i = 0; i < count; i++) {
-      const worker = startRole('worker', { env: this.env, profileDir: this.profileDir(`worker${i + 1}`) });
+      const worker = startRole('worker', { env: this.env, profileDir: this.profileDir(`worker${i + 1}${suffix}`) });
       this.children.push(worker);
       this.procs.workers.push(worker);
     }
     log(`started ${count} worker(s): pids ${this.procs.workers.map((w) => w.pid).join(', ')}`);
+  }
+
+  /**
+   * Stops the APIs and workers and starts them again (same ports, `workers` workers) with `env` added to the
+   * children's environment, e.g. another SANDBOX_SETTLE_DELAY_MS. Meter snapshots taken before span other
+   * processes: take new ones.
+   */
+  async restart(env: Record<string, string>, workers: number): Promise<void> {
+    await this.stopChildren();
+    this.env = { ...this.env, ...env };
+    this.generation++;
+    this.procs.apis.splice(0);
+    this.procs.workers.splice(0);
+    await this.startApis();
+    this.startWorkers(workers);
   }
 
   /**
@@ -1019,15 +1287,77 @@ export class GatewayBench {
   }
 }
 
+// ------------------------------------------------------------------------------------------------ gateway benches: requests
+
+/** A number the sandbox rails succeed for, as payer and as recipient (provider contract §7). */
+export const SANDBOX_PAYER = '254712345678';
+
+/** POST /v1/mobile-money/charge: 100 KES from SANDBOX_PAYER (settled successfully), called back to the receiver. */
+export function chargeBody(bench: GatewayBench, reference: string): string {
+  const m = bench.merchant;
+  return JSON.stringify({
+    external_reference: reference,
+    client_code: m.clientCode,
+    origin_channel_code: 'API',
+    originator_msisdn: SANDBOX_PAYER,
+    payer_msisdn: SANDBOX_PAYER,
+    payer_name: 'Bench Payer',
+    payer_email: 'payer@example.com',
+    service_code: m.serviceCode,
+    account_number: 'INV-BENCH',
+    invoice_number: '',
+    currency_code: 'KES',
+    country_code: 'KEN',
+    amount: '100',
+    add_transaction_charge: false,
+    transaction_charge: '0',
+    payment_method_code: 'MMONEY_KEN',
+    extra_data: { bench: true },
+    description: 'Bench charge',
+    notify_client: false,
+    notify_originator: false,
+    callback_url: `${bench.receiver.base}/cb`,
+  });
+}
+
+/** POST /v1/payouts/initiate: MOBILE via MMONEY_KEN to SANDBOX_PAYER (paid), 100 KES, called back to the receiver. */
+export function payoutBody(bench: GatewayBench, reference: string): string {
+  return JSON.stringify({
+    payout_reference: reference,
+    service_code: bench.merchant.serviceCode,
+    recipient_first_name: 'Bench',
+    recipient_last_name: 'Recipient',
+    destination_type: 'MOBILE',
+    destination_name: 'MMONEY_KEN',
+    recipient_phone_number: SANDBOX_PAYER,
+    recipient_account_number: SANDBOX_PAYER,
+    recipient_bank_code: '',
+    recipient_account_name: 'Bench Recipient',
+    source_currency: 'KES',
+    destination_currency: 'KES',
+    exchange_rate: '1',
+    sender_amount: '100',
+    sender_country_code: 'KEN',
+    recipient_amount: '100',
+    payment_description: 'Bench payout',
+    callback_url: `${bench.receiver.base}/payout`,
+  });
+}
+
 /**
  * The merchant's callback endpoint: answers 200 and notes when each reference's callback arrived (the reference
- * is the body's external_reference, merchant_transaction_id or payout_reference).
+ * is the body's external_reference, merchant_transaction_id or payout_reference), and for airtime, whose request
+ * calls back once per recipient, when each recipient's did.
  */
 export class Receiver {
   /** performance.now() of the first callback per reference. */
   readonly arrivals = new Map<string, number>();
+  /** performance.now() of the first callback per airtime recipient, keyed by recipientKey(). */
+  readonly recipientArrivals = new Map<string, number>();
   /** performance.now() of every callback, in arrival order. */
   readonly times: number[] = [];
+  /** performance.now() of each reference's first callback, in arrival order. */
+  readonly firstTimes: number[] = [];
   duplicates = 0;
   uniqueReferences = 0;
   base = '';
@@ -1052,6 +1382,10 @@ export class Receiver {
         try {
           const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
           reference = String(body.external_reference ?? body.merchant_transaction_id ?? body.payout_reference ?? '');
+          if (body.phone_number !== undefined && body.external_reference !== undefined) {
+            const key = recipientKey(String(body.external_reference), String(body.phone_number));
+            if (!this.recipientArrivals.has(key)) this.recipientArrivals.set(key, at);
+          }
         } catch {
           // not JSON: counted, not matched
         }
@@ -1059,6 +1393,7 @@ export class Receiver {
         if (this.arrivals.has(reference)) this.duplicates++;
         else {
           this.arrivals.set(reference, at);
+          this.firstTimes.push(at);
           this.uniqueReferences++;
         }
         res.writeHead(200, { 'content-type': 'application/json' }).end('{"acknowledgement_code":"900"}');
@@ -1081,6 +1416,11 @@ export class Receiver {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline && !references.every((r) => this.arrivals.has(r))) await sleep(20);
   }
+}
+
+/** An airtime recipient's callback key: the document's idempotency key, external_reference plus phone_number. */
+export function recipientKey(reference: string, phoneNumber: string): string {
+  return `${reference} ${phoneNumber.replace(/^\+/, '')}`;
 }
 
 interface OwnRedis {
@@ -1146,7 +1486,7 @@ async function postJson(base: string, path: string, body: unknown) {
 // ------------------------------------------------------------------------------------------------ gateway benches: drains
 
 /** How long a drain waits for its callbacks (BENCH_DRAIN_TIMEOUT, seconds). */
-const DRAIN_TIMEOUT_S = Number(process.env.BENCH_DRAIN_TIMEOUT ?? 150);
+export const DRAIN_TIMEOUT_S = Number(process.env.BENCH_DRAIN_TIMEOUT ?? 150);
 
 /** What a drain's timeline samples every 2 s: counts from SQL (one row) and the depth of BullMQ queues. */
 export interface DrainProgress {
@@ -1154,10 +1494,23 @@ export interface DrainProgress {
   queues: string[];
 }
 
-/** Waits until `expected` more callbacks have reached the receiver, sampling how far the backlog has come. */
-export async function watchDrain(bench: GatewayBench, name: string, expected: number, unit: string, progress: DrainProgress) {
+/**
+ * Waits until `expected` more callbacks have reached the receiver, sampling how far the backlog has come. With
+ * `count` 'references', a reference's callbacks after its first do not count (a local payout is called back at its
+ * callback_url and at the client's payouts endpoint), nor do they in the rates.
+ */
+export async function watchDrain(
+  bench: GatewayBench,
+  name: string,
+  expected: number,
+  unit: string,
+  progress: DrainProgress,
+  count: 'callbacks' | 'references' = 'callbacks',
+) {
   const { meter, receiver } = bench;
-  const deliveredBefore = receiver.count;
+  const arrived = count === 'callbacks' ? receiver.times : receiver.firstTimes;
+  const deliveredBefore = arrived.length;
+  const callbacksBefore = receiver.count;
   log(`${name}: waiting for ${expected} callbacks`);
   const before = await meter.snapshot();
   const waits = sampleWaits(meter.db, meter.dbName);
@@ -1165,7 +1518,7 @@ export async function watchDrain(bench: GatewayBench, name: string, expected: nu
   const timeline: Array<Record<string, number>> = [];
   let lastPrint = 0;
   while ((performance.now() - t0) / 1000 < DRAIN_TIMEOUT_S) {
-    const delivered = receiver.count - deliveredBefore;
+    const delivered = arrived.length - deliveredBefore;
     if (performance.now() - lastPrint >= 2000 || delivered >= expected) {
       lastPrint = performance.now();
       const [s] = (await meter.db.query(progress.sql)).rows;
@@ -1179,7 +1532,7 @@ export async function watchDrain(bench: GatewayBench, name: string, expected: nu
   }
   const waitSummary = await waits.stop();
   const after = await meter.snapshot();
-  const times = receiver.times.slice(deliveredBefore);
+  const times = arrived.slice(deliveredBefore);
   const rates = rateOf(times);
   return {
     times,
@@ -1187,6 +1540,7 @@ export async function watchDrain(bench: GatewayBench, name: string, expected: nu
       scenario: name,
       expected,
       delivered: times.length,
+      ...(count === 'references' ? { callbacks_received: receiver.count - callbacksBefore } : {}),
       drained: times.length >= expected,
       seconds: rates.seconds,
       deliveries_per_second: rates.average,
