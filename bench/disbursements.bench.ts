@@ -81,7 +81,7 @@ const DISBURSEMENT_PROGRESS = {
                (SELECT count(*) FROM airtime_recipients WHERE service_status IN (602, 603))::int AS airtime_final,
                (SELECT count(*) FROM outbox WHERE relayed_at IS NULL AND available_at <= now())::int AS outbox_due,
                (SELECT count(*) FROM callback_deliveries WHERE status = 'PENDING')::int AS deliveries_pending`,
-  queues: ['payouts', 'airtime', 'notifications'],
+  queues: [], // its work is claimed from the outbox, not queued
 };
 
 async function main(): Promise<void> {
