@@ -124,18 +124,21 @@ export class PayoutSettlementService {
         }
       }
       await this.payouts.markChecked(manager, checked);
-      const holds = await this.holds.resolve(
-        manager,
-        finals.map(({ payout, answer }) => ({
-          holdId: payout.hold_id,
-          outcome: answer.outcome.status === 'SUCCEEDED' ? 'SETTLE' : 'RELEASE',
-        })),
-      );
+      const outcomes = finals.map(({ payout, answer }) => ({
+        holdId: payout.hold_id,
+        outcome: answer.outcome.status === 'SUCCEEDED' ? ('SETTLE' as const) : ('RELEASE' as const),
+      }));
+      // The holds' entries lock the rail's in-flight account, which every payout acceptance from the float also
+      // takes: a group of successes (whose results need no balance) resolves them last, so it holds that lock only
+      // for its commit. A group with a return needs the float's balance after it for the result, so it resolves first.
+      const early = outcomes.some((o) => o.outcome === 'RELEASE');
+      const holds = early ? await this.holds.resolve(manager, outcomes) : [];
       const finished = await this.payouts.finish(
         manager,
-        finals.map(({ payout, answer }, i) => transition(payout, answer, holds[i])),
+        finals.map(({ payout, answer }, i) => transition(payout, answer, holds[i] ?? null)),
       );
       await this.announcer.announce(manager, finished);
+      if (!early) await this.holds.resolve(manager, outcomes);
       return answers.map((a) => applied.get(a.payoutId) ?? null);
     });
   }
@@ -191,7 +194,7 @@ function finalStatus(payout: PayoutRow, outcome: PayoutOutcome): PayoutStatus {
 }
 
 /** Where an answer takes a payout: paid out with the rail's reference, or returned with the float's balance after it. */
-function transition(payout: PayoutRow, answer: PayoutAnswer, hold: ResolvedHold): PayoutTransition & { id: string } {
+function transition(payout: PayoutRow, answer: PayoutAnswer, hold: ResolvedHold | null): PayoutTransition & { id: string } {
   const outcome = answer.outcome as FinalOutcome;
   if (outcome.status === 'SUCCEEDED') {
     return {
@@ -205,6 +208,6 @@ function transition(payout: PayoutRow, answer: PayoutAnswer, hold: ResolvedHold)
     id: payout.id,
     status: returnedStatus(payout, outcome.status),
     resultDescription: answer.description ?? outcome.reason,
-    floatBalanceAfter: hold.float_balance_after === null ? null : new Money(hold.float_balance_after),
+    floatBalanceAfter: hold?.float_balance_after == null ? null : new Money(hold.float_balance_after),
   };
 }
