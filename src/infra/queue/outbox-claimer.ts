@@ -33,13 +33,15 @@ interface ClaimedTopic {
   held: number;
 }
 
+/** Every topic with room in one query: up to its room of its oldest due rows, each topic by its own index range. */
 const CLAIM: PreparedStatement = {
   name: 'outbox_claim',
   text: `UPDATE outbox o SET relayed_at = now()
-         FROM (SELECT id FROM outbox WHERE topic = $1 AND relayed_at IS NULL AND available_at <= now()
-               ORDER BY available_at, id LIMIT $2 FOR UPDATE SKIP LOCKED) due
+         FROM unnest($1::text[], $2::int[]) t(topic, room)
+         CROSS JOIN LATERAL (SELECT id FROM outbox WHERE topic = t.topic AND relayed_at IS NULL AND available_at <= now()
+                             ORDER BY available_at, id LIMIT t.room FOR UPDATE SKIP LOCKED) due
          WHERE o.id = due.id
-         RETURNING o.id, o.payload, o.relay_count`,
+         RETURNING o.id, o.topic, o.payload, o.relay_count`,
 };
 const MARK_DONE: PreparedStatement = {
   name: 'outbox_claimed_done',
@@ -109,22 +111,27 @@ export class OutboxClaimer implements OnApplicationBootstrap, OnApplicationShutd
 
   private async loop(): Promise<void> {
     while (this.running) {
+      const rooms = [...this.topics.values()]
+        .map((topic) => ({ topic, room: Math.min(topic.options.batch, topic.options.held - topic.held) }))
+        .filter((r) => r.room > 0);
       let full = false;
       try {
-        for (const topic of this.topics.values()) {
-          const room = Math.min(topic.options.batch, topic.options.held - topic.held);
-          if (room <= 0) continue;
-          const rows = await runPrepared<{ id: string; payload: Record<string, string>; relay_count: number }>(this.db, CLAIM, [
-            topic.topic,
-            room,
-          ]);
-          if (rows.length === room) full = true;
-          if (rows.length === 0) continue;
-          const items = rows
-            .map((r) => ({ outboxId: String(r.id), payload: r.payload, retries: r.relay_count }))
-            .sort((a, b) => Number(a.outboxId) - Number(b.outboxId));
-          topic.held += items.length;
-          void this.work(topic, items);
+        if (rooms.length > 0) {
+          const rows = await runPrepared<{ id: string; topic: Topic; payload: Record<string, string>; relay_count: number }>(
+            this.db,
+            CLAIM,
+            [rooms.map((r) => r.topic.topic), rooms.map((r) => r.room)],
+          );
+          for (const { topic, room } of rooms) {
+            const items = rows
+              .filter((r) => r.topic === topic.topic)
+              .map((r) => ({ outboxId: String(r.id), payload: r.payload, retries: r.relay_count }))
+              .sort((a, b) => Number(a.outboxId) - Number(b.outboxId));
+            if (items.length === room) full = true;
+            if (items.length === 0) continue;
+            topic.held += items.length;
+            void this.work(topic, items);
+          }
         }
       } catch (error) {
         this.warnThrottled(`claiming outbox work paused: ${(error as Error).message}; work waits in Postgres`);
