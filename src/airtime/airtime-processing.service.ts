@@ -7,10 +7,11 @@ import { FloatHoldsService } from '../float/float-holds.service';
 import { AIRTIME_RAIL, type AirtimeOutcome, type AirtimeRail, type AirtimeTopUp } from '../rails/airtime.rail';
 import { AIRTIME_RESULT_EVENT, FINAL_STATUSES, RecipientRow, recipientResult, SERVICE_STATUS, STATUS_MESSAGES } from './airtime';
 import { AirtimeRepository, type AirtimeSlice } from './airtime.repository';
+import { RECIPIENTS_PER_JOB } from './airtime.service';
 import { settleBounded } from '../common/settle-bounded';
 
-/** Requests of a group asked at the provider at once (each one call, the provider's batches within it). */
-const REQUESTS_IN_FLIGHT = 8;
+/** Slices' worth of recipients asked at the provider at once (one call each, the provider's batches within it). */
+const ASKS_IN_FLIGHT = 8;
 
 /**
  * Tops up a slice of a request's recipients, re-asks about stuck ones (reconciliation) and books each result. Safe
@@ -32,33 +33,35 @@ export class AirtimeProcessingService {
 
   /**
    * The work queued at acceptance, a group of slices at once: their recipients still awaiting the provider are read in
-   * one query, each request's topped up in one provider call (REQUESTS_IN_FLIGHT requests at a time), and every answer
-   * booked in one transaction. Answers, per slice, whether it is done; a slice whose provider call failed is to be tried
+   * one query, topped up a slice per provider call (ASKS_IN_FLIGHT calls at a time), and every answer booked in one
+   * transaction. Answers, per slice, whether it is done; a slice whose provider call failed is to be tried
    * again (asking again is safe: a top-up is keyed by its recipient).
    */
   async process(slices: AirtimeSlice[]): Promise<boolean[]> {
-    const byRequest = new Map<string, RecipientRow[]>();
+    // The provider is asked a slice's worth at a time, as many at once as REQUESTS_IN_FLIGHT (its batches within each).
+    const bySlice = new Map<string, RecipientRow[]>();
     for (const r of await this.airtime.awaitingProvider(this.db.manager, slices)) {
-      byRequest.set(r.request_id, [...(byRequest.get(r.request_id) ?? []), r]);
+      const key = `${r.request_id}:${Math.floor((r.position - 1) / RECIPIENTS_PER_JOB)}`;
+      const recipients = bySlice.get(key);
+      if (recipients) recipients.push(r);
+      else bySlice.set(key, [r]);
     }
-    const requests = [...byRequest.values()];
-    const asked = await settleBounded(requests, REQUESTS_IN_FLIGHT, (recipients) => this.ask(recipients, (t) => this.rail.topUp(t)));
+    const asks = [...bySlice.values()];
+    const asked = await settleBounded(asks, ASKS_IN_FLIGHT, (recipients) => this.ask(recipients, (t) => this.rail.topUp(t)));
     const failed = new Set<string>();
-    const groups: Array<Map<string, AirtimeOutcome>> = [];
+    const answered: Array<{ requestId: string; outcomes: Map<string, AirtimeOutcome> }> = [];
     asked.forEach((result, i) => {
-      if (result.status === 'fulfilled') groups.push(result.value);
+      const requestId = asks[i][0].request_id;
+      if (result.status === 'fulfilled') answered.push({ requestId, outcomes: result.value });
       else {
-        failed.add(requests[i][0].request_id);
-        this.logger.warn(
-          `airtime request ${requests[i][0].request_id}: the provider could not be asked: ${(result.reason as Error).message}`,
-        );
+        failed.add(requestId);
+        this.logger.warn(`airtime request ${requestId}: the provider could not be asked: ${(result.reason as Error).message}`);
       }
     });
-    // One transaction for the group; when it fails, each request's answers alone, so one holds back no other.
-    await this.book(new Map(groups.flatMap((g) => [...g]))).catch(async () => {
-      for (const group of groups) {
-        await this.book(group).catch((error: Error) => {
-          const requestId = this.requestOf(group, requests);
+    // One transaction for the group; when it fails, each slice's answers alone, so one holds back no other.
+    await this.book(new Map(answered.flatMap((a) => [...a.outcomes]))).catch(async () => {
+      for (const { requestId, outcomes } of answered) {
+        await this.book(outcomes).catch((error: Error) => {
           this.logger.warn(`airtime request ${requestId}: answers could not be booked: ${error.message}`);
           failed.add(requestId);
         });
@@ -105,11 +108,6 @@ export class AirtimeProcessingService {
       })),
     );
     return new Map(recipients.map((r, i) => [r.id, answers[i]]));
-  }
-
-  private requestOf(group: Map<string, AirtimeOutcome>, requests: RecipientRow[][]): string {
-    const id = group.keys().next().value;
-    return requests.find((recipients) => recipients.some((r) => r.id === id))![0].request_id;
   }
 
   /**
