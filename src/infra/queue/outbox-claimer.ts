@@ -1,9 +1,10 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { GroupCommit } from '../database/group-commit';
+import type { GroupCommit } from '../database/group-commit';
 import { PreparedStatement, runPrepared } from '../database/prepared';
 import { EngineMetrics } from '../metrics/engine-metrics';
+import { outboxDoneMarks } from './outbox-done-marks';
 import { CLAIMED_TOPICS, Topic } from './queues';
 
 /** An outbox row as its handler gets it: ids only (handlers reload the state), and how often it was tried before. */
@@ -43,10 +44,6 @@ const CLAIM: PreparedStatement = {
          WHERE o.id = due.id
          RETURNING o.id, o.topic, o.payload, o.relay_count`,
 };
-const MARK_DONE: PreparedStatement = {
-  name: 'outbox_claimed_done',
-  text: 'UPDATE outbox SET done_at = now() WHERE id = ANY($1::bigint[])',
-};
 /** A row tried again waits 0.5 s, doubling with each try up to a minute. */
 const RETRY: PreparedStatement = {
   name: 'outbox_claimed_retry',
@@ -74,18 +71,14 @@ export class OutboxClaimer implements OnApplicationBootstrap, OnApplicationShutd
   private stopped: Promise<void> = Promise.resolve();
   private signal: { promise: Promise<void>; resolve: () => void } | null = null;
   private lastErrorLog = 0;
-  private readonly doneMarks = new GroupCommit<string, null>(
-    async (ids) => {
-      await runPrepared(this.db, MARK_DONE, [ids]);
-      return ids.map(() => null);
-    },
-    { maxItems: 1000, maxInFlight: 1 },
-  );
+  private readonly doneMarks: GroupCommit<string, null>;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly metrics: EngineMetrics,
-  ) {}
+  ) {
+    this.doneMarks = outboxDoneMarks(db);
+  }
 
   /** Registers the handler of a claimed topic (at module init; the claiming starts once the application is up). */
   handle(topic: Topic, handler: ClaimedWorkHandler, options: ClaimedTopicOptions): void {

@@ -2,11 +2,9 @@ import { OnWorkerEvent, WorkerHost } from '@nestjs/bullmq';
 import { Logger } from '@nestjs/common';
 import { Job } from 'bullmq';
 import { DataSource } from 'typeorm';
-import { GroupCommit } from '../database/group-commit';
-import { runPrepared } from '../database/prepared';
+import type { GroupCommit } from '../database/group-commit';
 import { EngineMetrics } from '../metrics/engine-metrics';
-
-const MARK_DONE = { name: 'outbox_mark_done', text: 'UPDATE outbox SET done_at = now() WHERE id = ANY($1::bigint[])' };
+import { outboxDoneMarks } from './outbox-done-marks';
 
 /**
  * Base of every processor fed by the outbox: a finished job marks its outbox row done (so the relay never
@@ -16,13 +14,7 @@ const MARK_DONE = { name: 'outbox_mark_done', text: 'UPDATE outbox SET done_at =
 export abstract class OutboxJobProcessor<T extends { outboxId?: string }> extends WorkerHost {
   protected readonly logger = new Logger(this.constructor.name);
   private lastErrorLog = 0;
-  private readonly doneMarks = new GroupCommit<string, null>(
-    async (ids) => {
-      await runPrepared(this.db, MARK_DONE, [ids]);
-      return ids.map(() => null);
-    },
-    { maxItems: 500, maxInFlight: 1 },
-  );
+  private readonly doneMarks: GroupCommit<string, null>;
 
   protected constructor(
     private readonly queueName: string,
@@ -30,6 +22,7 @@ export abstract class OutboxJobProcessor<T extends { outboxId?: string }> extend
     protected readonly metrics: EngineMetrics,
   ) {
     super();
+    this.doneMarks = outboxDoneMarks(db);
   }
 
   abstract process(job: Job<T>): Promise<void>;
