@@ -219,9 +219,7 @@ describe('two api and two worker processes, killed under load (seeded)', () => {
         const victim = pool[killRandom.between(0, pool.length - 1)];
         last = Date.now();
         kills.push({ name: victim.name, at: last });
-        const stall = new Client({ connectionString: cluster.db.url });
-        await stall.connect();
-        await stall.query('BEGIN; LOCK TABLE journal_entries, outbox IN SHARE MODE');
+        const stall = await stallWrites(cluster.db.url);
         await sleep(STALL_MS);
         await cluster.crashAndRestart(victim, () => stall.end());
         await cluster.ready();
@@ -449,6 +447,25 @@ describe('two api and two worker processes, killed under load (seeded)', () => {
     expect(report.ok).toBe(true);
   }, 240_000);
 });
+
+/**
+ * Holds writes to entries and the outbox back (SHARE locks on both tables, taken one after the other). A transaction
+ * that has written one and waits for the other deadlocks with it; Postgres then aborts the stall, which is tried
+ * again, so the writes are held back all the same.
+ */
+async function stallWrites(url: string): Promise<Client> {
+  for (;;) {
+    const stall = new Client({ connectionString: url });
+    await stall.connect();
+    try {
+      await stall.query('BEGIN; LOCK TABLE journal_entries, outbox IN SHARE MODE');
+      return stall;
+    } catch (error) {
+      await stall.end();
+      if ((error as { code?: string }).code !== '40P01') throw error;
+    }
+  }
+}
 
 function eventOfAirtime(callback: ReceivedCallback): string {
   return `${callback.body.external_reference}/${callback.body.phone_number}`;
