@@ -59,7 +59,7 @@ interface PayoutAcceptItem {
 }
 
 /**
- * payout_accept's answer: its outcome, and in `detail` what the wording of a refusal needs (amounts as Postgres
+ * payout_accept_batch's answer per payout: its outcome, and in `detail` what the wording of a refusal needs (amounts as Postgres
  * prints them). Only ACCEPTED stored anything; the paying service's refusals are paying_service's.
  */
 export type PayoutAcceptance =

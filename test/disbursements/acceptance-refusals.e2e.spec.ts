@@ -6,7 +6,7 @@ import { gateway, GatewayMerchant } from '../support/gateway-fixtures';
 import { createTestApp, dataSource } from '../support/test-app';
 
 /**
- * Every way payout and airtime acceptance (payout_accept, airtime_accept) refuses a request, with the whole body
+ * Every way payout and airtime acceptance (payout_accept_batch, airtime_accept) refuses a request, with the whole body
  * and HTTP status the API answers: the SQL names what it found, the TypeScript words it.
  */
 describe('acceptance refusals, word for word', () => {

@@ -13,7 +13,7 @@ import { createTestApp, dataSource } from '../support/test-app';
 /**
  * The float's two-phase holds against a real database: arithmetic to the 4th decimal, floors and exactly one outcome.
  * Holds are reserved the one way they are in service, by acceptance (SQL function float_reserve, called by
- * payout_accept and airtime_accept); FloatHoldsService settles and releases them.
+ * payout_accept_batch and airtime_accept); FloatHoldsService settles and releases them.
  */
 describe('float holds', () => {
   let app: NestFastifyApplication;

@@ -42,6 +42,46 @@ describe('payouts accepted in groups', () => {
     expect(await ledgerViolations(app)).toEqual([]);
   });
 
+  it('each accepted payout has its own reservation entry, and its float balance after is the running balance', async () => {
+    const merchant = await createPayoutMerchant(app, { float: '1000' });
+    const repository = app.get(PayoutsRepository);
+    const prefix = payoutReference('run'); // one prefix: payouts are taken in reference order
+    const references = ['a', 'b', 'c', 'd'].map((x) => `${prefix}-${x}`);
+    const { answers, batches } = await acceptTogether(
+      references.map((reference, i) => () => repository.accept(payoutToAccept(merchant, reference, ['100', '900', '200', '300'][i]))),
+    );
+    expect(batches).toBe(1);
+    expect(answers.map((a) => a.outcome)).toEqual(['ACCEPTED', 'INSUFFICIENT_FLOAT', 'ACCEPTED', 'ACCEPTED']);
+    const rows: Array<{ payout_reference: string; float_balance_after: string; entry_amount: string }> = await dataSource(app).query(
+      `SELECT p.payout_reference, p.float_balance_after::text, po.amount::text AS entry_amount
+       FROM payouts p JOIN float_holds h ON h.id = p.hold_id JOIN float_reservations r ON r.id = h.reservation_id
+       JOIN postings po ON po.entry_id = r.reserve_entry_id AND po.account_id = p.float_account_id
+       WHERE p.client_id = $1 ORDER BY p.payout_reference`,
+      [merchant.clientId],
+    );
+    expect(rows).toEqual([
+      { payout_reference: references[0], float_balance_after: '890.0000', entry_amount: '-110.0000' },
+      { payout_reference: references[2], float_balance_after: '680.0000', entry_amount: '-210.0000' },
+      { payout_reference: references[3], float_balance_after: '370.0000', entry_amount: '-310.0000' },
+    ]);
+    expect(await ledgerViolations(app)).toEqual([]);
+  });
+
+  it('a reference named twice in one group: when the float is short of the first, the second is tried as if it came next', async () => {
+    const merchant = await createPayoutMerchant(app, { float: '250' });
+    const repository = app.get(PayoutsRepository);
+    const reference = payoutReference('twice');
+    const { answers, batches } = await acceptTogether(
+      ['1000', '100', '50'].map((amount) => () => repository.accept(payoutToAccept(merchant, reference, amount))),
+    );
+    expect(batches).toBe(1);
+    expect(answers.map((a) => a.outcome)).toEqual(['INSUFFICIENT_FLOAT', 'ACCEPTED', 'DUPLICATE']);
+    const stored = await dataSource(app).query(`SELECT amount::text FROM payouts WHERE client_id = $1`, [merchant.clientId]);
+    expect(stored).toEqual([{ amount: '100.0000' }]);
+    expect(await floatBalance(app, merchant)).toEqual(expectedFloat(140, 110));
+    expect(await ledgerViolations(app)).toEqual([]);
+  });
+
   it('two processes whose groups hold the same references in opposite orders accept each payout once, without deadlock', async () => {
     const merchant = await createPayoutMerchant(app, { float: '100000' });
     const otherProcess = new PayoutsRepository(dataSource(app)); // its own group in flight, as another API process has

@@ -1,8 +1,8 @@
 -- Accepts one bulk airtime request: a reference already taken, the paying service (airtime_service_code,
 -- paying_service) and each amount's bounds, then the idempotency claim, float_reserve (one entry, a hold per
--- recipient), the request, its recipients (positions 1..n, p_recipients in request order) and their processing jobs.
--- A refusal is a row: its outcome, and in detail what its wording needs (AirtimeAcceptance,
--- src/airtime/airtime.repository.ts). Called per item by airtime_accept_batch.
+-- recipient; a float short of the total gives the claim up), the request, its recipients (positions 1..n,
+-- p_recipients in request order) and their processing jobs. A refusal is a row: its outcome, and in detail what its
+-- wording needs (AirtimeAcceptance, src/airtime/airtime.repository.ts). Called per item by airtime_accept_batch.
 CREATE OR REPLACE FUNCTION airtime_accept(
   p_client_id uuid,
   p_reference text,
@@ -64,35 +64,38 @@ BEGIN
   END IF;
   SELECT array_agg(client_service_fee(v_service.service_id, l.amount) ORDER BY l.n) INTO v_fees
   FROM unnest(v_amounts) WITH ORDINALITY AS l (amount, n);
-  -- A block of its own, so that a float short of the total undoes the claim and answers as a row.
-  BEGIN
-    INSERT INTO airtime_requests (client_id, reference, client_service_id, currency, recipient_count)
-    VALUES (p_client_id, p_reference, v_service.service_id, v_service.float_currency, v_count)
-    ON CONFLICT (client_id, reference) DO NOTHING
-    RETURNING id INTO v_request;
-    IF v_request IS NULL THEN
-      outcome := 'DUPLICATE';
-    ELSE
-      SELECT * INTO v_reserved
-      FROM float_reserve(p_client_id => p_client_id, p_float_account_id => v_service.float_account_id,
-                         p_currency => v_service.float_currency, p_rail => p_rail, p_amounts => v_amounts,
-                         p_fees => v_fees);
-      UPDATE airtime_requests SET reservation_id = v_reserved.reservation_id WHERE id = v_request;
-      INSERT INTO airtime_recipients (request_id, position, phone_number, amount, fee, hold_id, message)
-      SELECT v_request, r.n, r.phone_number, r.amount, r.fee, r.hold_id, p_message
-      FROM unnest(v_phone_numbers, v_amounts, v_fees, v_reserved.hold_ids) WITH ORDINALITY
-        AS r (phone_number, amount, fee, hold_id, n);
-      INSERT INTO outbox (topic, payload, available_at)
-      SELECT p_topic,
-             jsonb_build_object('requestId', v_request::text, 'first', f::text,
-                                'last', least(v_count, f + p_recipients_per_job - 1)::text),
-             p_process_at
-      FROM generate_series(1, v_count, p_recipients_per_job) AS f;
-      outcome := 'ACCEPTED';
-    END IF;
-  EXCEPTION WHEN SQLSTATE 'LF001' THEN
+  INSERT INTO airtime_requests (client_id, reference, client_service_id, currency, recipient_count)
+  VALUES (p_client_id, p_reference, v_service.service_id, v_service.float_currency, v_count)
+  ON CONFLICT (client_id, reference) DO NOTHING
+  RETURNING id INTO v_request;
+  IF v_request IS NULL THEN
+    outcome := 'DUPLICATE';
+    RETURN NEXT;
+    RETURN;
+  END IF;
+  SELECT * INTO v_reserved
+  FROM float_reserve(p_client_id => p_client_id, p_float_account_id => v_service.float_account_id,
+                     p_currency => v_service.float_currency, p_rail => p_rail,
+                     p_reservations => array_fill(1, ARRAY[v_count]), p_amounts => v_amounts, p_fees => v_fees);
+  IF v_reserved.reservation_id IS NULL THEN
+    -- The float is short of the total: the claim is given up, so the reference stays free.
+    DELETE FROM airtime_requests WHERE id = v_request;
     outcome := 'INSUFFICIENT_FLOAT';
-  END;
+    RETURN NEXT;
+    RETURN;
+  END IF;
+  UPDATE airtime_requests SET reservation_id = v_reserved.reservation_id WHERE id = v_request;
+  INSERT INTO airtime_recipients (request_id, position, phone_number, amount, fee, hold_id, message)
+  SELECT v_request, r.n, r.phone_number, r.amount, r.fee, r.hold_id, p_message
+  FROM unnest(v_phone_numbers, v_amounts, v_fees, v_reserved.hold_ids) WITH ORDINALITY
+    AS r (phone_number, amount, fee, hold_id, n);
+  INSERT INTO outbox (topic, payload, available_at)
+  SELECT p_topic,
+         jsonb_build_object('requestId', v_request::text, 'first', f::text,
+                            'last', least(v_count, f + p_recipients_per_job - 1)::text),
+         p_process_at
+  FROM generate_series(1, v_count, p_recipients_per_job) AS f;
+  outcome := 'ACCEPTED';
   RETURN NEXT;
 END
 $fn$;

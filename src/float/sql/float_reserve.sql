@@ -1,44 +1,85 @@
--- Reserves amounts and fees on a float: one FLOAT_RESERVE entry through ledger_post_entry (which raises LF001 when the
--- float is short), one hold per line (p_amounts[i] with p_fees[i]). Called by payout_accept and airtime_accept only.
+-- Reserves on one float, any number of reservations in one call: p_reservations numbers each line's reservation
+-- (1..k, a reservation's lines together and in order), and each reservation is one FLOAT_RESERVE entry of its lines'
+-- amount + fee into the rail's in-flight account, with one hold per line (p_amounts[i] with p_fees[i]). A reservation
+-- the float is short of moves nothing and is answered with null ids; the others go on. Every entry goes through one
+-- ledger_post_entries call. Called by payout_accept_batch (one reservation per payout) and airtime_accept (one for a
+-- request's recipients) only.
 CREATE OR REPLACE FUNCTION float_reserve(
   p_client_id uuid,
   p_float_account_id uuid,
   p_currency text,
   p_rail text,
+  p_reservations integer[],
   p_amounts numeric[],
   p_fees numeric[]
 )
-RETURNS TABLE(reservation_id bigint, entry_id bigint, hold_ids bigint[], float_balance_after numeric)
+RETURNS TABLE(reservation_no integer, reservation_id bigint, hold_ids bigint[], float_balance_after numeric)
 LANGUAGE plpgsql
 AS $fn$
 DECLARE
-  v_in_flight   uuid;
-  v_total       numeric;
-  v_entry_id    bigint;
-  v_after       numeric;
-  v_reservation bigint;
-  v_holds       bigint[];
+  v_in_flight    uuid;
+  v_reservations int[];
+  v_totals       numeric[];
+  v_line_entry   int[];
+  v_line_account uuid[];
+  v_line_amount  numeric[];
+  v_count        int;
+  v_entries      bigint[];
+  v_afters       numeric[];
 BEGIN
-  IF coalesce(cardinality(p_amounts), 0) = 0 OR cardinality(p_amounts) <> cardinality(p_fees) THEN
+  IF coalesce(cardinality(p_amounts), 0) = 0 OR cardinality(p_amounts) <> cardinality(p_fees)
+     OR cardinality(p_amounts) <> cardinality(p_reservations) THEN
     RAISE EXCEPTION 'a reservation needs one fee per amount and at least one line';
   END IF;
-  v_in_flight := ledger_system_account(p_client_id, p_rail, p_currency);
-  SELECT sum(l.amount + l.fee) INTO v_total FROM unnest(p_amounts, p_fees) AS l (amount, fee);
-  SELECT e.entry_id, e.balance_after INTO v_entry_id, v_after
-  FROM ledger_post_entry(p_client_id, 'FLOAT_RESERVE', ARRAY[p_float_account_id, v_in_flight], ARRAY[-v_total, v_total]) e
-  WHERE e.account_id = p_float_account_id;
-  INSERT INTO float_reservations (client_id, float_account_id, rail, currency, reserve_entry_id)
-  VALUES (p_client_id, p_float_account_id, p_rail, p_currency, v_entry_id)
-  RETURNING id INTO v_reservation;
-  -- Ids are drawn in insertion order, which follows the lines.
-  WITH held AS (
+  SELECT array_agg(t.r ORDER BY t.r), array_agg(t.total ORDER BY t.r) INTO v_reservations, v_totals
+  FROM (SELECT l.r, sum(l.amount + l.fee) AS total FROM unnest(p_reservations, p_amounts, p_fees) l (r, amount, fee)
+        GROUP BY l.r) t;
+  v_count := cardinality(v_reservations);
+  -- A block of its own, so that when the float is short of every reservation nothing is left behind, not even the
+  -- in-flight account created for them.
+  BEGIN
+    v_in_flight := ledger_system_account(p_client_id, p_rail, p_currency);
+    SELECT array_agg(t.r ORDER BY t.r, s.side),
+           array_agg(CASE s.side WHEN 1 THEN p_float_account_id ELSE v_in_flight END ORDER BY t.r, s.side),
+           array_agg(CASE s.side WHEN 1 THEN -t.total ELSE t.total END ORDER BY t.r, s.side)
+      INTO v_line_entry, v_line_account, v_line_amount
+    FROM unnest(v_reservations, v_totals) AS t (r, total) CROSS JOIN (VALUES (1), (2)) AS s (side);
+    -- A refused entry answers one row (no entry id), a posted one a row per line: the float's line has its balance.
+    SELECT array_agg(e.entry_id ORDER BY e.entry_no), array_agg(e.balance_after ORDER BY e.entry_no)
+      INTO v_entries, v_afters
+    FROM ledger_post_entries(array_fill(p_client_id, ARRAY[v_count]), array_fill('FLOAT_RESERVE'::text, ARRAY[v_count]),
+                             v_line_entry, v_line_account, v_line_amount) e
+    WHERE e.refused_account IS NOT NULL OR e.account_id = p_float_account_id;
+    IF NOT EXISTS (SELECT 1 FROM unnest(v_entries) x WHERE x IS NOT NULL) THEN
+      RAISE EXCEPTION 'the float is short of every reservation' USING ERRCODE = 'LF001';
+    END IF;
+  EXCEPTION WHEN SQLSTATE 'LF001' THEN
+    RETURN QUERY SELECT r, NULL::bigint, NULL::bigint[], NULL::numeric FROM unnest(v_reservations) r;
+    RETURN;
+  END;
+
+  RETURN QUERY
+  WITH reservation AS (
+    INSERT INTO float_reservations (client_id, float_account_id, rail, currency, reserve_entry_id)
+    SELECT p_client_id, p_float_account_id, p_rail, p_currency, x.entry_id
+    FROM unnest(v_entries) WITH ORDINALITY AS x (entry_id, r)
+    WHERE x.entry_id IS NOT NULL
+    ORDER BY x.r
+    RETURNING id, reserve_entry_id
+  ), held AS (
+    -- Ids are drawn in insertion order, which follows the lines.
     INSERT INTO float_holds (reservation_id, client_id, float_account_id, amount, fee)
-    SELECT v_reservation, p_client_id, p_float_account_id, l.amount, l.fee
-    FROM unnest(p_amounts, p_fees) WITH ORDINALITY AS l (amount, fee, n)
+    SELECT rs.id, p_client_id, p_float_account_id, l.amount, l.fee
+    FROM unnest(p_reservations, p_amounts, p_fees) WITH ORDINALITY AS l (r, amount, fee, n)
+    JOIN reservation rs ON rs.reserve_entry_id = v_entries[l.r]
     ORDER BY l.n
-    RETURNING id
+    RETURNING id, float_holds.reservation_id
   )
-  SELECT array_agg(held.id ORDER BY held.id) INTO v_holds FROM held;
-  RETURN QUERY SELECT v_reservation, v_entry_id, v_holds, v_after;
+  SELECT x.r::int, rs.id, hh.ids, CASE WHEN x.entry_id IS NOT NULL THEN v_afters[x.r] END
+  FROM unnest(v_entries) WITH ORDINALITY AS x (entry_id, r)
+  LEFT JOIN reservation rs ON rs.reserve_entry_id = x.entry_id
+  LEFT JOIN (SELECT h.reservation_id AS id, array_agg(h.id ORDER BY h.id) AS ids FROM held h GROUP BY h.reservation_id) hh
+    ON hh.id = rs.id
+  ORDER BY x.r;
 END
 $fn$;
