@@ -1,9 +1,17 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import Decimal from 'decimal.js';
+import request from 'supertest';
+import { ClientServicesService } from '../../src/client-services/client-services.service';
+import { MoneyMovementsService } from '../../src/transactions/money-movements.service';
+import { PAYING_STATES } from '../../src/float/paying-service';
 import { pgPool } from '../../src/infra/database/prepared';
+import { TOPICS } from '../../src/infra/queue/queues';
 import { PayoutAcceptance, PayoutsRepository } from '../../src/payouts/payouts.repository';
 import { createPayoutMerchant, expectedFloat, floatBalance, payoutReference, payoutToAccept } from '../support/disbursement-fixtures';
+import { GatewayMerchant } from '../support/gateway-fixtures';
 import { ledgerViolations } from '../support/money-fixtures';
 import { createTestApp, dataSource, deadlockCount } from '../support/test-app';
+import { createWallet } from '../support/wallet-fixtures';
 
 /**
  * Payout acceptance by group commit (payout_accept_batch): the payouts a process has in hand at once are one call
@@ -103,6 +111,78 @@ describe('payouts accepted in groups', () => {
     expect(stored.n).toBe(40);
     // 40 × (50 + 10) held, once each.
     expect(await floatBalance(app, merchant)).toEqual(expectedFloat(97600, 2400));
+    expect(await ledgerViolations(app)).toEqual([]);
+  });
+
+  /** A second paying service of the merchant's client, with a float of its own funded with `float`. */
+  async function secondFloat(merchant: GatewayMerchant, float: string): Promise<{ serviceCode: string; accountId: string }> {
+    const service = await request(app.getHttpServer()).post('/api/v1/client-services').set('authorization', merchant.tenant.auth).send({
+      client_code: merchant.clientCode,
+      client_service_name: 'Second float',
+      service_code: 'CUSTOM_SERVICE',
+      has_transaction_fee: true,
+      transaction_fee_type: 'FIXED',
+      transaction_fee: 10,
+      minimum_transaction_amount: 1,
+      maximum_transaction_amount: 1_000_000,
+      is_active: 1,
+    });
+    expect(service.status).toBe(201);
+    const serviceCode = service.body.client_service_code as string;
+    const wallet = await createWallet(app, merchant.tenant, { account_name: 'Second float', currency: 'KES' });
+    await app.get(ClientServicesService).setSettlementWallet(dataSource(app).manager, merchant.clientId, serviceCode, wallet.account_id);
+    await app.get(MoneyMovementsService).fund(merchant.clientId, wallet.account_number, new Decimal(float));
+    return { serviceCode, accountId: wallet.account_id };
+  }
+
+  it('one reference raced through two floats of a client: the group that finds it taken is undone and answers DUPLICATE', async () => {
+    const merchant = await createPayoutMerchant(app, { float: '1000' });
+    const second = await secondFloat(merchant, '1000');
+    const reference = payoutReference('race');
+    // A group of the second float that has claimed the reference and not yet committed.
+    const runner = dataSource(app).createQueryRunner();
+    await runner.connect();
+    await runner.startTransaction();
+    const item = payoutToAccept(merchant, reference, '100', { serviceCode: second.serviceCode });
+    const [held] = await runner.query(`SELECT outcome FROM payout_accept_batch($1)`, [
+      JSON.stringify([
+        {
+          client_id: item.clientId,
+          service_code: item.serviceCode,
+          kind: item.kind,
+          payout_reference: item.payoutReference,
+          amount: item.amount.toFixed(),
+          currency: item.currency,
+          destination_type: item.destinationType,
+          destination_name: item.destinationName,
+          recipient_account_number: item.recipientAccountNumber,
+          recipient_phone_number: item.recipientPhoneNumber,
+          request: item.request,
+          callback_url: item.callbackUrl,
+          rail: item.rail,
+          topic: TOPICS.processPayout,
+          process_at: item.processAt,
+          paying_states: PAYING_STATES,
+        },
+      ]),
+    ]);
+    expect(held.outcome).toBe('ACCEPTED');
+    try {
+      // Through the first float: its check cannot see the uncommitted payout, so it reserves and then waits on it.
+      const racing = app.get(PayoutsRepository).accept(payoutToAccept(merchant, reference, '200'));
+      for (let i = 0; i < 100; i++) {
+        const [waiting] = await dataSource(app).query(`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted`);
+        if (waiting.n > 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      await runner.commitTransaction();
+      expect((await racing).outcome).toBe('DUPLICATE');
+    } finally {
+      await runner.release();
+    }
+    const stored = await dataSource(app).query(`SELECT amount::text FROM payouts WHERE client_id = $1`, [merchant.clientId]);
+    expect(stored).toEqual([{ amount: '100.0000' }]);
+    expect(await floatBalance(app, merchant)).toEqual(expectedFloat(1000, 0));
     expect(await ledgerViolations(app)).toEqual([]);
   });
 });
