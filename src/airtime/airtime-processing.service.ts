@@ -1,3 +1,4 @@
+import { PostingLane } from '../infra/database/posting-lane';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
@@ -29,6 +30,7 @@ export class AirtimeProcessingService {
     private readonly holds: FloatHoldsService,
     private readonly callbacks: CallbacksService,
     private readonly callbackSettings: CallbackSettingsService,
+    private readonly lane: PostingLane,
   ) {}
 
   /**
@@ -153,18 +155,15 @@ export class AirtimeProcessingService {
    */
   private async book(outcomes: Map<string, AirtimeOutcome>): Promise<number> {
     if (outcomes.size === 0) return 0;
+    return this.lane.run(() => this.bookNow(outcomes));
+  }
+
+  private bookNow(outcomes: Map<string, AirtimeOutcome>): Promise<number> {
     return this.db.transaction(async (manager) => {
       const locked = await this.airtime.lockUnresolved(manager, [...outcomes.keys()]);
       if (locked.length === 0) return 0;
       const changed = locked.map((r) => nextState(r, outcomes.get(r.id)!)).filter((r): r is RecipientRow => r !== null);
       const finals = changed.filter((r) => FINAL_STATUSES.includes(r.service_status));
-      // Every final status resolves its hold, all in one call: settled on success, amount and fee back to the float on failure.
-      const holds = await this.holds.resolve(
-        manager,
-        finals.map((r) => ({ holdId: r.hold_id, outcome: r.service_status === SERVICE_STATUS.SUCCESSFUL ? 'SETTLE' : 'RELEASE' })),
-      );
-      const stale = finals.find((_, i) => !holds[i].resolved);
-      if (stale) throw new HoldAlreadyResolvedError(stale);
       await this.airtime.setStatuses(manager, changed);
       for (const clientId of new Set(finals.map((r) => r.client_id))) {
         await this.announce(
@@ -173,6 +172,15 @@ export class AirtimeProcessingService {
           finals.filter((r) => r.client_id === clientId),
         );
       }
+      // Every final status resolves its hold, all in one call: settled on success, amount and fee back to the float on
+      // failure. Last, so that the merchant's float, in-flight and fee accounts (which every payout, airtime and
+      // collection of the merchant also locks) are held only for the commit; a stale hold undoes the whole booking.
+      const holds = await this.holds.resolve(
+        manager,
+        finals.map((r) => ({ holdId: r.hold_id, outcome: r.service_status === SERVICE_STATUS.SUCCESSFUL ? 'SETTLE' : 'RELEASE' })),
+      );
+      const stale = finals.find((_, i) => !holds[i].resolved);
+      if (stale) throw new HoldAlreadyResolvedError(stale);
       return finals.length;
     });
   }

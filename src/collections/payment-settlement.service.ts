@@ -1,3 +1,4 @@
+import { PostingLane } from '../infra/database/posting-lane';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
@@ -61,12 +62,16 @@ export class PaymentSettlementService {
     return ids.map((id) => rows.find((row) => row.id === id) ?? null);
   }, BATCHES);
 
-  private readonly settlements = new GroupCommit<OperatorResult, SettlementAnswer>((items) => settlePayments(this.db, items), BATCHES);
+  private readonly settlements = new GroupCommit<OperatorResult, SettlementAnswer>(
+    (items) => this.lane.run(() => settlePayments(this.db, items)),
+    BATCHES,
+  );
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     @Inject(MOBILE_MONEY_RAIL) private readonly rail: MobileMoneyRail,
     private readonly payments: PaymentsRepository,
+    private readonly lane: PostingLane,
   ) {}
 
   async settle(paymentId: string): Promise<void> {

@@ -1,3 +1,4 @@
+import { PostingLane } from '../infra/database/posting-lane';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
@@ -53,6 +54,7 @@ export class PayoutSettlementService {
     private readonly payouts: PayoutsRepository,
     private readonly holds: FloatHoldsService,
     private readonly announcer: PayoutAnnouncer,
+    private readonly lane: PostingLane,
   ) {}
 
   /**
@@ -97,6 +99,10 @@ export class PayoutSettlementService {
    * order: null when the payout does not exist; a payout already final is left as it is (finished: false).
    */
   async apply(answers: PayoutAnswer[]): Promise<Array<AppliedOutcome | null>> {
+    return this.lane.run(() => this.applyNow(answers));
+  }
+
+  private applyNow(answers: PayoutAnswer[]): Promise<Array<AppliedOutcome | null>> {
     return this.db.transaction(async (manager) => {
       const locked = new Map(
         (

@@ -2,6 +2,7 @@ import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { dataSourceOptions } from './data-source';
+import { PostingLane } from './posting-lane';
 import { ReadReplica } from './read-replica';
 
 @Global()
@@ -12,7 +13,7 @@ import { ReadReplica } from './read-replica';
       useFactory: (config: AppConfig) => ({ ...dataSourceOptions(config.databaseUrl, config.dbPoolSize), autoLoadEntities: true }),
     }),
   ],
-  providers: [ReadReplica],
-  exports: [ReadReplica],
+  providers: [ReadReplica, PostingLane],
+  exports: [ReadReplica, PostingLane],
 })
 export class DatabaseModule {}
