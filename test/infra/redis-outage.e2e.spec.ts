@@ -143,4 +143,49 @@ describe('Redis outage', () => {
     expect(relays).toHaveLength(lost.length);
     for (const r of relays) expect(r).toEqual({ relay_count: 1, done_at: expect.any(Date) });
   });
+
+  it('a BullMQ job that Redis lost after its relay (a collection reversal) is relayed again and completes exactly once', async () => {
+    const c = await postCharge(300);
+    expect(c.res.status).toBe(200);
+    await waitFor('the charge to settle', async () => (await statuses([c.res.body.charge_request_id]))[0] === 700, 30_000, 100);
+    const walletBefore = await ledgerBalance(app, merchant.settlementAccountNumber);
+
+    // Redis goes away with the reversal's job in it: the relay had handed the job over (relayed_at stamped), and the
+    // Redis that held it restarts empty.
+    await sandbox.redis.stop();
+    const reference = `rev-${c.reference}`;
+    const accepted = await gateway(app, merchant.token)
+      .post('/v1/reversals/initiate')
+      .send({ reversal_reference: reference, payment_reference: c.reference, reversal_reason: 'Lost with Redis' });
+    expect(accepted.status).toBe(200);
+    expect(accepted.body.reversal_status).toBe('pending');
+    const relayed: Array<{ id: string }> = (
+      await dataSource(app).query(
+        `UPDATE outbox SET relayed_at = now() WHERE topic = 'payments.reverse' AND relayed_at IS NULL AND done_at IS NULL
+         RETURNING id`,
+      )
+    )[0];
+    expect(relayed).toHaveLength(1);
+    await sandbox.redis.start();
+
+    const final = await waitFor(
+      'the reversal to finish',
+      async () => {
+        const res = await gateway(app, merchant.token).get(`/v1/reversals/${encodeURIComponent(reference)}/status`);
+        return res.status === 200 && res.body.reversal_status === 'successful' ? res.body : undefined;
+      },
+      30_000,
+      200,
+    );
+    expect(final).toMatchObject({ reversal_reference: reference, reversal_status: 'successful' });
+    // Relayed a second time by the sweep for lost work, then done; the payment's entry undone once.
+    const [row] = await dataSource(app).query(`SELECT relay_count, done_at FROM outbox WHERE id = $1`, [relayed[0].id]);
+    expect(row).toEqual({ relay_count: 1, done_at: expect.any(Date) });
+    expect(await ledgerBalance(app, merchant.settlementAccountNumber)).toBe(new Decimal(walletBefore).minus(290).toFixed(4));
+    const [reversals] = await dataSource(app).query(
+      `SELECT count(*)::int AS n, count(entry_id)::int AS entries FROM collection_reversals WHERE payment_id = $1`,
+      [c.res.body.charge_request_id],
+    );
+    expect(reversals).toEqual({ n: 1, entries: 1 });
+  });
 });
