@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Matches, MaxLength, registerDecorator, ValidateIf, ValidationOptions } from 'class-validator';
+import { CompiledValidation } from '../common/http/compiled-validation';
 import { IsCurrencyCode, IsMoneyAmount, LIMITS, RequiredText } from '../common/validation/validators';
 import { MoneyProperty } from '../common/openapi/api-docs';
 import type { PayoutErrorCode } from './payout-error';
@@ -70,6 +71,7 @@ function IsBankCodeFor(destinationField: string) {
 }
 
 /** POST /v1/payouts/initiate (disbursement document §2 "Local payout request"). */
+@CompiledValidation()
 export class LocalPayoutDto {
   @ApiProperty({ maxLength: LIMITS.reference }) @RequiredText(LIMITS.reference) payout_reference: string;
   @ApiProperty({ maxLength: LIMITS.code }) @RequiredText(LIMITS.code, code('SERVICE_NOT_ALLOWED')) service_code: string;
@@ -103,6 +105,7 @@ export class LocalPayoutDto {
 }
 
 /** POST /v1/payouts/imt/initiate: a local payout's fields plus the sender's and recipient's KYC (document §2). */
+@CompiledValidation()
 export class ImtPayoutDto extends LocalPayoutDto {
   @ApiProperty({ maxLength: LIMITS.name }) @RequiredText(LIMITS.name) sender_first_name: string;
   @ApiProperty({ maxLength: LIMITS.name }) @RequiredText(LIMITS.name) sender_last_name: string;
@@ -129,6 +132,7 @@ export class ImtPayoutDto extends LocalPayoutDto {
 }
 
 /** POST /v1/payouts/b2b/initiate (document §2 "B2B payout request"). */
+@CompiledValidation()
 export class B2bPayoutDto {
   @ApiProperty({ maxLength: LIMITS.reference }) @RequiredText(LIMITS.reference) payout_reference: string;
   @ApiProperty({ maxLength: LIMITS.code }) @RequiredText(LIMITS.code, code('SERVICE_NOT_ALLOWED')) service_code: string;

@@ -2,6 +2,8 @@ import { ArgumentMetadata, HttpException, PipeTransform } from '@nestjs/common';
 import fc from 'fast-check';
 import { ChargeRequestDto } from '../../src/charges/charge.dto';
 import { CheckoutInitiateDto } from '../../src/checkout/checkout.dto';
+import { B2bPayoutDto, ImtPayoutDto, LocalPayoutDto } from '../../src/payout-requests/payout.dto';
+import { B2B_PAYOUT_EXAMPLES, IMT_PAYOUT_EXAMPLES, LOCAL_PAYOUT_EXAMPLES } from '../../src/payout-requests/payout.examples';
 import * as compiled from '../../src/common/http/compiled-validation';
 import { createValidationPipe } from '../../src/common/http/validation';
 import { CreditDebitDto, MoneyCommandQuery, TransferDto } from '../../src/transactions/transaction.dto';
@@ -94,6 +96,9 @@ const templates: Array<{
     },
     freeJson: 'extra_data',
   },
+  { dto: LocalPayoutDto, type: 'body', body: LOCAL_PAYOUT_EXAMPLES.bank.value },
+  { dto: ImtPayoutDto, type: 'body', body: IMT_PAYOUT_EXAMPLES.imt.value },
+  { dto: B2bPayoutDto, type: 'body', body: B2B_PAYOUT_EXAMPLES.paybill.value },
 ];
 
 /** Keys that class-transformer or Nest treat specially, and ordinary ones. */
