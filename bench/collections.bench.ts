@@ -36,6 +36,7 @@
  * Environment: DATABASE_URL (server), BENCH_CEILING (the ceiling script, or skip), SANDBOX_SETTLE_DELAY_MS
  * (default 2000), BENCH_WORKERS (default 2), BENCH_DURATION (seconds of (a) and (d) and of the ceiling's runs,
  * default 15), BENCH_CONNECTIONS (default 32), BENCH_E2E_RATE (default 1000), BENCH_E2E_SECONDS (default 15),
+ * BENCH_E2E_STEPS (the most rates (b) tries, default 3),
  * BENCH_STATEMENT_ROWS (default 100000), BENCH_DRAIN_TIMEOUT (seconds, default 150), BENCH_DELIVERY_BACKLOG
  * (default 10000), BENCH_E2E_FLOOR_RATE (light-load rate of (b), default 20), BENCH_REDIS_URL (use this Redis
  * instead of starting one), BENCH_PROFILE=1 (CPU profiles of the API and the workers, summarised by package),
@@ -69,6 +70,7 @@ const SETTLE_DELAY_MS = Number(process.env.SANDBOX_SETTLE_DELAY_MS ?? 2000);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 2);
 const E2E_RATE = Number(process.env.BENCH_E2E_RATE ?? 1000);
 const E2E_SECONDS = Number(process.env.BENCH_E2E_SECONDS ?? 15);
+const E2E_STEPS = Number(process.env.BENCH_E2E_STEPS ?? 3);
 const E2E_FLOOR_RATE = Number(process.env.BENCH_E2E_FLOOR_RATE ?? 20);
 const STATEMENT_ROWS = Number(process.env.BENCH_STATEMENT_ROWS ?? 100_000);
 const DELIVERY_BACKLOG = Number(process.env.BENCH_DELIVERY_BACKLOG ?? 10_000);
@@ -234,7 +236,7 @@ async function endToEnd(bench: GatewayBench, drained: Record<string, any>) {
     start: rate,
     canGoUp,
     max: E2E_RATE,
-    attempts: 3,
+    attempts: E2E_STEPS,
     run: async (r, attempt) => {
       const result = await pacedCharges(bench, r, E2E_SECONDS, `b${attempt}`);
       console.log(JSON.stringify(result));
