@@ -1,10 +1,10 @@
-import { PostingLane } from '../infra/database/posting-lane';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { CallbackSettingsService } from '../callbacks/settings/callback-settings.service';
 import { CallbacksService } from '../callbacks/delivery/callbacks.service';
 import { FloatHoldsService } from '../float/float-holds.service';
+import { PostingLane } from '../infra/database/posting-lane';
 import { AIRTIME_RAIL, type AirtimeOutcome, type AirtimeRail, type AirtimeTopUp } from '../rails/airtime.rail';
 import { AIRTIME_RESULT_EVENT, FINAL_STATUSES, RecipientRow, recipientResult, SERVICE_STATUS, STATUS_MESSAGES } from './airtime';
 import { AirtimeRepository, type AirtimeSlice } from './airtime.repository';

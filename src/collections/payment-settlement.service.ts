@@ -1,8 +1,8 @@
-import { PostingLane } from '../infra/database/posting-lane';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { GroupCommit } from '../infra/database/group-commit';
+import { PostingLane } from '../infra/database/posting-lane';
 import { PreparedStatement, runPrepared } from '../infra/database/prepared';
 import { ledgerError } from '../ledger/ledger.service';
 import { ChargeOutcome, MOBILE_MONEY_RAIL, type MobileMoneyRail } from '../rails/mobile-money.rail';

@@ -1,10 +1,10 @@
-import { PostingLane } from '../infra/database/posting-lane';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { Money } from '../common/money';
 import { settleBounded } from '../common/settle-bounded';
 import { FloatHoldsService, type ResolvedHold } from '../float/float-holds.service';
+import { PostingLane } from '../infra/database/posting-lane';
 import { PAYOUT_RAIL, type PayoutOutcome, type PayoutRail } from '../rails/payout.rail';
 import { isFinal, PAYOUT_STATUS, payoutAtRail, PayoutRow, PayoutStatus } from './payout';
 import { PayoutAnnouncer } from './payout-announcer.service';
