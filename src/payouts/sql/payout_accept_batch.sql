@@ -42,7 +42,9 @@ BEGIN
   PERFORM 1 FROM ledger_accounts la WHERE la.id = ANY (v_accounts) ORDER BY la.id FOR NO KEY UPDATE;
 
   -- The checks, then the reference: taken before (read after the float's lock, so a group of the same float that
-  -- took it has committed), or named by an earlier item of this group that passed the checks.
+  -- took it has committed), or named by an earlier item of this group that passed the checks. Planned afresh at each
+  -- call (EXECUTE): the payouts table grows from empty, and a plan cached while it was small scans it whole.
+  EXECUTE $sql$
   WITH item AS (
     SELECT p.client_id, p.payout_reference, p.amount, p.ordinality, s.service_id, s.float_account_id,
            s.float_currency, s.minimum_amount, s.maximum_amount,
@@ -53,7 +55,7 @@ BEGIN
              WHEN EXISTS (SELECT 1 FROM payouts t WHERE t.client_id = p.client_id AND t.payout_reference = p.payout_reference)
                THEN 'DUPLICATE'
            END AS refused
-    FROM ROWS FROM (jsonb_to_recordset(p_items) AS (
+    FROM ROWS FROM (jsonb_to_recordset($1) AS (
       client_id uuid, service_code text, payout_reference text, amount numeric, currency text, paying_states text[]
     )) WITH ORDINALITY AS p
     CROSS JOIN LATERAL paying_service(p_client_id => p.client_id, p_service_code => p.service_code,
@@ -77,8 +79,8 @@ BEGIN
          array_agg(c.float_account_id ORDER BY c.client_id::text, c.payout_reference, c.ordinality),
          array_agg(c.service_id ORDER BY c.client_id::text, c.payout_reference, c.ordinality),
          array_agg(c.tries ORDER BY c.client_id::text, c.payout_reference, c.ordinality)
-    INTO v_no, v_refusal, v_detail, v_fee, v_float, v_service, v_tries
-  FROM checked c;
+  FROM checked c
+  $sql$ INTO v_no, v_refusal, v_detail, v_fee, v_float, v_service, v_tries USING p_items;
 
   -- The reservations, one float_reserve call per float (in id order), a reservation per payout in the group's order.
   FOR f IN
