@@ -133,8 +133,8 @@ export class PayoutsRepository {
   }
 
   /**
-   * Accepts a payout in one call: the paying service's checks, the reference claimed (a concurrent duplicate waits on
-   * the unique key, then answers DUPLICATE without touching the float), amount + fee reserved from the float, the
+   * Accepts a payout in one call: the paying service's checks, the reference (looked up under the float's lock, so a
+   * concurrent duplicate answers DUPLICATE without touching the float), amount + fee reserved from the float, the
    * payout with its hold, and its processing job, committed together or not at all. The call is shared with the
    * payouts accepted at the same moment (group commit), which lock the float once between them.
    * SQL: src/payouts/sql/payout_accept_batch.sql (payout_accept.sql per item).
