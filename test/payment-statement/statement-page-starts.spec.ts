@@ -48,13 +48,14 @@ describe('StatementPageStarts', () => {
   });
 
   it('forgets a page start once it has not been used for its keep time; a read keeps it longer', async () => {
-    const starts = new StatementPageStarts(redis, prefix, 400);
+    // Seconds: on a loaded machine a 250 ms timer fired late enough to pass a 400 ms keep time (a CI run failed so).
+    const starts = new StatementPageStarts(redis, prefix, 3000);
     await starts.set(period, 500, row(5));
-    await sleep(250);
+    await sleep(2000);
     expect(await starts.get(period, 500)).toEqual(row(5));
-    await sleep(250);
-    expect(await starts.get(period, 500)).toEqual(row(5)); // 500 ms after the write, 250 after the read
-    await sleep(600);
+    await sleep(2000);
+    expect(await starts.get(period, 500)).toEqual(row(5)); // 4 s after the write, 2 s after the read
+    await sleep(4000);
     expect(await starts.get(period, 500)).toBeNull();
   });
 
