@@ -1,17 +1,18 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import Decimal from 'decimal.js';
-import request from 'supertest';
-import { ClientServicesService } from '../../src/client-services/client-services.service';
-import { MoneyMovementsService } from '../../src/transactions/money-movements.service';
 import { PAYING_STATES } from '../../src/float/paying-service';
 import { pgPool } from '../../src/infra/database/prepared';
 import { TOPICS } from '../../src/infra/queue/queues';
 import { PayoutAcceptance, PayoutsRepository } from '../../src/payouts/payouts.repository';
-import { createPayoutMerchant, expectedFloat, floatBalance, payoutReference, payoutToAccept } from '../support/disbursement-fixtures';
-import { GatewayMerchant } from '../support/gateway-fixtures';
+import {
+  addFloat,
+  createPayoutMerchant,
+  expectedFloat,
+  floatBalance,
+  payoutReference,
+  payoutToAccept,
+} from '../support/disbursement-fixtures';
 import { ledgerViolations } from '../support/money-fixtures';
 import { createTestApp, dataSource, deadlockCount } from '../support/test-app';
-import { createWallet } from '../support/wallet-fixtures';
 
 /**
  * Payout acceptance by group commit (payout_accept_batch): the payouts a process has in hand at once are one call
@@ -114,30 +115,9 @@ describe('payouts accepted in groups', () => {
     expect(await ledgerViolations(app)).toEqual([]);
   });
 
-  /** A second paying service of the merchant's client, with a float of its own funded with `float`. */
-  async function secondFloat(merchant: GatewayMerchant, float: string): Promise<{ serviceCode: string; accountId: string }> {
-    const service = await request(app.getHttpServer()).post('/api/v1/client-services').set('authorization', merchant.tenant.auth).send({
-      client_code: merchant.clientCode,
-      client_service_name: 'Second float',
-      service_code: 'CUSTOM_SERVICE',
-      has_transaction_fee: true,
-      transaction_fee_type: 'FIXED',
-      transaction_fee: 10,
-      minimum_transaction_amount: 1,
-      maximum_transaction_amount: 1_000_000,
-      is_active: 1,
-    });
-    expect(service.status).toBe(201);
-    const serviceCode = service.body.client_service_code as string;
-    const wallet = await createWallet(app, merchant.tenant, { account_name: 'Second float', currency: 'KES' });
-    await app.get(ClientServicesService).setSettlementWallet(dataSource(app).manager, merchant.clientId, serviceCode, wallet.account_id);
-    await app.get(MoneyMovementsService).fund(merchant.clientId, wallet.account_number, new Decimal(float));
-    return { serviceCode, accountId: wallet.account_id };
-  }
-
   it('one reference raced through two floats of a client: the group that finds it taken is undone and answers DUPLICATE', async () => {
     const merchant = await createPayoutMerchant(app, { float: '1000' });
-    const second = await secondFloat(merchant, '1000');
+    const second = await addFloat(app, merchant, '1000');
     const reference = payoutReference('race');
     // A group of the second float that has claimed the reference and not yet committed.
     const runner = dataSource(app).createQueryRunner();

@@ -7,7 +7,7 @@ import { CallbackSettingsService } from '../../src/callbacks/settings/callback-s
 import { verifySignature } from '../../src/callbacks/settings/signature';
 import type { PayoutToAccept } from '../../src/payouts/payouts.repository';
 import { MoneyMovementsService } from '../../src/transactions/money-movements.service';
-import { CLI_JS, createGatewayMerchant, gateway, GatewayMerchant, ReceivedCallback, waitFor } from './gateway-fixtures';
+import { addPayingService, CLI_JS, createGatewayMerchant, gateway, GatewayMerchant, ReceivedCallback, waitFor } from './gateway-fixtures';
 import { dataSource } from './test-app';
 
 /**
@@ -78,6 +78,21 @@ export async function createPayoutMerchant(
   const float = new Decimal(options.float ?? '1000000');
   if (float.gt(0)) await fundFloat(app, merchant, float);
   return merchant;
+}
+
+/** Another paying service of the merchant's client, with a float of its own funded with `float`. */
+export async function addFloat(
+  app: NestFastifyApplication,
+  merchant: GatewayMerchant,
+  float: Decimal.Value,
+): Promise<{ serviceCode: string; accountId: string }> {
+  const { serviceCode, wallet } = await addPayingService(app, merchant.tenant, {
+    name: 'Second float',
+    walletName: 'Second float',
+    currency: 'KES',
+  });
+  await app.get(MoneyMovementsService).fund(merchant.clientId, wallet.account_number, new Decimal(float));
+  return { serviceCode, accountId: wallet.account_id };
 }
 
 /** Credits the merchant's float from its settlement system account (what `admin wallet:fund` does). */

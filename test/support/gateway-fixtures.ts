@@ -220,6 +220,36 @@ export interface GatewayMerchant {
 }
 
 /**
+ * A client service of the tenant (fixed fee 10, 1 to 1,000,000) whose settlement wallet, in `currency`, is a new
+ * wallet of its own: for the gateway, the service's settlement account and float.
+ */
+export async function addPayingService(
+  app: NestFastifyApplication,
+  tenant: TestTenant,
+  options: { name: string; walletName: string; currency: string; serviceOverrides?: Record<string, unknown> },
+): Promise<{ serviceCode: string; wallet: Awaited<ReturnType<typeof createWallet>> }> {
+  const service = await request(app.getHttpServer())
+    .post('/api/v1/client-services')
+    .set('authorization', tenant.auth)
+    .send({
+      client_code: tenant.clientCode,
+      client_service_name: options.name,
+      service_code: 'CUSTOM_SERVICE',
+      has_transaction_fee: true,
+      transaction_fee_type: 'FIXED',
+      transaction_fee: 10,
+      minimum_transaction_amount: 1,
+      maximum_transaction_amount: 1_000_000,
+      is_active: 1,
+      ...options.serviceOverrides,
+    });
+  if (service.status !== 201) throw new Error(`client service create failed: ${service.status} ${JSON.stringify(service.body)}`);
+  const serviceCode = service.body.client_service_code as string;
+  const wallet = await createWallet(app, tenant, { account_name: options.walletName, currency: options.currency });
+  await app.get(ClientServicesService).setSettlementWallet(dataSource(app).manager, tenant.clientId, serviceCode, wallet.account_id);
+  return { serviceCode, wallet };
+}
+/**
  * A merchant ready to collect: wallet user, client service (FIXED fee 10 unless told otherwise) settling into a
  * fresh wallet in `currency` (KES unless told otherwise), a gateway API key and token, callback settings, and its
  * current signing secret.
@@ -233,28 +263,12 @@ export async function createGatewayMerchant(
   } = {},
 ): Promise<GatewayMerchant> {
   const tenant = await createTenant(app);
-  const service = await request(app.getHttpServer())
-    .post('/api/v1/client-services')
-    .set('authorization', tenant.auth)
-    .send({
-      client_code: tenant.clientCode,
-      client_service_name: 'Collections',
-      service_code: 'CUSTOM_SERVICE',
-      has_transaction_fee: true,
-      transaction_fee_type: 'FIXED',
-      transaction_fee: 10,
-      minimum_transaction_amount: 1,
-      maximum_transaction_amount: 1_000_000,
-      is_active: 1,
-      ...options.serviceOverrides,
-    });
-  if (service.status !== 201) throw new Error(`client service create failed: ${service.status} ${JSON.stringify(service.body)}`);
-  const serviceCode = service.body.client_service_code as string;
-  const wallet = await createWallet(app, tenant, {
-    account_name: 'Settlement wallet',
+  const { serviceCode, wallet } = await addPayingService(app, tenant, {
+    name: 'Collections',
+    walletName: 'Settlement wallet',
     currency: options.currency ?? 'KES',
+    serviceOverrides: options.serviceOverrides,
   });
-  await app.get(ClientServicesService).setSettlementWallet(dataSource(app).manager, tenant.clientId, serviceCode, wallet.account_id);
 
   const callbackUsername = `cb-${tenant.clientCode.toLowerCase()}`;
   const callbackPassword = `pw-${randomUUID()}`;
