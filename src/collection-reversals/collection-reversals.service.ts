@@ -8,7 +8,7 @@ import { formatAmount } from '../common/money';
 import { isUniqueViolation } from '../infra/database/pg-errors';
 import { OutboxService } from '../infra/queue/outbox.service';
 import { TOPICS } from '../infra/queue/queues';
-import { FloorBreachError } from '../ledger/ledger.errors';
+import { FloorBreachError, UnknownLedgerEntryError } from '../ledger/ledger.errors';
 import { LedgerService } from '../ledger/ledger.service';
 import { MOBILE_MONEY_RAIL, type MobileMoneyRail } from '../rails/mobile-money.rail';
 import { PAYMENT_STATUS, PaymentRow } from '../collections/payment';
@@ -73,6 +73,8 @@ export class CollectionReversalsService {
         if (payment.payment_status !== PAYMENT_STATUS.SUCCESSFUL || payment.split_status === 'DISTRIBUTED') {
           throw reject(REVERSAL_REJECTIONS.notEligible);
         }
+        // A payment of an archived month: its entry can no longer be undone.
+        if (!(await this.ledger.hasPostings(manager, payment.entry_id!))) throw reject(REVERSAL_REJECTIONS.notEligible);
         const [created] = await manager.query(
           `INSERT INTO collection_reversals (client_id, reversal_reference, payment_id, reversal_reason) VALUES ($1, $2, $3, $4) RETURNING id`,
           [principal.clientId, reference, payment.id, dto.reversal_reason],
@@ -150,8 +152,12 @@ export class CollectionReversalsService {
     });
   }
 
-  /** Books the reversal (undoes the payment's entry). False when the settlement wallet cannot cover it. */
+  /**
+   * Books the reversal (undoes the payment's entry). False when it cannot be: the settlement wallet cannot cover it,
+   * or the payment's month was archived after the reversal was accepted.
+   */
   private async book(reversalId: string): Promise<boolean> {
+    let failure: string;
     try {
       await this.db.transaction(async (manager) => {
         const locked = (await this.load(manager, `id = $1`, [reversalId], true))!;
@@ -161,15 +167,15 @@ export class CollectionReversalsService {
       });
       return true;
     } catch (error) {
-      if (!(error instanceof FloorBreachError)) throw error;
-      await this.db.transaction(async (manager) => {
-        const locked = (await this.load(manager, `id = $1`, [reversalId], true))!;
-        if (locked.status === 'processing' && !locked.entry_id) {
-          await this.finish(manager, locked, 'failed', { failure_reason: 'Insufficient balance in the settlement wallet' });
-        }
-      });
-      return false;
+      if (error instanceof FloorBreachError) failure = 'Insufficient balance in the settlement wallet';
+      else if (error instanceof UnknownLedgerEntryError) failure = 'The payment is archived and can no longer be reversed';
+      else throw error;
     }
+    await this.db.transaction(async (manager) => {
+      const locked = (await this.load(manager, `id = $1`, [reversalId], true))!;
+      if (locked.status === 'processing' && !locked.entry_id) await this.finish(manager, locked, 'failed', { failure_reason: failure });
+    });
+    return false;
   }
 
   /** A reversal with the payment it reverses; `where` is on collection_reversals. */

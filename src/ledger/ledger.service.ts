@@ -81,6 +81,15 @@ export class LedgerService {
     }
   }
 
+  /**
+   * Whether the entry's postings are in the ledger: false once partitions:archive has detached their month, after
+   * which reverseEntry cannot undo the entry.
+   */
+  async hasPostings(manager: EntityManager, entryId: string): Promise<boolean> {
+    const [row] = await manager.query('SELECT EXISTS (SELECT 1 FROM postings WHERE entry_id = $1) AS booked', [entryId]);
+    return row.booked;
+  }
+
   async openWalletAccount(
     manager: EntityManager,
     account: { clientId: string; currency: string; minimumBalance: Money; canOverdraw: boolean },

@@ -1,7 +1,11 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
+import { archiveHistory } from '../../src/admin/history-archive';
 import { verifySignature } from '../../src/callbacks/settings/signature';
+import { CollectionReversalsService } from '../../src/collection-reversals/collection-reversals.service';
+import { parseMonth } from '../../src/infra/database/partitions';
+import { pgPool } from '../../src/infra/database/prepared';
 import { MOBILE_MONEY_RAIL, type MobileMoneyRail } from '../../src/rails/mobile-money.rail';
 import { initiateCheckout, ISO_UTC, minus, plus, waitForCheckout } from '../support/collections-fixtures';
 import {
@@ -235,6 +239,55 @@ describe('collection reversals', () => {
     );
     expect(row).toEqual({ booked: true, compensated: true });
     expect((await gw().get(`/v1/transaction/${payment.id}/status`)).body.payment_status).toBe('700');
+  });
+
+  it('a payment of an archived month: refused as not eligible, and a reversal accepted before the archive fails with a reason', async () => {
+    const early = await charge({ amount: '100' });
+    const late = await charge({ amount: '100' });
+    const walletBefore = await ledgerBalance(app, merchant.settlementAccountNumber);
+    const rail = app.get<MobileMoneyRail>(MOBILE_MONEY_RAIL);
+    const settleDelayMs = rail.settleDelayMs.bind(rail);
+    // The accepted reversal waits in processing, before its booking, while the months are archived.
+    rail.settleDelayMs = () => 600_000;
+    const db = await pgPool(dataSourceOf(app)).connect();
+    try {
+      const lateReference = newReference();
+      expect(
+        (await reverse({ reversal_reference: lateReference, payment_reference: late.reference, reversal_reason: 'refund' })).status,
+      ).toBe(200);
+      await waitForReversal(lateReference, 'processing');
+
+      // Both payments booked in May 1999, then that month archived: their postings leave the ledger.
+      await db.query(
+        `UPDATE postings SET created_at = '1999-05-10T08:00:00Z' WHERE entry_id IN (SELECT entry_id FROM payments WHERE id = ANY ($1))`,
+        [[early.id, late.id]],
+      );
+      expect((await archiveHistory(db, parseMonth('1999-06')!)).map((p) => p.partition)).toContain('archive.postings_1999_05');
+
+      const earlyReference = newReference();
+      expectRejected(
+        await reverse({ reversal_reference: earlyReference, payment_reference: early.reference, reversal_reason: 'refund' }),
+        earlyReference,
+        MESSAGES.notEligible,
+      );
+
+      const [{ id }] = await dataSourceOf(app).query(`SELECT id FROM collection_reversals WHERE reversal_reference = $1`, [lateReference]);
+      await app.get(CollectionReversalsService).advance(id);
+      const failed = await waitForReversal(lateReference, 'failed');
+      const callback = await waitFor<ReceivedCallback>('the failed reversal callback', () =>
+        receiver.at(clientCallbackUrl).find((c) => c.body.reversal_reference === lateReference),
+      );
+      expect(callback.body).toEqual(failed);
+      const [row] = await dataSourceOf(app).query(`SELECT failure_reason, entry_id FROM collection_reversals WHERE id = $1`, [id]);
+      expect(row).toEqual({ failure_reason: 'The payment is archived and can no longer be reversed', entry_id: null });
+    } finally {
+      rail.settleDelayMs = settleDelayMs;
+      db.release();
+    }
+    expect(await ledgerBalance(app, merchant.settlementAccountNumber)).toBe(walletBefore);
+    for (const payment of [early, late]) {
+      expect((await gw().get(`/v1/transaction/${payment.id}/status`)).body.payment_status).toBe('700');
+    }
   });
 
   it('Duplicate Reversal Reference: a reversal reference is unique across all reversals of the merchant', async () => {
