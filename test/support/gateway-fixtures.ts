@@ -220,8 +220,8 @@ export interface GatewayMerchant {
 }
 
 /**
- * A client service of the tenant (fixed fee 10, 1 to 1,000,000) whose settlement wallet, in `currency`, is a new
- * wallet of its own: for the gateway, the service's settlement account and float.
+ * A client service of the tenant (fixed fee 10, 1 to 1,000,000, unless overridden) whose settlement wallet, in
+ * `currency`, is a new wallet of its own: for the gateway, the service's settlement account and float.
  */
 export async function addPayingService(
   app: NestFastifyApplication,
@@ -249,6 +249,7 @@ export async function addPayingService(
   await app.get(ClientServicesService).setSettlementWallet(dataSource(app).manager, tenant.clientId, serviceCode, wallet.account_id);
   return { serviceCode, wallet };
 }
+
 /**
  * A merchant ready to collect: wallet user, client service (FIXED fee 10 unless told otherwise) settling into a
  * fresh wallet in `currency` (KES unless told otherwise), a gateway API key and token, callback settings, and its
