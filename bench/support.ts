@@ -108,12 +108,12 @@ async function autovacuumStandIn(url: string): Promise<() => Promise<void>> {
   let pass: Promise<void> = Promise.resolve();
   const runPass = async () => {
     const { rows } = await db.query(
-      `SELECT format('%I.%I', s.schemaname, s.relname) AS name,
-              s.n_dead_tup > 50 + 0.2 * greatest(c.reltuples, 0) AS vacuum,
-              s.n_mod_since_analyze > 50 + 0.1 * greatest(c.reltuples, 0) AS analyze
-       FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
-       WHERE c.relkind = 'r'
-         AND (s.n_dead_tup > 50 + 0.2 * greatest(c.reltuples, 0) OR s.n_mod_since_analyze > 50 + 0.1 * greatest(c.reltuples, 0))`,
+      `SELECT * FROM (
+         SELECT format('%I.%I', s.schemaname, s.relname) AS name,
+                s.n_dead_tup > 50 + 0.2 * greatest(c.reltuples, 0) AS vacuum,
+                s.n_mod_since_analyze > 50 + 0.1 * greatest(c.reltuples, 0) AS analyze
+         FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid WHERE c.relkind = 'r'
+       ) t WHERE t.vacuum OR t.analyze`,
     );
     for (const t of rows as { name: string; vacuum: boolean; analyze: boolean }[]) {
       if (stopped) return;
