@@ -35,7 +35,7 @@ export interface PayoutToAccept {
   processAt: Date;
 }
 
-/** One item of payout_accept_batch: payout_accept's arguments by name (without p_), amounts as JSON strings. */
+/** One item of payout_accept_batch, amounts as JSON strings. */
 interface PayoutAcceptItem {
   client_id: string;
   service_code: string;
@@ -137,7 +137,7 @@ export class PayoutsRepository {
    * concurrent duplicate answers DUPLICATE without touching the float), amount + fee reserved from the float, the
    * payout with its hold, and its processing job, committed together or not at all. The call is shared with the
    * payouts accepted at the same moment (group commit), which lock the float once between them.
-   * SQL: src/payouts/sql/payout_accept_batch.sql (payout_accept.sql per item).
+   * SQL: src/payouts/sql/payout_accept_batch.sql.
    */
   accept(p: PayoutToAccept): Promise<PayoutAcceptance> {
     return this.acceptance.call({
