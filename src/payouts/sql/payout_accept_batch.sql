@@ -59,8 +59,8 @@ BEGIN
     )) WITH ORDINALITY AS p
     CROSS JOIN LATERAL paying_service(p_client_id => p.client_id, p_service_code => p.service_code,
                                       p_paying_states => p.paying_states) s
-    -- An index probe per item. As an EXISTS, which the planner hashed (it takes a group for 100 items), every call
-    -- read all of the client's payouts.
+    -- An index probe per item: the planner takes a group for 100 items and hashes an EXISTS, reading every payout of
+    -- the client on each call.
     LEFT JOIN LATERAL (SELECT true AS reference FROM payouts t
                        WHERE t.client_id = p.client_id AND t.payout_reference = p.payout_reference LIMIT 1) taken ON true
   ), checked AS (
