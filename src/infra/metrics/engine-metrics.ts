@@ -62,6 +62,12 @@ export class EngineMetrics implements OnModuleInit {
     labelNames: ['outcome'],
     registers: [this.registry],
   });
+  private readonly railUnknownAnswers = new Counter({
+    name: 'paygate_rail_unknown_answers_total',
+    help: 'Operator answers in words we do not know, by rail and call: the request stays held and is asked about again',
+    labelNames: ['rail', 'call'],
+    registers: [this.registry],
+  });
   private readonly replicaSkips = new Counter({
     name: 'paygate_read_replica_skipped_total',
     help: 'Reads meant for the replica (DATABASE_READ_URL) that the primary served: the replica lagged or was down',
@@ -188,6 +194,11 @@ export class EngineMetrics implements OnModuleInit {
 
   workClaimed(topic: string, outcome: 'done' | 'retry', rows: number): void {
     if (rows > 0) this.claimedWork.inc({ topic, outcome }, rows);
+  }
+
+  /** An operator answered a state we have no mapping for: logged by the caller, counted here, never read as a failure. */
+  railUnknownAnswer(rail: string, call: string): void {
+    this.railUnknownAnswers.inc({ rail, call });
   }
 
   replicaSkipped(reason: 'lag' | 'down'): void {
