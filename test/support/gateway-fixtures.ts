@@ -10,6 +10,7 @@ import { ApiKeysService } from '../../src/auth/gateway/api-keys.service';
 import { CallbackSettingsService } from '../../src/callbacks/settings/callback-settings.service';
 import { ClientServicesService } from '../../src/client-services/client-services.service';
 import { Money } from '../../src/common/money';
+import { OutboxClaimer } from '../../src/infra/queue/outbox-claimer';
 import { createCheckedApp } from './openapi-contract';
 import { LEDGER_INVARIANTS } from '../../src/ledger/ledger-invariants';
 import { createTenant, dataSource, TestTenant } from './test-app';
@@ -392,6 +393,16 @@ export async function finishedCallbackLog(app: NestFastifyApplication, merchant:
     const log = await callbackLog(app, merchant, reference);
     return log.deliveries.length === deliveries && log.deliveries.every((d) => d.status !== 'PENDING') ? log : undefined;
   });
+}
+
+/**
+ * Stops the app's worker from claiming outbox work (the groups under way finish first), so that a test can stage what
+ * a worker would otherwise race it to; the returned function starts claiming again.
+ */
+export async function stopClaiming(app: NestFastifyApplication): Promise<() => void> {
+  const claimer = app.get(OutboxClaimer);
+  await claimer.onApplicationShutdown();
+  return () => claimer.onApplicationBootstrap();
 }
 
 /** True once the settlement job of the payment has run to completion (its outbox row is marked done). */
