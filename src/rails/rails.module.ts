@@ -2,6 +2,7 @@ import { Global, Inject, Module, OnModuleInit, Optional } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { readFileSync } from 'node:fs';
 import { APP_CONFIG, ConfigError, type AppConfig } from '../infra/config/app-config';
+import { EngineMetrics } from '../infra/metrics/engine-metrics';
 import { ReadinessReports } from '../infra/health/readiness-reports';
 import { AfricasTalkingAirtimeRail } from './africastalking/africastalking-airtime.rail';
 import { AfricasTalkingGateway } from './africastalking/africastalking-gateway';
@@ -47,9 +48,9 @@ import { SandboxPayoutRail } from './sandbox-payout.rail';
     },
     {
       provide: JengaGateway,
-      inject: [RAILS_CONFIG, RailRequestsRepository, RailHealth],
-      useFactory: (rails: RailsConfig, requests: RailRequestsRepository, health: RailHealth) =>
-        rails.jenga ? new JengaGateway(rails, requests, health) : null,
+      inject: [RAILS_CONFIG, RailRequestsRepository, RailHealth, EngineMetrics],
+      useFactory: (rails: RailsConfig, requests: RailRequestsRepository, health: RailHealth, metrics: EngineMetrics) =>
+        rails.jenga ? new JengaGateway(rails, requests, health, metrics) : null,
     },
     {
       provide: AfricasTalkingGateway,

@@ -1,36 +1,69 @@
 import { createVerify, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer, IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-/** How the stub treats one transfer: how the call answers, and the transfer's status then and when asked later. */
+/**
+ * Jenga's documented pages (developer.jengahq.io) this stub plays:
+ * - "Generate Token" (Developer Quickstart, merchant authentication):
+ *   POST /authentication/api/v3/authenticate/merchant
+ * - "PesaLink - Send to Bank Account": POST /v3-apis/transaction-api/v3.0/remittance/pesalinkacc
+ * - "Query Transaction Details": GET /v3-apis/transaction-api/v3.0/transactions/details/{ref}
+ * - "Generate Signature": base64 RSA-SHA256 (PKCS#1 v1.5) with the merchant's private key over each call's fields,
+ *   in the `Signature` header.
+ */
+export const JENGA_PATHS = {
+  token: '/authentication/api/v3/authenticate/merchant',
+  pesalink: '/v3-apis/transaction-api/v3.0/remittance/pesalinkacc',
+  details: '/v3-apis/transaction-api/v3.0/transactions/details/',
+} as const;
+
+/** "Query Transaction Details": each state word with its stateCode (2 successful, 1 failed, -1 awaiting the bank). */
+export const JENGA_STATE_CODES: Record<string, number> = { Success: 2, Failed: 1, Pending: -1 };
+
+/**
+ * How the stub treats one transfer: how the send call answers, its `data.status` then, and what each status query
+ * answers after (one state per query, the last repeating; a word outside JENGA_STATE_CODES goes out with stateCode 0).
+ */
 export interface JengaPlan {
   fault?: 'none' | 'busy' | 'http500' | 'timeout' | 'refuse';
+  /** With a fault: whether Jenga took the transfer before the answer was lost (the default), or never saw it. */
   taken?: boolean;
-  status?: 'SUCCESS' | 'FAILED' | 'PENDING';
-  /** What a status query answers after the first answer (a PENDING transfer settles later). */
-  laterStatus?: 'SUCCESS' | 'FAILED';
+  /** The send answer's `data.status`: the page's SUCCESS (paid at once) or PENDING (still processing), or another word. */
+  status?: string;
+  /** What the status queries answer, in order. Default: Success, or Pending then Success after a PENDING send. */
+  states?: readonly string[];
 }
 
 export interface JengaTransfer {
   body: Record<string, any>;
   transactionId: string;
   status: string;
-  laterStatus: string;
+  states: readonly string[];
+  /** Status queries answered about it so far. */
+  queries: number;
 }
 
+/** The last state a transfer's queries answer: the bank's outcome. */
+export const finalState = (transfer: JengaTransfer): string => transfer.states[transfer.states.length - 1];
+
 /**
- * Equity's Jenga played locally from its documented payloads: the merchant token, PesaLink transfers (the
- * `signature` header verified with the public key of the key pair it makes for the test) and the transaction-details
- * query. Every transfer call is counted, so tests prove a transfer was never sent twice.
+ * Equity's Jenga played locally from its documented requests and answers (pages above), never from our adapter:
+ * every call is checked as documented (the `Api-Key` header and body of the token call, the bearer token and the
+ * `Signature` verified with the public key of the key pair it makes for the test, over each call's documented
+ * formula) and answered with the documented bodies, or fails as Jenga does (its error body `{status: false, code,
+ * message}`, 503 when busy, a bare 500, no answer at all). Every call is kept, so tests prove a transfer was never
+ * sent twice.
  */
 export class JengaStub {
-  readonly calls: { path: string; body: Record<string, any> | null }[] = [];
+  readonly calls: { method: string; path: string; headers: IncomingHttpHeaders; body: Record<string, any> | null }[] = [];
   readonly transfers: JengaTransfer[] = [];
   /** References sent again after Jenga took them (refused as duplicates): a transfer we sent twice. */
   readonly duplicates: string[] = [];
+  /** Calls refused for a missing or wrong signature: none is expected from our adapter. */
+  readonly badSignatures: string[] = [];
   plan: (body: Record<string, any>) => JengaPlan = () => ({});
   readonly privateKeyPath: string;
   private readonly publicKey: string;
@@ -69,8 +102,14 @@ export class JengaStub {
     return this;
   }
 
+  /** Send calls carrying this transfer reference. */
   sent(reference: string): number {
-    return this.calls.filter((call) => call.body?.transfer?.reference === reference).length;
+    return this.calls.filter((call) => call.path === JENGA_PATHS.pesalink && call.body?.transfer?.reference === reference).length;
+  }
+
+  /** The transfer Jenga took under this reference. */
+  transfer(reference: string): JengaTransfer | undefined {
+    return this.transfers.find((t) => t.body.transfer.reference === reference);
   }
 
   async close(): Promise<void> {
@@ -81,63 +120,102 @@ export class JengaStub {
   private handle(req: IncomingMessage, res: ServerResponse, raw: string): void {
     const url = new URL(req.url ?? '/', this.baseUrl);
     const body = raw ? (JSON.parse(raw) as Record<string, any>) : null;
-    if (url.pathname === '/authentication/api/v3/authenticate/merchant') {
-      const ok =
-        req.headers['api-key'] === JengaStub.CREDENTIALS.JENGA_API_KEY &&
-        body?.merchantCode === JengaStub.CREDENTIALS.JENGA_MERCHANT_CODE &&
-        body?.consumerSecret === JengaStub.CREDENTIALS.JENGA_CONSUMER_SECRET;
-      if (!ok) return json(res, 401, { status: false, code: 401, message: 'Invalid credentials' });
-      const token = randomBytes(12).toString('hex');
-      this.tokens.add(token);
-      return json(res, 200, {
-        accessToken: token,
-        refreshToken: 'r',
-        expiresIn: new Date(Date.now() + 15 * 60_000).toISOString(),
-        tokenType: 'Bearer',
-      });
-    }
+    this.calls.push({ method: req.method ?? '', path: url.pathname, headers: req.headers, body });
+    if (url.pathname === JENGA_PATHS.token && req.method === 'POST') return this.token(req, res, body);
     if (!this.tokens.has((req.headers.authorization ?? '').replace(/^Bearer /, '')))
       return json(res, 401, { status: false, code: 401, message: 'Unauthorized' });
-    this.calls.push({ path: url.pathname, body });
-    if (url.pathname === '/v3-apis/transaction-api/v3.0/remittance/pesalinkacc') return this.transfer(req, res, body!);
-    const details = url.pathname.match(/^\/v3-apis\/transaction-api\/v3\.0\/transactions\/details\/(\w+)$/);
-    if (details) {
-      const t = this.transfers.find((candidate) => candidate.body.transfer.reference === details[1]);
-      if (!t) return json(res, 404, { status: false, code: 404, message: 'Transaction not found' });
-      return json(res, 200, {
-        status: true,
-        code: 0,
-        message: 'success',
-        data: { transactionId: t.transactionId, status: t.laterStatus, reference: details[1] },
-      });
-    }
-    json(res, 404, { status: false, code: 404, message: 'not found' });
+    if (url.pathname === JENGA_PATHS.pesalink && req.method === 'POST') return this.pesalink(req, res, body);
+    if (url.pathname.startsWith(JENGA_PATHS.details) && req.method === 'GET')
+      return this.details(req, res, decodeURIComponent(url.pathname.slice(JENGA_PATHS.details.length)));
+    json(res, 404, { status: false, code: 404, message: 'Resource not found' });
   }
 
-  private transfer(req: IncomingMessage, res: ServerResponse, body: Record<string, any>): void {
-    const signed = `${body.transfer.amount}${body.transfer.currencyCode}${body.transfer.reference}${body.destination.name}${body.source.accountNumber}`;
+  /** "Generate Token": `Api-Key` header, JSON `{merchantCode, consumerSecret}`; answers the token and its expiry date. */
+  private token(req: IncomingMessage, res: ServerResponse, body: Record<string, any> | null): void {
+    const ok =
+      req.headers['api-key'] === JengaStub.CREDENTIALS.JENGA_API_KEY &&
+      String(req.headers['content-type']).startsWith('application/json') &&
+      body?.merchantCode === JengaStub.CREDENTIALS.JENGA_MERCHANT_CODE &&
+      body?.consumerSecret === JengaStub.CREDENTIALS.JENGA_CONSUMER_SECRET;
+    if (!ok) return json(res, 401, { status: false, code: 401, message: 'Invalid credentials' });
+    const token = randomBytes(24).toString('base64url');
+    this.tokens.add(token);
+    const now = Date.now();
+    json(res, 200, {
+      accessToken: token,
+      refreshToken: randomBytes(12).toString('base64'),
+      expiresIn: new Date(now + 15 * 60_000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      issuedAt: new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      tokenType: 'Bearer',
+    });
+  }
+
+  /** Whether the `Signature` header verifies over the documented concatenation; refused as Jenga does when not. */
+  private signed(req: IncomingMessage, res: ServerResponse, fields: unknown[]): boolean {
     const valid = createVerify('RSA-SHA256')
-      .update(signed)
+      .update(fields.map(String).join(''))
       .verify(this.publicKey, String(req.headers.signature ?? ''), 'base64');
-    if (!valid) return json(res, 400, { status: false, code: 400102, message: 'Invalid signature' });
-    if (this.transfers.some((t) => t.body.transfer.reference === body.transfer.reference)) {
-      this.duplicates.push(body.transfer.reference);
+    if (!valid) {
+      this.badSignatures.push(`${req.method} ${req.url}`);
+      json(res, 400, { status: false, code: 900100, message: 'Invalid signature' });
+    }
+    return valid;
+  }
+
+  /** "PesaLink - Send to Bank Account": signed over amount, currency, reference, recipient name, source account. */
+  private pesalink(req: IncomingMessage, res: ServerResponse, body: Record<string, any> | null): void {
+    const { source, destination, transfer } = body ?? {};
+    if (!source || !destination || !transfer) return json(res, 400, { status: false, code: 400, message: 'Bad request' });
+    if (!this.signed(req, res, [transfer.amount, transfer.currencyCode, transfer.reference, destination.name, source.accountNumber]))
+      return;
+    if (this.transfer(transfer.reference)) {
+      this.duplicates.push(transfer.reference);
       return json(res, 409, { status: false, code: 409, message: 'Duplicate transaction reference' });
     }
-    const plan = { fault: 'none', taken: true, status: 'SUCCESS', ...this.plan(body) } as Required<JengaPlan> & JengaPlan;
+    const plan: JengaPlan = { fault: 'none', taken: true, status: 'SUCCESS', ...this.plan(body!) };
     if (plan.fault === 'busy') return json(res, 503, { status: false, code: 503, message: 'Service temporarily unavailable' });
     if (plan.fault === 'refuse') return json(res, 400, { status: false, code: 111013, message: 'Invalid destination account' });
     if (!plan.taken) return plan.fault === 'http500' ? void res.writeHead(500).end('error') : undefined;
-    const transfer: JengaTransfer = {
-      body,
-      transactionId: `PL${randomBytes(5).toString('hex').toUpperCase()}`,
-      status: plan.status,
-      laterStatus: plan.laterStatus ?? (plan.status === 'PENDING' ? 'SUCCESS' : plan.status),
+    const taken: JengaTransfer = {
+      body: body!,
+      transactionId: String(10_000_000_000_000 + this.transfers.length),
+      status: plan.status!,
+      states: plan.states ?? (plan.status === 'PENDING' ? ['Pending', 'Success'] : ['Success']),
+      queries: 0,
     };
-    this.transfers.push(transfer);
+    this.transfers.push(taken);
     if (plan.fault === 'http500') return void res.writeHead(500).end('error');
     if (plan.fault === 'timeout') return;
-    json(res, 200, { status: true, code: 0, message: 'success', data: { transactionId: transfer.transactionId, status: transfer.status } });
+    json(res, 200, {
+      status: true,
+      code: 0,
+      message: 'success',
+      reference: transfer.reference,
+      data: { transactionId: taken.transactionId, status: taken.status },
+    });
+  }
+
+  /** "Query Transaction Details": signed over the reference; `data.state` with its `stateCode`. */
+  private details(req: IncomingMessage, res: ServerResponse, reference: string): void {
+    if (!this.signed(req, res, [reference])) return;
+    const taken = this.transfer(reference);
+    if (!taken) return json(res, 404, { status: false, code: 404, message: 'Transaction not found' });
+    const state = taken.states[Math.min(taken.queries, taken.states.length - 1)];
+    taken.queries += 1;
+    json(res, 200, {
+      status: true,
+      code: 0,
+      message: 'success',
+      data: {
+        state,
+        stateCode: JENGA_STATE_CODES[state] ?? 0,
+        code: state === 'Failed' ? 111013 : 0,
+        message: state === 'Failed' ? 'Transaction failed' : 'Transaction processed',
+        amount: Number(taken.body.transfer.amount),
+        charge: 0,
+        transactionReference: taken.transactionId,
+      },
+    });
   }
 }
 

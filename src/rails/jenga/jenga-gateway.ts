@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import Decimal from 'decimal.js';
+import { EngineMetrics } from '../../infra/metrics/engine-metrics';
 import { RAILS_CONFIG, type JengaConfig, type RailsConfig } from '../rails-config';
 import { RailHealth } from '../rail-health';
 import { RailAnswer, RailRequestRow, RailRequestsRepository, ReconcilingGateway } from '../rail-requests.repository';
@@ -31,6 +32,7 @@ export class JengaGateway implements ReconcilingGateway {
     @Inject(RAILS_CONFIG) private readonly rails: RailsConfig,
     private readonly requests: RailRequestsRepository,
     health: RailHealth,
+    private readonly metrics: EngineMetrics,
   ) {
     this.config = rails.jenga!;
     this.client = new JengaClient(this.config, this.config.timeoutMs, health.circuit(JENGA));
@@ -82,6 +84,7 @@ export class JengaGateway implements ReconcilingGateway {
 
   private async send(request: RailRequestRow, first: boolean): Promise<void> {
     const body = request.request.body as { source: JengaBody; destination: JengaBody; transfer: JengaBody };
+    // "PesaLink - Send to Bank Account": transfer.amount + transfer.currencyCode + transfer.reference + destination.name + source.accountNumber.
     const signed = this.client.signature([
       String(body.transfer.amount),
       String(body.transfer.currencyCode),
@@ -92,9 +95,18 @@ export class JengaGateway implements ReconcilingGateway {
     try {
       const answer = await this.client.call('POST', request.request.path, body, signed);
       const data = (answer.data ?? {}) as JengaBody;
-      const known = transferAnswer(data);
       await this.requests.recordSend(request.id, 'SENT', { operatorRequestId: data.transactionId ? String(data.transactionId) : null });
-      if (known) await this.requests.answer(request.id, known);
+      const status = String(data.status ?? '');
+      if (status === 'SUCCESS') {
+        await this.requests.answer(request.id, {
+          outcome: 'SUCCEEDED',
+          resultCode: '0',
+          description: 'Processed successfully',
+          receipt: data.transactionId ? String(data.transactionId) : null,
+        });
+      } else if (!SEND_NOT_YET.has(status)) {
+        this.unknownAnswer(request, 'pesalink', `data.status ${JSON.stringify(data.status)}`);
+      }
     } catch (error) {
       if (error instanceof JengaRefused && !(!first && /duplicate|already/i.test(error.message))) {
         await this.requests.answer(request.id, {
@@ -117,6 +129,12 @@ export class JengaGateway implements ReconcilingGateway {
     }
   }
 
+  /** A word Jenga's pages do not give: logged and counted; the transfer stays held and is asked about again. */
+  private unknownAnswer(request: RailRequestRow, call: 'pesalink' | 'transaction-details', what: string): void {
+    this.logger.warn(`PesaLink ${request.id}: Jenga answered ${what} on ${call}, a state we do not know; kept held, asked again`);
+    this.metrics.railUnknownAnswer('bank', call);
+  }
+
   /** Jammed after a day without an answer (failed, if Jenga never took it); sent again if Jenga was busy; else asked. */
   async reconcile(request: RailRequestRow): Promise<void> {
     if (request.outcome === null && Date.now() - new Date(request.created_at).getTime() >= DAY_MS) {
@@ -134,9 +152,19 @@ export class JengaGateway implements ReconcilingGateway {
         if (await this.requests.resending(request.id)) await this.send(request, false);
       } else {
         const reference = String((request.request.body.transfer as JengaBody).reference);
-        const answer = await this.client.call('GET', `${STATUS_PATH}${reference}`, null, null);
-        const known = transferAnswer((answer.data ?? {}) as JengaBody);
-        if (known) await this.requests.answer(request.id, known);
+        // "Query Transaction Details": the signature is over the reference alone.
+        const answer = await this.client.call('GET', `${STATUS_PATH}${reference}`, null, this.client.signature([reference]));
+        const data = (answer.data ?? {}) as JengaBody;
+        const state = transferState(data);
+        if (state === 'UNKNOWN') {
+          this.unknownAnswer(
+            request,
+            'transaction-details',
+            `state ${JSON.stringify(data.state)}, stateCode ${JSON.stringify(data.stateCode)}`,
+          );
+        } else if (state !== 'NOT_YET') {
+          await this.requests.answer(request.id, state);
+        }
       }
     } catch (failure) {
       // "No such transfer" for one we never saw taken may be sent again under the same reference, but only once its
@@ -157,26 +185,33 @@ export class JengaGateway implements ReconcilingGateway {
   }
 }
 
-/** What a transfer's status says: SUCCESS and FAILED are final; anything else (PENDING, PROCESSING) is not yet. */
-function transferAnswer(data: JengaBody): RailAnswer | null {
-  const status = String(data.status ?? '').toUpperCase();
-  if (status === 'SUCCESS' || status === 'COMPLETED') {
-    return {
-      outcome: 'SUCCEEDED',
-      resultCode: '0',
-      description: 'Processed successfully',
-      receipt: data.transactionId ? String(data.transactionId) : null,
-    };
+/**
+ * The send's `data.status` words ("PesaLink - Send to Bank Account"): SUCCESS is paid; PENDING (still processing) is
+ * settled by the status query, as is every word but SUCCESS, so that no word read at the send releases money.
+ */
+const SEND_NOT_YET = new Set(['PENDING']);
+
+/**
+ * "Query Transaction Details" answers `data.state` with `data.stateCode`: "Success" with 2 is paid, "Failed" with 1
+ * failed; stateCode -1 (awaiting the bank's answer) and the pending words are not yet. A word with a code the page
+ * does not pair with it is UNKNOWN: held and asked again, never read as a failure.
+ */
+function transferState(data: JengaBody): RailAnswer | 'NOT_YET' | 'UNKNOWN' {
+  const state = String(data.state ?? '').trim();
+  const stateCode = Number(data.stateCode);
+  if (/^success$/i.test(state) && stateCode === 2) {
+    return { outcome: 'SUCCEEDED', resultCode: '2', description: 'Processed successfully', receipt: null };
   }
-  if (status === 'FAILED' || status === 'REJECTED') {
+  if (/^failed$/i.test(state) && stateCode === 1) {
     return {
       outcome: 'FAILED',
-      resultCode: status,
-      description: String(data.description ?? 'The bank refused the transfer'),
+      resultCode: '1',
+      description: `The bank refused the transfer${data.message ? `: ${String(data.message)}` : ''}`,
       receipt: null,
     };
   }
-  return null;
+  if (stateCode === -1 || /^(pending|processing|in ?progress)$/i.test(state)) return 'NOT_YET';
+  return 'UNKNOWN';
 }
 
 /** Acceptance allows at most two decimals on a bank payout; Jenga takes them written out. */

@@ -23,9 +23,11 @@ export class JengaUnknown extends Error {}
 const TOKEN_MARGIN_MS = 60_000;
 
 /**
- * A thin typed Jenga (Equity, Finserve) client: the merchant token cached and renewed before it expires, the RSA
- * `signature` header over each request's documented fields, a time-out on every call. Every call goes through
- * Jenga's circuit: not made while it is open, and counted against it when Jenga is down, busy or lost the answer.
+ * A thin typed Jenga (Equity, Finserve) client: the merchant token ("Generate Token": `Api-Key` header,
+ * `{merchantCode, consumerSecret}`) cached and renewed before it expires, the `Signature` header (RSA-SHA256 over
+ * each call's documented fields, "Generate Signature") on every call, a time-out on every call. Every call goes
+ * through Jenga's circuit: not made while it is open, and counted against it when Jenga is down, busy or lost the
+ * answer.
  */
 export class JengaClient {
   private token: { value: string; expiresAt: number } | null = null;
@@ -43,10 +45,10 @@ export class JengaClient {
     return createSign('RSA-SHA256').update(fields.join('')).sign(this.config.privateKey, 'base64');
   }
 
-  async call(method: 'GET' | 'POST', path: string, body: JengaBody | null, signed: string | null): Promise<JengaBody> {
+  /** A signed call: `signed` is this call's documented signature (every Jenga call we make has one). */
+  async call(method: 'GET' | 'POST', path: string, body: JengaBody | null, signed: string): Promise<JengaBody> {
     const token = await this.accessToken();
-    const headers: Record<string, string> = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
-    if (signed) headers.signature = signed;
+    const headers: Record<string, string> = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Signature: signed };
     const { status, json } = await this.fetch(`${this.config.baseUrl}${path}`, {
       method,
       headers,
@@ -83,7 +85,7 @@ export class JengaClient {
     });
     const token = typeof json?.accessToken === 'string' ? json.accessToken : null;
     if (status !== 200 || !token) throw new Error(`authentication answered HTTP ${status}`);
-    // expiresIn is a date on some deployments and seconds on others.
+    // "Generate Token" documents expiresIn as the expiry's date-time; read seconds too, as older deployments sent.
     const expires = /^\d+$/.test(String(json!.expiresIn))
       ? this.now() + Number(json!.expiresIn) * 1000
       : Date.parse(String(json!.expiresIn));
