@@ -4,7 +4,7 @@ import { EngineMetrics } from '../../infra/metrics/engine-metrics';
 import { RAILS_CONFIG, type JengaConfig, type RailsConfig } from '../rails-config';
 import { RailHealth } from '../rail-health';
 import { RailAnswer, RailRequestRow, RailRequestsRepository, ReconcilingGateway } from '../rail-requests.repository';
-import { JengaBody, JengaBusy, JengaClient, JengaRefused } from './jenga.client';
+import { JengaBody, JengaBusy, JengaClient, JengaRefused, JengaSendWindowPassed } from './jenga.client';
 
 export const JENGA = 'jenga';
 const PESALINK_PATH = '/v3-apis/transaction-api/v3.0/remittance/pesalinkacc';
@@ -74,7 +74,7 @@ export class JengaGateway implements ReconcilingGateway {
       }),
       new Date(Date.now() + this.rails.reconcileAfterMs),
     );
-    if (created) await this.send(request, true);
+    if (created) await this.send(request, true, new Date(request.created_at).getTime() + this.config.timeoutMs);
     return (await this.requests.byId(request.id))!;
   }
 
@@ -82,7 +82,12 @@ export class JengaGateway implements ReconcilingGateway {
     return this.requests.bySubject(JENGA, 'PESALINK', { kind: 'PAYOUT', id: payoutId });
   }
 
-  private async send(request: RailRequestRow, first: boolean): Promise<void> {
+  /**
+   * Sends the transfer unless `notAfter` has passed by the time it would leave. Reconciliation reads Jenga's "not
+   * found" as "not taken" only once a send's window and its time-out are surely over; a send that a stalled process
+   * would make later is dropped instead, so it can never land after a send again.
+   */
+  private async send(request: RailRequestRow, first: boolean, notAfter: number): Promise<void> {
     const body = request.request.body as { source: JengaBody; destination: JengaBody; transfer: JengaBody };
     // "PesaLink - Send to Bank Account": transfer.amount + transfer.currencyCode + transfer.reference + destination.name + source.accountNumber.
     const signed = this.client.signature([
@@ -93,7 +98,7 @@ export class JengaGateway implements ReconcilingGateway {
       String(body.source.accountNumber),
     ]);
     try {
-      const answer = await this.client.call('POST', request.request.path, body, signed);
+      const answer = await this.client.call('POST', request.request.path, body, signed, notAfter);
       const data = (answer.data ?? {}) as JengaBody;
       await this.requests.recordSend(request.id, 'SENT', { operatorRequestId: data.transactionId ? String(data.transactionId) : null });
       const status = String(data.status ?? '');
@@ -108,6 +113,11 @@ export class JengaGateway implements ReconcilingGateway {
         this.unknownAnswer(request, 'pesalink', `data.status ${JSON.stringify(data.status)}`);
       }
     } catch (error) {
+      if (error instanceof JengaSendWindowPassed) {
+        // Left as it is (not sent): reconciliation asks Jenga, and sends again only once it says it has none.
+        this.logger.warn(`PesaLink ${request.id}: ${error.message}`);
+        return;
+      }
       if (error instanceof JengaRefused && !(!first && /duplicate|already/i.test(error.message))) {
         await this.requests.answer(request.id, {
           outcome: 'FAILED',
@@ -149,7 +159,7 @@ export class JengaGateway implements ReconcilingGateway {
     let error: string | null = null;
     try {
       if (request.state === 'BUSY') {
-        if (await this.requests.resending(request.id)) await this.send(request, false);
+        if (await this.requests.resending(request.id)) await this.send(request, false, Date.now() + this.config.timeoutMs);
       } else {
         const reference = String((request.request.body.transfer as JengaBody).reference);
         // "Query Transaction Details": the signature is over the reference alone.

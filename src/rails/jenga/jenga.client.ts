@@ -20,6 +20,9 @@ export class JengaRefused extends Error {
 /** The call's answer was lost (time-out, reset, a 5xx): Jenga may have taken it. */
 export class JengaUnknown extends Error {}
 
+/** The send's window closed before it left (the process stalled): not sent, so Jenga's "not found" stays true. */
+export class JengaSendWindowPassed extends Error {}
+
 const TOKEN_MARGIN_MS = 60_000;
 
 /**
@@ -45,15 +48,18 @@ export class JengaClient {
     return createSign('RSA-SHA256').update(fields.join('')).sign(this.config.privateKey, 'base64');
   }
 
-  /** A signed call: `signed` is this call's documented signature (every Jenga call we make has one). */
-  async call(method: 'GET' | 'POST', path: string, body: JengaBody | null, signed: string): Promise<JengaBody> {
+  /**
+   * A signed call: `signed` is this call's documented signature (every Jenga call we make has one). A call given
+   * `notAfter` (epoch ms) is not made once that has passed, checked as late as we can, just before it leaves.
+   */
+  async call(method: 'GET' | 'POST', path: string, body: JengaBody | null, signed: string, notAfter?: number): Promise<JengaBody> {
     const token = await this.accessToken();
     const headers: Record<string, string> = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Signature: signed };
-    const { status, json } = await this.fetch(`${this.config.baseUrl}${path}`, {
-      method,
-      headers,
-      body: body ? JSON.stringify(body) : undefined,
-    });
+    const { status, json } = await this.fetch(
+      `${this.config.baseUrl}${path}`,
+      { method, headers, body: body ? JSON.stringify(body) : undefined },
+      notAfter,
+    );
     if (status === 401) {
       this.token = null;
       throw new JengaBusy('Jenga refused our token');
@@ -93,8 +99,11 @@ export class JengaClient {
     return token;
   }
 
-  private async fetch(url: string, init: RequestInit): Promise<{ status: number; json: JengaBody | null }> {
+  private async fetch(url: string, init: RequestInit, notAfter?: number): Promise<{ status: number; json: JengaBody | null }> {
     if (!(await this.circuit.admits())) throw new JengaBusy('Jenga is unavailable (its circuit is open): not called');
+    if (notAfter !== undefined && this.now() > notAfter) {
+      throw new JengaSendWindowPassed(`its send window closed ${this.now() - notAfter} ms before it could leave: not sent`);
+    }
     let response: Response;
     let text: string;
     try {
