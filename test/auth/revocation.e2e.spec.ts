@@ -1,10 +1,10 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import request from 'supertest';
-import { CREDENTIAL_CHANNEL, CREDENTIAL_STATUS_TTL_MS } from '../../src/auth/credential-status.service';
+import { CREDENTIAL_CHANNEL, CREDENTIAL_STATUS_TTL_MS, CredentialStatusService } from '../../src/auth/credential-status.service';
 import { ApiKeysService } from '../../src/auth/gateway/api-keys.service';
 import { UsersService } from '../../src/auth/users.service';
 import { createHttpApp } from '../../src/http-app';
-import { createGatewayMerchant, gateway, sleep, waitFor } from '../support/gateway-fixtures';
+import { createGatewayMerchant, gateway, waitFor } from '../support/gateway-fixtures';
 import { createTenant, dataSource } from '../support/test-app';
 
 /** Well under the credential cache's lifetime (2 s), which is what a process not told of a change waits out. */
@@ -32,12 +32,20 @@ describe('revocation reaches every api process at commit', () => {
   });
 
   /**
-   * Calls `call` until it gives `refused`, from right after `change` returned; how long that took. Before the change,
-   * `call` is made twice (the second within the cache's lifetime), so `b` answers from its cache if it may.
+   * Calls `call` (a request to `asked`) until it gives `refused`, from right after `change` returned; how long that
+   * took. Before the change, `call` is made twice, the second once `asked` listens for changes (it keeps answers only
+   * then), so `asked` answers from its cache if it may.
    */
-  async function timeToRefusal(call: () => Promise<number>, accepted: number, refused: number, change: () => Promise<unknown>) {
+  async function timeToRefusal(
+    asked: NestFastifyApplication,
+    call: () => Promise<number>,
+    accepted: number,
+    refused: number,
+    change: () => Promise<unknown>,
+  ) {
     expect(await call()).toBe(accepted);
-    await sleep(300); // b's listening connection is up by now
+    // The first check starts its listening connection; whether it is up is the service's own state.
+    await waitFor('the asked process to listen for credential changes', () => asked.get(CredentialStatusService)['listening']);
     expect(await call()).toBe(accepted);
     await change();
     const started = Date.now();
@@ -52,14 +60,14 @@ describe('revocation reaches every api process at commit', () => {
   it('an API key revoked on one process: its token is refused by the other at once', async () => {
     const merchant = await createGatewayMerchant(a);
     const call = async () => (await gateway(b, merchant.token).get('/v1/transaction/1/status')).status;
-    const elapsed = await timeToRefusal(call, 404, 401, () => a.get(ApiKeysService).revoke(merchant.clientId, merchant.consumerKey));
+    const elapsed = await timeToRefusal(b, call, 404, 401, () => a.get(ApiKeysService).revoke(merchant.clientId, merchant.consumerKey));
     expect(elapsed).toBeLessThan(PROMPTLY_MS);
   });
 
   it('each process keeps its cache: a change made behind its back (no announcement) is seen only when the entry ends', async () => {
     const merchant = await createGatewayMerchant(a);
     const call = async () => (await gateway(b, merchant.token).get('/v1/transaction/1/status')).status;
-    const elapsed = await timeToRefusal(call, 404, 401, () =>
+    const elapsed = await timeToRefusal(b, call, 404, 401, () =>
       dataSource(a).query(`UPDATE api_keys SET revoked_at = now() WHERE consumer_key = $1`, [merchant.consumerKey]),
     );
     expect(elapsed).toBeGreaterThan(PROMPTLY_MS);
@@ -69,7 +77,7 @@ describe('revocation reaches every api process at commit', () => {
   it("a password reset on one process: the user's wallet token is refused by the other at once", async () => {
     const tenant = await createTenant(a);
     const call = async () => (await request(b.getHttpServer()).get('/api/v1/account-types').set('authorization', tenant.auth)).status;
-    const elapsed = await timeToRefusal(call, 200, 401, () =>
+    const elapsed = await timeToRefusal(b, call, 200, 401, () =>
       a.get(UsersService).upsert(tenant.clientId, tenant.username, 'a new password'),
     );
     expect(elapsed).toBeLessThan(PROMPTLY_MS);
@@ -88,7 +96,7 @@ describe('revocation reaches every api process at commit', () => {
     const call = async () => (await request(b.getHttpServer()).get('/portal').set('cookie', cookie)).status;
     const signOut = () =>
       request(a.getHttpServer()).post('/portal/logout').set('cookie', cookie).type('form').send({ _csrf: csrf }).expect(303);
-    const elapsed = await timeToRefusal(call, 200, 303, signOut);
+    const elapsed = await timeToRefusal(b, call, 200, 303, signOut);
     expect(elapsed).toBeLessThan(PROMPTLY_MS);
   });
 
@@ -96,7 +104,7 @@ describe('revocation reaches every api process at commit', () => {
     const tenant = await createTenant(a);
     const { cookie } = await portalSession(a, tenant.username, tenant.password);
     const call = async () => (await request(b.getHttpServer()).get('/portal').set('cookie', cookie)).status;
-    const elapsed = await timeToRefusal(call, 200, 303, () =>
+    const elapsed = await timeToRefusal(b, call, 200, 303, () =>
       a.get(UsersService).upsert(tenant.clientId, tenant.username, 'a new password'),
     );
     expect(elapsed).toBeLessThan(PROMPTLY_MS);
@@ -129,7 +137,7 @@ describe('revocation reaches every api process at commit', () => {
 
       // Its cache answers for the key now; then the connection is cut, and the key revoked behind every process's
       // back (no announcement): only a process that forgot what it knew refuses at once.
-      const elapsed = await timeToRefusal(call, 404, 401, async () => {
+      const elapsed = await timeToRefusal(app, call, 404, 401, async () => {
         await dataSource(a).query(`SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid`, [lost]);
         await dataSource(a).query(`UPDATE api_keys SET revoked_at = now() WHERE consumer_key = $1`, [merchant.consumerKey]);
       });
@@ -142,14 +150,14 @@ describe('revocation reaches every api process at commit', () => {
       );
       const cached = await createGatewayMerchant(a);
       const cachedCall = async () => (await gateway(app, cached.token).get('/v1/transaction/1/status')).status;
-      const unannounced = await timeToRefusal(cachedCall, 404, 401, () =>
+      const unannounced = await timeToRefusal(app, cachedCall, 404, 401, () =>
         dataSource(a).query(`UPDATE api_keys SET revoked_at = now() WHERE consumer_key = $1`, [cached.consumerKey]),
       );
       expect(unannounced).toBeGreaterThan(PROMPTLY_MS);
       const announced = await createGatewayMerchant(a);
       const announcedCall = async () => (await gateway(app, announced.token).get('/v1/transaction/1/status')).status;
       expect(
-        await timeToRefusal(announcedCall, 404, 401, () => a.get(ApiKeysService).revoke(announced.clientId, announced.consumerKey)),
+        await timeToRefusal(app, announcedCall, 404, 401, () => a.get(ApiKeysService).revoke(announced.clientId, announced.consumerKey)),
       ).toBeLessThan(PROMPTLY_MS);
     });
   });

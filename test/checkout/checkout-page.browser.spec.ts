@@ -11,6 +11,7 @@ import {
   MerchantReceiver,
   ROOT,
   startIsolatedSandbox,
+  stopClaiming,
 } from '../support/gateway-fixtures';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -113,6 +114,8 @@ describe('hosted checkout page in headless Chromium', () => {
       }
 
       // The page says so at the click, before its request is answered: the session is 851 once the answer is in.
+      // The worker stops claiming meanwhile, so the page and the session are read while the payment is processing.
+      const startClaiming = await stopClaiming(app);
       const started = page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname.endsWith('/pay'));
       await payButton.click();
       const status = page.getByRole('status');
@@ -121,6 +124,7 @@ describe('hosted checkout page in headless Chromium', () => {
       await expect(payButton.textContent()).resolves.toBe('Processing…');
       expect((await started).ok()).toBe(true);
       expect((await checkoutStatus(app, merchant, mtid)).body.status).toBe(851);
+      startClaiming();
 
       const landing = new URL(body.redirect_url);
       await page.waitForURL((url) => url.origin === landing.origin && url.pathname === landing.pathname, { timeout: 15_000 });
@@ -148,9 +152,12 @@ describe('hosted checkout page in headless Chromium', () => {
       await page.goto(res.body.redirect_url);
       const input = page.locator('#msisdn');
       await input.fill('254700000001');
+      // The worker stops claiming until the page has shown its progress, which the failure would replace.
+      const startClaiming = await stopClaiming(app);
       await page.locator('#pay').click();
       const status = page.getByRole('status');
       await status.getByText('Confirm the payment on your phone').waitFor({ timeout: 5000 });
+      startClaiming();
       await status.getByText('The payment did not go through').waitFor({ timeout: 15_000 });
       await expect(status.textContent()).resolves.toContain('try again');
       await expect(page.locator('#pay').isEnabled()).resolves.toBe(true);

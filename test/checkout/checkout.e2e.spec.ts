@@ -13,6 +13,7 @@ import {
   MerchantReceiver,
   ReceivedCallback,
   startIsolatedSandbox,
+  stopClaiming,
   systemBalance,
   waitFor,
 } from '../support/gateway-fixtures';
@@ -243,6 +244,8 @@ describe('hosted checkout (gateway + pay endpoint)', () => {
       const { body, reference, mtid } = await initiateCheckout(app, merchant, receiver, { amount: 1500 });
       expect((await checkoutStatus(app, merchant, mtid)).body.status).toBe(803);
 
+      // The worker stops claiming, so the session is read while its payment is processing.
+      const startClaiming = await stopClaiming(app);
       const paid = await pay(reference, { msisdn: '254712345678' });
       expect(paid.status).toBe(200);
       expect(paid.body).toEqual({ status: 851, payment_status: 703 });
@@ -252,6 +255,7 @@ describe('hosted checkout (gateway + pay endpoint)', () => {
       // One payment at a time.
       const second = await pay(reference, { msisdn: '254712345678' });
       expect(second.status).toBe(409);
+      startClaiming();
 
       const done = await waitForCheckout(app, merchant, mtid, 801);
       expect(done.amount).toBe('1500');
@@ -311,6 +315,8 @@ describe('hosted checkout (gateway + pay endpoint)', () => {
       const part = await pay(reference, { msisdn: '254712345678', amount: 400 });
       expect(part.status).toBe(200);
       const partPaid = await waitForCheckout(app, merchant, mtid, 802);
+      // Its callback is in before the rest is paid, so the two callbacks arrive in the order of the payments.
+      await callbacksAt(body.callback_url, 1);
       expect(partPaid.payments).toHaveLength(1);
       expect(partPaid.payments[0]).toMatchObject({ amount: '400.0000', payment_status: 700 });
       const state = await request(app.getHttpServer()).get(`/checkout/${reference}/state`);

@@ -11,6 +11,7 @@ import { CallbackSettingsService } from '../../src/callbacks/settings/callback-s
 import { ClientServicesService } from '../../src/client-services/client-services.service';
 import { Money } from '../../src/common/money';
 import { OutboxClaimer } from '../../src/infra/queue/outbox-claimer';
+import { OutboxRelay } from '../../src/infra/queue/outbox-relay.service';
 import { createCheckedApp } from './openapi-contract';
 import { LEDGER_INVARIANTS } from '../../src/ledger/ledger-invariants';
 import { createTenant, dataSource, TestTenant } from './test-app';
@@ -403,6 +404,16 @@ export async function stopClaiming(app: NestFastifyApplication): Promise<() => v
   const claimer = app.get(OutboxClaimer);
   await claimer.onApplicationShutdown();
   return () => claimer.onApplicationBootstrap();
+}
+
+/**
+ * Stops the app's outbox relay (the BullMQ topics: reversals, checkout expiry) after its current batch, so that no
+ * outbox row reaches the worker until the test says; the returned function starts relaying again.
+ */
+export async function stopRelaying(app: NestFastifyApplication): Promise<() => void> {
+  const relay = app.get(OutboxRelay);
+  await relay.onApplicationShutdown();
+  return () => relay.onApplicationBootstrap();
 }
 
 /** True once the settlement job of the payment has run to completion (its outbox row is marked done). */
