@@ -7,9 +7,6 @@ import { createHttpApp } from '../../src/http-app';
 import { createGatewayMerchant, gateway, waitFor } from '../support/gateway-fixtures';
 import { createTenant, dataSource } from '../support/test-app';
 
-/** Well under the credential cache's lifetime (2 s), which is what a process not told of a change waits out. */
-const PROMPTLY_MS = 100;
-
 /**
  * Issue 22 item 1 (provider contract §8): from the moment a revocation, a password reset or a portal sign-out
  * commits on one api process, every other api process refuses what it ended, although each keeps its credential
@@ -32,55 +29,56 @@ describe('revocation reaches every api process at commit', () => {
   });
 
   /**
-   * Calls `call` (a request to `asked`) until it gives `refused`, from right after `change` returned; how long that
-   * took. Before the change, `call` is made twice, the second once `asked` listens for changes (it keeps answers only
-   * then), so `asked` answers from its cache if it may.
+   * Calls `call` (a request to `asked`) twice, the second once `asked` listens for changes (it keeps answers only then,
+   * so it answers from its cache if it may), makes `change`, then calls until `call` gives `refused`: how long after
+   * the first call that was. No answer can have been kept from before the first call (each test asks about a new
+   * key or user), so a refusal sooner than the cache's lifetime came while the kept answer was still live: only an
+   * announcement (or a forgotten cache) explains it. One not sooner is the kept answer running out.
    */
-  async function timeToRefusal(
+  async function refusedAfter(
     asked: NestFastifyApplication,
     call: () => Promise<number>,
     accepted: number,
     refused: number,
     change: () => Promise<unknown>,
   ) {
+    const firstCall = Date.now();
     expect(await call()).toBe(accepted);
     // The first check starts its listening connection; whether it is up is the service's own state.
     await waitFor('the asked process to listen for credential changes', () => asked.get(CredentialStatusService)['listening']);
     expect(await call()).toBe(accepted);
     await change();
-    const started = Date.now();
     for (;;) {
       const status = await call();
-      if (status === refused) return Date.now() - started;
+      if (status === refused) return Date.now() - firstCall;
       expect(status).toBe(accepted);
-      if (Date.now() - started > 5000) throw new Error('never refused');
+      if (Date.now() - firstCall > 3 * CREDENTIAL_STATUS_TTL_MS) throw new Error('never refused');
     }
   }
 
   it('an API key revoked on one process: its token is refused by the other at once', async () => {
     const merchant = await createGatewayMerchant(a);
     const call = async () => (await gateway(b, merchant.token).get('/v1/transaction/1/status')).status;
-    const elapsed = await timeToRefusal(b, call, 404, 401, () => a.get(ApiKeysService).revoke(merchant.clientId, merchant.consumerKey));
-    expect(elapsed).toBeLessThan(PROMPTLY_MS);
+    const elapsed = await refusedAfter(b, call, 404, 401, () => a.get(ApiKeysService).revoke(merchant.clientId, merchant.consumerKey));
+    expect(elapsed).toBeLessThan(CREDENTIAL_STATUS_TTL_MS);
   });
 
   it('each process keeps its cache: a change made behind its back (no announcement) is seen only when the entry ends', async () => {
     const merchant = await createGatewayMerchant(a);
     const call = async () => (await gateway(b, merchant.token).get('/v1/transaction/1/status')).status;
-    const elapsed = await timeToRefusal(b, call, 404, 401, () =>
+    const elapsed = await refusedAfter(b, call, 404, 401, () =>
       dataSource(a).query(`UPDATE api_keys SET revoked_at = now() WHERE consumer_key = $1`, [merchant.consumerKey]),
     );
-    expect(elapsed).toBeGreaterThan(PROMPTLY_MS);
-    expect(elapsed).toBeLessThanOrEqual(CREDENTIAL_STATUS_TTL_MS + PROMPTLY_MS);
+    expect(elapsed).toBeGreaterThanOrEqual(CREDENTIAL_STATUS_TTL_MS);
   });
 
   it("a password reset on one process: the user's wallet token is refused by the other at once", async () => {
     const tenant = await createTenant(a);
     const call = async () => (await request(b.getHttpServer()).get('/api/v1/account-types').set('authorization', tenant.auth)).status;
-    const elapsed = await timeToRefusal(b, call, 200, 401, () =>
+    const elapsed = await refusedAfter(b, call, 200, 401, () =>
       a.get(UsersService).upsert(tenant.clientId, tenant.username, 'a new password'),
     );
-    expect(elapsed).toBeLessThan(PROMPTLY_MS);
+    expect(elapsed).toBeLessThan(CREDENTIAL_STATUS_TTL_MS);
   });
 
   async function portalSession(app: NestFastifyApplication, username: string, password: string): Promise<{ cookie: string; csrf: string }> {
@@ -96,18 +94,18 @@ describe('revocation reaches every api process at commit', () => {
     const call = async () => (await request(b.getHttpServer()).get('/portal').set('cookie', cookie)).status;
     const signOut = () =>
       request(a.getHttpServer()).post('/portal/logout').set('cookie', cookie).type('form').send({ _csrf: csrf }).expect(303);
-    const elapsed = await timeToRefusal(b, call, 200, 303, signOut);
-    expect(elapsed).toBeLessThan(PROMPTLY_MS);
+    const elapsed = await refusedAfter(b, call, 200, 303, signOut);
+    expect(elapsed).toBeLessThan(CREDENTIAL_STATUS_TTL_MS);
   });
 
   it("a password reset on one process ends the user's portal sessions on the other at once", async () => {
     const tenant = await createTenant(a);
     const { cookie } = await portalSession(a, tenant.username, tenant.password);
     const call = async () => (await request(b.getHttpServer()).get('/portal').set('cookie', cookie)).status;
-    const elapsed = await timeToRefusal(b, call, 200, 303, () =>
+    const elapsed = await refusedAfter(b, call, 200, 303, () =>
       a.get(UsersService).upsert(tenant.clientId, tenant.username, 'a new password'),
     );
-    expect(elapsed).toBeLessThan(PROMPTLY_MS);
+    expect(elapsed).toBeLessThan(CREDENTIAL_STATUS_TTL_MS);
     // The new password opens a new session.
     await portalSession(b, tenant.username, 'a new password');
   });
@@ -137,11 +135,11 @@ describe('revocation reaches every api process at commit', () => {
 
       // Its cache answers for the key now; then the connection is cut, and the key revoked behind every process's
       // back (no announcement): only a process that forgot what it knew refuses at once.
-      const elapsed = await timeToRefusal(app, call, 404, 401, async () => {
+      const elapsed = await refusedAfter(app, call, 404, 401, async () => {
         await dataSource(a).query(`SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid`, [lost]);
         await dataSource(a).query(`UPDATE api_keys SET revoked_at = now() WHERE consumer_key = $1`, [merchant.consumerKey]);
       });
-      expect(elapsed).toBeLessThan(PROMPTLY_MS);
+      expect(elapsed).toBeLessThan(CREDENTIAL_STATUS_TTL_MS);
 
       // It listens again (a new connection) and is back to normal: it keeps answers for speed, and an announced
       // revocation still reaches it at once.
@@ -150,15 +148,15 @@ describe('revocation reaches every api process at commit', () => {
       );
       const cached = await createGatewayMerchant(a);
       const cachedCall = async () => (await gateway(app, cached.token).get('/v1/transaction/1/status')).status;
-      const unannounced = await timeToRefusal(app, cachedCall, 404, 401, () =>
+      const unannounced = await refusedAfter(app, cachedCall, 404, 401, () =>
         dataSource(a).query(`UPDATE api_keys SET revoked_at = now() WHERE consumer_key = $1`, [cached.consumerKey]),
       );
-      expect(unannounced).toBeGreaterThan(PROMPTLY_MS);
+      expect(unannounced).toBeGreaterThanOrEqual(CREDENTIAL_STATUS_TTL_MS);
       const announced = await createGatewayMerchant(a);
       const announcedCall = async () => (await gateway(app, announced.token).get('/v1/transaction/1/status')).status;
       expect(
-        await timeToRefusal(app, announcedCall, 404, 401, () => a.get(ApiKeysService).revoke(announced.clientId, announced.consumerKey)),
-      ).toBeLessThan(PROMPTLY_MS);
+        await refusedAfter(app, announcedCall, 404, 401, () => a.get(ApiKeysService).revoke(announced.clientId, announced.consumerKey)),
+      ).toBeLessThan(CREDENTIAL_STATUS_TTL_MS);
     });
   });
 });
