@@ -2,12 +2,12 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import {
+  callbackLog,
   gateway,
   GatewayMerchant,
   IsolatedSandbox,
   MerchantReceiver,
   ReceivedCallback,
-  sleep,
   startIsolatedSandbox,
   waitFor,
 } from '../support/gateway-fixtures';
@@ -31,6 +31,7 @@ import {
   setPayoutsCallback,
   storedCounts,
   waitForPayoutStatus,
+  waitForRailAnswer,
 } from '../support/disbursement-fixtures';
 
 const SETTLE_DELAY_MS = 300;
@@ -120,8 +121,10 @@ describe('B2B payouts (sandbox rails)', () => {
         expect(callback.body.transaction_id).toEqual(result.transaction_id);
         expect(await floatBalance(app, merchant)).toEqual(expectedFloat(availableAfter, before.reserved_balance));
       } else {
-        await sleep(SETTLE_DELAY_MS + 400);
+        // Once the rail's answer is applied, the payout stays where it is and nobody was told anything.
+        await waitForRailAnswer(app, merchant, reference);
         expect((await gw().get(b2bStatusPath(reference)).expect(200)).body.payment_status).toBe(status);
+        expect((await callbackLog(app, merchant, reference)).deliveries).toEqual([]);
         expect(receiver.at(url)).toHaveLength(0);
         expect(await floatBalance(app, merchant)).toEqual(expectedFloat(availableAfter, plus(before.reserved_balance, held)));
       }

@@ -5,8 +5,8 @@ import {
   GatewayMerchant,
   IsolatedSandbox,
   ledgerBalance,
-  sleep,
   startIsolatedSandbox,
+  stopClaiming,
   systemBalance,
 } from '../support/gateway-fixtures';
 import {
@@ -22,11 +22,11 @@ import {
   SandboxRow,
   statusPath,
   waitForPayoutStatus,
+  waitForRailAnswer,
 } from '../support/disbursement-fixtures';
 import { createWallet } from '../support/wallet-fixtures';
 
-/** Long enough that a payout read right after acceptance has certainly not settled yet. */
-const SETTLE_DELAY_MS = 1500;
+const SETTLE_DELAY_MS = 300;
 const FOUR_DECIMALS = /^-?\d+\.\d{4}$/;
 
 /**
@@ -69,6 +69,8 @@ describe('float balance: available, reserved and ledger balance', () => {
     const feeIncome = () => systemBalance(app, merchant.clientId, 'FEE_INCOME');
     const feeBefore = await feeIncome();
 
+    // The worker stops claiming while each payout's reservation is read, so no settlement can come first.
+    let startClaiming = await stopClaiming(app);
     // 123.4567 + the FIXED fee 10 is reserved at once: available drops, reserved rises, the ledger balance is unchanged.
     const a = await payout(merchant, 'ok', '123.4567');
     expect(await floatBalance(app, merchant)).toEqual({
@@ -80,6 +82,7 @@ describe('float balance: available, reserved and ledger balance', () => {
     });
     // The wallet's stored balance is the available balance (the hold has left it for the in-flight account).
     expect(await ledgerBalance(app, merchant.settlementAccountNumber)).toBe('4866.5433');
+    startClaiming();
 
     // Success (700) moves the hold out of the float: reserved drops, available stays, the fee becomes income.
     await waitForPayoutStatus(app, merchant, a, 700);
@@ -87,8 +90,10 @@ describe('float balance: available, reserved and ledger balance', () => {
     expect(await feeIncome()).toBe(plus(feeBefore, 10));
 
     // Failure (701) returns amount + fee to the available balance; no fee is earned.
+    startClaiming = await stopClaiming(app);
     const b = await payout(merchant, 'failed', '1.0001');
     expect(await floatBalance(app, merchant)).toEqual(expectedFloat('4855.5432', '11.0001'));
+    startClaiming();
     await waitForPayoutStatus(app, merchant, b, 701);
     expect(await floatBalance(app, merchant)).toEqual(expectedFloat('4866.5433', 0));
     expect(await feeIncome()).toBe(plus(feeBefore, 10));
@@ -97,7 +102,7 @@ describe('float balance: available, reserved and ledger balance', () => {
     const c = await payout(merchant, 'pending', '999.9999');
     const d = await payout(merchant, 'jammed', '42.0042');
     await waitForPayoutStatus(app, merchant, d, 704);
-    await sleep(SETTLE_DELAY_MS + 500);
+    await waitForRailAnswer(app, merchant, c);
     expect((await gateway(app, merchant.token).get(statusPath(c)).expect(200)).body.data.payment_status).toBe(703);
     const reserved = plus('999.9999', 10, '42.0042', 10);
     expect(reserved).toBe('1062.0041');
@@ -123,7 +128,7 @@ describe('float balance: available, reserved and ledger balance', () => {
     expect(await floatBalance(app, merchant)).toEqual(expectedFloat('896.4729', '103.5271'));
     const second = await payout(merchant, 'pending', '123.4567');
     expect(await floatBalance(app, merchant)).toEqual(expectedFloat('769.9298', '230.0702'));
-    await sleep(SETTLE_DELAY_MS + 300);
+    await Promise.all([first, second].map((reference) => waitForRailAnswer(app, merchant, reference)));
     const status = (ref: string) => gateway(app, merchant.token).get(statusPath(ref)).expect(200);
     expect((await status(first)).body.data).toMatchObject({ transaction_cost: '2.5251', amount: '101.0020', payment_status: 703 });
     expect((await status(second)).body.data).toMatchObject({ transaction_cost: '3.0864', amount: '123.4567', payment_status: 703 });

@@ -2,6 +2,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import Decimal from 'decimal.js';
 import request from 'supertest';
 import {
+  finishedCallbackLog,
   gateway,
   GatewayMerchant,
   IsolatedSandbox,
@@ -9,7 +10,6 @@ import {
   sleep,
   startIsolatedSandbox,
   systemBalance,
-  waitFor,
 } from '../support/gateway-fixtures';
 import {
   b2bBody,
@@ -82,8 +82,9 @@ describe('payouts racing on one float', () => {
 
     expect(await storedCounts(app, merchant.clientId)).toMatchObject({ payouts: 1, holds: 1 });
     await waitForPayoutStatus(app, merchant, reference, 700);
-    await waitFor('the callback', () => receiver.at(body.callback_url as string).length > 0);
-    await sleep(500);
+    // The result's deliveries are written with the status: once each is final, every callback there will be was sent.
+    const log = await finishedCallbackLog(app, merchant, reference);
+    expect(log.deliveries).toEqual([expect.objectContaining({ url: body.callback_url, status: 'DELIVERED', attempts: 1 })]);
     expect(receiver.at(body.callback_url as string)).toHaveLength(1);
     expect(await floatBalance(app, merchant)).toEqual(expectedFloat('866.5433', 0));
     expect(await systemBalance(app, merchant.clientId, 'FEE_INCOME')).toBe('10.0000');

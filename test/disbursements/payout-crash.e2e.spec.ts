@@ -9,7 +9,6 @@ import {
   IsolatedDatabase,
   MerchantReceiver,
   OwnRedis,
-  sleep,
   startOwnRedis,
   waitFor,
   withEnv,
@@ -111,13 +110,15 @@ describe('payouts survive a worker killed mid-settlement', () => {
   const query = (sql: string, params: unknown[] = []) => dataSource(setup).query(sql, params);
 
   it('every hold ends with exactly one outcome, matching its payout; the float and the ledger are exact', async () => {
-    const planned: Array<{ row: SandboxRow; body: Record<string, unknown> }> = [];
+    const planned: Array<{ row: SandboxRow; wave: 1 | 2; body: Record<string, unknown> }> = [];
     let i = 0;
     for (const [row, count] of MIX) {
       for (let n = 0; n < count; n++, i++) {
         const amount = dec(new Decimal(100).plus(i).plus(new Decimal(i).div(10000)));
         planned.push({
           row,
+          // Half of each row is sent before the kill, half while no worker runs.
+          wave: n < count / 2 ? 1 : 2,
           body: localPayoutBody(merchant, {
             recipient_phone_number: SANDBOX.mobile[row],
             recipient_account_number: SANDBOX.mobile[row],
@@ -131,25 +132,28 @@ describe('payouts survive a worker killed mid-settlement', () => {
     // Interleave the rows so the kill hits all kinds.
     planned.sort((a, b) => String(a.body.payout_reference).localeCompare(String(b.body.payout_reference)));
 
-    const answers = await Promise.all(
-      planned.map(async ({ body }) => {
-        const res = await fetch(`${apiUrl}${PAYOUT_PATHS.local}`, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            'x-access-token': merchant.token,
-          },
-          body: JSON.stringify(body),
-        });
-        return {
-          status: res.status,
-          body: (await res.json()) as Record<string, unknown>,
-        };
-      }),
-    );
-    expect(answers.filter((a) => a.status !== 200)).toEqual([]);
+    const send = (wave: 1 | 2) =>
+      Promise.all(
+        planned
+          .filter((p) => p.wave === wave)
+          .map(async ({ body }) => {
+            const res = await fetch(`${apiUrl}${PAYOUT_PATHS.local}`, {
+              method: 'POST',
+              headers: {
+                'content-type': 'application/json',
+                'x-access-token': merchant.token,
+              },
+              body: JSON.stringify(body),
+            });
+            return {
+              status: res.status,
+              body: (await res.json()) as Record<string, unknown>,
+            };
+          }),
+      );
+    expect((await send(1)).filter((a) => a.status !== 200)).toEqual([]);
 
-    // Kill the worker once some payouts are final but most are still at the rail.
+    // Kill the worker once some payouts of the first half are final and the others at the rail or on their way to it.
     const finals = MIX.filter(([row]) => SANDBOX_STATUS[row] === 700 || SANDBOX_STATUS[row] === 701).reduce((n, [, c]) => n + c, 0);
     const finalCount = async () =>
       (await query(`SELECT count(*)::int AS n FROM payouts WHERE client_id = $1 AND status IN (700, 701)`, [merchant.clientId]))[0]
@@ -157,7 +161,9 @@ describe('payouts survive a worker killed mid-settlement', () => {
     await waitFor('some payouts to be final', async () => (await finalCount()) >= 3, 60_000, 20);
     await killChild(workers[0]);
     const finalAtKill = await finalCount();
+    // The second half is accepted while no worker runs, so it waits for the next one whatever the first finished.
     expect(finalAtKill).toBeLessThan(finals);
+    expect((await send(2)).filter((a) => a.status !== 200)).toEqual([]);
     workers.push(startChild('worker-2', ['worker'], env));
 
     try {
@@ -165,7 +171,21 @@ describe('payouts survive a worker killed mid-settlement', () => {
     } catch (error) {
       throw new Error(`${(error as Error).message} (final at kill: ${finalAtKill})\n${diagnostics([api, ...workers])}`, { cause: error });
     }
-    await sleep(1500);
+    // Work the killed worker held is offered again after its lease: wait until every submission has run, so a repeat
+    // that moved money twice would show below.
+    await waitFor(
+      'every payout submission to be done',
+      async () =>
+        (
+          await query(
+            `SELECT count(*)::int AS n FROM outbox o JOIN payouts p ON p.id::text = o.payload->>'payoutId'
+             WHERE o.topic = 'payouts.process' AND o.done_at IS NULL AND p.client_id = $1`,
+            [merchant.clientId],
+          )
+        )[0].n === 0,
+      60_000,
+      250,
+    );
 
     // Each payout has the status of its sandbox row.
     const rows: Array<{

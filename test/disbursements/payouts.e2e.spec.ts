@@ -3,13 +3,15 @@ import Decimal from 'decimal.js';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import {
+  callbackLog,
+  finishedCallbackLog,
   gateway,
   GatewayMerchant,
   IsolatedSandbox,
   MerchantReceiver,
   ReceivedCallback,
-  sleep,
   startIsolatedSandbox,
+  stopClaiming,
   waitFor,
 } from '../support/gateway-fixtures';
 import {
@@ -36,6 +38,7 @@ import {
   SandboxRow,
   statusPath,
   waitForPayoutStatus,
+  waitForRailAnswer,
 } from '../support/disbursement-fixtures';
 
 const SETTLE_DELAY_MS = 300;
@@ -103,6 +106,19 @@ describe('local payouts and international transfers (sandbox rails)', () => {
 
   function forPayout(url: string, reference: string): ReceivedCallback[] {
     return receiver.at(url).filter((c) => c.body.payout_reference === reference);
+  }
+
+  /**
+   * Waits until every delivery of a final payout's result is final, and expects each delivered at the first attempt:
+   * the deliveries are written with the status, so no callback of the payout is still to come.
+   */
+  async function toldOnce(reference: string): Promise<void> {
+    const { deliveries } = await waitFor(`the deliveries of ${reference} to finish`, async () => {
+      const log = await callbackLog(app, merchant, reference);
+      return log.deliveries.every((d) => d.status !== 'PENDING') ? log : undefined;
+    });
+    expect(deliveries.length).toBeGreaterThan(0);
+    for (const delivery of deliveries) expect(delivery).toMatchObject({ status: 'DELIVERED', attempts: 1 });
   }
 
   /** Float after a payout of `amount` ended in `status`, from the float before it. */
@@ -179,14 +195,15 @@ describe('local payouts and international transfers (sandbox rails)', () => {
       const { wallet_balance: _st, ...statusData } = result.data;
       expect(statusData).toEqual(callbackData);
     } else {
-      // Not final: it stays where it is, and nobody is told anything yet.
-      await sleep(SETTLE_DELAY_MS + 400);
+      // Not final: once the rail's answer is applied it stays where it is, and nobody is told anything.
+      await waitForRailAnswer(app, merchant, reference);
       expect((await gw().get(statusPath(reference)).expect(200)).body.data.payment_status).toBe(status);
+      expect((await callbackLog(app, merchant, reference)).deliveries).toEqual([]);
       expect(receiver.at(url)).toHaveLength(0);
       expect(forPayout(payoutsUrl, reference)).toHaveLength(0);
     }
     expect(await floatBalance(app, merchant)).toEqual(floatAfter(before, body.sender_amount as string, status));
-    await sleep(150);
+    if (status === 700 || status === 701) await toldOnce(reference);
     expect(receiver.at(url)).toHaveLength(status === 700 || status === 701 ? 1 : 0);
     return { reference, url, result };
   }
@@ -343,7 +360,13 @@ describe('local payouts and international transfers (sandbox rails)', () => {
       expectSignedCallback(notified, merchant, payoutsBasic);
       expect(notified.body).toEqual(direct.body);
       expectPayoutResult(notified.body, body, 700);
-      await sleep(400);
+      const { deliveries } = await finishedCallbackLog(app, merchant, reference, 2);
+      expect(deliveries.map((d) => [d.url, d.status, d.attempts]).sort()).toEqual(
+        [
+          [body.callback_url, 'DELIVERED', 1],
+          [payoutsUrl, 'DELIVERED', 1],
+        ].sort(),
+      );
       expect(receiver.at(body.callback_url as string)).toHaveLength(1);
       expect(forPayout(payoutsUrl, reference)).toHaveLength(1);
     });
@@ -379,12 +402,15 @@ describe('local payouts and international transfers (sandbox rails)', () => {
       const url = receiver.url();
       receiver.failFor(url, 2);
       const body = mobilePayoutBody(merchant, 'ok', { callback_url: url });
-      expectPayoutAnswer(await gw().post(PAYOUT_PATHS.local).send(body), 720, body.payout_reference as string);
+      const reference = body.payout_reference as string;
+      expectPayoutAnswer(await gw().post(PAYOUT_PATHS.local).send(body), 720, reference);
       const calls = await receivedAt(url, 3);
       expect(new Set(calls.map((c) => c.headers['x-event-id'])).size).toBe(1);
       expect(new Set(calls.map((c) => c.rawBody)).size).toBe(1);
       for (const call of calls) expectSignedCallback(call, merchant, payoutsBasic);
-      await sleep(1200);
+      // Acknowledged at the third attempt, the delivery is final: no fourth call comes.
+      const { deliveries } = await finishedCallbackLog(app, merchant, reference, 2);
+      expect(deliveries.find((d) => d.url === url)).toMatchObject({ status: 'DELIVERED', attempts: 3 });
       expect(receiver.at(url)).toHaveLength(3);
     });
   });
@@ -426,9 +452,8 @@ describe('local payouts and international transfers (sandbox rails)', () => {
       const reference = body.payout_reference as string;
       expectPayoutAnswer(await gw().post(PAYOUT_PATHS.local).send(body), 720, reference);
       await waitForPayoutStatus(app, merchant, reference, 701);
-      await sleep(300);
-      const list = await notifications(merchant, reference);
-      for (const sms of list) expect(String(sms.message)).not.toMatch(/received|sent you/i);
+      // An SMS would be queued with the status, so none is still to come.
+      expect(await notifications(merchant, reference)).toEqual([]);
     });
   });
 
@@ -493,15 +518,14 @@ describe('local payouts and international transfers (sandbox rails)', () => {
       recipient_amount: '10',
     });
     const before = await floatBalance(app, merchant);
+    // The worker stops claiming, so the read after 720 comes before the rail whatever the scheduling.
+    const startClaiming = await stopClaiming(app);
     expectPayoutAnswer(await gw().post(PAYOUT_PATHS.local).send(body), 720, body.payout_reference as string);
     const early = await gw().get(statusPath(body.payout_reference as string));
     expect(early.status).toBe(200);
-    if (early.body.data.payment_status === 703) {
-      expect(await floatBalance(app, merchant)).toEqual(expectedFloat(minus(before.balance, '20'), plus(before.reserved_balance, '20')));
-    } else {
-      // The rail was faster than our read: it must then already be final.
-      expect(early.body.data.payment_status).toBe(700);
-    }
+    expect(early.body.data.payment_status).toBe(703);
+    expect(await floatBalance(app, merchant)).toEqual(expectedFloat(minus(before.balance, '20'), plus(before.reserved_balance, '20')));
+    startClaiming();
     await waitForPayoutStatus(app, merchant, body.payout_reference as string, 700);
   });
 });

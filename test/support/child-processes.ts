@@ -61,19 +61,29 @@ export interface Run {
   stderr: string;
 }
 
-/** Runs a command to its end. */
+/**
+ * Runs a command to its end. Past `timeoutMs` its whole process group is killed: a script's own children (npm runs
+ * node) hold the output pipes open, so killing the script alone would leave the run waiting on them.
+ */
 export function runToEnd(command: string, args: string[], options: SpawnOptions & { timeoutMs?: number } = {}): Promise<Run> {
   return new Promise((done) => {
     const child = spawn(command, args, {
       cwd: ROOT,
       ...options,
+      detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (chunk) => (stdout += chunk));
     child.stderr!.on('data', (chunk) => (stderr += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 120_000);
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // the group is gone already
+      }
+    }, options.timeoutMs ?? 120_000);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       done({ code: code ?? (signal ? 128 : 1), stdout, stderr });
@@ -143,11 +153,12 @@ export function startChild(name: string, args: string[], env: NodeJS.ProcessEnv)
   return { name, process: child, output };
 }
 
-export async function stopChild(child: Child): Promise<void> {
+/** Asks the process to stop (SIGTERM) and kills it (SIGKILL) if it is still there after `graceMs`; resolves once it is gone. */
+export async function stopChild(child: Child, graceMs = 10_000): Promise<void> {
   if (child.process.exitCode !== null || child.process.signalCode !== null) return;
   const exited = new Promise((resolve) => child.process.once('exit', resolve));
   child.process.kill('SIGTERM');
-  const timer = setTimeout(() => child.process.kill('SIGKILL'), 10_000);
+  const timer = setTimeout(() => child.process.kill('SIGKILL'), graceMs);
   await exited;
   clearTimeout(timer);
 }

@@ -312,6 +312,21 @@ export async function payoutRow(
   return row;
 }
 
+/**
+ * Waits until the rail's first answer to the payout is applied (its checked_at is set with the status, the hold's
+ * outcome and the callbacks, in one transaction), so what a test reads next is what that answer left.
+ */
+export async function waitForRailAnswer(
+  app: NestFastifyApplication,
+  merchant: GatewayMerchant,
+  reference: string,
+): Promise<Record<string, any>> {
+  return waitFor(`the rail's answer to payout ${reference}`, async () => {
+    const row = await payoutRow(app, merchant.clientId, reference);
+    return row?.checked_at ? row : undefined;
+  });
+}
+
 /** Everything a request could have written for a client: journal entries, holds, payouts. A rejection changes none. */
 export async function storedCounts(
   app: NestFastifyApplication,

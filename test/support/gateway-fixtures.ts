@@ -13,7 +13,7 @@ import { Money } from '../../src/common/money';
 import { OutboxClaimer } from '../../src/infra/queue/outbox-claimer';
 import { OutboxRelay } from '../../src/infra/queue/outbox-relay.service';
 import { createCheckedApp } from './openapi-contract';
-import { LEDGER_INVARIANTS } from '../../src/ledger/ledger-invariants';
+import { dropTestDatabase, ledgerViolations, PG_CONNECT_TIMEOUT_MS } from './test-databases';
 import { createTenant, dataSource, TestTenant } from './test-app';
 import { createWallet } from './wallet-fixtures';
 
@@ -52,6 +52,16 @@ export async function waitFor<T>(
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Runs the closers at once and waits for every one, so that one failing or slow part leaves none of the others
+ * open after the test file; the first failure is thrown once all have finished.
+ */
+export async function closeTogether(...closers: Array<() => Promise<unknown> | unknown>): Promise<void> {
+  const results = await Promise.allSettled(closers.map(async (close) => close()));
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
 }
 
 export async function freePort(): Promise<number> {
@@ -107,7 +117,8 @@ export async function startOwnRedis(): Promise<OwnRedis> {
     async stop() {
       const running = child;
       child = null;
-      if (!running || running.exitCode !== null) return;
+      // A server that has exited (by a signal too) emits no more 'exit' to wait for.
+      if (!running || running.exitCode !== null || running.signalCode !== null) return;
       const exited = new Promise((resolve) => running.once('exit', resolve));
       running.kill('SIGKILL');
       await exited;
@@ -198,9 +209,12 @@ export class MerchantReceiver {
     return this.received.filter((r) => r.body.external_reference === reference);
   }
 
+  /** Stops listening first, then ends every connection, idle keep-alive ones included, so the close cannot wait on a client. */
   async close(): Promise<void> {
-    this.server.closeAllConnections?.();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    if (!this.server?.listening) return;
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server.closeAllConnections();
+    await closed;
   }
 }
 
@@ -467,7 +481,7 @@ export async function createIsolatedDatabase(): Promise<IsolatedDatabase> {
   if (!runUrl) throw new Error('DATABASE_URL is not set');
   const serverUrl = process.env.TEST_SERVER_DATABASE_URL ?? runUrl;
   const name = `${process.env.TEST_DATABASE_NAME ?? 'paygate_test'}_f${randomBytes(4).toString('hex')}`.slice(0, 63);
-  const admin = new Client({ connectionString: serverUrl });
+  const admin = new Client({ connectionString: serverUrl, connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS });
   await admin.connect();
   try {
     await admin.query(`CREATE DATABASE ${name}`);
@@ -483,23 +497,13 @@ export async function createIsolatedDatabase(): Promise<IsolatedDatabase> {
     url: url.toString(),
     name,
     async drop() {
-      const db = new Client({ connectionString: url.toString() });
-      const violations: string[] = [];
-      await db.connect();
       try {
-        for (const invariant of LEDGER_INVARIANTS) {
-          const { rows } = await db.query(invariant.sql);
-          if (rows.length > 0) violations.push(`${invariant.name}: ${JSON.stringify(rows.slice(0, 3))}`);
-        }
+        const violations = await ledgerViolations(url.toString());
+        if (violations.length > 0) throw new Error(`ledger invariants violated in ${name}:\n${violations.join('\n')}`);
       } finally {
-        await db.end();
+        // Dropped even when the check failed, so no database outlives its file.
+        await dropTestDatabase(serverUrl, name);
       }
-      if (!process.env.KEEP_TEST_DATABASE) {
-        const dropper = new Client({ connectionString: serverUrl });
-        await dropper.connect();
-        await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).finally(() => dropper.end());
-      }
-      if (violations.length > 0) throw new Error(`ledger invariants violated in ${name}:\n${violations.join('\n')}`);
     },
   };
 }
@@ -529,14 +533,19 @@ export async function startIsolatedSandbox(
     ...env,
   });
   const receiver = await new MerchantReceiver().start();
+  // The app needs Redis and its database until it has closed; the receiver it may still be calling need not wait.
+  const closeBehindApp = async () => {
+    restoreEnv();
+    await closeTogether(
+      () => redis.stop(),
+      () => db.drop(),
+    );
+  };
   let app: NestFastifyApplication;
   try {
     app = await create(role);
   } catch (error) {
-    await receiver.close();
-    await redis.stop();
-    restoreEnv();
-    await db.drop();
+    await closeTogether(() => receiver.close(), closeBehindApp);
     throw error;
   }
   return {
@@ -546,12 +555,12 @@ export async function startIsolatedSandbox(
     receiver,
     async close() {
       try {
-        await app.close();
+        await closeTogether(
+          () => app.close(),
+          () => receiver.close(),
+        );
       } finally {
-        await receiver.close();
-        await redis.stop();
-        restoreEnv();
-        await db.drop();
+        await closeBehindApp();
       }
     },
   };

@@ -2,6 +2,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createHttpApp } from '../../src/http-app';
 import { Child, killChild, startChild, stopChild } from './child-processes';
 import {
+  closeTogether,
   createIsolatedDatabase,
   freePort,
   IsolatedDatabase,
@@ -124,13 +125,21 @@ export class ProcessCluster {
     return dataSource(this.setup).query(sql, params);
   }
 
+  /** Stops the processes, the in-test app and the receiver at once, then Redis and the database they all used. */
   async close(): Promise<void> {
-    await Promise.all(this.started.map((child) => stopChild(child)));
-    await this.setup?.close();
-    await this.receiver.close();
-    await this.redis?.stop();
-    this.restoreEnv();
-    await this.db?.drop();
+    try {
+      await closeTogether(
+        ...this.started.map((child) => () => stopChild(child)),
+        () => this.setup?.close(),
+        () => this.receiver.close(),
+      );
+    } finally {
+      this.restoreEnv();
+      await closeTogether(
+        () => this.redis?.stop(),
+        () => this.db?.drop(),
+      );
+    }
   }
 }
 

@@ -2,7 +2,7 @@ import { AfricasTalkingStub } from './africastalking-stub';
 import { AirtimeMerchant, createAirtimeMerchant } from './airtime-fixtures';
 import { DarajaStub, STUB_CREDENTIALS } from './daraja-stub';
 import { createPayoutMerchant } from './disbursement-fixtures';
-import { GatewayMerchant } from './gateway-fixtures';
+import { closeTogether, GatewayMerchant } from './gateway-fixtures';
 import { JengaStub } from './jenga-stub';
 import { ProcessCluster } from './process-cluster';
 
@@ -61,8 +61,13 @@ export class RailsCluster extends ProcessCluster {
     });
   }
 
+  /** The operators' stubs close with the cluster: a process still calling one gets its connection refused. */
   async close(): Promise<void> {
-    await super.close();
-    await Promise.all([this.daraja.close(), this.jenga.close(), this.africastalking.close()]);
+    await closeTogether(
+      () => super.close(),
+      () => this.daraja.close(),
+      () => this.jenga.close(),
+      () => this.africastalking.close(),
+    );
   }
 }

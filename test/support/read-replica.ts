@@ -8,6 +8,9 @@ import { freePort, waitFor } from './gateway-fixtures';
 
 const run = promisify(execFile);
 
+/** A bound on any one server program run (a base backup of the run's cluster included). */
+const PG_PROGRAM_TIMEOUT_MS = 120_000;
+
 /** The line the harness adds to the server's pg_hba.conf when it refuses replication connections from 127.0.0.1. */
 const HBA_REPLICATION = 'host replication postgres 127.0.0.1/32 trust';
 
@@ -83,7 +86,7 @@ export class StreamingReplica {
   }
 
   async remove(): Promise<void> {
-    await this.pg('pg_ctl', ['-D', this.data, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
+    await this.pg('pg_ctl', ['-D', this.data, '-m', 'immediate', '-w', '-t', '20', 'stop']).catch(() => undefined);
     await rm(this.dir, { recursive: true, force: true });
   }
 
@@ -134,11 +137,15 @@ export class StreamingReplica {
     if (process.getuid?.() === 0) await chown(path, ...(await postgresUser()));
   }
 
-  /** Runs one of the server's programs, as `postgres` when the tests run as root (pg_ctl refuses root). */
+  /**
+   * Runs one of the server's programs, as `postgres` when the tests run as root (pg_ctl refuses root), killed if it
+   * is still running after PG_PROGRAM_TIMEOUT_MS (pg_ctl's own waits are shorter).
+   */
   private async pg(program: string, args: string[]): Promise<void> {
     const path = join(this.bin, program);
-    if (process.getuid?.() === 0) await run('runuser', ['-u', 'postgres', '--', path, ...args]);
-    else await run(path, args);
+    const options = { timeout: PG_PROGRAM_TIMEOUT_MS, killSignal: 'SIGKILL' as const };
+    if (process.getuid?.() === 0) await run('runuser', ['-u', 'postgres', '--', path, ...args], options);
+    else await run(path, args, options);
   }
 }
 

@@ -3,7 +3,15 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import request from 'supertest';
 import { ReadReplica } from '../../../src/infra/database/read-replica';
 import { EngineMetrics } from '../../../src/infra/metrics/engine-metrics';
-import { chargeBody, createGatewayMerchant, gateway, GatewayMerchant, waitFor, withEnv } from '../../support/gateway-fixtures';
+import {
+  chargeBody,
+  closeTogether,
+  createGatewayMerchant,
+  gateway,
+  GatewayMerchant,
+  waitFor,
+  withEnv,
+} from '../../support/gateway-fixtures';
 import { moneyBody, post } from '../../support/money-fixtures';
 import { StreamingReplica } from '../../support/read-replica';
 import { binary, readWorkbook } from '../../support/statement-readers';
@@ -100,9 +108,14 @@ describe('read replica', () => {
     await readsReplica(strict);
   }, 120_000);
   afterAll(async () => {
-    await lenient?.close();
-    await strict?.close();
-    await replica?.remove();
+    try {
+      await closeTogether(
+        () => lenient?.close(),
+        () => strict?.close(),
+      );
+    } finally {
+      await replica?.remove();
+    }
     restoreEnv?.();
     warnings.mockRestore();
     logs.mockRestore();
