@@ -53,6 +53,20 @@ export async function railCallbacks(app: NestFastifyApplication, requestId: stri
   return dataSource(app).query(`SELECT * FROM rail_callbacks WHERE rail_request_id = $1 ORDER BY id`, [requestId]);
 }
 
+/**
+ * Waits until every follow-up job queued for a payout (the recheck a rail answer queues) has run: whatever the
+ * answer was to change (entries, the merchant's callback) is written by then.
+ */
+export function payoutFollowUpsDone(app: NestFastifyApplication, payoutId: string) {
+  return waitFor(`the follow-up jobs of payout ${payoutId}`, async () => {
+    const rows: { done_at: Date | null }[] = await dataSource(app).query(
+      `SELECT done_at FROM outbox WHERE topic = 'payouts.recheck' AND payload->>'payoutId' = $1`,
+      [String(payoutId)],
+    );
+    return rows.length > 0 && rows.every((row) => row.done_at !== null) ? true : undefined;
+  });
+}
+
 /** Waits until the stub holds a transaction matching `match`. */
 export function stubTransaction(stub: DarajaStub, match: (body: Record<string, any>) => boolean) {
   return waitFor('the stub to take the request', () => stub.transactions.find((t) => match(t.body)));
