@@ -1,4 +1,5 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import request from 'supertest';
 import { DarajaStub, STUB_CREDENTIALS } from './daraja-stub';
 import { dataSource } from './test-app';
 import { freePort, IsolatedSandbox, startIsolatedSandbox, waitFor } from './gateway-fixtures';
@@ -65,6 +66,13 @@ export function payoutFollowUpsDone(app: NestFastifyApplication, payoutId: strin
     );
     return rows.length > 0 && rows.every((row) => row.done_at !== null) ? true : undefined;
   });
+}
+
+/** `paygate_rail_unknown_answers_total` for M-Pesa's rail and one call (`stk_callback`, `stk_query`, `result_callback`, …). */
+export async function unknownAnswers(app: NestFastifyApplication, call: string): Promise<number> {
+  const text = (await request(app.getHttpServer()).get('/metrics').expect(200)).text;
+  const line = text.split('\n').find((l) => l.startsWith(`paygate_rail_unknown_answers_total{rail="mobile_money",call="${call}"}`));
+  return line ? Number(line.split(' ').pop()) : 0;
 }
 
 /** Waits until the stub holds a transaction matching `match`. */

@@ -98,7 +98,7 @@ describe('Daraja client', () => {
     const refused = await b2c(client, 'doc-1').catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(DarajaRefused);
     expect(refused).toMatchObject({ code: '400.002.02' });
-    expect((refused as Error).message).toBe('400.002.02 Bad Request - Invalid PartyB');
+    expect((refused as Error).message).toBe('Bad Request - Invalid PartyB');
     stub.plan = () => ({});
     await b2c(client, 'doc-2');
     // "Business To Customer (B2C)": the same OriginatorConversationID again is 500.002.1001, M-Pesa holding ours.

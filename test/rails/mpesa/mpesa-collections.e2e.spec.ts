@@ -13,7 +13,7 @@ import {
   waitFor,
   waitForPaymentStatus,
 } from '../../support/gateway-fixtures';
-import { MpesaSandbox, railCallbacks, railRequest, startMpesaSandbox, stubTransaction } from '../../support/mpesa-fixtures';
+import { MpesaSandbox, railCallbacks, railRequest, startMpesaSandbox, stubTransaction, unknownAnswers } from '../../support/mpesa-fixtures';
 import { dataSource } from '../../support/test-app';
 import { cliJson, runCli } from '../../support/disbursement-fixtures';
 import { initiateCheckout, waitForCheckout } from '../../support/collections-fixtures';
@@ -129,12 +129,7 @@ describe('M-Pesa collections (Daraja stub)', () => {
   });
 
   it('an unknown result code leaves the payment pending (703), counted, until an STK query says what happened', async () => {
-    const counted = async (call: string) => {
-      const text = (await request(app.getHttpServer()).get('/metrics').expect(200)).text;
-      const line = text.split('\n').find((l) => l.startsWith(`paygate_rail_unknown_answers_total{rail="mobile_money",call="${call}"}`));
-      return line ? Number(line.split(' ').pop()) : 0;
-    };
-    const queriesBefore = await counted('stk_query');
+    const queriesBefore = await unknownAnswers(app, 'stk_query');
     sandbox.stub.plan = () => ({ resultCode: '9999' });
     const { id } = await charge();
     const row = await waitFor('the callback', async () => {
@@ -142,8 +137,10 @@ describe('M-Pesa collections (Daraja stub)', () => {
       return found && (await railCallbacks(app, found.id)).length > 0 ? found : undefined;
     });
     // The STK query's answer (the same unknown code) was read and counted: still no outcome.
-    await waitFor('an STK query answered and counted', async () => ((await counted('stk_query')) > queriesBefore ? true : undefined));
-    expect(await counted('stk_callback')).toBeGreaterThan(0);
+    await waitFor('an STK query answered and counted', async () =>
+      (await unknownAnswers(app, 'stk_query')) > queriesBefore ? true : undefined,
+    );
+    expect(await unknownAnswers(app, 'stk_callback')).toBeGreaterThan(0);
     expect((await gateway(app, merchant.token).get(`/v1/transaction/${id}/status`)).body.payment_status).toBe('703');
     expect((await railRequest(app, 'PAYMENT', id))!.outcome).toBeNull();
     // M-Pesa now knows: the next query settles it.
