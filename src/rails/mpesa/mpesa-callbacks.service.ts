@@ -5,8 +5,7 @@ import { DataSource } from 'typeorm';
 import { EngineMetrics } from '../../infra/metrics/engine-metrics';
 import { RailAnswer, RailRequestRow, RailRequestsRepository } from '../rail-requests.repository';
 import { addressAllowed } from './address-allow-list';
-import { MPESA, MpesaCallbackKind, MpesaGateway } from './mpesa-gateway';
-import { MOBILE_MONEY_RAIL_NAME } from './mpesa-gateway';
+import { MOBILE_MONEY_RAIL_NAME, MPESA, MpesaCallbackKind, MpesaGateway } from './mpesa-gateway';
 import {
   DarajaResult,
   readResult,
@@ -123,7 +122,7 @@ function read(kind: MpesaCallbackKind, body: unknown, request: RailRequestRow | 
     if (answer === UNKNOWN_TO_OPERATOR) return { answer: null, notTaken: true };
     if ('notYet' in answer) {
       return answer.notYet === 'unknown'
-        ? { answer: null, unknown: `${answer.word || 'no TransactionStatus'}` }
+        ? { answer: null, unknown: answer.word || 'no TransactionStatus' }
         : { answer: null, held: `the status query was refused (${answer.word})` };
     }
     return { answer };
