@@ -52,7 +52,7 @@ export class OpenExchangeRatesSource implements FxRateSource {
         // The URL carries the app id: the message names only the host.
         throw new Error(`Open Exchange Rates at ${new URL(url).host} did not answer: ${error.name}`);
       });
-    if (status !== 200) throw new Error(`Open Exchange Rates answered HTTP ${status}`);
+    if (status !== 200) throw new Error(`Open Exchange Rates answered HTTP ${status}${errorMessage(text)}`);
     let body: unknown;
     try {
       body = parse(text, undefined, (number) => number);
@@ -73,5 +73,22 @@ export class OpenExchangeRatesSource implements FxRateSource {
       parsed.set(currency, new Money(rate));
     }
     return parsed;
+  }
+}
+
+/**
+ * The `message` of the documented error body (`{error: true, status, message, description}`, docs.openexchangerates.org
+ * "Errors": invalid_app_id, missing_app_id, not_allowed, access_restricted, invalid_base, not_found), for the log and
+ * the failure count; empty when the body is not one. The description is left out: it is prose, not a code.
+ */
+function errorMessage(text: string): string {
+  try {
+    const body: unknown = JSON.parse(text);
+    const message = (body as { error?: unknown; message?: unknown } | null)?.message;
+    return (body as { error?: unknown }).error === true && typeof message === 'string' && /^[a-z_]{1,40}$/.test(message)
+      ? ` ${message}`
+      : '';
+  } catch {
+    return '';
   }
 }

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { APP_CONFIG, ConfigError, type AppConfig } from '../infra/config/app-config';
 import { EngineMetrics } from '../infra/metrics/engine-metrics';
 import { ReadinessReports } from '../infra/health/readiness-reports';
+import { EngineMetrics } from '../infra/metrics/engine-metrics';
 import { AfricasTalkingAirtimeRail } from './africastalking/africastalking-airtime.rail';
 import { AfricasTalkingGateway } from './africastalking/africastalking-gateway';
 import { AIRTIME_RAIL } from './airtime.rail';
@@ -26,8 +27,8 @@ import { SandboxPayoutRail } from './sandbox-payout.rail';
 /**
  * The payment rails, each chosen by its variable (provider contract §11): RAIL_MOBILE_MONEY (charges, and payouts
  * to phones, paybills and tills), RAIL_BANK (payouts to bank accounts), RAIL_AIRTIME. A process in production whose
- * rail would be the sandbox simulator refuses to start, naming it: it would take real merchants' money against
- * test numbers.
+ * rail would be the sandbox simulator (FX_SOURCE=sandbox included) refuses to start, naming it with every missing
+ * or malformed variable in one message: it would take real merchants' money against test numbers.
  */
 @Global()
 @Module({
@@ -42,9 +43,9 @@ import { SandboxPayoutRail } from './sandbox-payout.rail';
     RailMetrics,
     {
       provide: MpesaGateway,
-      inject: [RAILS_CONFIG, RailRequestsRepository, RailHealth],
-      useFactory: (rails: RailsConfig, requests: RailRequestsRepository, health: RailHealth) =>
-        rails.mpesa ? new MpesaGateway(rails, requests, health) : null,
+      inject: [RAILS_CONFIG, RailRequestsRepository, RailHealth, EngineMetrics],
+      useFactory: (rails: RailsConfig, requests: RailRequestsRepository, health: RailHealth, metrics: EngineMetrics) =>
+        rails.mpesa ? new MpesaGateway(rails, requests, health, metrics) : null,
     },
     {
       provide: JengaGateway,
@@ -107,29 +108,42 @@ export class RailsModule implements OnModuleInit {
   onModuleInit(): void {
     // Each rail in /health/ready: its circuit and last success, or the simulator.
     this.readiness?.add('rails', async () => Object.fromEntries((await this.health.report()).map(({ rail, ...report }) => [rail, report])));
-    if (this.rails.problems.length) throw new ConfigError(`Invalid configuration: ${this.rails.problems.join('; ')}`);
-    if (this.config.isSandbox) return;
+    // Every problem in one message: a missing variable and a simulated rail are both fixed before the next start.
+    const problems = [...this.rails.problems];
+    if (!this.config.isSandbox) {
+      const simulated = this.simulatedRails().map((rail) => `the ${rail.name} (${rail.variable})`);
+      if (simulated.length) {
+        problems.push(
+          `no production adapter for ${simulated.join(', ')}: only the sandbox simulator would play it, so APP_ENV=production cannot start`,
+        );
+      }
+    }
+    if (problems.length) throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
+  }
+
+  /** The rails a sandbox simulator plays (production refuses each, naming its variable). */
+  private simulatedRails(): { name: string; variable: string }[] {
     const bound = (token: symbol): object => this.moduleRef.get(token, { strict: false });
     const payout = bound(PAYOUT_RAIL);
-    const simulated = [
+    return [
       {
-        name: 'mobile-money',
+        name: 'mobile-money rail',
         variable: `RAIL_MOBILE_MONEY=${this.rails.mobileMoney}`,
         simulator: isExactly(bound(MOBILE_MONEY_RAIL), SandboxMobileMoneyRail),
       },
       {
-        name: 'bank',
+        name: 'bank rail',
         variable: `RAIL_BANK=${this.rails.bank}`,
         simulator: payout instanceof RoutedPayoutRail ? isExactly(payout.bank, SandboxPayoutRail) : isExactly(payout, SandboxPayoutRail),
       },
-      { name: 'airtime', variable: `RAIL_AIRTIME=${this.rails.airtime}`, simulator: isExactly(bound(AIRTIME_RAIL), SandboxAirtimeRail) },
+      {
+        name: 'airtime rail',
+        variable: `RAIL_AIRTIME=${this.rails.airtime}`,
+        simulator: isExactly(bound(AIRTIME_RAIL), SandboxAirtimeRail),
+      },
+      // The sandbox's fixed quotes; FX_SOURCE=manual is the production choice without a feed.
+      { name: 'FX rate source', variable: `FX_SOURCE=${this.rails.fx}`, simulator: this.rails.fx === 'sandbox' },
     ].filter((rail) => rail.simulator);
-    if (simulated.length) {
-      const named = simulated.map((rail) => `the ${rail.name} rail (${rail.variable})`).join(', ');
-      throw new ConfigError(
-        `no production adapter for ${named}: only the sandbox simulator would play it, so APP_ENV=production cannot start`,
-      );
-    }
   }
 }
 

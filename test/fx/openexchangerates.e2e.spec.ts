@@ -8,9 +8,13 @@ import { OpenExchangeRatesStub, type OxrAnswer } from '../support/openexchangera
 import { walletSet } from '../support/money-fixtures';
 import { createTenant, dataSource } from '../support/test-app';
 
-/** USD-based, as the free plan answers; KES with more digits than a JS float keeps, and a currency we do not accept. */
-const LATEST = `{"disclaimer":"Usage subject to terms","license":"https://openexchangerates.org/license","timestamp":{{timestamp}},
-  "base":"USD","rates":{"BTC":0.0000123,"EUR":0.921234,"GBP":0.791,"KES":129.4567891234567891,"TZS":2650.5,"UGX":3712.25,"USD":1}}`;
+/**
+ * The documented `latest.json` answer (docs.openexchangerates.org "latest.json": disclaimer, license, unix
+ * `timestamp`, `base` USD on the free plan, `rates` as JSON numbers), with KES written with more digits than a JS
+ * float keeps, and a currency we do not accept.
+ */
+const LATEST = `{"disclaimer":"Usage subject to terms: https://openexchangerates.org/terms","license":"https://openexchangerates.org/license",
+  "timestamp":{{timestamp}},"base":"USD","rates":{"BTC":0.0000123,"EUR":0.921234,"GBP":0.791,"KES":129.4567891234567891,"TZS":2650.5,"UGX":3712.25,"USD":1}}`;
 
 /**
  * FX from Open Exchange Rates (provider contract §11, rails.md "FX: Open Exchange Rates"): the hourly refresh takes
@@ -24,7 +28,7 @@ describe('FX from Open Exchange Rates', () => {
   const config = () => ({ baseUrl: stub.baseUrl, appId: 'oxr-test-app-id', spreadBps: 50 });
 
   beforeAll(async () => {
-    stub = await new OpenExchangeRatesStub(LATEST).start();
+    stub = await new OpenExchangeRatesStub(LATEST, 'oxr-test-app-id').start();
     sandbox = await startIsolatedSandbox({
       FX_SOURCE: 'openexchangerates',
       OPENEXCHANGERATES_BASE_URL: stub.baseUrl,
@@ -101,14 +105,29 @@ describe('FX from Open Exchange Rates', () => {
   });
 
   describe('a failed refresh keeps the last rates and counts the failure', () => {
-    const cases: Array<[string, { answer?: OxrAnswer; ageSeconds?: number }, RegExp, string]> = [
+    const cases: Array<[string, { answer?: OxrAnswer; ageSeconds?: number; appId?: string }, RegExp, string]> = [
       ['an HTTP 500', { answer: 'http500' }, /HTTP 500/, '2001-01-01T10:00:00Z'],
+      // The documented error bodies ("Errors": {error: true, status, message, description}): the message is named.
+      [
+        'an app id Open Exchange Rates refuses (401 invalid_app_id)',
+        { appId: 'revoked-app-id' },
+        /HTTP 401 invalid_app_id$/,
+        '2001-01-05T10:00:00Z',
+      ],
+      ['a plan without the route (429 not_allowed)', { answer: 'not_allowed' }, /HTTP 429 not_allowed$/, '2001-01-06T10:00:00Z'],
+      [
+        'access restricted for over-use (403 access_restricted)',
+        { answer: 'access_restricted' },
+        /HTTP 403 access_restricted$/,
+        '2001-01-07T10:00:00Z',
+      ],
       ['no answer within the time-out', { answer: 'silence' }, /did not answer: TimeoutError/, '2001-01-02T10:00:00Z'],
       ['an answer that is not JSON', { answer: 'garbage' }, /not JSON/, '2001-01-03T10:00:00Z'],
       ['rates older than 2 hours', { ageSeconds: 3 * 3600 }, /180 minutes old/, '2001-01-04T10:00:00Z'],
     ];
-    it.each(cases)('%s', async (_name, fault, message, at) => {
-      const refresh = new FxRefreshService(dataSource(app), app.get(FxService), new OpenExchangeRatesSource(config(), 7_200_000, 300));
+    it.each(cases)('%s', async (_name, { appId, ...fault }, message, at) => {
+      const source = new OpenExchangeRatesSource({ ...config(), appId: appId ?? config().appId }, 7_200_000, 300);
+      const refresh = new FxRefreshService(dataSource(app), app.get(FxService), source);
       const before = await dataSource(app).query(`SELECT * FROM fx_rates ORDER BY base_currency, currency`);
       const failures = (await metric('paygate_fx_refresh_failures_total')) ?? 0;
       Object.assign(stub, fault);
@@ -119,8 +138,9 @@ describe('FX from Open Exchange Rates', () => {
       }
       expect(await dataSource(app).query(`SELECT * FROM fx_rates ORDER BY base_currency, currency`)).toEqual(before);
       expect(await metric('paygate_fx_refresh_failures_total')).toBe(failures + 1);
-      // The claim was released: the next ask refreshes the same hour.
-      expect(await refresh.refreshIfDue(new Date(at))).toBe(true);
+      // The claim was released: the next ask (with the right app id) refreshes the same hour.
+      const fixed = new FxRefreshService(dataSource(app), app.get(FxService), new OpenExchangeRatesSource(config(), 7_200_000, 300));
+      expect(await fixed.refreshIfDue(new Date(at))).toBe(true);
     });
   });
 });

@@ -1,11 +1,14 @@
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { FxRefreshService } from '../../src/fx/fx-refresh.service';
 import { createHttpApp } from '../../src/http-app';
+import { AfricasTalkingStub } from '../support/africastalking-stub';
 import { STUB_CREDENTIALS } from '../support/daraja-stub';
 import { withEnv } from '../support/gateway-fixtures';
 import { JengaStub } from '../support/jenga-stub';
 import { PRODUCTION_ENV } from '../support/production-app';
 
-/** The api's start-up error in production with M-Pesa and Jenga complete and these FX variables (the others unset). */
-async function startupError(fx: Record<string, string>): Promise<string> {
+/** Production with M-Pesa and Jenga complete and these FX (and other) variables, the FX ones otherwise unset. */
+async function startWith<T>(env: Record<string, string>, use: (app: NestFastifyApplication) => Promise<T>): Promise<T> {
   const restore = withEnv({
     APP_ENV: 'production',
     JWT_SECRET: PRODUCTION_ENV.JWT_SECRET,
@@ -16,20 +19,30 @@ async function startupError(fx: Record<string, string>): Promise<string> {
     FX_SOURCE: '',
     OPENEXCHANGERATES_APP_ID: '',
     FX_SPREAD_BPS: '',
-    ...fx,
+    ...env,
   });
   try {
     const app = await createHttpApp('api');
-    await app.close();
-    return '';
-  } catch (error) {
-    return (error as Error).message;
+    try {
+      return await use(app);
+    } finally {
+      await app.close();
+    }
   } finally {
     restore();
   }
 }
 
-/** Provider contract §11: FX_SOURCE defaults to openexchangerates in production, which needs its app id. */
+/** The api's start-up error with these variables ('' when it starts). */
+async function startupError(env: Record<string, string>): Promise<string> {
+  return startWith(env, async () => '').catch((error: Error) => error.message);
+}
+
+/**
+ * Provider contract §11: FX_SOURCE defaults to openexchangerates in production, which needs its app id; the
+ * sandbox's fixed quotes refuse production like any simulated rail; FX_SOURCE=manual is the explicit choice of
+ * rates typed with fx:set (docs/decisions.md, "Production start-up").
+ */
 describe('FX source in production', () => {
   it('refuses to start without OPENEXCHANGERATES_APP_ID, naming it', async () => {
     expect(await startupError({})).toMatch(/FX_SOURCE=openexchangerates needs OPENEXCHANGERATES_APP_ID/);
@@ -42,5 +55,31 @@ describe('FX source in production', () => {
     const message = await startupError({ OPENEXCHANGERATES_APP_ID: 'oxr-app-id' });
     expect(message).not.toMatch(/OPENEXCHANGERATES|FX_/);
     expect(message).toMatch(/RAIL_AIRTIME=africastalking needs AFRICASTALKING_USERNAME, AFRICASTALKING_API_KEY/);
+  });
+
+  it('refuses FX_SOURCE=sandbox, naming it as a simulated rail, in the same message as the missing variables', async () => {
+    expect(await startupError({ FX_SOURCE: 'sandbox' })).toBe(
+      'Invalid configuration: RAIL_AIRTIME=africastalking needs AFRICASTALKING_USERNAME, AFRICASTALKING_API_KEY; ' +
+        'no production adapter for the FX rate source (FX_SOURCE=sandbox): only the sandbox simulator would play it, ' +
+        'so APP_ENV=production cannot start',
+    );
+    expect(await startupError({ FX_SOURCE: 'sandbox', ...AfricasTalkingStub.CREDENTIALS })).toMatch(
+      /^Invalid configuration: no production adapter for the FX rate source \(FX_SOURCE=sandbox\)/,
+    );
+  });
+
+  it('starts with FX_SOURCE=manual and no rate source: rates come only from fx:set', async () => {
+    const refreshed = await startWith({ FX_SOURCE: 'manual', ...AfricasTalkingStub.CREDENTIALS }, async (app) => {
+      const refresh = app.get(FxRefreshService);
+      expect(refresh.source).toBeNull();
+      return refresh.refreshIfDue();
+    });
+    expect(refreshed).toBe(false);
+  });
+
+  it('names an FX_SOURCE that is none of its values', async () => {
+    expect(await startupError({ FX_SOURCE: 'ecb', ...AfricasTalkingStub.CREDENTIALS })).toBe(
+      'Invalid configuration: FX_SOURCE must be openexchangerates, manual or sandbox',
+    );
   });
 });

@@ -12,6 +12,7 @@ const PRODUCTION = {
   OPENEXCHANGERATES_APP_ID: 'oxr-app-id',
 };
 const RAIL_VARIABLES = [
+  'RAIL_CIRCUIT_FAILURES',
   'RAIL_MOBILE_MONEY',
   'RAIL_BANK',
   'RAIL_AIRTIME',
@@ -53,6 +54,18 @@ describe('rails in production', () => {
       startWith({ ...STUB_CREDENTIALS, RAIL_MOBILE_MONEY: 'sandbox', RAIL_BANK: 'sandbox', RAIL_AIRTIME: 'sandbox' }),
     ).rejects.toThrow(
       /no production adapter for the mobile-money rail \(RAIL_MOBILE_MONEY=sandbox\), the bank rail \(RAIL_BANK=sandbox\), the airtime rail \(RAIL_AIRTIME=sandbox\)/,
+    );
+  });
+
+  it('names every missing or malformed variable and every simulated rail in one start-up failure', async () => {
+    await expect(
+      startWith({ RAIL_BANK: 'sandbox', RAIL_AIRTIME: 'sandbox', FX_SOURCE: 'sandbox', RAIL_CIRCUIT_FAILURES: '0' }),
+    ).rejects.toThrow(
+      'Invalid configuration: RAIL_CIRCUIT_FAILURES must be a whole number from 1 to 999; ' +
+        'RAIL_MOBILE_MONEY=mpesa needs MPESA_CONSUMER_KEY, MPESA_CONSUMER_SECRET, MPESA_SHORTCODE, MPESA_PASSKEY, ' +
+        'MPESA_PAYOUT_SHORTCODE, MPESA_INITIATOR_NAME, MPESA_INITIATOR_PASSWORD, MPESA_CERTIFICATE_PATH; ' +
+        'no production adapter for the bank rail (RAIL_BANK=sandbox), the airtime rail (RAIL_AIRTIME=sandbox), ' +
+        'the FX rate source (FX_SOURCE=sandbox): only the sandbox simulator would play it, so APP_ENV=production cannot start',
     );
   });
 

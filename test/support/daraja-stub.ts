@@ -3,6 +3,23 @@ import { readFileSync } from 'node:fs';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import {
+  B2B_ANSWER,
+  B2B_RESULT_PAID,
+  B2C_ANSWER,
+  B2C_RESULT_DESCRIPTIONS,
+  B2C_RESULT_PAID,
+  ERRORS,
+  REVERSAL_RESULT_DONE,
+  STATUS_ANSWER,
+  STATUS_RESULT,
+  STK_CALLBACK_PAID,
+  STK_PUSH_ANSWER,
+  STK_QUERY_ANSWER,
+  STK_RESULT_DESCRIPTIONS,
+  TOKEN_ANSWER,
+  TOKEN_ERRORS,
+} from '../fixtures/daraja/documented';
 
 /** The test-only key pair the stub plays Safaricom with (test/fixtures/daraja; never a real certificate). */
 export const STUB_CERTIFICATE_PATH = join(__dirname, '..', 'fixtures', 'daraja', 'stub-certificate.pem');
@@ -57,10 +74,13 @@ const PATHS: Record<string, DarajaOperation | 'STK_QUERY' | 'STATUS' | 'BALANCE'
 };
 
 /**
- * Safaricom Daraja played locally from its documented payloads: OAuth tokens, STK push and query, B2C, B2B,
- * reversal, transaction status and balance, each checking the credentials our adapter must send (bearer token, STK
- * password, SecurityCredential decrypted with the certificate's key), and calling back as planned: on time, late,
- * twice, never, or by queue time-out. It counts every API call so tests can prove a request was never sent twice.
+ * Safaricom Daraja played locally from its documented payloads (test/fixtures/daraja/documented.ts, one API page
+ * each): OAuth tokens, STK push and query, B2C, B2B, reversal, transaction status and balance. Each call checks
+ * what the page requires: the bearer token, the STK password, the SecurityCredential (decrypted with the
+ * certificate's key), every required field and its documented limits, answering the pages' error body
+ * (`{requestId, errorCode, errorMessage}`) with their codes and HTTP statuses otherwise. Results come back as
+ * planned: on time, late, twice, never, or by queue time-out. It counts every API call so tests can prove a
+ * request was never sent twice.
  */
 export class DarajaStub {
   readonly calls: { operation: string; body: Record<string, any>; at: number }[] = [];
@@ -68,12 +88,16 @@ export class DarajaStub {
   /** Every callback the stub posted, with the status our server answered (0: unreachable). */
   readonly delivered: { url: string; status: number }[] = [];
   tokensIssued = 0;
-  /** Seconds a token lives; Daraja sends it as a string on some deployments. */
-  tokenSeconds: string | number = '3599';
+  /** Seconds a token lives: a number on the "Authorization" page, a string on some deployments. */
+  tokenSeconds: string | number = TOKEN_ANSWER.expires_in;
   /** The plan of each request; tests replace it. */
   plan: (operation: DarajaOperation, body: Record<string, any>) => DarajaPlan = () => ({});
   /** False: transaction status queries are taken but their results never come (M-Pesa's result queue is down). */
   answersStatusQueries = true;
+  /** False: every STK query answers that the push is still being processed (nothing known yet). */
+  answersStkQueries = true;
+  /** The TransactionStatus word status queries report, when a test sets one (null: Completed or Failed). */
+  statusWord: string | null = null;
   private readonly tokens = new Set<string>();
   private readonly pending = new Set<NodeJS.Timeout>();
   private server!: Server;
@@ -103,51 +127,48 @@ export class DarajaStub {
 
   private handle(req: IncomingMessage, res: ServerResponse, raw: string): void {
     const url = new URL(req.url ?? '/', this.baseUrl);
-    if (url.pathname === '/oauth/v1/generate') return this.token(req, res);
+    if (url.pathname === '/oauth/v1/generate') return this.token(req, url, res);
     const operation = PATHS[url.pathname];
-    if (!operation) return json(res, 404, { errorCode: '404.001.01', errorMessage: 'Resource not found' });
+    if (!operation) return fail(res, ERRORS.notFound);
     const bearer = (req.headers.authorization ?? '').replace(/^Bearer /, '');
-    if (!this.tokens.has(bearer)) return json(res, 401, { errorCode: '404.001.03', errorMessage: 'Invalid Access Token' });
+    if (!this.tokens.has(bearer)) return fail(res, ERRORS.invalidToken);
     let body: Record<string, any>;
     try {
       body = JSON.parse(raw);
     } catch {
-      return json(res, 400, { errorCode: '400.002.02', errorMessage: 'Bad Request - Invalid JSON' });
+      return fail(res, ERRORS.invalidField, 'JSON');
     }
     this.calls.push({ operation, body, at: Date.now() });
     if (operation === 'STK_PUSH' || operation === 'STK_QUERY') {
-      if (!this.stkPasswordValid(body)) return json(res, 400, { errorCode: '400.002.02', errorMessage: 'Bad Request - Invalid Password' });
+      if (!this.stkPasswordValid(body)) return fail(res, ERRORS.invalidField, 'Password');
     } else if (!this.credentialValid(body.SecurityCredential)) {
-      return json(res, 400, { errorCode: '400.002.02', errorMessage: 'Bad Request - Invalid SecurityCredential' });
+      return fail(res, ERRORS.invalidField, 'SecurityCredential');
     }
+    const invalid = invalidField(operation, body);
+    if (invalid) return fail(res, ERRORS.invalidField, invalid);
     if (operation === 'STK_QUERY') return this.stkQuery(res, body);
     if (operation === 'STATUS') return this.statusQuery(res, body);
-    if (operation === 'BALANCE') {
-      json(res, 200, {
-        ConversationID: id('AG'),
-        OriginatorConversationID: id('OC'),
-        ResponseCode: '0',
-        ResponseDescription: 'Accept the service request successfully.',
-      });
-      return;
-    }
+    if (operation === 'BALANCE') return json(res, 200, { ...B2C_ANSWER, ConversationID: id('AG'), OriginatorConversationID: id('OC') });
     this.transaction(res, operation, body);
   }
 
-  private token(req: IncomingMessage, res: ServerResponse): void {
+  /** "Authorization": Basic base64(key:secret) and `grant_type=client_credentials`. */
+  private token(req: IncomingMessage, url: URL, res: ServerResponse): void {
+    if (url.searchParams.get('grant_type') !== 'client_credentials')
+      return json(res, 400, { requestId: id('rq'), ...TOKEN_ERRORS.grantType });
     const expected = Buffer.from(`${STUB_CREDENTIALS.MPESA_CONSUMER_KEY}:${STUB_CREDENTIALS.MPESA_CONSUMER_SECRET}`).toString('base64');
     if (req.headers.authorization !== `Basic ${expected}`) {
-      return json(res, 400, { errorCode: '400.008.01', errorMessage: 'Invalid Authentication passed' });
+      return json(res, 400, { requestId: id('rq'), ...TOKEN_ERRORS.authenticationType });
     }
     const token = randomBytes(12).toString('hex');
     this.tokens.add(token);
     this.tokensIssued += 1;
-    json(res, 200, { access_token: token, expires_in: this.tokenSeconds });
+    json(res, 200, { ...TOKEN_ANSWER, access_token: token, expires_in: this.tokenSeconds });
   }
 
   private transaction(res: ServerResponse, operation: DarajaOperation, body: Record<string, any>): void {
     if (operation === 'B2C' && this.transactions.some((t) => t.originatorConversationId === body.OriginatorConversationID)) {
-      return json(res, 400, { errorCode: '400.002.05', errorMessage: 'Duplicate OriginatorConversationID' });
+      return fail(res, ERRORS.duplicateOriginator);
     }
     const plan = {
       fault: 'none',
@@ -157,8 +178,8 @@ export class DarajaStub {
       delayMs: 0,
       ...this.plan(operation, body),
     } as Required<DarajaPlan>;
-    if (plan.fault === 'busy') return json(res, 500, { errorCode: '500.003.02', errorMessage: 'Spike arrest violation' });
-    if (plan.fault === 'refuse') return json(res, 400, { errorCode: '400.002.02', errorMessage: 'Bad Request - Invalid PhoneNumber' });
+    if (plan.fault === 'busy') return fail(res, ERRORS.spikeArrest);
+    if (plan.fault === 'refuse') return fail(res, ERRORS.invalidField, operation === 'STK_PUSH' ? 'PhoneNumber' : 'PartyB');
     if ((plan.fault === 'http500' || plan.fault === 'timeout') && !plan.taken) {
       return plan.fault === 'http500' ? void res.writeHead(500).end('<html>upstream error</html>') : undefined; // a time-out: never answered
     }
@@ -179,18 +200,15 @@ export class DarajaStub {
     if (plan.fault === 'timeout') return; // taken, but the answer never comes back
     if (operation === 'STK_PUSH') {
       return json(res, 200, {
+        ...STK_PUSH_ANSWER,
         MerchantRequestID: transaction.merchantRequestId,
         CheckoutRequestID: transaction.checkoutRequestId,
-        ResponseCode: '0',
-        ResponseDescription: 'Success. Request accepted for processing',
-        CustomerMessage: 'Success. Request accepted for processing',
       });
     }
     json(res, 200, {
+      ...(operation === 'B2C' ? B2C_ANSWER : B2B_ANSWER),
       ConversationID: transaction.conversationId,
       OriginatorConversationID: transaction.originatorConversationId,
-      ResponseCode: '0',
-      ResponseDescription: 'Accept the service request successfully.',
     });
   }
 
@@ -209,57 +227,53 @@ export class DarajaStub {
     return this.post(t.operation === 'STK_PUSH' ? t.body.CallBackURL : t.body.ResultURL, this.resultOf(t));
   }
 
+  /** The documented result of the page's operation, with this transaction's identifiers, amount and code. */
   resultOf(t: StubTransaction): Record<string, unknown> {
+    const ok = t.resultCode === '0';
     if (t.operation === 'STK_PUSH') {
-      const ok = t.resultCode === '0';
+      const paid = STK_CALLBACK_PAID.Body.stkCallback;
+      const metadata = [
+        { Name: 'Amount', Value: Number(t.body.Amount) },
+        { Name: 'MpesaReceiptNumber', Value: t.receipt },
+        { Name: 'TransactionDate', Value: 20261125101010 },
+        { Name: 'PhoneNumber', Value: Number(t.body.PhoneNumber) },
+      ];
       return {
         Body: {
           stkCallback: {
             MerchantRequestID: t.merchantRequestId,
             CheckoutRequestID: t.checkoutRequestId,
-            ResultCode: Number(t.resultCode),
-            ResultDesc: ok ? 'The service request is processed successfully.' : `Result ${t.resultCode}`,
-            ...(ok
-              ? {
-                  CallbackMetadata: {
-                    Item: [
-                      { Name: 'Amount', Value: t.body.Amount },
-                      { Name: 'MpesaReceiptNumber', Value: t.receipt },
-                      { Name: 'TransactionDate', Value: 20261125101010 },
-                      { Name: 'PhoneNumber', Value: Number(t.body.PhoneNumber) },
-                    ],
-                  },
-                }
-              : {}),
+            ResultCode: numeric(t.resultCode),
+            ResultDesc: STK_RESULT_DESCRIPTIONS[t.resultCode] ?? `Result ${t.resultCode}`,
+            ...(ok ? { CallbackMetadata: { ...paid.CallbackMetadata, Item: metadata } } : {}),
           },
         },
       };
     }
-    const ok = t.resultCode === '0';
+    const documented = t.operation === 'REVERSAL' ? REVERSAL_RESULT_DONE : t.operation === 'B2B' ? B2B_RESULT_PAID : B2C_RESULT_PAID;
+    const parameters =
+      t.operation === 'B2C'
+        ? [
+            { Key: 'TransactionAmount', Value: Number(t.body.Amount) },
+            { Key: 'TransactionReceipt', Value: t.receipt },
+            ...B2C_RESULT_PAID.Result.ResultParameters.ResultParameter.slice(2),
+          ]
+        : documented.Result.ResultParameters.ResultParameter.map((p) => (p.Key === 'Amount' ? { ...p, Value: `${t.body.Amount}.00` } : p));
     return {
       Result: {
-        ResultType: 0,
-        ResultCode: Number.isNaN(Number(t.resultCode)) ? t.resultCode : Number(t.resultCode),
-        ResultDesc: ok ? 'The service request is processed successfully.' : `Result ${t.resultCode}`,
+        ...documented.Result,
+        ResultCode: t.operation === 'B2B' ? t.resultCode : numeric(t.resultCode),
+        ResultDesc: ok ? documented.Result.ResultDesc : (B2C_RESULT_DESCRIPTIONS[t.resultCode] ?? `Result ${t.resultCode}`),
         OriginatorConversationID: t.originatorConversationId,
         ConversationID: t.conversationId,
-        TransactionID: ok ? t.receipt : 'NONE',
-        ...(ok
-          ? {
-              ResultParameters: {
-                ResultParameter: [
-                  { Key: 'TransactionAmount', Value: t.body.Amount },
-                  { Key: 'TransactionReceipt', Value: t.receipt },
-                  { Key: 'TransactionCompletedDateTime', Value: '25.11.2026 10:10:10' },
-                ],
-              },
-            }
-          : {}),
-        ReferenceData: { ReferenceItem: { Key: 'QueueTimeoutURL', Value: t.body.QueueTimeOutURL } },
+        // A failed transaction still carries an id, of zeros after the prefix.
+        TransactionID: ok ? t.receipt : `${t.receipt.slice(0, 3)}0000000`,
+        ResultParameters: ok ? { ResultParameter: parameters } : undefined,
       },
     };
   }
 
+  /** Not on the pages: a queue time-out is posted to QueueTimeOutURL shaped as a result, with no outcome in it. */
   private queueTimeout(t: StubTransaction): Record<string, unknown> {
     return {
       Result: {
@@ -275,51 +289,53 @@ export class DarajaStub {
 
   private stkQuery(res: ServerResponse, body: Record<string, any>): void {
     const t = this.transactions.find((candidate) => candidate.checkoutRequestId === body.CheckoutRequestID);
-    if (!t) return json(res, 500, { errorCode: '500.001.1001', errorMessage: 'The transaction is being processed' });
+    if (!t || !this.answersStkQueries) return fail(res, { ...ERRORS.subscriberLocked, errorMessage: 'The transaction is being processed' });
     json(res, 200, {
-      ResponseCode: '0',
-      ResponseDescription: 'The service request has been accepted successsfully',
+      ...STK_QUERY_ANSWER,
       MerchantRequestID: t.merchantRequestId,
       CheckoutRequestID: t.checkoutRequestId,
       ResultCode: t.resultCode,
-      ResultDesc: t.resultCode === '0' ? 'The service request is processed successfully.' : `Result ${t.resultCode}`,
+      ResultDesc: STK_RESULT_DESCRIPTIONS[t.resultCode] ?? `Result ${t.resultCode}`,
     });
   }
 
-  /** Answers at once, then posts the transaction's status to the query's ResultURL, as Daraja does. */
+  /**
+   * Answers at once, then posts the transaction's status to the query's ResultURL ("Transaction Status"). The page
+   * shows a completed transaction; a failed one is reported `Failed`, and one M-Pesa does not hold `R000002`
+   * (the reversal page's code for a transaction id M-Pesa does not know).
+   */
   private statusQuery(res: ServerResponse, body: Record<string, any>): void {
     const t = this.transactions.find(
       (candidate) => candidate.originatorConversationId === body.OriginalConversationID || candidate.receipt === body.TransactionID,
     );
-    json(res, 200, {
-      ConversationID: id('AG'),
-      OriginatorConversationID: id('OC'),
-      ResponseCode: '0',
-      ResponseDescription: 'Accept the service request successfully.',
-    });
+    json(res, 200, { ...STATUS_ANSWER, ConversationID: id('AG'), OriginatorConversationID: id('OC') });
+    const status = this.statusWord ?? (t?.resultCode === '0' ? 'Completed' : 'Failed');
     const result = t
       ? {
-          ResultType: 0,
-          ResultCode: 0,
-          ResultDesc: 'The service request is processed successfully.',
+          ...STATUS_RESULT.Result,
           OriginatorConversationID: id('OC'),
           ConversationID: id('AG'),
-          TransactionID: id('TS'),
           ResultParameters: {
-            ResultParameter: [
-              { Key: 'ReceiptNo', Value: t.resultCode === '0' ? t.receipt : '' },
-              { Key: 'TransactionStatus', Value: t.resultCode === '0' ? 'Completed' : 'Failed' },
-              { Key: 'Amount', Value: t.body.Amount },
-            ],
+            ResultParameter: STATUS_RESULT.Result.ResultParameters.ResultParameter.map((p) =>
+              p.Key === 'TransactionStatus'
+                ? { ...p, Value: status }
+                : p.Key === 'ReceiptNo'
+                  ? { ...p, Value: t.resultCode === '0' ? t.receipt : '' }
+                  : p.Key === 'Amount'
+                    ? { ...p, Value: String(t.body.Amount) }
+                    : p.Key === 'OriginatorConversationID'
+                      ? { ...p, Value: t.originatorConversationId }
+                      : p,
+            ),
           },
         }
       : {
           ResultType: 0,
           ResultCode: 'R000002',
-          ResultDesc: 'The OriginatorConversationID is invalid.',
+          ResultDesc: 'The OriginalTransactionID is invalid.',
           OriginatorConversationID: id('OC'),
           ConversationID: id('AG'),
-          TransactionID: 'NONE',
+          TransactionID: 'SKE0000000',
         };
     if (this.answersStatusQueries) this.later(5, () => this.post(body.ResultURL, { Result: result }));
   }
@@ -375,6 +391,104 @@ function pkcs1v15Decrypt(cipher: Buffer): Buffer | null {
 
 function id(prefix: string): string {
   return `${prefix}_${randomBytes(8).toString('hex')}`;
+}
+
+/** A number where the pages send one (STK and B2C result codes), the code as it is otherwise (`SFC_IC0003`). */
+function numeric(code: string): number | string {
+  return /^\d+$/.test(code) ? Number(code) : code;
+}
+
+/** The pages' error body with its documented HTTP status; `field` completes "Bad Request - Invalid <field>". */
+function fail(res: ServerResponse, error: { status: number; errorCode: string; errorMessage: string }, field?: string): void {
+  json(res, error.status, {
+    requestId: id('rq'),
+    errorCode: error.errorCode,
+    errorMessage: field ? `${error.errorMessage} ${field}` : error.errorMessage,
+  });
+}
+
+const text = (value: unknown, min: number, max: number) => typeof value === 'string' && value.length >= min && value.length <= max;
+const digits = (value: unknown, pattern: RegExp) => (typeof value === 'string' || typeof value === 'number') && pattern.test(String(value));
+const url = (value: unknown) => typeof value === 'string' && /^https?:\/\/\S+$/.test(value);
+const wholeAmount = (value: unknown) => digits(value, /^[1-9]\d*$/);
+const optional = (value: unknown, check: (v: unknown) => boolean) => value === undefined || check(value);
+
+/**
+ * The first field a page's parameter table refuses in this body (its name, as Daraja's "Bad Request - Invalid X"
+ * says), or null. Lengths and values are the tables': AccountReference ≤ 12 and TransactionDesc ≤ 13 (M-Pesa
+ * Express), Remarks 2–100 and Occassion 1–100 (B2C), AccountReference ≤ 13 (B2B), identifier types 4 and 11.
+ */
+function invalidField(operation: DarajaOperation | 'STK_QUERY' | 'STATUS' | 'BALANCE', body: Record<string, any>): string | null {
+  const checks: Record<string, (v: unknown) => boolean> = {};
+  if (operation === 'STK_PUSH') {
+    Object.assign(checks, {
+      BusinessShortCode: (v: unknown) => digits(v, /^\d{5,7}$/),
+      TransactionType: (v: unknown) => v === 'CustomerPayBillOnline' || v === 'CustomerBuyGoodsOnline',
+      Amount: wholeAmount,
+      PartyA: (v: unknown) => digits(v, /^2547\d{8}$|^2541\d{8}$/),
+      PartyB: (v: unknown) => digits(v, /^\d{5,7}$/),
+      PhoneNumber: (v: unknown) => digits(v, /^2547\d{8}$|^2541\d{8}$/),
+      CallBackURL: url,
+      AccountReference: (v: unknown) => text(v, 1, 12),
+      TransactionDesc: (v: unknown) => optional(v, (d) => text(d, 1, 13)),
+    });
+  } else if (operation === 'STK_QUERY') {
+    checks.CheckoutRequestID = (v) => text(v, 1, 100);
+  } else if (operation === 'B2C') {
+    Object.assign(checks, {
+      OriginatorConversationID: (v: unknown) => text(v, 1, 100),
+      InitiatorName: (v: unknown) => text(v, 1, 100),
+      CommandID: (v: unknown) => ['BusinessPayment', 'SalaryPayment', 'PromotionPayment'].includes(String(v)),
+      Amount: wholeAmount,
+      PartyA: (v: unknown) => digits(v, /^\d{5,7}$/),
+      PartyB: (v: unknown) => digits(v, /^2547\d{8}$|^2541\d{8}$/),
+      Remarks: (v: unknown) => text(v, 2, 100),
+      QueueTimeOutURL: url,
+      ResultURL: url,
+      Occassion: (v: unknown) => optional(v, (o) => text(o, 1, 100)),
+    });
+  } else if (operation === 'B2B') {
+    Object.assign(checks, {
+      Initiator: (v: unknown) => text(v, 1, 100),
+      CommandID: (v: unknown) => v === 'BusinessPayBill' || v === 'BusinessBuyGoods',
+      SenderIdentifierType: (v: unknown) => String(v) === '4',
+      RecieverIdentifierType: (v: unknown) => String(v) === '4',
+      Amount: wholeAmount,
+      PartyA: (v: unknown) => digits(v, /^\d{5,7}$/),
+      PartyB: (v: unknown) => digits(v, /^\d{5,7}$/),
+      AccountReference: (v: unknown) => typeof v === 'string' && v.length <= 13,
+      Requester: (v: unknown) => optional(v, (r) => digits(r, /^2547\d{8}$|^2541\d{8}$/)),
+      Remarks: (v: unknown) => text(v, 1, 100),
+      QueueTimeOutURL: url,
+      ResultURL: url,
+      Occassion: (v: unknown) => optional(v, (o) => text(o, 1, 100)),
+    });
+  } else if (operation === 'REVERSAL') {
+    Object.assign(checks, {
+      Initiator: (v: unknown) => text(v, 1, 100),
+      CommandID: (v: unknown) => v === 'TransactionReversal',
+      TransactionID: (v: unknown) => text(v, 1, 20),
+      Amount: wholeAmount,
+      ReceiverParty: (v: unknown) => digits(v, /^\d{5,7}$/),
+      RecieverIdentifierType: (v: unknown) => String(v) === '11',
+      Remarks: (v: unknown) => text(v, 2, 100),
+      QueueTimeOutURL: url,
+      ResultURL: url,
+    });
+  } else if (operation === 'STATUS') {
+    if (body.TransactionID === undefined && body.OriginalConversationID === undefined) return 'TransactionID';
+    Object.assign(checks, {
+      Initiator: (v: unknown) => text(v, 1, 100),
+      CommandID: (v: unknown) => v === 'TransactionStatusQuery',
+      PartyA: (v: unknown) => digits(v, /^\d{5,12}$/),
+      IdentifierType: (v: unknown) => ['1', '2', '4'].includes(String(v)),
+      ResultURL: url,
+      QueueTimeOutURL: url,
+      Remarks: (v: unknown) => text(v, 1, 100),
+      Occasion: (v: unknown) => optional(v, (o) => text(o, 1, 100)),
+    });
+  }
+  return Object.entries(checks).find(([name, check]) => !check(body[name]))?.[0] ?? null;
 }
 
 function json(res: ServerResponse, status: number, body: unknown): void {

@@ -1,4 +1,5 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import request from 'supertest';
 import { DarajaStub, STUB_CREDENTIALS } from './daraja-stub';
 import { dataSource } from './test-app';
 import { freePort, IsolatedSandbox, startIsolatedSandbox, waitFor } from './gateway-fixtures';
@@ -51,6 +52,27 @@ export async function railRequest(app: NestFastifyApplication, kind: 'PAYMENT' |
 
 export async function railCallbacks(app: NestFastifyApplication, requestId: string): Promise<Array<Record<string, any>>> {
   return dataSource(app).query(`SELECT * FROM rail_callbacks WHERE rail_request_id = $1 ORDER BY id`, [requestId]);
+}
+
+/**
+ * Waits until every follow-up job queued for a payout (the recheck a rail answer queues) has run: whatever the
+ * answer was to change (entries, the merchant's callback) is written by then.
+ */
+export function payoutFollowUpsDone(app: NestFastifyApplication, payoutId: string) {
+  return waitFor(`the follow-up jobs of payout ${payoutId}`, async () => {
+    const rows: { done_at: Date | null }[] = await dataSource(app).query(
+      `SELECT done_at FROM outbox WHERE topic = 'payouts.recheck' AND payload->>'payoutId' = $1`,
+      [String(payoutId)],
+    );
+    return rows.length > 0 && rows.every((row) => row.done_at !== null) ? true : undefined;
+  });
+}
+
+/** `paygate_rail_unknown_answers_total` for M-Pesa's rail and one call (`stk_callback`, `stk_query`, `result_callback`, …). */
+export async function unknownAnswers(app: NestFastifyApplication, call: string): Promise<number> {
+  const text = (await request(app.getHttpServer()).get('/metrics').expect(200)).text;
+  const line = text.split('\n').find((l) => l.startsWith(`paygate_rail_unknown_answers_total{rail="mobile_money",call="${call}"}`));
+  return line ? Number(line.split(' ').pop()) : 0;
 }
 
 /** Waits until the stub holds a transaction matching `match`. */

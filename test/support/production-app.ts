@@ -25,7 +25,8 @@ export const PRODUCTION_ENV = {
   RAIL_MOBILE_MONEY: 'sandbox',
   RAIL_BANK: 'sandbox',
   RAIL_AIRTIME: 'sandbox',
-  FX_SOURCE: 'sandbox',
+  // Production's rate source without a feed: rates only by fx:set (FX_SOURCE=sandbox refuses production).
+  FX_SOURCE: 'manual',
   JWT_SECRET: 'production-test-secret-0123456789abcdef',
   DOCS_ENABLED: '',
   METRICS_TOKEN: '',

@@ -21,13 +21,25 @@ export class DarajaRefused extends Error {
   }
 }
 
+/**
+ * Daraja already holds a request under this OriginatorConversationID ("Duplicate OriginatorConversationID.",
+ * `500.002.1001`, on the "Business To Customer" page): it took ours earlier, so its fate is asked for, never failed.
+ */
+export class DarajaDuplicate extends Error {}
+
 /** The call's answer was lost (time-out, reset, a 5xx without Daraja's error code): the operator may have taken it. */
 export class DarajaUnknown extends Error {}
 
-/** Gateway errors that are not outcomes: Daraja did not act, and asks to be asked again later. */
-const BUSY_CODES = new Set(['500.003.02', '500.003.03', '500.002.1001', '503.001.01']);
+/**
+ * Gateway errors that are not outcomes: Daraja did not act, and asks to be asked again later (spike arrest and quota
+ * violation on every API page's error table).
+ */
+const BUSY_CODES = new Set(['500.003.02', '500.003.03', '503.001.01']);
+/** "Unable to lock subscriber" (M-Pesa Express), and the same code's other words: about one request, not the rail. */
 const REQUEST_BUSY_CODE = '500.001.1001';
-const INVALID_TOKEN = '404.001.03';
+const DUPLICATE_CODE = '500.002.1001';
+/** "Invalid Access Token": `404.001.03` on the API pages, `400.003.01` on "Transaction Status". */
+const INVALID_TOKEN = new Set(['404.001.03', '400.003.01']);
 const TOKEN_MARGIN_MS = 60_000;
 const NAIROBI_OFFSET_MS = 3 * 3600_000;
 
@@ -73,12 +85,12 @@ export class DarajaClient {
     try {
       return await this.send(path, body, await this.accessToken());
     } catch (error) {
-      if (!(error instanceof DarajaRefused) || error.code !== INVALID_TOKEN) throw error;
+      if (!(error instanceof DarajaRefused) || !INVALID_TOKEN.has(error.code)) throw error;
       this.token = null;
       try {
         return await this.send(path, body, await this.accessToken());
       } catch (again) {
-        if (again instanceof DarajaRefused && again.code === INVALID_TOKEN) throw new DarajaBusy('Daraja refused a fresh token');
+        if (again instanceof DarajaRefused && INVALID_TOKEN.has(again.code)) throw new DarajaBusy('Daraja refused a fresh token');
         throw again;
       }
     }
@@ -152,6 +164,7 @@ export class DarajaClient {
     }
     const errorCode = typeof body?.errorCode === 'string' ? body.errorCode : null;
     const message = typeof body?.errorMessage === 'string' ? body.errorMessage : `HTTP ${response.status}`;
+    if (errorCode === DUPLICATE_CODE) throw new DarajaDuplicate(`${errorCode} ${message}`);
     if (errorCode === REQUEST_BUSY_CODE) throw new DarajaRequestBusy(`${errorCode} ${message}`);
     if (errorCode && BUSY_CODES.has(errorCode)) throw new DarajaBusy(`${errorCode} ${message}`);
     if (response.status === 429 || response.status === 503) throw new DarajaBusy(`HTTP ${response.status}`);

@@ -2,10 +2,19 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { timingSafeEqual } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import { EngineMetrics } from '../../infra/metrics/engine-metrics';
 import { RailAnswer, RailRequestRow, RailRequestsRepository } from '../rail-requests.repository';
 import { addressAllowed } from './address-allow-list';
-import { MPESA, MpesaCallbackKind, MpesaGateway } from './mpesa-gateway';
-import { DarajaResult, readResult, readStkCallback, statusAnswer, transactionAnswer, UNKNOWN_TO_OPERATOR } from './mpesa-results';
+import { MOBILE_MONEY_RAIL_NAME, MPESA, MpesaCallbackKind, MpesaGateway } from './mpesa-gateway';
+import {
+  DarajaResult,
+  readResult,
+  readStkCallback,
+  REVERSED_ALREADY,
+  statusAnswer,
+  transactionAnswer,
+  UNKNOWN_TO_OPERATOR,
+} from './mpesa-results';
 
 /** What a callback was found to be; `forbidden` and `unknown` are answered 403 and 404 and change nothing. */
 export type CallbackVerdict = 'forbidden' | 'unknown' | 'malformed' | 'APPLIED' | 'REPEATED' | 'UNMATCHED';
@@ -26,6 +35,7 @@ export class MpesaCallbacksService {
     @InjectDataSource() private readonly db: DataSource,
     private readonly gateway: MpesaGateway,
     private readonly requests: RailRequestsRepository,
+    private readonly metrics: EngineMetrics,
   ) {}
 
   async receive(token: string, kind: string, requestId: string, sourceAddress: string, body: unknown): Promise<CallbackVerdict> {
@@ -42,6 +52,12 @@ export class MpesaCallbacksService {
       this.logger.warn(`M-Pesa ${kind} callback for ${requestId} matches no request of ours`);
       return 'UNMATCHED';
     }
+    if (reading.unknown) {
+      // Not an outcome: the request stays held, and its status is asked for again.
+      this.logger.warn(`M-Pesa ${kind} callback for ${request.id} answers ${reading.unknown}, which we do not know: asked about again`);
+      this.metrics.railUnknownAnswer(MOBILE_MONEY_RAIL_NAME, `${kind}_callback`);
+    }
+    if (reading.held) this.logger.warn(`M-Pesa ${kind} callback for ${request.id}: ${reading.held}; the request stays held`);
     return this.db.transaction(async (manager) => {
       let effect: 'APPLIED' | 'REPEATED' = 'REPEATED';
       if (reading.checkoutRequestId && !request.operator_request_id) {
@@ -62,7 +78,7 @@ export class MpesaCallbacksService {
         );
       }
       if (reading.askNow) {
-        // A queue time-out is not an outcome: the request is asked about at once.
+        // A queue time-out or a result code we do not know is not an outcome: the request is asked about at once.
         await manager.query(`UPDATE rail_requests SET next_query_at = now() WHERE id = $1 AND (outcome IS NULL OR outcome = 'JAMMED')`, [
           request.id,
         ]);
@@ -78,6 +94,10 @@ interface Reading {
   notTaken?: boolean;
   checkoutRequestId?: string;
   askNow?: boolean;
+  /** A result code or status word we do not know. */
+  unknown?: string;
+  /** A documented answer that is no outcome of ours (a payment already reversed by someone else). */
+  held?: string;
 }
 
 /** What a callback says about its request; 'mismatch' when its identifiers are another request's. */
@@ -91,7 +111,7 @@ function read(kind: MpesaCallbackKind, body: unknown, request: RailRequestRow | 
     ) {
       return 'mismatch';
     }
-    return { answer: stk.answer, checkoutRequestId: stk.checkoutRequestId };
+    return { answer: stk.answer, checkoutRequestId: stk.checkoutRequestId, unknown: stk.answer ? undefined : `ResultCode ${stk.code}` };
   }
   const result = readResult(body);
   if (!result) return 'malformed';
@@ -99,9 +119,18 @@ function read(kind: MpesaCallbackKind, body: unknown, request: RailRequestRow | 
   if (kind === 'timeout' || kind === 'status-timeout') return { answer: null, askNow: true };
   if (kind === 'status') {
     const answer = statusAnswer(result);
-    return answer === UNKNOWN_TO_OPERATOR ? { answer: null, notTaken: true } : { answer };
+    if (answer === UNKNOWN_TO_OPERATOR) return { answer: null, notTaken: true };
+    if ('notYet' in answer) {
+      return answer.notYet === 'unknown'
+        ? { answer: null, unknown: answer.word || 'no TransactionStatus' }
+        : { answer: null, held: `the status query was refused (${answer.word})` };
+    }
+    return { answer };
   }
-  return { answer: transactionAnswer(result) };
+  const answer = transactionAnswer(result);
+  if (answer) return { answer };
+  if (result.code === REVERSED_ALREADY) return { answer: null, held: `${result.code} ${result.description}` };
+  return { answer: null, unknown: `ResultCode ${result.code}`, askNow: true };
 }
 
 /** A result names its request by the conversation ids Daraja gave when it took it (our id, for a B2C). */

@@ -1,12 +1,15 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createHmac } from 'node:crypto';
+import { EngineMetrics } from '../../infra/metrics/engine-metrics';
 import { RAILS_CONFIG, type MpesaConfig, type RailsConfig } from '../rails-config';
 import { RailHealth } from '../rail-health';
 import { RailAnswer, RailRequestRow, RailRequestsRepository, ReconcilingGateway, SubjectKind } from '../rail-requests.repository';
-import { DarajaBody, DarajaBusy, DarajaClient, DarajaRefused } from './daraja.client';
+import { DarajaBody, DarajaBusy, DarajaClient, DarajaDuplicate, DarajaRefused } from './daraja.client';
 import { stkAnswer } from './mpesa-results';
 
 export const MPESA = 'mpesa';
+/** The rail M-Pesa plays, as `paygate_rail_unknown_answers_total` names it. */
+export const MOBILE_MONEY_RAIL_NAME = 'mobile_money';
 export type MpesaOperation = 'STK_PUSH' | 'B2C' | 'B2B' | 'REVERSAL';
 
 /** Callback kinds: the last-but-one path segment of every URL we give Daraja. */
@@ -43,6 +46,7 @@ export class MpesaGateway implements ReconcilingGateway {
     @Inject(RAILS_CONFIG) private readonly rails: RailsConfig,
     private readonly requests: RailRequestsRepository,
     health: RailHealth,
+    private readonly metrics: EngineMetrics,
   ) {
     this.config = rails.mpesa!;
     this.client = new DarajaClient(this.config, this.config.timeoutMs, health.circuit(MPESA));
@@ -80,7 +84,6 @@ export class MpesaGateway implements ReconcilingGateway {
       Remarks: 'Payout',
       QueueTimeOutURL: this.callbackUrl('timeout', id),
       ResultURL: this.callbackUrl('result', id),
-      Occassion: '',
     }));
   }
 
@@ -119,7 +122,6 @@ export class MpesaGateway implements ReconcilingGateway {
       ResultURL: this.callbackUrl('result', id),
       QueueTimeOutURL: this.callbackUrl('timeout', id),
       Remarks: 'Reversal',
-      Occasion: '',
     }));
   }
 
@@ -142,7 +144,7 @@ export class MpesaGateway implements ReconcilingGateway {
       new Date(Date.now() + this.rails.reconcileAfterMs),
     );
     if (!created) return request;
-    await this.send(request, true);
+    await this.send(request);
     return (await this.requests.byId(request.id))!;
   }
 
@@ -150,11 +152,13 @@ export class MpesaGateway implements ReconcilingGateway {
    * Sends a request as recorded, with credentials made now, and records what became of it. A later send of a
    * request whose first fate was unknown may meet M-Pesa's own duplicate check: that refusal is no outcome.
    */
-  async send(request: RailRequestRow, first: boolean): Promise<void> {
+  async send(request: RailRequestRow): Promise<void> {
     const operation = request.operation as MpesaOperation;
     const secrets = operation === 'STK_PUSH' ? this.client.stkPassword() : { SecurityCredential: this.client.initiatorCredential() };
     try {
       const answer = await this.client.post(request.request.path, { ...request.request.body, ...secrets });
+      // The synchronous answer: ResponseCode "0" is taken; any other code is Daraja's refusal (the pages' "Response
+      // Parameter Definition": "0 means success and any other code means an error occurred").
       if (String(answer.ResponseCode) !== '0') {
         await this.requests.answer(request.id, refusal(String(answer.ResponseCode), String(answer.ResponseDescription ?? '')));
         return;
@@ -164,7 +168,8 @@ export class MpesaGateway implements ReconcilingGateway {
         operatorConversationId: String(answer.OriginatorConversationID ?? answer.MerchantRequestID ?? '') || null,
       });
     } catch (error) {
-      if (error instanceof DarajaRefused && !first && /duplicate|already/i.test(error.message)) {
+      if (error instanceof DarajaDuplicate) {
+        // M-Pesa already holds a request under this OriginatorConversationID: ours, taken earlier. It is asked about.
         await this.requests.recordSend(request.id, 'UNKNOWN', { error: error.message });
       } else if (error instanceof DarajaRefused) {
         await this.requests.answer(request.id, refusal(error.code, error.message));
@@ -201,7 +206,7 @@ export class MpesaGateway implements ReconcilingGateway {
     let error: string | null = null;
     try {
       if (request.state === 'BUSY') {
-        if (await this.requests.resending(request.id)) await this.send(request, false);
+        if (await this.requests.resending(request.id)) await this.send(request);
       } else await this.ask(request);
     } catch (failure) {
       error = (failure as Error).message;
@@ -220,8 +225,14 @@ export class MpesaGateway implements ReconcilingGateway {
           ...this.client.stkPassword(),
           CheckoutRequestID: request.operator_request_id,
         });
-        const known = answer.ResultCode === undefined ? null : stkAnswer(String(answer.ResultCode), String(answer.ResultDesc ?? ''), null);
+        if (answer.ResultCode === undefined || answer.ResultCode === null) return;
+        const code = String(answer.ResultCode);
+        const known = stkAnswer(code, String(answer.ResultDesc ?? ''), null);
         if (known) await this.requests.answer(request.id, known);
+        else {
+          this.logger.warn(`STK query about ${request.id} answers ResultCode ${code}, which we do not know: asked again later`);
+          this.metrics.railUnknownAnswer(MOBILE_MONEY_RAIL_NAME, 'stk_query');
+        }
       } catch (error) {
         // "The transaction is being processed" is a busy answer: nothing known yet.
         if (!(error instanceof DarajaBusy) && !(error instanceof DarajaRefused)) throw error;
@@ -240,7 +251,6 @@ export class MpesaGateway implements ReconcilingGateway {
       ResultURL: this.callbackUrl('status', request.id),
       QueueTimeOutURL: this.callbackUrl('status-timeout', request.id),
       Remarks: 'Status',
-      Occasion: '',
     });
   }
 }

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { DarajaBusy, DarajaClient, DarajaRefused, DarajaUnknown } from '../../../src/rails/mpesa/daraja.client';
+import { DarajaBusy, DarajaClient, DarajaDuplicate, DarajaRefused, DarajaUnknown } from '../../../src/rails/mpesa/daraja.client';
 import type { RailCircuit } from '../../../src/rails/rail-health';
 import { loadRailsConfig, MpesaConfig } from '../../../src/rails/rails-config';
 import { DarajaStub, STUB_CREDENTIALS } from '../../support/daraja-stub';
@@ -90,6 +90,30 @@ describe('Daraja client', () => {
     ).rejects.toBeInstanceOf(DarajaBusy);
     // The circuit hears of each call (the token's first): spike arrest, time-out and a bare 500 count against M-Pesa; a refusal is an answer.
     expect(told).toEqual(['up', 'up', 'down', 'up', 'down', 'down', 'up']);
+  });
+
+  it('reads the documented error body ({requestId, errorCode, errorMessage}): a refusal keeps its code; a duplicate is neither busy nor refused', async () => {
+    const client = new DarajaClient(config, ANSWERS_WITHIN_MS, watched().circuit);
+    stub.plan = () => ({ fault: 'refuse' });
+    const refused = await b2c(client, 'doc-1').catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(DarajaRefused);
+    expect(refused).toMatchObject({ code: '400.002.02' });
+    expect((refused as Error).message).toBe('Bad Request - Invalid PartyB');
+    stub.plan = () => ({});
+    await b2c(client, 'doc-2');
+    // "Business To Customer (B2C)": the same OriginatorConversationID again is 500.002.1001, M-Pesa holding ours.
+    const duplicate = await b2c(client, 'doc-2').catch((error: unknown) => error);
+    expect(duplicate).toBeInstanceOf(DarajaDuplicate);
+    expect(duplicate).not.toBeInstanceOf(DarajaBusy);
+  });
+
+  it('asks for a token as "Authorization" documents: GET, Basic key:secret, grant_type=client_credentials; expires_in a number or a string', async () => {
+    for (const seconds of [3599, '3599']) {
+      stub.tokenSeconds = seconds;
+      const before = stub.tokensIssued;
+      await b2c(new DarajaClient(config, ANSWERS_WITHIN_MS, watched().circuit), `token-${typeof seconds}`);
+      expect(stub.tokensIssued - before).toBe(1);
+    }
   });
 
   it('makes no call while the circuit is open, and says M-Pesa is busy', async () => {

@@ -9,11 +9,11 @@ import {
   GatewayMerchant,
   ledgerBalance,
   paymentCount,
-  sleep,
+  settlementJobDone,
   waitFor,
   waitForPaymentStatus,
 } from '../../support/gateway-fixtures';
-import { MpesaSandbox, railCallbacks, railRequest, startMpesaSandbox, stubTransaction } from '../../support/mpesa-fixtures';
+import { MpesaSandbox, railCallbacks, railRequest, startMpesaSandbox, stubTransaction, unknownAnswers } from '../../support/mpesa-fixtures';
 import { dataSource } from '../../support/test-app';
 import { cliJson, runCli } from '../../support/disbursement-fixtures';
 import { initiateCheckout, waitForCheckout } from '../../support/collections-fixtures';
@@ -128,18 +128,23 @@ describe('M-Pesa collections (Daraja stub)', () => {
     ]);
   });
 
-  it('an unknown result code leaves the payment pending (703) until an STK query says what happened', async () => {
+  it('an unknown result code leaves the payment pending (703), counted, until an STK query says what happened', async () => {
+    const queriesBefore = await unknownAnswers(app, 'stk_query');
     sandbox.stub.plan = () => ({ resultCode: '9999' });
     const { id } = await charge();
-    const request = await waitFor('the callback', async () => {
-      const row = await railRequest(app, 'PAYMENT', id);
-      return row && (await railCallbacks(app, row.id)).length > 0 ? row : undefined;
+    const row = await waitFor('the callback', async () => {
+      const found = await railRequest(app, 'PAYMENT', id);
+      return found && (await railCallbacks(app, found.id)).length > 0 ? found : undefined;
     });
-    await sleep(700);
+    // The STK query's answer (the same unknown code) was read and counted: still no outcome.
+    await waitFor('an STK query answered and counted', async () =>
+      (await unknownAnswers(app, 'stk_query')) > queriesBefore ? true : undefined,
+    );
+    expect(await unknownAnswers(app, 'stk_callback')).toBeGreaterThan(0);
     expect((await gateway(app, merchant.token).get(`/v1/transaction/${id}/status`)).body.payment_status).toBe('703');
-    expect(sandbox.stub.sent('STK_QUERY', (body) => body.CheckoutRequestID === request.operator_request_id)).toBeGreaterThan(0);
+    expect((await railRequest(app, 'PAYMENT', id))!.outcome).toBeNull();
     // M-Pesa now knows: the next query settles it.
-    sandbox.stub.transactions.find((t) => t.checkoutRequestId === request.operator_request_id)!.resultCode = '0';
+    sandbox.stub.transactions.find((t) => t.checkoutRequestId === row.operator_request_id)!.resultCode = '0';
     await waitForPaymentStatus(app, merchant, id, 700);
     sandbox.stub.plan = () => ({});
   });
@@ -155,7 +160,7 @@ describe('M-Pesa collections (Daraja stub)', () => {
     expect(await sandbox.stub.callBack(t)).toBe(200);
     await waitFor('the late callback kept', async () => ((await railCallbacks(app, request.id)).length === 1 ? true : undefined));
     expect((await railCallbacks(app, request.id))[0].effect).toBe('REPEATED');
-    await sleep(300);
+    // REPEATED queues nothing: the balance is final once the callback is kept.
     expect(await ledgerBalance(app, merchant.settlementAccountNumber)).toBe((Number(before) + 290).toFixed(4));
     sandbox.stub.plan = () => ({});
   });
@@ -171,7 +176,7 @@ describe('M-Pesa collections (Daraja stub)', () => {
       return rows.length === 2 ? rows : undefined;
     });
     expect(kept.map((row) => row.effect).sort()).toEqual(['APPLIED', 'REPEATED']);
-    await sleep(300);
+    await waitFor('the settlement done', async () => ((await settlementJobDone(app, id)) ? true : undefined));
     expect(await ledgerBalance(app, merchant.settlementAccountNumber)).toBe((Number(before) + 490).toFixed(4));
     sandbox.stub.plan = () => ({});
   });
@@ -266,8 +271,11 @@ describe('M-Pesa collections (Daraja stub)', () => {
   });
 
   it('a collection reversal of an M-Pesa payment is a Daraja reversal of its receipt', async () => {
+    // Paid by its callback, which carries the receipt (an STK query answer carries none).
+    sandbox.stub.answersStkQueries = false;
     const { id, body } = await charge({ amount: '200' });
     const settled = await waitForPaymentStatus(app, merchant, id, 700);
+    sandbox.stub.answersStkQueries = true;
     const reference = `rev-${randomUUID()}`;
     const res = await gateway(app, merchant.token)
       .post('/v1/reversals/initiate')

@@ -1,6 +1,6 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import Decimal from 'decimal.js';
-import { gateway, GatewayMerchant, sleep, waitFor } from '../../support/gateway-fixtures';
+import { gateway, GatewayMerchant, waitFor } from '../../support/gateway-fixtures';
 import {
   b2bBody,
   BasicCredentials,
@@ -21,7 +21,7 @@ import {
   storedCounts,
   waitForPayoutStatus,
 } from '../../support/disbursement-fixtures';
-import { MpesaSandbox, railRequest, startMpesaSandbox } from '../../support/mpesa-fixtures';
+import { MpesaSandbox, payoutFollowUpsDone, railCallbacks, railRequest, startMpesaSandbox } from '../../support/mpesa-fixtures';
 import { dataSource } from '../../support/test-app';
 
 /**
@@ -169,7 +169,9 @@ describe('M-Pesa payouts (Daraja stub)', () => {
         account_number: body.recipient_account_number,
       });
       expect(b2bSends(request.id)).toBe(1);
-      await sleep(300);
+      // One result, applied once, and its follow-up done: no second callback is coming.
+      expect((await railCallbacks(app, request.id)).map((c) => c.effect)).toEqual(['APPLIED']);
+      await payoutFollowUpsDone(app, payout.id);
       expect(sandbox.receiver.at(body.callback_url as string)).toHaveLength(1);
     }
   });
@@ -228,7 +230,7 @@ describe('M-Pesa payouts (Daraja stub)', () => {
       await waitForPayoutStatus(app, merchant, reference, 704);
       expect((await railRequest(app, 'PAYOUT', payout.id))!.outcome).toBe('JAMMED');
       expect((await payoutRow(app, merchant.clientId, reference))!.hold_status).toBe('HELD');
-      await sleep(300);
+      await payoutFollowUpsDone(app, payout.id);
       expect(sandbox.receiver.at(url)).toHaveLength(0); // 704 is not a result: nobody is told yet
 
       const before = await floatBalance(app, merchant);
@@ -262,7 +264,7 @@ describe('M-Pesa payouts (Daraja stub)', () => {
       await waitFor('the late result recorded', async () =>
         (await railRequest(app, 'PAYOUT', payout.id))!.outcome === 'SUCCEEDED' ? true : undefined,
       );
-      await sleep(500);
+      await payoutFollowUpsDone(app, payout.id);
       expect(await entryKinds()).toEqual([...entries, 'FLOAT_SETTLE']);
       expect((await payoutRow(app, merchant.clientId, reference))!.status).toBe(700);
       expect(sandbox.receiver.at(url)).toHaveLength(1);
