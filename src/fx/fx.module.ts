@@ -9,8 +9,8 @@ import { OpenExchangeRatesSource } from './open-exchange-rates.source';
 
 /**
  * Rates, conversions, GET /v1/fx and the hourly refresh (scheduled by FxRefreshScheduler in the worker), from the
- * source FX_SOURCE names: Open Exchange Rates, the sandbox's fixed quotes (refused in production by RailsModule),
- * or none with FX_SOURCE=manual, where rates come only from fx:set.
+ * source FX_SOURCE names: Open Exchange Rates, or the sandbox's fixed quotes (refused in production by RailsModule).
+ * `fx:set` types a rate by hand beside either.
  */
 @Global()
 @Module({
@@ -23,7 +23,7 @@ import { OpenExchangeRatesSource } from './open-exchange-rates.source';
       inject: [APP_CONFIG, RAILS_CONFIG],
       useFactory: (config: AppConfig, rails: RailsConfig): FxRateSource | null => {
         if (rails.openexchangerates) return new OpenExchangeRatesSource(rails.openexchangerates, config.fxMaxRateAgeMs);
-        return rails.fx === 'sandbox' && config.isSandbox ? new SandboxFxRateSource() : null;
+        return config.isSandbox ? new SandboxFxRateSource() : null;
       },
     },
   ],

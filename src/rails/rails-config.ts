@@ -70,11 +70,8 @@ export interface RailsConfig {
   mobileMoney: 'mpesa' | 'sandbox';
   bank: 'jenga' | 'sandbox';
   airtime: 'africastalking' | 'sandbox';
-  /**
-   * `manual`: no rate source; an operator types every rate with `fx:set` (a production choice, said as such). The
-   * sandbox's fixed quotes never price real money: production refuses `sandbox`.
-   */
-  fx: 'openexchangerates' | 'manual' | 'sandbox';
+  /** The sandbox's fixed quotes never price real money: production refuses `sandbox` like any simulated rail. */
+  fx: 'openexchangerates' | 'sandbox';
   /** A request the operator has not answered by then is asked about, then again on a back-off. */
   reconcileAfterMs: number;
   /** Each real rail's circuit: open after this many failed calls in a row, for the cool-down, then probed. */
@@ -126,9 +123,9 @@ export function loadRailsConfig(
 ): RailsConfig {
   const problems: string[] = [];
   const value = (name: string) => (env[name] === undefined || env[name] === '' ? undefined : env[name]);
-  const choice = <T extends string>(name: string, ...real: [T, ...T[]]): T | 'sandbox' => {
-    const chosen = value(name) ?? (appEnv === 'sandbox' ? 'sandbox' : real[0]);
-    if (!(real as string[]).includes(chosen) && chosen !== 'sandbox') problems.push(`${name} must be ${real.join(', ')} or sandbox`);
+  const choice = <T extends string>(name: string, real: T): T | 'sandbox' => {
+    const chosen = value(name) ?? (appEnv === 'sandbox' ? 'sandbox' : real);
+    if (chosen !== real && chosen !== 'sandbox') problems.push(`${name} must be ${real} or sandbox`);
     return chosen as T | 'sandbox';
   };
   const timeout = (name: string): number => {
@@ -139,7 +136,7 @@ export function loadRailsConfig(
   const mobileMoney = choice('RAIL_MOBILE_MONEY', 'mpesa');
   const bank = choice('RAIL_BANK', 'jenga');
   const airtime = choice('RAIL_AIRTIME', 'africastalking');
-  const fx = choice('FX_SOURCE', 'openexchangerates', 'manual');
+  const fx = choice('FX_SOURCE', 'openexchangerates');
 
   const reconcileRaw = value('RAIL_RECONCILE_AFTER_MS') ?? '120000';
   if (!/^[1-9]\d{2,}$/.test(reconcileRaw)) problems.push('RAIL_RECONCILE_AFTER_MS must be a whole number of milliseconds, at least 100');

@@ -2,7 +2,6 @@ import { Global, Inject, Module, OnModuleInit, Optional } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { readFileSync } from 'node:fs';
 import { APP_CONFIG, ConfigError, type AppConfig } from '../infra/config/app-config';
-import { EngineMetrics } from '../infra/metrics/engine-metrics';
 import { ReadinessReports } from '../infra/health/readiness-reports';
 import { EngineMetrics } from '../infra/metrics/engine-metrics';
 import { AfricasTalkingAirtimeRail } from './africastalking/africastalking-airtime.rail';
@@ -141,7 +140,6 @@ export class RailsModule implements OnModuleInit {
         variable: `RAIL_AIRTIME=${this.rails.airtime}`,
         simulator: isExactly(bound(AIRTIME_RAIL), SandboxAirtimeRail),
       },
-      // The sandbox's fixed quotes; FX_SOURCE=manual is the production choice without a feed.
       { name: 'FX rate source', variable: `FX_SOURCE=${this.rails.fx}`, simulator: this.rails.fx === 'sandbox' },
     ].filter((rail) => rail.simulator);
   }

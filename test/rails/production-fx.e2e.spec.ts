@@ -1,5 +1,4 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { FxRefreshService } from '../../src/fx/fx-refresh.service';
 import { createHttpApp } from '../../src/http-app';
 import { AfricasTalkingStub } from '../support/africastalking-stub';
 import { STUB_CREDENTIALS } from '../support/daraja-stub';
@@ -40,8 +39,7 @@ async function startupError(env: Record<string, string>): Promise<string> {
 
 /**
  * Provider contract §11: FX_SOURCE defaults to openexchangerates in production, which needs its app id; the
- * sandbox's fixed quotes refuse production like any simulated rail; FX_SOURCE=manual is the explicit choice of
- * rates typed with fx:set (docs/decisions.md, "Production start-up").
+ * sandbox's fixed quotes refuse production like any simulated rail (docs/decisions.md, "Production start-up").
  */
 describe('FX source in production', () => {
   it('refuses to start without OPENEXCHANGERATES_APP_ID, naming it', async () => {
@@ -68,18 +66,9 @@ describe('FX source in production', () => {
     );
   });
 
-  it('starts with FX_SOURCE=manual and no rate source: rates come only from fx:set', async () => {
-    const refreshed = await startWith({ FX_SOURCE: 'manual', ...AfricasTalkingStub.CREDENTIALS }, async (app) => {
-      const refresh = app.get(FxRefreshService);
-      expect(refresh.source).toBeNull();
-      return refresh.refreshIfDue();
-    });
-    expect(refreshed).toBe(false);
-  });
-
   it('names an FX_SOURCE that is none of its values', async () => {
     expect(await startupError({ FX_SOURCE: 'ecb', ...AfricasTalkingStub.CREDENTIALS })).toBe(
-      'Invalid configuration: FX_SOURCE must be openexchangerates, manual or sandbox',
+      'Invalid configuration: FX_SOURCE must be openexchangerates or sandbox',
     );
   });
 });

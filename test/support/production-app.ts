@@ -2,6 +2,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { rootModule } from '../../src/app.module';
 import { configureHttpApp, createHttpAdapter } from '../../src/http-app';
+import { FX_RATE_SOURCE, SandboxFxRateSource } from '../../src/fx/fx-rate-source';
 import { loadConfig } from '../../src/infra/config/app-config';
 import { AIRTIME_RAIL } from '../../src/rails/airtime.rail';
 import { MOBILE_MONEY_RAIL } from '../../src/rails/mobile-money.rail';
@@ -18,6 +19,7 @@ import { withEnv } from './gateway-fixtures';
 export class TestOperatorRail extends SandboxMobileMoneyRail {}
 export class TestPayoutRail extends SandboxPayoutRail {}
 export class TestAirtimeRail extends SandboxAirtimeRail {}
+export class TestFxRateSource extends SandboxFxRateSource {}
 
 export const PRODUCTION_ENV = {
   APP_ENV: 'production',
@@ -25,8 +27,9 @@ export const PRODUCTION_ENV = {
   RAIL_MOBILE_MONEY: 'sandbox',
   RAIL_BANK: 'sandbox',
   RAIL_AIRTIME: 'sandbox',
-  // Production's rate source without a feed: rates only by fx:set (FX_SOURCE=sandbox refuses production).
-  FX_SOURCE: 'manual',
+  // Open Exchange Rates is configured (FX_SOURCE=sandbox refuses production); its source is replaced below.
+  FX_SOURCE: 'openexchangerates',
+  OPENEXCHANGERATES_APP_ID: 'production-test-app-id',
   JWT_SECRET: 'production-test-secret-0123456789abcdef',
   DOCS_ENABLED: '',
   METRICS_TOKEN: '',
@@ -48,6 +51,8 @@ export async function createProductionApp(
       .useClass(TestPayoutRail)
       .overrideProvider(AIRTIME_RAIL)
       .useClass(TestAirtimeRail)
+      .overrideProvider(FX_RATE_SOURCE)
+      .useClass(TestFxRateSource)
       .compile();
     const app = moduleRef.createNestApplication<NestFastifyApplication>(createHttpAdapter(loadConfig()), { bufferLogs: true });
     return await configureHttpApp(app);
