@@ -3,6 +3,7 @@ import { ModuleRef } from '@nestjs/core';
 import { readFileSync } from 'node:fs';
 import { APP_CONFIG, ConfigError, type AppConfig } from '../infra/config/app-config';
 import { ReadinessReports } from '../infra/health/readiness-reports';
+import { EngineMetrics } from '../infra/metrics/engine-metrics';
 import { AfricasTalkingAirtimeRail } from './africastalking/africastalking-airtime.rail';
 import { AfricasTalkingGateway } from './africastalking/africastalking-gateway';
 import { AIRTIME_RAIL } from './airtime.rail';
@@ -53,9 +54,9 @@ import { SandboxPayoutRail } from './sandbox-payout.rail';
     },
     {
       provide: AfricasTalkingGateway,
-      inject: [RAILS_CONFIG, RailRequestsRepository, RailHealth],
-      useFactory: (rails: RailsConfig, requests: RailRequestsRepository, health: RailHealth) =>
-        rails.africastalking ? new AfricasTalkingGateway(rails, requests, health) : null,
+      inject: [RAILS_CONFIG, RailRequestsRepository, EngineMetrics, RailHealth],
+      useFactory: (rails: RailsConfig, requests: RailRequestsRepository, metrics: EngineMetrics, health: RailHealth) =>
+        rails.africastalking ? new AfricasTalkingGateway(rails, requests, metrics, health) : null,
     },
     {
       provide: MOBILE_MONEY_RAIL,
