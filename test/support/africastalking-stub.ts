@@ -19,8 +19,10 @@ export interface AfricasTalkingCallPlan {
  */
 export interface AfricasTalkingRecipientPlan {
   sent?: 'Sent' | 'Failed';
-  /** Why a number is refused at send (`sent: 'Failed'`). */
+  /** Why a number is refused at send (`sent: 'Failed'`; its requestId is then "None"). */
   errorMessage?: string;
+  /** This top-up's callbacks: the documented two fields or the fuller form (the stub's `callbackShape` otherwise). */
+  callbackShape?: 'documented' | 'full';
   final?: 'Success' | 'Failed';
   callback?: 'once' | 'twice' | 'never' | 'contradicting' | 'early';
   delayMs?: number;
@@ -190,7 +192,11 @@ export class AfricasTalkingStub {
   }
 
   /** The status callback about a top-up: the documented two fields, or the fuller form. */
-  statusOf(t: AfricasTalkingTopUp, status: 'Success' | 'Failed' = t.final, shape = this.callbackShape): Record<string, string> {
+  statusOf(
+    t: AfricasTalkingTopUp,
+    status: 'Success' | 'Failed' = t.final,
+    shape = t.plan.callbackShape ?? this.callbackShape,
+  ): Record<string, string> {
     if (shape === 'documented') return { requestId: t.requestId, status };
     return {
       phoneNumber: t.phoneNumber,
