@@ -128,11 +128,12 @@ export class RailRequestsRepository {
     );
   }
 
-  /** Asks now about the open requests of this operation the operator has given no id for. */
+  /** Asks now about the open requests of this operation whose send answer was lost, without an id from the operator. */
   async askUnidentifiedNow(rail: string, operation: string): Promise<void> {
     await this.db.query(
       `UPDATE rail_requests SET next_query_at = now()
-       WHERE rail = $1 AND operation = $2 AND outcome IS NULL AND operator_request_id IS NULL AND next_query_at > now()`,
+       WHERE rail = $1 AND operation = $2 AND outcome IS NULL AND state = 'UNKNOWN' AND operator_request_id IS NULL
+         AND next_query_at > now()`,
       [rail, operation],
     );
   }
