@@ -263,7 +263,8 @@ export class AfricasTalkingGateway implements ReconcilingGateway {
    * without an id may be the same number and value, nor another such transaction this top-up's.
    */
   private async recognise(request: RailRequestRow): Promise<void> {
-    const call = sentCall(request)!;
+    // Read afresh: a sibling's step in the same pass may have found the call taken.
+    const call = sentCall((await this.requests.byId(request.id)) ?? request)!;
     if (!call.taken && Date.now() - Date.parse(call.sentAt) < REPEAT_WINDOW_MS) {
       await this.send(await this.requests.byIds(call.members), 'repeat');
       const now = (await this.requests.byId(request.id))!;
