@@ -163,8 +163,9 @@ export class RailRequestsRepository {
   }
 
   /**
-   * How the send went: the operator's identifiers when it took the request, or why its fate is open. A request the
-   * operator took is never marked not taken (BUSY) again, whatever a slower, concurrent step concludes.
+   * How the send went: the operator's identifiers when it took the request, or why its fate is open. Only a request
+   * being sent is marked not taken (BUSY): one the operator took, or whose fate is open, is never reopened for a new
+   * send, whatever a slower, concurrent step concludes.
    */
   async recordSend(
     id: string,
@@ -175,7 +176,7 @@ export class RailRequestsRepository {
       `UPDATE rail_requests SET state = $2, operator_request_id = coalesce($3, operator_request_id),
          operator_conversation_id = coalesce($4, operator_conversation_id), last_error = $5,
          sent_at = CASE WHEN $2 = 'SENT' THEN now() ELSE sent_at END
-       WHERE id = $1 AND outcome IS NULL AND NOT ($2 = 'BUSY' AND state = 'SENT')`,
+       WHERE id = $1 AND outcome IS NULL AND NOT ($2 = 'BUSY' AND state <> 'SENDING')`,
       [id, state, fields.operatorRequestId ?? null, fields.operatorConversationId ?? null, fields.error ?? null],
     );
   }

@@ -135,7 +135,7 @@ export class AfricasTalkingGateway implements ReconcilingGateway {
   /**
    * One call for these requests, and what became of each: its requestId when taken, Failed when refused. A call's
    * key is kept on its requests before it leaves, so that a lost answer can be repeated under it. A duplicate answer
-   * to a later send means Africa's Talking has the earlier call: never a refusal then.
+   * means Africa's Talking has a call under this key (a repeat may overtake a slow first send): never a refusal.
    */
   private async send(call: RailRequestRow[], kind: SendKind): Promise<void> {
     const ids = call.map((request) => request.id);
@@ -150,7 +150,7 @@ export class AfricasTalkingGateway implements ReconcilingGateway {
       answer = await this.client.sendAirtime(recipients, idempotencyKey);
     } catch (error) {
       const reason = (error as Error).message;
-      if (error instanceof AfricasTalkingRefused && duplicate(reason) && kind !== 'first') return this.taken(call, reason);
+      if (error instanceof AfricasTalkingRefused && duplicate(reason)) return this.taken(call, reason);
       for (const request of call) {
         if (error instanceof AfricasTalkingRefused) {
           await this.requests.answer(request.id, refusal('REFUSED', reason));
@@ -168,7 +168,7 @@ export class AfricasTalkingGateway implements ReconcilingGateway {
       }
       return;
     }
-    if (answer.responses.length === 0 && answer.errorMessage && duplicate(answer.errorMessage) && kind !== 'first') {
+    if (answer.responses.length === 0 && answer.errorMessage && duplicate(answer.errorMessage)) {
       return this.taken(call, answer.errorMessage);
     }
     for (const request of call) {
@@ -182,7 +182,7 @@ export class AfricasTalkingGateway implements ReconcilingGateway {
           await this.requests.recordSend(request.id, 'UNKNOWN', { error: answer.errorMessage ?? 'not in the answer' });
           if (kind !== 'repeat') await this.askSoon(request.id, 'not in the answer');
         }
-      } else if (response.status === 'Failed' && (kind === 'first' || !duplicate(response.errorMessage ?? ''))) {
+      } else if (response.status === 'Failed' && !duplicate(response.errorMessage ?? '')) {
         await this.requests.answer(request.id, refusal('Failed', response.errorMessage ?? 'Failed'));
       } else if (response.status === 'Sent' && response.requestId) {
         await this.requests.recordSend(request.id, 'SENT', { operatorRequestId: response.requestId, error: null });
@@ -242,17 +242,22 @@ export class AfricasTalkingGateway implements ReconcilingGateway {
       if (!(failure instanceof AfricasTalkingBusy)) error = (failure as Error).message;
     }
     const backoff = Math.min(this.rails.reconcileAfterMs * 2 ** request.queries, MAX_BACKOFF_MS);
-    await this.requests.scheduleNextQuery(request.id, new Date(Date.now() + backoff), error);
+    // A call still under way (or whose process died) is asked about as soon as it counts as lost, within the window.
+    const lostAt = request.state === 'SENDING' ? this.lostAt(request) : null;
+    const next = lostAt !== null && lostAt > Date.now() ? Math.min(backoff, lostAt - Date.now() + 100) : backoff;
+    await this.requests.scheduleNextQuery(request.id, new Date(Date.now() + next), error);
+  }
+
+  /** When a call left without an answer counts as lost: twice the time-out after it left (null: it never left). */
+  private lostAt(request: RailRequestRow): number | null {
+    const call = sentCall(request);
+    return call ? Date.parse(call.sentAt) + this.rails.africastalking!.timeoutMs * 2 : null;
   }
 
   /** Its call is over without an id for it: the answer was lost, or the process died during the call. */
   private answerLost(request: RailRequestRow): boolean {
-    const call = sentCall(request);
-    if (!call) return false;
-    return (
-      request.state === 'UNKNOWN' ||
-      (request.state === 'SENDING' && Date.now() - Date.parse(call.sentAt) > this.rails.africastalking!.timeoutMs * 2)
-    );
+    const lostAt = this.lostAt(request);
+    return lostAt !== null && (request.state === 'UNKNOWN' || (request.state === 'SENDING' && Date.now() > lostAt));
   }
 
   /**
