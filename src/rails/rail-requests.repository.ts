@@ -163,21 +163,22 @@ export class RailRequestsRepository {
   }
 
   /**
-   * How the send went: the operator's identifiers when it took the request, or why its fate is open. Only a request
-   * being sent is marked not taken (BUSY): one the operator took, or whose fate is open, is never reopened for a new
-   * send, whatever a slower, concurrent step concludes.
+   * How the send went: the operator's identifiers when it took the request, or why its fate is open. A request the
+   * operator took is never marked not taken (BUSY) again, whatever a slower, concurrent step concludes; with
+   * `onlyWhileSending`, neither is one whose fate is open (a rail that would send it again under a new key).
    */
   async recordSend(
     id: string,
     state: 'SENT' | 'BUSY' | 'UNKNOWN',
     fields: { operatorRequestId?: string | null; operatorConversationId?: string | null; error?: string | null },
+    onlyWhileSending = false,
   ): Promise<void> {
     await this.db.query(
       `UPDATE rail_requests SET state = $2, operator_request_id = coalesce($3, operator_request_id),
          operator_conversation_id = coalesce($4, operator_conversation_id), last_error = $5,
          sent_at = CASE WHEN $2 = 'SENT' THEN now() ELSE sent_at END
-       WHERE id = $1 AND outcome IS NULL AND NOT ($2 = 'BUSY' AND state <> 'SENDING')`,
-      [id, state, fields.operatorRequestId ?? null, fields.operatorConversationId ?? null, fields.error ?? null],
+       WHERE id = $1 AND outcome IS NULL AND NOT ($2 = 'BUSY' AND state = 'SENT') AND NOT ($6 AND state <> 'SENDING')`,
+      [id, state, fields.operatorRequestId ?? null, fields.operatorConversationId ?? null, fields.error ?? null, onlyWhileSending],
     );
   }
 

@@ -155,7 +155,8 @@ export class AfricasTalkingGateway implements ReconcilingGateway {
         if (error instanceof AfricasTalkingRefused) {
           await this.requests.answer(request.id, refusal('REFUSED', reason));
         } else if (error instanceof AfricasTalkingBusy && kind !== 'repeat') {
-          await this.requests.recordSend(request.id, 'BUSY', { error: reason });
+          // Only while it is being sent: a slow step's 503 never reopens a top-up whose fate is open.
+          await this.requests.recordSend(request.id, 'BUSY', { error: reason }, true);
           await this.requests.scheduleNextQuery(request.id, new Date(Date.now() + Math.min(60_000, this.rails.reconcileAfterMs)), reason);
         } else {
           // Lost (or, for a repeat, not taken this time): the key is repeated within its window, never a new one.
