@@ -98,6 +98,61 @@ export class RailRequestsRepository {
     return row ?? null;
   }
 
+  async byIds(ids: string[]): Promise<RailRequestRow[]> {
+    const rows: RailRequestRow[] = await this.db.query(`SELECT * FROM rail_requests WHERE id = ANY($1::uuid[])`, [ids]);
+    return ids.map((id) => rows.find((row) => row.id === id)).filter((row): row is RailRequestRow => !!row);
+  }
+
+  /**
+   * Adds to what was sent about these requests (`request.call`: how a batching operator's call carried them), merged
+   * into what is there.
+   */
+  async noteCall(ids: string[], call: Record<string, unknown>): Promise<void> {
+    await this.db.query(
+      `UPDATE rail_requests SET request = jsonb_set(request, '{call}', coalesce(request->'call', '{}'::jsonb) || $2::jsonb)
+       WHERE id = ANY($1::uuid[])`,
+      [ids, JSON.stringify(call)],
+    );
+  }
+
+  /**
+   * Open requests of this operation the operator has given no id for (their send answer was lost, or is still
+   * awaited) about this number and amount, the number compared by its digits.
+   */
+  async unidentifiedAlike(rail: string, operation: string, phoneNumber: string, amount: string): Promise<RailRequestRow[]> {
+    return this.db.query(
+      `SELECT * FROM rail_requests
+       WHERE rail = $1 AND operation = $2 AND outcome IS NULL AND operator_request_id IS NULL AND amount = $4::numeric
+         AND regexp_replace(request->'body'->>'phoneNumber', '\\D', '', 'g') = $3`,
+      [rail, operation, phoneNumber.replace(/\D/g, ''), amount],
+    );
+  }
+
+  /** Asks now about the open requests of this operation whose send answer was lost, without an id from the operator. */
+  async askUnidentifiedNow(rail: string, operation: string): Promise<void> {
+    await this.db.query(
+      `UPDATE rail_requests SET next_query_at = now()
+       WHERE rail = $1 AND operation = $2 AND outcome IS NULL AND state = 'UNKNOWN' AND operator_request_id IS NULL
+         AND next_query_at > now()`,
+      [rail, operation],
+    );
+  }
+
+  /**
+   * Callbacks of this kind received since then that matched no request and whose operator id (`field` of the
+   * payload) still names none, one per id: a request whose send answer was lost may be recognised in them.
+   */
+  async unmatchedCallbacks(rail: string, kind: string, field: string, since: Date): Promise<Record<string, unknown>[]> {
+    const rows: { payload: Record<string, unknown> }[] = await this.db.query(
+      `SELECT DISTINCT ON (c.payload->>$3) c.payload FROM rail_callbacks c
+       WHERE c.rail = $1 AND c.kind = $2 AND c.effect = 'UNMATCHED' AND c.received_at >= $4 AND c.payload->>$3 IS NOT NULL
+         AND NOT EXISTS (SELECT 1 FROM rail_requests r WHERE r.rail = c.rail AND r.operator_request_id = c.payload->>$3)
+       ORDER BY c.payload->>$3, c.received_at`,
+      [rail, kind, field, since],
+    );
+    return rows.map((row) => row.payload);
+  }
+
   /** The request the operator knows by this id (its own id for it, from its answer to our send). */
   async byOperatorRequestId(rail: string, operatorRequestId: string): Promise<RailRequestRow | null> {
     const [row] = await this.db.query(`SELECT * FROM rail_requests WHERE rail = $1 AND operator_request_id = $2`, [
@@ -109,19 +164,21 @@ export class RailRequestsRepository {
 
   /**
    * How the send went: the operator's identifiers when it took the request, or why its fate is open. A request the
-   * operator took is never marked not taken (BUSY) again, whatever a slower, concurrent step concludes.
+   * operator took is never marked not taken (BUSY) again, whatever a slower, concurrent step concludes; with
+   * `onlyWhileSending`, neither is one whose fate is open (a rail that would send it again under a new key).
    */
   async recordSend(
     id: string,
     state: 'SENT' | 'BUSY' | 'UNKNOWN',
     fields: { operatorRequestId?: string | null; operatorConversationId?: string | null; error?: string | null },
+    onlyWhileSending = false,
   ): Promise<void> {
     await this.db.query(
       `UPDATE rail_requests SET state = $2, operator_request_id = coalesce($3, operator_request_id),
          operator_conversation_id = coalesce($4, operator_conversation_id), last_error = $5,
          sent_at = CASE WHEN $2 = 'SENT' THEN now() ELSE sent_at END
-       WHERE id = $1 AND outcome IS NULL AND NOT ($2 = 'BUSY' AND state = 'SENT')`,
-      [id, state, fields.operatorRequestId ?? null, fields.operatorConversationId ?? null, fields.error ?? null],
+       WHERE id = $1 AND outcome IS NULL AND NOT ($2 = 'BUSY' AND state = 'SENT') AND NOT ($6 AND state <> 'SENDING')`,
+      [id, state, fields.operatorRequestId ?? null, fields.operatorConversationId ?? null, fields.error ?? null, onlyWhileSending],
     );
   }
 

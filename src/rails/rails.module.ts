@@ -54,9 +54,9 @@ import { SandboxPayoutRail } from './sandbox-payout.rail';
     },
     {
       provide: AfricasTalkingGateway,
-      inject: [RAILS_CONFIG, RailRequestsRepository, RailHealth],
-      useFactory: (rails: RailsConfig, requests: RailRequestsRepository, health: RailHealth) =>
-        rails.africastalking ? new AfricasTalkingGateway(rails, requests, health) : null,
+      inject: [RAILS_CONFIG, RailRequestsRepository, EngineMetrics, RailHealth],
+      useFactory: (rails: RailsConfig, requests: RailRequestsRepository, metrics: EngineMetrics, health: RailHealth) =>
+        rails.africastalking ? new AfricasTalkingGateway(rails, requests, metrics, health) : null,
     },
     {
       provide: MOBILE_MONEY_RAIL,

@@ -1,6 +1,7 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import Decimal from 'decimal.js';
 import {
+  airtimeCallbacksScheduled,
   AirtimeMerchant,
   airtimeBody,
   airtimeMoney,
@@ -10,7 +11,7 @@ import {
   sum,
   waitForProcessed,
 } from '../support/airtime-fixtures';
-import { IsolatedSandbox, MerchantReceiver, sleep, startIsolatedSandbox, waitFor } from '../support/gateway-fixtures';
+import { IsolatedSandbox, MerchantReceiver, startIsolatedSandbox, waitFor } from '../support/gateway-fixtures';
 import { dataSource } from '../support/test-app';
 
 /** Recipient i of the bulk request: every tenth fails, stays processing or jams; the rest succeed. */
@@ -108,10 +109,9 @@ describe('bulk airtime: 1,000 recipients with mixed outcomes', () => {
 
     // One callback per final recipient (idempotency key: external_reference + phone_number), none for the held ones.
     const finals = results.filter((r) => FINAL.includes(r.service_status));
+    expect(await airtimeCallbacksScheduled(app, merchant.clientId)).toBe(finals.length);
     await waitFor('one callback per final recipient', () => receiver.at(merchant.airtimeUrl!).length >= finals.length, 240_000);
-    await sleep(500);
     const callbacks = receiver.at(merchant.airtimeUrl!);
-    expect(callbacks).toHaveLength(finals.length);
     expect(new Set(callbacks.map((c) => `${c.body.external_reference}|${c.body.phone_number}`)).size).toBe(finals.length);
   }, 600_000);
 });

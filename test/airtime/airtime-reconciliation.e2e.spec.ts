@@ -3,6 +3,7 @@ import Decimal from 'decimal.js';
 import { AirtimeReconciliationService } from '../../src/airtime/airtime-reconciliation.service';
 import { AIRTIME_RAIL, AirtimeOutcome, AirtimeRail, AirtimeTopUp } from '../../src/rails/airtime.rail';
 import {
+  airtimeCallbacksScheduled,
   AirtimeMerchant,
   airtimeBody,
   airtimeMoney,
@@ -11,7 +12,7 @@ import {
   sendAirtime,
   waitForProcessed,
 } from '../support/airtime-fixtures';
-import { IsolatedSandbox, MerchantReceiver, sleep, startIsolatedSandbox, waitFor } from '../support/gateway-fixtures';
+import { IsolatedSandbox, MerchantReceiver, startIsolatedSandbox, waitFor } from '../support/gateway-fixtures';
 import { ledgerViolations } from '../support/money-fixtures';
 import { dataSource } from '../support/test-app';
 
@@ -143,10 +144,9 @@ describe('airtime reconciliation (worker, sandbox provider)', () => {
     expect(after.feeIncome).toBe(new Decimal(before.feeIncome).plus(2 * FEE).toFixed(4));
 
     // One callback per final recipient, the late ones equal to their status items.
+    expect(await airtimeCallbacksScheduled(app, merchant.clientId)).toBe(3);
     await waitFor('three callbacks', () => receiver.at(merchant.airtimeUrl!).length >= 3, 30_000);
-    await sleep(500);
     const callbacks = receiver.at(merchant.airtimeUrl!).map((c) => c.body);
-    expect(callbacks).toHaveLength(3);
     expect(callbacks).toEqual(expect.arrayContaining(finalResults));
 
     // Later passes, even far in the future, find nothing to do and change nothing.
@@ -186,8 +186,7 @@ describe('airtime reconciliation (worker, sandbox provider)', () => {
       new Decimal(before.inFlight).minus(amounts.reduce((t, a) => t.plus(a).plus(FEE), new Decimal(0))).toFixed(4),
     );
     expect(after.feeIncome).toBe(new Decimal(before.feeIncome).plus(4 * FEE).toFixed(4));
+    expect(await airtimeCallbacksScheduled(app, merchant.clientId)).toBe(4);
     await waitFor('four callbacks', () => receiver.at(merchant.airtimeUrl!).length >= 4, 30_000);
-    await sleep(500);
-    expect(receiver.at(merchant.airtimeUrl!)).toHaveLength(4);
   });
 });

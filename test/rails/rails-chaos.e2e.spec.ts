@@ -44,7 +44,7 @@ describe("M-Pesa, Jenga and Africa's Talking under chaos (seeded)", () => {
   beforeAll(async () => {
     cluster.daraja.plan = (operation) => planFor(operation);
     cluster.jenga.plan = () => bankPlan();
-    cluster.africastalking.callPlan = (recipients) => airtimeCallPlan(recipients);
+    cluster.africastalking.callPlan = (recipients, idempotencyKey) => airtimeCallPlan(recipients, idempotencyKey);
     cluster.africastalking.plan = () => topUpPlan();
     await cluster.start(2, { RAIL_CIRCUIT_COOLDOWN_MS: '1000' }, { airtime: true });
   }, 180_000);
@@ -110,8 +110,15 @@ describe("M-Pesa, Jenga and Africa's Talking under chaos (seeded)", () => {
   /** The faults of every Africa's Talking send call, in order (for the seed's summary). */
   const airtimeFaults: string[] = [];
 
-  /** Faults for one airtime send call; a call sending a number again (it was busy) is refused or 401'd no more. */
-  function airtimeCallPlan(recipients: { phoneNumber: string }[]): AfricasTalkingCallPlan {
+  /**
+   * Faults for one airtime send call; a call sending a number again (it was busy) is refused or 401'd no more, and
+   * the repeat of a call whose answer was lost (its key again) is answered: taken now, or a duplicate.
+   */
+  function airtimeCallPlan(recipients: { phoneNumber: string }[], idempotencyKey: string): AfricasTalkingCallPlan {
+    if (cluster.africastalking.sends.filter((call) => call.idempotencyKey === idempotencyKey).length > 1) {
+      airtimeFaults.push('repeat');
+      return {};
+    }
     const again = recipients.some((r) => cluster.africastalking.sentTo(r.phoneNumber) > 1);
     const fault = pick<NonNullable<AfricasTalkingCallPlan['fault']>>([
       [again ? 8 : 5, 'none'],
@@ -132,9 +139,10 @@ describe("M-Pesa, Jenga and Africa's Talking under chaos (seeded)", () => {
   /** How Africa's Talking treats one top-up it takes. */
   function topUpPlan(): AfricasTalkingRecipientPlan {
     return {
+      // A number refused at send is answered with requestId "None", each of them.
       sent: pick([
-        [9, 'Sent' as const],
-        [1, 'Failed' as const],
+        [8, 'Sent' as const],
+        [2, 'Failed' as const],
       ]),
       final: pick([
         [8, 'Success' as const],
@@ -150,6 +158,11 @@ describe("M-Pesa, Jenga and Africa's Talking under chaos (seeded)", () => {
       delayMs: pick([
         [3, 0],
         [1, Math.floor(random.next() * 2500)],
+      ]),
+      // The API reference's callback (requestId and status, form-encoded) or the help centre's fuller one.
+      callbackShape: pick([
+        [1, 'documented' as const],
+        [1, 'full' as const],
       ]),
     };
   }

@@ -15,10 +15,8 @@ export async function startAfricasTalkingSandbox(
 ): Promise<AfricasTalkingSandbox> {
   const stub = await new AfricasTalkingStub().start();
   const port = await freePort();
-  const closeStubs = async () => {
-    await stub.close();
-    for (const other of stubs) await other.close();
-  };
+  // Stubs close at once and together (cutting what is under way), so nothing they do outlives the test.
+  const closeStubs = () => Promise.all([stub, ...stubs].map((s) => s.close())).then(() => undefined);
   const sandbox = await startIsolatedSandbox(
     {
       ...stub.env(),
@@ -39,11 +37,12 @@ export async function startAfricasTalkingSandbox(
   return {
     ...sandbox,
     stub,
+    /** The stubs first, so that calls and callbacks in flight end at once, then the server. */
     async close() {
       try {
-        await sandbox.close();
-      } finally {
         await closeStubs();
+      } finally {
+        await sandbox.close();
       }
     },
   };

@@ -121,6 +121,18 @@ export function expectAuthenticAirtimeCallback(callback: ReceivedCallback, merch
   expect(callback.headers['x-event-id']).toMatch(/^[0-9a-f-]{36}$/);
 }
 
+/**
+ * The merchant callbacks scheduled for a client's airtime recipients: one per recipient that reached a final
+ * status, written with its booking, so the count is settled as soon as the statuses are.
+ */
+export async function airtimeCallbacksScheduled(app: NestFastifyApplication, clientId: string): Promise<number> {
+  const [row] = await dataSource(app).query(
+    `SELECT count(*)::int AS n FROM callback_deliveries WHERE client_id = $1 AND kind = 'airtime'`,
+    [clientId],
+  );
+  return row.n;
+}
+
 export function sum(values: Decimal.Value[]): Decimal {
   return values.reduce<Decimal>((total, v) => total.plus(v), new Decimal(0));
 }

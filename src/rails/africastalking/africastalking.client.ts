@@ -10,7 +10,7 @@ export class AfricasTalkingRefused extends Error {}
 /** The call's answer was lost (time-out, reset, a 5xx, an unreadable body): Africa's Talking may have taken it. */
 export class AfricasTalkingUnknown extends Error {}
 
-/** One top-up as Africa's Talking takes it: the number and "<currency> <amount>", the amount written as stored. */
+/** One top-up as Africa's Talking takes it: the number in the international form (+254…) and "<currency> <amount>". */
 export interface AirtimeRecipient {
   phoneNumber: string;
   amount: string;
@@ -21,6 +21,7 @@ export interface AirtimeSendResponse {
   phoneNumber: string;
   /** "Sent" (taken: the final status comes later) or "Failed". */
   status: string;
+  /** Its id for the top-up; null for a number it refused ("None"). */
   requestId: string | null;
   errorMessage: string | null;
 }
@@ -30,11 +31,16 @@ export interface AirtimeSendAnswer {
   responses: AirtimeSendResponse[];
 }
 
-/** query/transaction/find's answer: whether the query worked, and the transaction's own status and description. */
+/**
+ * query/transaction/find's answer: the query's own status ("Success" when it found the transaction, "Failed" when
+ * not), and the transaction's status, description, number and value.
+ */
 export interface FoundTransaction {
-  found: boolean;
+  queryStatus: string | null;
   status: string | null;
   description: string | null;
+  destination: string | null;
+  value: string | null;
 }
 
 type Json = Record<string, unknown>;
@@ -64,7 +70,7 @@ export class AfricasTalkingClient {
       responses: responses.map((r) => ({
         phoneNumber: String(r.phoneNumber ?? ''),
         status: String(r.status ?? ''),
-        requestId: text(r.requestId),
+        requestId: message(r.requestId),
         errorMessage: message(r.errorMessage),
       })),
     };
@@ -75,9 +81,11 @@ export class AfricasTalkingClient {
     const json = await this.call(`/query/transaction/find?${query.toString()}`, { method: 'GET', headers: {} });
     const data = (json.data && typeof json.data === 'object' ? json.data : {}) as Json;
     return {
-      found: json.status === 'Success',
+      queryStatus: text(json.status),
       status: text(data.status),
       description: message(data.description) ?? message(data.errorMessage) ?? message(json.errorMessage),
+      destination: text(data.destination),
+      value: text(data.value),
     };
   }
 
@@ -124,7 +132,7 @@ function parse(body: string): Json | null {
 
 const text = (value: unknown): string | null => (value === undefined || value === null || value === '' ? null : String(value));
 
-/** Africa's Talking writes "None" where there is no error. */
+/** Africa's Talking writes "None" where there is no value: no error, or no requestId for a number it refused. */
 const message = (value: unknown): string | null => {
   const written = text(value);
   return written === 'None' ? null : written;

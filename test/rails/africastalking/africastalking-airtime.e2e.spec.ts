@@ -10,14 +10,16 @@ import {
   createAirtimeMerchant,
   sendAirtime,
 } from '../../support/airtime-fixtures';
-import { AfricasTalkingRecipientPlan, AfricasTalkingStub } from '../../support/africastalking-stub';
+import { AfricasTalkingRecipientPlan, AfricasTalkingStub, DOCUMENTED } from '../../support/africastalking-stub';
+import { EngineMetrics } from '../../../src/infra/metrics/engine-metrics';
+import { RailHealth } from '../../../src/rails/rail-health';
 import {
   AfricasTalkingSandbox,
   airtimeRecipients,
   startAfricasTalkingSandbox,
   statusCallbackEffects,
 } from '../../support/africastalking-fixtures';
-import { MerchantReceiver, sleep, waitFor } from '../../support/gateway-fixtures';
+import { MerchantReceiver, waitFor } from '../../support/gateway-fixtures';
 import { ledgerViolations } from '../../support/money-fixtures';
 import { dataSource } from '../../support/test-app';
 
@@ -46,7 +48,7 @@ describe("Africa's Talking airtime (stub)", () => {
   afterEach(() => {
     stub.plan = () => ({});
     stub.callPlan = () => ({});
-    stub.callbackEncoding = 'form';
+    stub.callbackShape = 'documented';
   });
   afterAll(async () => {
     if (app) expect(await ledgerViolations(app)).toEqual([]);
@@ -79,6 +81,12 @@ describe("Africa's Talking airtime (stub)", () => {
 
   const merchantCallbacks = (reference: string) => receiver.forReference(reference);
 
+  /** paygate_rail_unknown_answers_total for an airtime call. */
+  const unknownAnswers = async (call: string) => {
+    const metric = await app.get(EngineMetrics).registry.getSingleMetric('paygate_rail_unknown_answers_total')!.get();
+    return metric.values.find((v) => v.labels.rail === 'airtime' && v.labels.call === call)?.value ?? 0;
+  };
+
   it('tops up in calls of its batch size; Sent stays processing until Success (602) or Failed (603); Failed at send is 603', async () => {
     const [succeeds, failsLater, failsAtSend] = [phone(), phone(), phone()];
     stub.plan = (number) =>
@@ -93,16 +101,17 @@ describe("Africa's Talking airtime (stub)", () => {
 
     // One call for the three; Sent is not success: both wait for their final status, their money held.
     expect(stub.sends.length).toBe(calls + 1);
+    // Numbers in the international form, amounts as the documentation writes them.
     expect(stub.sends.at(-1)!.recipients).toEqual([
-      { phoneNumber: succeeds, amount: 'KES 100.0000' },
-      { phoneNumber: failsLater, amount: 'KES 100.0000' },
-      { phoneNumber: failsAtSend, amount: 'KES 100.0000' },
+      { phoneNumber: `+${succeeds}`, amount: 'KES 100' },
+      { phoneNumber: `+${failsLater}`, amount: 'KES 100' },
+      { phoneNumber: `+${failsAtSend}`, amount: 'KES 100' },
     ]);
     const early = await airtimeRecipients(app, reference);
-    expect(early.map((r) => [r.service_status, r.hold])).toEqual([
-      [601, 'HELD'],
-      [601, 'HELD'],
-      [603, 'RELEASED'],
+    expect(early.map((r) => [r.service_status, r.hold, r.operator_request_id === null])).toEqual([
+      [601, 'HELD', false],
+      [601, 'HELD', false],
+      [603, 'RELEASED', true],
     ]);
 
     const rows = await statuses(reference, [602, 603, 603]);
@@ -142,7 +151,7 @@ describe("Africa's Talking airtime (stub)", () => {
     );
     const made = stub.sends.slice(calls);
     expect(made.every((call) => call.recipients.length <= RECIPIENTS_PER_CALL)).toBe(true);
-    expect(made.flatMap((call) => call.recipients.map((r) => r.phoneNumber)).sort()).toEqual([...numbers].sort());
+    expect(made.flatMap((call) => call.recipients.map((r) => r.phoneNumber)).sort()).toEqual(numbers.map((n) => `+${n}`).sort());
     expect(new Set(made.map((call) => call.idempotencyKey)).size).toBe(made.length);
   });
 
@@ -175,39 +184,114 @@ describe("Africa's Talking airtime (stub)", () => {
     }
   });
 
-  it('a call whose answer was lost (500, time-out) is never sent again; jammed (604) after 24 h for airtime:resolve', async () => {
+  it('numbers refused at send ("None" for requestId) fail each recipient, however many: amount and fee back once', async () => {
+    const refused = [phone(), phone(), phone()];
+    stub.plan = () => ({ sent: 'Failed', errorMessage: 'Invalid phone number' });
+    const before = await airtimeMoney(app, merchant);
+    // Two requests: the refused numbers of both carry the same "None", which is no id.
+    const first = await send(refused.slice(0, 2));
+    const second = await send(refused.slice(2));
+    for (const [reference, count] of [
+      [first, 2],
+      [second, 1],
+    ] as const) {
+      const rows = await statuses(reference, Array(count).fill(603));
+      expect(rows.map((r) => [r.hold, r.outcome_entries, r.operator_request_id])).toEqual(Array(count).fill(['RELEASED', 1, null]));
+      expect((await airtimeStatus(app, merchant, reference)).body[0].message).toMatch(/Invalid phone number/);
+    }
+    expect(await airtimeMoney(app, merchant)).toEqual(before);
+  });
+
+  it('a number typed with its + goes out the same; the documented callback (requestId and status, form) settles it', async () => {
+    const number = phone();
+    stub.plan = () => ({ callback: 'once' });
+    const reference = await send([`+${number}`]);
+    expect(stub.sends.at(-1)!.recipients).toEqual([{ phoneNumber: `+${number}`, amount: 'KES 100' }]);
+    const [row] = await statuses(reference, [602]);
+    const topUp = stub.topUpOf(number)!;
+    expect(row.provider_reference).toBe(topUp.requestId);
+    expect(stub.delivered.filter((d) => d.body.requestId === topUp.requestId).map((d) => d.body)).toEqual([
+      { ...DOCUMENTED.statusCallback, requestId: topUp.requestId },
+    ]);
+    expect(await statusCallbackEffects(app, topUp.requestId)).toEqual(['APPLIED']);
+    expect(stub.finds).not.toContain(topUp.requestId);
+  });
+
+  it("a call whose answer was lost after Africa's Talking took it is repeated under its key (a duplicate), and its callback settles it: topped up once", async () => {
     for (const fault of ['http500', 'timeout'] as const) {
-      stub.callPlan = () => ({ fault });
       const number = phone();
+      let calls = 0;
+      stub.callPlan = () => (calls++ === 0 ? { fault } : {});
+      stub.plan = () => ({ final: fault === 'http500' ? 'Success' : 'Failed' });
       const before = await airtimeMoney(app, merchant);
       const reference = await send([number]);
-      const [row] = await airtimeRecipients(app, reference);
-      expect([row.service_status, row.hold, row.rail_state, row.operator_request_id]).toEqual([601, 'HELD', 'UNKNOWN', null]);
-      // Its status callback names a requestId we were never told: kept, unmatched, nothing moves.
+      const [row] = await statuses(reference, [fault === 'http500' ? 602 : 603]);
       const topUp = stub.topUpOf(number)!;
-      await waitFor('its status callback', async () => ((await statusCallbackEffects(app, topUp.requestId)).length > 0 ? true : undefined));
+      expect(row.operator_request_id).toBe(topUp.requestId);
+      // The repeat carried the same key and was answered as a duplicate: one top-up.
+      const made = stub.sends.filter((call) => call.recipients.some((r) => r.phoneNumber === `+${number}`));
+      expect(made.map((call) => call.idempotencyKey)).toEqual([made[0].idempotencyKey, made[0].idempotencyKey]);
+      expect(stub.topUps.filter((t) => t.phoneNumber === `+${number}`)).toHaveLength(1);
+      // Its callback came while its id was unknown; Africa's Talking's record of that id named this top-up.
       expect(await statusCallbackEffects(app, topUp.requestId)).toEqual(['UNMATCHED']);
-      // Several reconciliation rounds later: still held, sent once, not asked (there is no requestId to ask by).
-      await sleep(2500);
-      expect((await airtimeRecipients(app, reference))[0].service_status).toBe(601);
-      expect(stub.sentTo(number)).toBe(1);
-
-      // A day on, the top-up is jammed; the operator resolves it from Africa's Talking's dashboard.
-      await dataSource(app).query(
-        `UPDATE rail_requests SET created_at = now() - interval '25 hours', next_query_at = now() WHERE id = $1`,
-        [row.rail_request_id],
-      );
-      await statuses(reference, [604]);
-      await app.get(AirtimeProcessingService).resolveByOperator(merchant.clientId, reference, number, 'FAILED');
-      const [resolved] = await statuses(reference, [603]);
-      expect(resolved.hold).toBe('RELEASED');
-      expect(await airtimeMoney(app, merchant)).toEqual(before);
-      expect(stub.sentTo(number)).toBe(1);
+      expect(stub.finds).toContain(topUp.requestId);
+      const after = await airtimeMoney(app, merchant);
+      expect(after.inFlight).toBe(before.inFlight);
+      expect(after.float).toBe(fault === 'http500' ? new Decimal(before.float).minus(110).toFixed(4) : before.float);
     }
   });
 
+  it("a call whose answer was lost before Africa's Talking took it is taken by its repeat, under the same key, once", async () => {
+    const number = phone();
+    let calls = 0;
+    stub.callPlan = () => (calls++ === 0 ? { fault: 'http500', taken: false } : {});
+    const reference = await send([number]);
+    const [row] = await statuses(reference, [602]);
+    expect(row.operator_request_id).toBe(stub.topUpOf(number)!.requestId);
+    const made = stub.sends.filter((call) => call.recipients.some((r) => r.phoneNumber === `+${number}`));
+    expect(made).toHaveLength(2);
+    expect(made[1].idempotencyKey).toBe(made[0].idempotencyKey);
+    expect(stub.topUps.filter((t) => t.phoneNumber === `+${number}`)).toHaveLength(1);
+  });
+
+  it('a lost answer whose callback is lost too stays held, repeated no more after the duplicate; jammed (604) after 24 h for airtime:resolve', async () => {
+    const number = phone();
+    let calls = 0;
+    stub.callPlan = () => (calls++ === 0 ? { fault: 'http500' } : {});
+    stub.plan = () => ({ callback: 'never' });
+    const before = await airtimeMoney(app, merchant);
+    const reference = await send([number]);
+    const [sent] = await airtimeRecipients(app, reference);
+    // Wait for the duplicate answer to its repeat, then for another reconciliation round.
+    const rounds = await waitFor('the repeat answered as a duplicate', async () => {
+      const [r] = await dataSource(app).query(`SELECT queries, request->'call'->>'taken' AS taken FROM rail_requests WHERE id = $1`, [
+        sent.rail_request_id,
+      ]);
+      return r.taken === 'true' ? r.queries : undefined;
+    });
+    await waitFor('another round', async () => {
+      const [r] = await dataSource(app).query(`SELECT queries FROM rail_requests WHERE id = $1`, [sent.rail_request_id]);
+      return r.queries >= rounds + 1 ? true : undefined;
+    });
+    const [row] = await airtimeRecipients(app, reference);
+    expect([row.service_status, row.hold, row.rail_state, row.operator_request_id]).toEqual([601, 'HELD', 'UNKNOWN', null]);
+    expect(stub.sentTo(number)).toBe(2);
+    expect(stub.topUps.filter((t) => t.phoneNumber === `+${number}`)).toHaveLength(1);
+
+    // A day on, the top-up is jammed; the operator resolves it from Africa's Talking's dashboard.
+    await dataSource(app).query(`UPDATE rail_requests SET created_at = now() - interval '25 hours', next_query_at = now() WHERE id = $1`, [
+      row.rail_request_id,
+    ]);
+    await statuses(reference, [604]);
+    await app.get(AirtimeProcessingService).resolveByOperator(merchant.clientId, reference, number, 'SUCCESSFUL');
+    const [resolved] = await statuses(reference, [602]);
+    expect(resolved.hold).toBe('SETTLED');
+    expect((await airtimeMoney(app, merchant)).float).toBe(new Decimal(before.float).minus(110).toFixed(4));
+    expect(stub.sentTo(number)).toBe(2);
+  });
+
   it('callbacks twice, contradicting, or before the send was answered settle each recipient once', async () => {
-    stub.callbackEncoding = 'json';
+    stub.callbackShape = 'full';
     const [twice, successThenFailed, failedThenSuccess, early] = [phone(), phone(), phone(), phone()];
     const plans: Record<string, AfricasTalkingRecipientPlan> = {
       [`+${twice}`]: { callback: 'twice' },
@@ -230,9 +314,13 @@ describe("Africa's Talking airtime (stub)", () => {
     expect(stub.finds).toContain(stub.topUpOf(early)!.requestId);
     expect(stub.delivered.every((d) => d.status === 200)).toBe(true);
 
+    // One callback to the merchant per recipient, each written with its recipient's booking.
+    const [deliveries] = await dataSource(app).query(
+      `SELECT count(*)::int AS n, count(DISTINCT payload->>'phone_number')::int AS numbers FROM callback_deliveries WHERE reference = $1`,
+      [reference],
+    );
+    expect(deliveries).toEqual({ n: 4, numbers: 4 });
     await waitFor('four merchant callbacks', () => (merchantCallbacks(reference).length >= 4 ? true : undefined));
-    await sleep(1000);
-    expect(merchantCallbacks(reference)).toHaveLength(4);
     const after = await airtimeMoney(app, merchant);
     expect(after.float).toBe(new Decimal(before.float).minus(new Decimal(110).times(3)).toFixed(4));
     expect(after.inFlight).toBe(before.inFlight);
@@ -262,14 +350,20 @@ describe("Africa's Talking airtime (stub)", () => {
     ]) {
       expect(await stub.postStatus(forged)).toBe(200);
     }
+    expect(await stub.postStatus({ requestId: 'ATQid_0000000000000000000000000000beef', status: 'Success' })).toBe(200);
     expect(await stub.postStatus({ status: 'Failed' })).toBe(400);
+    expect(await stub.postStatus({ requestId: topUp.requestId })).toBe(400);
+    // A status word we do not know: kept, counted, and the top-up stays held.
+    const unknownBefore = await unknownAnswers('status-callback');
+    expect(await stub.postStatus({ requestId: topUp.requestId, status: 'Queued' })).toBe(200);
+    expect(await unknownAnswers('status-callback')).toBe(unknownBefore + 1);
     const [row] = await airtimeRecipients(app, reference);
     expect([row.service_status, row.hold, row.rail_outcome]).toEqual([601, 'HELD', null]);
-    expect(await statusCallbackEffects(app, topUp.requestId)).toEqual(['UNMATCHED', 'UNMATCHED']);
+    expect(await statusCallbackEffects(app, topUp.requestId)).toEqual(['UNMATCHED', 'UNMATCHED', 'UNMATCHED']);
     expect(await statusCallbackEffects(app, 'ATQid_0000000000000000000000000000dead')).toEqual(['UNMATCHED']);
     expect(await airtimeMoney(app, merchant)).toEqual(before);
 
-    // The real status, form-encoded, with the value written differently, is believed.
+    // The real status, with the value written differently, is believed.
     expect(await stub.postStatus({ ...stub.statusOf(topUp, 'Success'), value: 'KES 100' })).toBe(200);
     await statuses(reference, [602]);
   });
@@ -287,7 +381,10 @@ describe("Africa's Talking airtime (stub)", () => {
       },
       20_000,
     );
-    await sleep(1100); // the api's cached copy of the circuit is at most a second old
+    // The api reads the circuit through a cache of a second: wait until it sees it open.
+    await waitFor('the api to see the circuit open', async () =>
+      (await app.get(RailHealth).refusal('africastalking')) ? true : undefined,
+    );
 
     const before = await airtimeMoney(app, merchant);
     const body = airtimeBody([{ phone_number: phone(), amount: '100' }], { service_code: merchant.serviceCode });
@@ -302,7 +399,9 @@ describe("Africa's Talking airtime (stub)", () => {
     // Africa's Talking is back and the circuit closed: the request held meanwhile tops up once.
     stub.callPlan = () => ({});
     await dataSource(app).query(`DELETE FROM rail_health WHERE rail = 'africastalking'`);
-    await sleep(1100);
+    await waitFor('the api to see the circuit closed', async () =>
+      (await app.get(RailHealth).refusal('africastalking')) === null ? true : undefined,
+    );
     for (const reference of heldReferences) await statuses(reference, [602]);
     expect(held.map((number) => stub.topUps.filter((t) => t.phoneNumber === `+${number}`).length)).toEqual([1, 1, 1, 1, 1]);
   });
