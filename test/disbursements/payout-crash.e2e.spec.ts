@@ -9,6 +9,7 @@ import {
   IsolatedDatabase,
   MerchantReceiver,
   OwnRedis,
+  postAsMerchant,
   startOwnRedis,
   waitFor,
   withEnv,
@@ -134,22 +135,7 @@ describe('payouts survive a worker killed mid-settlement', () => {
 
     const send = (wave: 1 | 2) =>
       Promise.all(
-        planned
-          .filter((p) => p.wave === wave)
-          .map(async ({ body }) => {
-            const res = await fetch(`${apiUrl}${PAYOUT_PATHS.local}`, {
-              method: 'POST',
-              headers: {
-                'content-type': 'application/json',
-                'x-access-token': merchant.token,
-              },
-              body: JSON.stringify(body),
-            });
-            return {
-              status: res.status,
-              body: (await res.json()) as Record<string, unknown>,
-            };
-          }),
+        planned.filter((p) => p.wave === wave).map(({ body }) => postAsMerchant(apiUrl, merchant.token, PAYOUT_PATHS.local, body)),
       );
     expect((await send(1)).filter((a) => a.status !== 200)).toEqual([]);
 

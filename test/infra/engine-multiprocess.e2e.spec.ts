@@ -1,7 +1,15 @@
 import Decimal from 'decimal.js';
 import { diagnostics } from '../support/child-processes';
 import { cliJson, runCli } from '../support/disbursement-fixtures';
-import { chargeBody, createGatewayMerchant, GatewayMerchant, ledgerBalance, systemBalance, waitFor } from '../support/gateway-fixtures';
+import {
+  chargeBody,
+  createGatewayMerchant,
+  GatewayMerchant,
+  ledgerBalance,
+  postAsMerchant,
+  systemBalance,
+  waitFor,
+} from '../support/gateway-fixtures';
 import { ProcessCluster } from '../support/process-cluster';
 
 const CHARGES = 200;
@@ -45,20 +53,7 @@ describe('engine: one api and two worker processes', () => {
     const answers: Array<{ status: number; body: Record<string, unknown> }> = [];
     for (let i = 0; i < bodies.length; i += CONCURRENCY) {
       const batch = await Promise.all(
-        bodies.slice(i, i + CONCURRENCY).map(async (body) => {
-          const res = await fetch(`${apiUrl}/v1/mobile-money/charge`, {
-            method: 'POST',
-            headers: {
-              'content-type': 'application/json',
-              'x-access-token': merchant.token,
-            },
-            body: JSON.stringify(body),
-          });
-          return {
-            status: res.status,
-            body: (await res.json()) as Record<string, unknown>,
-          };
-        }),
+        bodies.slice(i, i + CONCURRENCY).map((body) => postAsMerchant(apiUrl, merchant.token, '/v1/mobile-money/charge', body)),
       );
       answers.push(...batch);
     }

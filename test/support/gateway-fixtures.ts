@@ -345,6 +345,21 @@ export function chargeBody(merchant: GatewayMerchant, overrides: Record<string, 
 }
 
 /** Gateway requests with the merchant's token in x-access-token. */
+/** POSTs a JSON body as the merchant to an api process at `apiUrl`: its status and its JSON answer. */
+export async function postAsMerchant(
+  apiUrl: string,
+  token: string,
+  path: string,
+  body: unknown,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(`${apiUrl}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-access-token': token },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
 export function gateway(app: NestFastifyApplication | string, token?: string) {
   const agent = request(typeof app === 'string' ? app : app.getHttpServer());
   const withToken = <T extends request.Test>(test: T) => (token ? test.set('x-access-token', token) : test);
