@@ -3,7 +3,7 @@ import Decimal from 'decimal.js';
 import { FxRefreshService } from '../../src/fx/fx-refresh.service';
 import { FxService } from '../../src/fx/fx.service';
 import { OpenExchangeRatesSource } from '../../src/fx/open-exchange-rates.source';
-import { createGatewayMerchant, gateway, IsolatedSandbox, startIsolatedSandbox, waitFor } from '../support/gateway-fixtures';
+import { closeTogether, createGatewayMerchant, gateway, IsolatedSandbox, startIsolatedSandbox, waitFor } from '../support/gateway-fixtures';
 import { OpenExchangeRatesStub, type OxrAnswer } from '../support/openexchangerates-stub';
 import { walletSet } from '../support/money-fixtures';
 import { createTenant, dataSource } from '../support/test-app';
@@ -38,8 +38,10 @@ describe('FX from Open Exchange Rates', () => {
     app = sandbox.app;
   });
   afterAll(async () => {
-    await sandbox?.close();
-    await stub?.close();
+    await closeTogether(
+      () => sandbox?.close(),
+      () => stub?.close(),
+    );
   });
 
   const kesRates = () =>

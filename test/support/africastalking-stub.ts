@@ -2,6 +2,7 @@ import Decimal from 'decimal.js';
 import { randomBytes } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
+import { closeServer } from './gateway-fixtures';
 
 /**
  * How the stub answers one send call: normally, or a fault. `http500` and `timeout` take the top-ups first unless
@@ -217,8 +218,7 @@ export class AfricasTalkingStub {
   async close(): Promise<void> {
     for (const timer of this.pending) clearTimeout(timer);
     this.stopped.abort();
-    this.server.closeAllConnections?.();
-    await Promise.all([new Promise<void>((resolve) => this.server.close(() => resolve())), ...this.posting]);
+    await Promise.all([closeServer(this.server), ...this.posting]);
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse, raw: string): Promise<void> {

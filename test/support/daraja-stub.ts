@@ -20,6 +20,7 @@ import {
   TOKEN_ANSWER,
   TOKEN_ERRORS,
 } from '../fixtures/daraja/documented';
+import { closeServer } from './gateway-fixtures';
 
 /** The test-only key pair the stub plays Safaricom with (test/fixtures/daraja; never a real certificate). */
 export const STUB_CERTIFICATE_PATH = join(__dirname, '..', 'fixtures', 'daraja', 'stub-certificate.pem');
@@ -121,8 +122,7 @@ export class DarajaStub {
 
   async close(): Promise<void> {
     for (const timer of this.pending) clearTimeout(timer);
-    this.server.closeAllConnections?.();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await closeServer(this.server);
   }
 
   private handle(req: IncomingMessage, res: ServerResponse, raw: string): void {

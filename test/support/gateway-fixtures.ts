@@ -64,6 +64,18 @@ export async function closeTogether(...closers: Array<() => Promise<unknown> | u
   if (failed) throw failed.reason;
 }
 
+/**
+ * Closes an HTTP server of a test: stops listening first, then ends every connection, idle keep-alive ones included,
+ * so that neither a client nor a connection opened meanwhile keeps the close waiting. Nothing to do when it is not
+ * listening (never started, or closed already).
+ */
+export async function closeServer(server: Server | undefined): Promise<void> {
+  if (!server?.listening) return;
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeAllConnections();
+  await closed;
+}
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createNetServer();
@@ -209,12 +221,8 @@ export class MerchantReceiver {
     return this.received.filter((r) => r.body.external_reference === reference);
   }
 
-  /** Stops listening first, then ends every connection, idle keep-alive ones included, so the close cannot wait on a client. */
   async close(): Promise<void> {
-    if (!this.server?.listening) return;
-    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
-    this.server.closeAllConnections();
-    await closed;
+    await closeServer(this.server);
   }
 }
 
@@ -535,6 +543,24 @@ export interface IsolatedSandbox {
   close(): Promise<void>;
 }
 
+/** How long a test's app may take to close before its database and Redis are closed under it. */
+const APP_CLOSE_BOUND_MS = 30_000;
+
+/**
+ * Closes the app, waiting at most `boundMs`: past it, a warning names the bound and the caller goes on to close the
+ * app's database and Redis, which ends whatever still held the app open, so the file's hooks stay within their time.
+ */
+async function closeAppWithin(app: NestFastifyApplication, boundMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<'bound'>((resolve) => (timer = setTimeout(() => resolve('bound'), boundMs)));
+  const closing = app.close().then(() => 'closed' as const);
+  const first = await Promise.race([closing, bound]).finally(() => clearTimeout(timer));
+  if (first === 'bound') {
+    process.stderr.write(`WARNING: a test app took over ${boundMs} ms to close; its database and Redis are closed under it\n`);
+    closing.catch(() => undefined);
+  }
+}
+
 export async function startIsolatedSandbox(
   env: Record<string, string> = {},
   role: 'sandbox' | 'api' = 'sandbox',
@@ -571,7 +597,7 @@ export async function startIsolatedSandbox(
     async close() {
       try {
         await closeTogether(
-          () => app.close(),
+          () => closeAppWithin(app, APP_CLOSE_BOUND_MS),
           () => receiver.close(),
         );
       } finally {

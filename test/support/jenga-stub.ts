@@ -4,6 +4,7 @@ import { createServer, IncomingHttpHeaders, IncomingMessage, Server, ServerRespo
 import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { closeServer } from './gateway-fixtures';
 
 /**
  * Jenga's documented pages (developer.jengahq.io) this stub plays:
@@ -113,8 +114,7 @@ export class JengaStub {
   }
 
   async close(): Promise<void> {
-    this.server.closeAllConnections?.();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await closeServer(this.server);
   }
 
   private handle(req: IncomingMessage, res: ServerResponse, raw: string): void {

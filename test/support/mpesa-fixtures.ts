@@ -2,7 +2,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import request from 'supertest';
 import { DarajaStub, STUB_CREDENTIALS } from './daraja-stub';
 import { dataSource } from './test-app';
-import { freePort, IsolatedSandbox, startIsolatedSandbox, waitFor } from './gateway-fixtures';
+import { closeTogether, freePort, IsolatedSandbox, startIsolatedSandbox, waitFor } from './gateway-fixtures';
 
 /** An isolated sandbox whose mobile-money rail is M-Pesa, against the Daraja stub, listening where the stub calls back. */
 export interface MpesaSandbox extends IsolatedSandbox {
@@ -31,12 +31,12 @@ export async function startMpesaSandbox(env: Record<string, string> = {}): Promi
   return {
     ...sandbox,
     stub,
+    /** The stub closes with the app, so it stops calling back while the app winds down. */
     async close() {
-      try {
-        await sandbox.close();
-      } finally {
-        await stub.close();
-      }
+      await closeTogether(
+        () => sandbox.close(),
+        () => stub.close(),
+      );
     },
   };
 }

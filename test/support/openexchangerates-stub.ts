@@ -1,5 +1,6 @@
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
+import { closeServer } from './gateway-fixtures';
 
 /**
  * How the stub answers `latest.json`: the rates as written, one of the documented errors (docs.openexchangerates.org
@@ -71,7 +72,6 @@ export class OpenExchangeRatesStub {
   }
 
   async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await closeServer(this.server);
   }
 }

@@ -1,7 +1,7 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import request from 'supertest';
 import { transferReference } from '../../../src/rails/jenga/jenga-gateway';
-import { gateway, GatewayMerchant, IsolatedSandbox, startIsolatedSandbox, waitFor } from '../../support/gateway-fixtures';
+import { closeTogether, gateway, GatewayMerchant, IsolatedSandbox, startIsolatedSandbox, waitFor } from '../../support/gateway-fixtures';
 import {
   b2bBody,
   createPayoutMerchant,
@@ -47,8 +47,10 @@ describe('Jenga PesaLink payouts (stub)', () => {
     usdMerchant = await createPayoutMerchant(app, { float: '1000', currency: 'USD' });
   });
   afterAll(async () => {
-    await sandbox?.close();
-    await stub?.close();
+    await closeTogether(
+      () => sandbox?.close(),
+      () => stub?.close(),
+    );
   });
   afterEach(() => {
     stub.plan = () => ({});
