@@ -32,7 +32,7 @@ import { ThrottlingModule } from './infra/throttling/throttling.module';
 import { LedgerModule } from './ledger/ledger.module';
 import { PaymentStatementModule } from './payment-statement/payment-statement.module';
 import { CollectionsModule } from './collections/collections.module';
-import { ProfilesModule } from './profiles/profiles.module';
+import { ProfilesModule } from './wallets/profiles.module';
 import { RailsModule } from './rails/rails.module';
 import { AfricasTalkingCallbacksModule } from './rails/africastalking/africastalking-callbacks.module';
 import { MpesaCallbacksModule } from './rails/mpesa/mpesa-callbacks.module';
@@ -43,6 +43,7 @@ import { StatementsModule } from './statements/statements.module';
 import { TransactionsModule } from './transactions/transactions.module';
 import { WalletsModule } from './wallets/wallets.module';
 import { PaymentsProcessor } from './collections/payments-queue.processor';
+import { ReversalsProcessor } from './collection-reversals/reversals-queue.processor';
 
 /** What every process role shares: configuration, logs, Postgres, Redis, metrics and the domain core. */
 @Module({
@@ -97,11 +98,23 @@ export class ApiModule {}
  * airtime) and the reversal step.
  */
 @Module({
-  imports: [CoreModule, CollectionsModule, CollectionReversalsModule, AirtimeModule, PayoutsModule, NotificationsModule],
+  imports: [
+    CoreModule,
+    RailsModule,
+    ClientsModule,
+    CallbacksModule,
+    FxModule,
+    CollectionsModule,
+    CollectionReversalsModule,
+    AirtimeModule,
+    PayoutsModule,
+    NotificationsModule,
+  ],
   providers: [
     OutboxRelay,
     OutboxClaimer,
     PaymentsProcessor,
+    ReversalsProcessor,
     CallbackDeliverer,
     AirtimeWorker,
     PayoutsWorker,

@@ -7,7 +7,7 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { rootModule, ProcessRole } from './app.module';
-import { mountQueueDashboard } from './admin/queue-dashboard';
+import { mountQueueDashboard } from './infra/queue/queue-dashboard';
 import {
   errorResponse,
   FallbackErrorFilter,

@@ -6,7 +6,7 @@ import { Command, CommanderError } from 'commander';
 import { DataSource } from 'typeorm';
 import { ApiKeysService } from '../auth/gateway/api-keys.service';
 import { generatePassword, UsersService } from '../auth/users.service';
-import { CALLBACK_KINDS, CallbackSettingsService, isCallbackKind } from '../callbacks/settings/callback-settings.service';
+import { CALLBACK_KINDS, CallbackSettingsService, isCallbackKind } from '../clients/callback-settings.service';
 import Decimal from 'decimal.js';
 import { ClientServicesService } from '../client-services/client-services.service';
 import { ClientsService } from '../clients/clients.service';

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { CallbackSettingsService } from '../callbacks/settings/callback-settings.service';
+import { CallbackSettingsService } from '../clients/callback-settings.service';
 import { CallbacksService } from '../callbacks/delivery/callbacks.service';
 import { FloatHoldsService } from '../float/float-holds.service';
 import { PostingLane } from '../infra/database/posting-lane';

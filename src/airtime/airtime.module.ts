@@ -5,10 +5,14 @@ import { AirtimeReconciliationService } from './airtime-reconciliation.service';
 import { AirtimeController } from './airtime.controller';
 import { AirtimeRepository } from './airtime.repository';
 import { AirtimeService } from './airtime.service';
+import { CallbacksModule } from '../callbacks/callbacks.module';
+import { ClientsModule } from '../clients/clients.module';
+import { RailsModule } from '../rails/rails.module';
+import { GatewayAuthModule } from '../auth/gateway/gateway-auth.module';
 
 /** Bulk airtime: acceptance, per-recipient processing, reconciliation and status (disbursement document "Airtime"). */
 @Module({
-  imports: [FloatModule],
+  imports: [FloatModule, CallbacksModule, ClientsModule, RailsModule, GatewayAuthModule],
   controllers: [AirtimeController],
   providers: [AirtimeService, AirtimeProcessingService, AirtimeReconciliationService, AirtimeRepository],
   exports: [AirtimeProcessingService, AirtimeReconciliationService],

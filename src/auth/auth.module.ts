@@ -1,4 +1,4 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { JwtModule } from '@nestjs/jwt';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { APP_CONFIG, AppConfig } from '../infra/config/app-config';
@@ -12,12 +12,13 @@ import { SignInAttempts } from './sign-in-attempts';
 import { UsersService } from './users.service';
 import { WalletAuthGuard } from './wallet-auth.guard';
 import { WalletJwtStrategy } from './wallet-jwt.strategy';
+import { ClientsModule } from '../clients/clients.module';
 
-@Global()
 @Module({
   imports: [
     TypeOrmModule.forFeature([User]),
     JwtModule.registerAsync({ inject: [APP_CONFIG], useFactory: (c: AppConfig) => ({ secret: tokenKey(c) as never }) }),
+    ClientsModule,
   ],
   controllers: [AuthController],
   providers: [AuthService, UsersService, WalletJwtStrategy, WalletAuthGuard, CredentialStatusService, AccessTokens, SignInAttempts],

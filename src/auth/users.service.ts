@@ -3,7 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import { Repository } from 'typeorm';
 import { hashSecret, verifySecret } from '../common/crypto/secret-hash';
-import { isUniqueViolation } from '../infra/database/pg-errors';
+import { isUniqueViolation } from '../common/errors/pg-errors';
 import { CREDENTIAL_CHANNEL, CredentialStatusService } from './credential-status.service';
 import { User } from './user.entity';
 

@@ -3,7 +3,7 @@ import { ApiExcludeEndpoint, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import { HostedPageErrorFilter, RETRY_AFTER_SECONDS } from '../common/errors/http-error.filter';
-import { isDatabaseUnavailable } from '../infra/database/pg-errors';
+import { isDatabaseUnavailable } from '../common/errors/pg-errors';
 import { ApiErrors, Doc } from '../common/openapi/api-docs';
 import { HostedPageErrorBody } from '../common/openapi/error-bodies';
 import { CHECKOUT_STATUS } from '../collections/checkout-session';

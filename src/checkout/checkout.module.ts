@@ -4,10 +4,13 @@ import { SplitSettlementsModule } from '../split-settlements/split-settlements.m
 import { CheckoutPageController } from './checkout-page.controller';
 import { CheckoutController } from './checkout.controller';
 import { CheckoutService } from './checkout.service';
+import { CallbacksModule } from '../callbacks/callbacks.module';
+import { RailsModule } from '../rails/rails.module';
+import { GatewayAuthModule } from '../auth/gateway/gateway-auth.module';
 
 /** Hosted checkout: the merchant's API (open a session, its status) and the payer's page (view, pay). */
 @Module({
-  imports: [CollectionsModule, SplitSettlementsModule],
+  imports: [CollectionsModule, SplitSettlementsModule, CallbacksModule, RailsModule, GatewayAuthModule],
   controllers: [CheckoutController, CheckoutPageController],
   providers: [CheckoutService],
 })

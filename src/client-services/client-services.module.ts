@@ -1,6 +1,12 @@
 import { Module } from '@nestjs/common';
 import { ClientServicesController } from './client-services.controller';
 import { ClientServicesService } from './client-services.service';
+import { AuthModule } from '../auth/auth.module';
 
-@Module({ controllers: [ClientServicesController], providers: [ClientServicesService], exports: [ClientServicesService] })
+@Module({
+  imports: [AuthModule],
+  controllers: [ClientServicesController],
+  providers: [ClientServicesService],
+  exports: [ClientServicesService],
+})
 export class ClientServicesModule {}

@@ -1,8 +1,8 @@
 import { ConflictException, Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { DataSource, Repository } from 'typeorm';
-import { CallbackSettingsService } from '../callbacks/settings/callback-settings.service';
-import { isUniqueViolation } from '../infra/database/pg-errors';
+import { CallbackSettingsService } from './callback-settings.service';
+import { isUniqueViolation } from '../common/errors/pg-errors';
 import { Client } from './client.entity';
 
 @Injectable()

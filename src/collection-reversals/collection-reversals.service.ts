@@ -5,7 +5,7 @@ import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
 import { CallbacksService } from '../callbacks/delivery/callbacks.service';
 import { GatewayError } from '../common/errors/gateway-error';
 import { formatAmount } from '../common/money';
-import { isUniqueViolation } from '../infra/database/pg-errors';
+import { isUniqueViolation } from '../common/errors/pg-errors';
 import { OutboxService } from '../infra/queue/outbox.service';
 import { TOPICS } from '../infra/queue/queues';
 import { FloorBreachError, UnknownLedgerEntryError } from '../ledger/ledger.errors';

@@ -3,6 +3,7 @@ import { CheckoutSessionsService } from './checkout-sessions.service';
 import { PaymentSettlementService } from './payment-settlement.service';
 import { PaymentsRepository } from './payments.repository';
 import { PaymentsService } from './payments.service';
+import { RailsModule } from '../rails/rails.module';
 
 /**
  * The payments core, shared by the request side (charges, checkout, reversals, settlements, payment statement)
@@ -11,6 +12,7 @@ import { PaymentsService } from './payments.service';
  * are SQL, through callback_schedule).
  */
 @Module({
+  imports: [RailsModule],
   providers: [PaymentsRepository, PaymentsService, CheckoutSessionsService, PaymentSettlementService],
   exports: [PaymentsRepository, PaymentsService, CheckoutSessionsService, PaymentSettlementService],
 })

@@ -9,18 +9,17 @@ import { OutboxClaimer } from '../infra/queue/outbox-claimer';
 import { QUEUES, TOPICS } from '../infra/queue/queues';
 import { CheckoutSessionsService } from './checkout-sessions.service';
 import { PaymentSettlementService } from './payment-settlement.service';
-import { CollectionReversalsService } from '../collection-reversals/collection-reversals.service';
 
 /** Payments one claim takes: the settlement service's group size. */
 const SETTLEMENT_GROUP = 100;
 
-type PaymentsJob = { sessionId?: string; reversalId?: string; outboxId?: string };
+type PaymentsJob = { sessionId?: string; outboxId?: string };
 
 /**
  * The payments work (worker role): settling payments with the operator, in groups claimed from the outbox (the
  * settlement service's group commit makes each group one read and one settlement call); and on the payments queue,
- * expiring checkout sessions (the payments core) and processing collection reversals (reversals). Work carries ids
- * only; every handler reloads its record and acts only if it still applies.
+ * expiring checkout sessions. Work carries ids only; every handler reloads its record and acts only if it still
+ * applies.
  */
 @Processor(QUEUES.payments, { concurrency: 50 })
 export class PaymentsProcessor extends OutboxJobProcessor<PaymentsJob> implements OnModuleInit {
@@ -30,7 +29,6 @@ export class PaymentsProcessor extends OutboxJobProcessor<PaymentsJob> implement
     private readonly claimer: OutboxClaimer,
     private readonly settlement: PaymentSettlementService,
     private readonly sessions: CheckoutSessionsService,
-    private readonly reversals: CollectionReversalsService,
   ) {
     super(QUEUES.payments, db, metrics);
   }
@@ -53,8 +51,6 @@ export class PaymentsProcessor extends OutboxJobProcessor<PaymentsJob> implement
     switch (job.name) {
       case 'expire-checkout':
         return this.sessions.expire(job.data.sessionId!);
-      case 'reverse':
-        return this.reversals.advance(job.data.reversalId!);
       default:
         throw new Error(`unknown payments job ${job.name}`);
     }

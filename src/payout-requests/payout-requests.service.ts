@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { GatewayPrincipal } from '../auth/gateway/gateway-principal';
-import { CallbackResolver } from '../callbacks/url-safety/pinned-post';
+import { CallbackResolver } from '../common/url-safety/pinned-post';
 import { formatAmount, Money } from '../common/money';
 import type { InFlightRail } from '../float/float-holds.service';
 import { payingServiceRefusal, refusedByPayingService } from '../float/paying-service';

@@ -6,13 +6,14 @@ import { PayoutAnnouncer } from './payout-announcer.service';
 import { PayoutReconciliationService } from './payout-reconciliation.service';
 import { PayoutSettlementService } from './payout-settlement.service';
 import { PayoutsRepository } from './payouts.repository';
+import { RailsModule } from '../rails/rails.module';
 
 /**
  * The payouts core: the payouts table, its status transitions and results, their announcement (callbacks, SMS),
  * settlement with the rail and reconciliation. Request handling (src/payout-requests) and the worker build on it.
  */
 @Module({
-  imports: [CallbacksModule, FloatModule, NotificationsModule],
+  imports: [CallbacksModule, FloatModule, NotificationsModule, RailsModule],
   providers: [PayoutsRepository, PayoutAnnouncer, PayoutSettlementService, PayoutReconciliationService],
   exports: [PayoutsRepository, PayoutSettlementService, PayoutReconciliationService],
 })

@@ -2,7 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@n
 import type { FastifyReply } from 'fastify';
 import { RequestValidationError } from '../common/errors/request-validation.error';
 import { RETRY_AFTER_SECONDS } from '../common/errors/http-error.filter';
-import { isDatabaseUnavailable } from '../infra/database/pg-errors';
+import { isDatabaseUnavailable } from '../common/errors/pg-errors';
 import { PortalRequest, PortalSignInRequired, redirect, sendPage } from './portal-http';
 import { TooManyRequests } from '../common/errors/too-many-requests';
 import { frame } from './portal-frame';

@@ -14,7 +14,7 @@ import {
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { ApiKeysService } from '../auth/gateway/api-keys.service';
-import { isCallbackKind } from '../callbacks/settings/callback-settings.service';
+import { isCallbackKind } from '../clients/callback-settings.service';
 import { CallbacksService } from '../callbacks/delivery/callbacks.service';
 import { StatementQueryDto } from '../statements/statement-query.dto';
 import { StatementsService } from '../statements/statements.service';

@@ -10,10 +10,14 @@ import { PortalSessionsService } from './portal-sessions.service';
 import { PortalSignInService } from './portal-sign-in.service';
 import { PortalController } from './portal.controller';
 import { PortalService } from './portal.service';
+import { CallbacksModule } from '../callbacks/callbacks.module';
+import { ClientsModule } from '../clients/clients.module';
+import { AuthModule } from '../auth/auth.module';
+import { GatewayAuthModule } from '../auth/gateway/gateway-auth.module';
 
 /** The merchant portal at /portal: server-rendered pages over the client's keys, callbacks, payments, payouts and statements. */
 @Module({
-  imports: [FloatModule, CollectionsModule, PayoutsModule, StatementsModule],
+  imports: [FloatModule, CollectionsModule, PayoutsModule, StatementsModule, CallbacksModule, ClientsModule, AuthModule, GatewayAuthModule],
   controllers: [PortalAuthController, PortalController],
   providers: [PortalSessionsService, PortalSignInService, PortalSessionStrategy, PortalSessionGuard, PortalService],
 })

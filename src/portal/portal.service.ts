@@ -1,7 +1,7 @@
 import { BadRequestException, Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { CALLBACK_KINDS, CallbackKind, CallbackSettingsService } from '../callbacks/settings/callback-settings.service';
+import { CALLBACK_KINDS, CallbackKind, CallbackSettingsService } from '../clients/callback-settings.service';
 import { CallbacksService } from '../callbacks/delivery/callbacks.service';
 import { DayTotals, everyRow, Keyset, ListCount, ListFilter, ListQuery } from '../common/listing';
 import { Money } from '../common/money';

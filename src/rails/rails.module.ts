@@ -1,4 +1,4 @@
-import { Global, Inject, Module, OnModuleInit, Optional } from '@nestjs/common';
+import { Inject, Module, OnModuleInit, Optional } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { readFileSync } from 'node:fs';
 import { APP_CONFIG, ConfigError, type AppConfig } from '../infra/config/app-config';
@@ -29,7 +29,6 @@ import { SandboxPayoutRail } from './sandbox-payout.rail';
  * rail would be the sandbox simulator (FX_SOURCE=sandbox included) refuses to start, naming it with every missing
  * or malformed variable in one message: it would take real merchants' money against test numbers.
  */
-@Global()
 @Module({
   providers: [
     {

@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { WalletPrincipal } from '../auth/principal';
 import { requestFingerprint } from '../common/fingerprint';
 import { Money } from '../common/money';
-import { isRetryableTransactionError } from '../infra/database/pg-errors';
+import { isRetryableTransactionError } from '../common/errors/pg-errors';
 import { PreparedStatement, runPrepared } from '../infra/database/prepared';
 import { FloorBreachError } from '../ledger/ledger.errors';
 import { ledgerError } from '../ledger/ledger.service';

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
 import { GroupCommit } from '../infra/database/group-commit';
-import { isRetryableTransactionError, isUniqueViolation } from '../infra/database/pg-errors';
+import { isRetryableTransactionError, isUniqueViolation } from '../common/errors/pg-errors';
 import { PreparedStatement, runPrepared } from '../infra/database/prepared';
 import type { WalletStatus } from '../wallets/wallet.entity';
 import { statesThatMay, type MoneyRole } from '../wallets/wallet-state-machine';

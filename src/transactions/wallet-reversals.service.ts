@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { WalletPrincipal } from '../auth/principal';
 import { requestFingerprint } from '../common/fingerprint';
 import { UUID } from '../common/validation/validators';
-import { isRetryableTransactionError, isUniqueViolation } from '../infra/database/pg-errors';
+import { isRetryableTransactionError, isUniqueViolation } from '../common/errors/pg-errors';
 import { PreparedStatement, runPrepared } from '../infra/database/prepared';
 import { FloorBreachError } from '../ledger/ledger.errors';
 import { ledgerError } from '../ledger/ledger.service';

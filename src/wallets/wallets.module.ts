@@ -5,9 +5,11 @@ import { AccountTypesService } from './account-types.service';
 import { Wallet } from './wallet.entity';
 import { WalletsController } from './wallets.controller';
 import { WalletsService } from './wallets.service';
+import { AuthModule } from '../auth/auth.module';
+import { LedgerModule } from '../ledger/ledger.module';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Wallet, AccountType])],
+  imports: [TypeOrmModule.forFeature([Wallet, AccountType]), AuthModule, LedgerModule],
   controllers: [WalletsController],
   providers: [WalletsService, AccountTypesService],
   exports: [WalletsService, AccountTypesService],

@@ -2,7 +2,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { verifySignature } from '../../src/callbacks/settings/signature';
+import { verifySignature } from '../support/callback-signature';
 import {
   chargeBody,
   CLI_JS,

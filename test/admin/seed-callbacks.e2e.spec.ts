@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { verifySignature } from '../../src/callbacks/settings/signature';
+import { verifySignature } from '../support/callback-signature';
 import { airtimeBody } from '../support/airtime-fixtures';
 import { b2bBody, cliJson, localPayoutBody, PAYOUT_PATHS, runCli } from '../support/disbursement-fixtures';
 import { gateway, GatewayMerchant, IsolatedSandbox, ReceivedCallback, startIsolatedSandbox, waitFor } from '../support/gateway-fixtures';

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { CREDENTIAL_STATUS_TTL_MS } from '../../src/auth/credential-status.service';
 import { GatewayAuthGuard } from '../../src/auth/gateway/gateway-auth.guard';
-import { CallbackSettingsService } from '../../src/callbacks/settings/callback-settings.service';
+import { CallbackSettingsService } from '../../src/clients/callback-settings.service';
 import { APP_CONFIG, AppConfig } from '../../src/infra/config/app-config';
 import { resolveConfig } from '../../src/infra/config/server-secret';
 import { cliJson, runCli } from '../support/disbursement-fixtures';

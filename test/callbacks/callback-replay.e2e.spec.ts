@@ -1,7 +1,7 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
-import { CallbackSettingsService } from '../../src/callbacks/settings/callback-settings.service';
-import { verifySignature } from '../../src/callbacks/settings/signature';
+import { CallbackSettingsService } from '../../src/clients/callback-settings.service';
+import { verifySignature } from '../support/callback-signature';
 import {
   callbackLog,
   chargeBody,

@@ -1,5 +1,5 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { verifySignature } from '../../src/callbacks/settings/signature';
+import { verifySignature } from '../support/callback-signature';
 import {
   callbackLog,
   chargeBody,

@@ -1,8 +1,8 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
-import { CallbackKind, CallbackSettingsService } from '../../src/callbacks/settings/callback-settings.service';
+import { CallbackKind, CallbackSettingsService } from '../../src/clients/callback-settings.service';
 import { CallbacksService } from '../../src/callbacks/delivery/callbacks.service';
-import { verifySignature } from '../../src/callbacks/settings/signature';
+import { verifySignature } from '../support/callback-signature';
 import {
   chargeBody,
   createGatewayMerchant,

@@ -1,6 +1,6 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { CallbackSettingsService } from '../../src/callbacks/settings/callback-settings.service';
-import { CallbackResolver } from '../../src/callbacks/url-safety/pinned-post';
+import { CallbackSettingsService } from '../../src/clients/callback-settings.service';
+import { CallbackResolver } from '../../src/common/url-safety/pinned-post';
 import { checkoutBody } from '../support/collections-fixtures';
 import {
   callbackLog,

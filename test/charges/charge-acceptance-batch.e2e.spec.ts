@@ -2,7 +2,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { GatewayPrincipal } from '../../src/auth/gateway/gateway-principal';
 import { ChargesService } from '../../src/charges/charges.service';
 import { GatewayError } from '../../src/common/errors/gateway-error';
-import { CallbackResolver } from '../../src/callbacks/url-safety/pinned-post';
+import { CallbackResolver } from '../../src/common/url-safety/pinned-post';
 import { RailHealth } from '../../src/rails/rail-health';
 import { APP_CONFIG } from '../../src/infra/config/app-config';
 import { pgPool } from '../../src/infra/database/prepared';

@@ -2,7 +2,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import Decimal from 'decimal.js';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { verifySignature } from '../../src/callbacks/settings/signature';
+import { verifySignature } from '../support/callback-signature';
 import {
   callbackLog,
   chargeBody,

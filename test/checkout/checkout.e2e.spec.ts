@@ -1,7 +1,7 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { verifySignature } from '../../src/callbacks/settings/signature';
+import { verifySignature } from '../support/callback-signature';
 import { ClientServicesService } from '../../src/client-services/client-services.service';
 import { checkoutBody, checkoutStatus, initiateCheckout, ISO_UTC, plus, waitForCheckout } from '../support/collections-fixtures';
 import {

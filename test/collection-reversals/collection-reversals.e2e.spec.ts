@@ -2,7 +2,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { archiveHistory } from '../../src/admin/history-archive';
-import { verifySignature } from '../../src/callbacks/settings/signature';
+import { verifySignature } from '../support/callback-signature';
 import { CollectionReversalsService } from '../../src/collection-reversals/collection-reversals.service';
 import { parseMonth } from '../../src/infra/database/partitions';
 import { pgPool } from '../../src/infra/database/prepared';

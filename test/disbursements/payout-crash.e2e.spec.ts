@@ -1,7 +1,7 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import Decimal from 'decimal.js';
 import { createHttpApp } from '../../src/http-app';
-import { verifySignature } from '../../src/callbacks/settings/signature';
+import { verifySignature } from '../support/callback-signature';
 import {
   createIsolatedDatabase,
   freePort,

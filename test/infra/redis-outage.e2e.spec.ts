@@ -164,7 +164,7 @@ describe('Redis outage', () => {
     expect(accepted.body.reversal_status).toBe('pending');
     const relayed: Array<{ id: string }> = (
       await dataSource(app).query(
-        `UPDATE outbox SET relayed_at = now() WHERE topic = 'payments.reverse' AND relayed_at IS NULL AND done_at IS NULL
+        `UPDATE outbox SET relayed_at = now() WHERE topic = 'reversals.process' AND relayed_at IS NULL AND done_at IS NULL
          RETURNING id`,
       )
     )[0];

@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
-import { signatureHeader, verifySignature } from '../../src/callbacks/settings/signature';
+import { signatureHeader } from '../../src/callbacks/delivery/signature';
+import { verifySignature } from '../support/callback-signature';
 import { everyRow, ListQuery } from '../../src/common/listing';
 import { csvCell, csvLine, csvStream, textCell } from '../../src/portal/csv';
 

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
 import request from 'supertest';
 import { ApiKeysService } from '../../src/auth/gateway/api-keys.service';
-import { CallbackSettingsService } from '../../src/callbacks/settings/callback-settings.service';
-import { verifySignature } from '../../src/callbacks/settings/signature';
+import { CallbackSettingsService } from '../../src/clients/callback-settings.service';
+import { verifySignature } from '../support/callback-signature';
 import { createTenant, dataSource, TestTenant } from '../support/test-app';
 import {
   chargeBody,

@@ -1,8 +1,8 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import Decimal from 'decimal.js';
 import { randomUUID } from 'node:crypto';
-import { CallbackSettingsService } from '../../src/callbacks/settings/callback-settings.service';
-import { verifySignature } from '../../src/callbacks/settings/signature';
+import { CallbackSettingsService } from '../../src/clients/callback-settings.service';
+import { verifySignature } from './callback-signature';
 import { createPayoutMerchant } from './disbursement-fixtures';
 import { gateway, GatewayMerchant, ledgerBalance, MerchantReceiver, ReceivedCallback, systemBalance, waitFor } from './gateway-fixtures';
 import { dataSource } from './test-app';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import request from 'supertest';
 import { ApiKeysService } from '../../src/auth/gateway/api-keys.service';
-import { CallbackSettingsService } from '../../src/callbacks/settings/callback-settings.service';
+import { CallbackSettingsService } from '../../src/clients/callback-settings.service';
 import { ClientServicesService } from '../../src/client-services/client-services.service';
 import { Money } from '../../src/common/money';
 import { OutboxClaimer } from '../../src/infra/queue/outbox-claimer';

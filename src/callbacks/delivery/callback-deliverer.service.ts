@@ -3,10 +3,10 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../../infra/config/app-config';
 import { EngineMetrics } from '../../infra/metrics/engine-metrics';
-import { CallbackEndpoint, CallbackKind, CallbackSettingsService, DeliverySettings } from '../settings/callback-settings.service';
-import { resolveCallbackTarget } from '../url-safety/callback-url';
-import { CallbackResolver, PinnedConnections } from '../url-safety/pinned-post';
-import { signatureHeader } from '../settings/signature';
+import { CallbackEndpoint, CallbackKind, CallbackSettingsService, DeliverySettings } from '../../clients/callback-settings.service';
+import { resolveCallbackTarget } from '../../common/url-safety/callback-url';
+import { CallbackResolver, PinnedConnections } from '../../common/url-safety/pinned-post';
+import { signatureHeader } from './signature';
 import { RESPONSE_BODY_CHARS } from './callbacks.service';
 
 const TIMEOUT_MS = 10_000;

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { countRows, Keyset, ListCount, ListFilter, ListQuery, listRows, ListSource } from '../../common/listing';
 import { PreparedStatement, runPrepared } from '../../infra/database/prepared';
-import type { CallbackKind } from '../settings/callback-settings.service';
+import type { CallbackKind } from '../../clients/callback-settings.service';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { isDatabaseUnavailable } from '../../infra/database/pg-errors';
+import { isDatabaseUnavailable } from './pg-errors';
 import { GATEWAY_CODES, GatewayError } from './gateway-error';
 import { RequestValidationError } from './request-validation.error';
 import { TooManyRequests } from './too-many-requests';

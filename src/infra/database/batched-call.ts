@@ -1,7 +1,7 @@
 import type { QueryResultRow } from 'pg';
 import { DataSource } from 'typeorm';
 import { GroupCommit, GroupCommitOptions } from './group-commit';
-import { isRetryableTransactionError } from './pg-errors';
+import { isRetryableTransactionError } from '../../common/errors/pg-errors';
 import { PreparedStatement, runPrepared } from './prepared';
 
 const MAX_ATTEMPTS = 3;

@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { withTimeout } from '../../common/with-timeout';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { EngineMetrics } from '../metrics/engine-metrics';
-import { isDatabaseUnavailable, sqlState } from './pg-errors';
+import { isDatabaseUnavailable, sqlState } from '../../common/errors/pg-errors';
 
 /** How long one measure of the replica's lag is trusted: reads in between are routed without asking again. */
 const REPLICA_CHECK_INTERVAL_MS = 1000;

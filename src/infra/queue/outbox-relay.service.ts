@@ -38,8 +38,9 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     @InjectDataSource() private readonly db: DataSource,
     @Inject(APP_CONFIG) config: AppConfig,
     @InjectQueue(QUEUES.payments) payments: Queue,
+    @InjectQueue(QUEUES.reversals) reversals: Queue,
   ) {
-    this.queues = { payments };
+    this.queues = { payments, reversals };
     this.lostJobAfterMs = config.outboxLostJobAfterMs;
     this.sweepEveryMs = Math.min(MAX_SWEEP_EVERY_MS, Math.max(250, Math.floor(this.lostJobAfterMs / 4)));
   }

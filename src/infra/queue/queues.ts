@@ -4,13 +4,14 @@
  */
 export const QUEUES = {
   payments: 'payments',
+  reversals: 'reversals',
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
 export const TOPICS = {
   settlePayment: 'payments.settle',
   expireCheckout: 'payments.expire-checkout',
-  processReversal: 'payments.reverse',
+  processReversal: 'reversals.process',
   processAirtime: 'airtime.process',
   recheckAirtime: 'airtime.recheck',
   processPayout: 'payouts.process',

@@ -1,5 +1,5 @@
 import type { ApiKeySummary } from '../../auth/gateway/api-keys.service';
-import type { CallbackKind } from '../../callbacks/settings/callback-settings.service';
+import type { CallbackKind } from '../../clients/callback-settings.service';
 import type { DeliveryDetail, DeliveryView } from '../../callbacks/delivery/callbacks.service';
 import type { ListCount, ListFilter } from '../../common/listing';
 import { displayAmount, Money } from '../../common/money';

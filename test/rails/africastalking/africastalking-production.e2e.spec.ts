@@ -1,6 +1,6 @@
 import Decimal from 'decimal.js';
-import { CallbackSettingsService } from '../../../src/callbacks/settings/callback-settings.service';
-import { CallbackResolver } from '../../../src/callbacks/url-safety/pinned-post';
+import { CallbackSettingsService } from '../../../src/clients/callback-settings.service';
+import { CallbackResolver } from '../../../src/common/url-safety/pinned-post';
 import { createHttpApp } from '../../../src/http-app';
 import { AirtimeMerchant, airtimeBody, airtimeMoney, createAirtimeMerchant, sendAirtime, sum } from '../../support/airtime-fixtures';
 import { AfricasTalkingRecipientPlan } from '../../support/africastalking-stub';

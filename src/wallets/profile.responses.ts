@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { WalletWithBalance } from '../wallets/wallet.responses';
+import { WalletWithBalance } from './wallet.responses';
 
 /** A profile as the merchant sent it (wallet document §2 "Profile"). */
 export class ProfileRecord {

@@ -6,8 +6,8 @@ import { Logger } from '@nestjs/common';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Queue } from 'bullmq';
 import { timingSafeEqual } from 'node:crypto';
-import { AppConfig } from '../infra/config/app-config';
-import { QUEUES } from '../infra/queue/queues';
+import { AppConfig } from '../config/app-config';
+import { QUEUES } from './queues';
 
 export const QUEUE_DASHBOARD_PATH = '/admin/queues';
 

@@ -1,4 +1,4 @@
-import { callbackUrlProblem, classifyAddress, resolveCallbackTarget } from '../../src/callbacks/url-safety/callback-url';
+import { callbackUrlProblem, classifyAddress, resolveCallbackTarget } from '../../src/common/url-safety/callback-url';
 
 /** Issue 11 §1: one classifier decides where callbacks may go; every form of a forbidden address is refused. */
 describe('callback URL safety', () => {

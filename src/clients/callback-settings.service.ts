@@ -2,9 +2,9 @@ import { BadRequestException, Inject, Injectable, Logger, OnApplicationBootstrap
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
-import { SecretBox } from '../../common/crypto/secret-box';
-import { APP_CONFIG, type AppConfig } from '../../infra/config/app-config';
-import { callbackUrlProblem } from '../url-safety/callback-url';
+import { SecretBox } from '../common/crypto/secret-box';
+import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
+import { callbackUrlProblem } from '../common/url-safety/callback-url';
 
 /** The events a client can have its own callback endpoint for. */
 export const CALLBACK_KINDS = ['collections', 'payouts', 'airtime'] as const;
