@@ -1,12 +1,8 @@
 -- Posts a batch of balanced entries: locks each account once in id order, applies every line, refuses an entry that
--- would take an account below its floor (refused_account), and answers the lines with their balances.
-CREATE OR REPLACE FUNCTION ledger_post_entries(
-  p_clients uuid[],
-  p_kinds text[],
-  p_line_entry integer[],
-  p_line_account uuid[],
-  p_line_amount numeric[]
-)
+-- would take an account below its floor (refused_account), and answers the lines with their balances. Each entry is a
+-- ledger_entry_to_post (client, kind, its lines as ledger_line: account and signed amount); entry_no is its place in
+-- p_entries.
+CREATE OR REPLACE FUNCTION ledger_post_entries(p_entries ledger_entry_to_post[])
 RETURNS TABLE(
   entry_no integer,
   entry_id bigint,
@@ -22,9 +18,10 @@ AS $fn$
 DECLARE
   v_ids uuid[]; v_owners uuid[]; v_numbers text[]; v_currencies text[]; v_balances numeric[]; v_start numeric[];
   v_floors numeric[]; v_overdraw boolean[];
+  i_clients uuid[]; i_kinds text[]; i_line_entry int[]; i_line_account uuid[]; i_line_amount numeric[];
   v_pos int[] := '{}';
-  v_lines int := cardinality(p_line_entry);
-  v_entries int := cardinality(p_clients);
+  v_lines int;
+  v_entries int := coalesce(cardinality(p_entries), 0);
   v_e_ids bigint[] := '{}'; v_e_clients uuid[] := '{}'; v_e_kinds text[] := '{}';
   v_p_entry bigint[] := '{}'; v_p_account uuid[] := '{}'; v_p_currency text[] := '{}'; v_p_amount numeric[] := '{}';
   v_p_after numeric[] := '{}';
@@ -33,10 +30,17 @@ DECLARE
   e int; l int := 1; k int; v_first int; p int; v_refused text; v_entry bigint;
 BEGIN
   IF v_entries = 0 THEN RETURN; END IF;
-  IF v_lines <> cardinality(p_line_account) OR v_lines <> cardinality(p_line_amount) OR cardinality(p_kinds) <> v_entries
-     OR EXISTS (SELECT 1 FROM unnest(p_line_entry, p_line_account, p_line_amount) x(e, a, amt) GROUP BY x.e
+  -- The records as the flat arrays the loops below walk: entries in order, each entry's lines together.
+  SELECT array_agg(e.client_id ORDER BY e.n), array_agg(e.kind ORDER BY e.n) INTO i_clients, i_kinds
+    FROM unnest(p_entries) WITH ORDINALITY e(client_id, kind, lines, n);
+  SELECT array_agg(e.n::int ORDER BY e.n, l.k), array_agg(l.account_id ORDER BY e.n, l.k), array_agg(l.amount ORDER BY e.n, l.k)
+    INTO i_line_entry, i_line_account, i_line_amount
+    FROM unnest(p_entries) WITH ORDINALITY e(client_id, kind, lines, n), unnest(e.lines) WITH ORDINALITY l(account_id, amount, k);
+  v_lines := coalesce(cardinality(i_line_entry), 0);
+  IF v_lines = 0
+     OR EXISTS (SELECT 1 FROM unnest(i_line_entry, i_line_account, i_line_amount) x(e, a, amt) GROUP BY x.e
                 HAVING count(*) < 2 OR count(DISTINCT x.a) <> count(*) OR bool_or(x.amt = 0 OR x.amt <> round(x.amt, 4)))
-     OR (SELECT count(DISTINCT x) FROM unnest(p_line_entry) x) <> v_entries THEN
+     OR (SELECT count(DISTINCT x) FROM unnest(i_line_entry) x) <> v_entries THEN
     RAISE EXCEPTION 'every entry needs one line on each of at least two accounts' USING ERRCODE = 'LB001';
   END IF;
 
@@ -45,31 +49,28 @@ BEGIN
          array_agg(a.currency::text ORDER BY a.id), array_agg(a.balance ORDER BY a.id), array_agg(a.minimum_balance ORDER BY a.id),
          array_agg(a.can_overdraw ORDER BY a.id)
     INTO v_ids, v_owners, v_numbers, v_currencies, v_balances, v_floors, v_overdraw
-    FROM (SELECT * FROM ledger_accounts WHERE id = ANY (p_line_account) ORDER BY id FOR NO KEY UPDATE) a;
+    FROM (SELECT * FROM ledger_accounts WHERE id = ANY (i_line_account) ORDER BY id FOR NO KEY UPDATE) a;
   v_start := v_balances;
   FOR k IN 1 .. v_lines LOOP
-    p := array_position(v_ids, p_line_account[k]);
-    IF p IS NULL OR v_owners[p] <> p_clients[p_line_entry[k]] THEN
+    p := array_position(v_ids, i_line_account[k]);
+    IF p IS NULL OR v_owners[p] <> i_clients[i_line_entry[k]] THEN
       RAISE EXCEPTION 'entry names an unknown account or one of another client' USING ERRCODE = 'LA001';
     END IF;
     v_pos := v_pos || p;
   END LOOP;
-  IF EXISTS (SELECT 1 FROM unnest(p_line_entry, v_pos, p_line_amount) x(e, p, amt)
+  IF EXISTS (SELECT 1 FROM unnest(i_line_entry, v_pos, i_line_amount) x(e, p, amt)
              GROUP BY x.e, v_currencies[x.p] HAVING sum(x.amt) <> 0) THEN
     RAISE EXCEPTION 'an entry does not balance per currency' USING ERRCODE = 'LB001';
   END IF;
 
   FOR e IN 1 .. v_entries LOOP
     v_first := l;
-    WHILE l <= v_lines AND p_line_entry[l] = e LOOP l := l + 1; END LOOP;
-    IF v_first = l THEN
-      RAISE EXCEPTION 'lines must come grouped by entry, in entry order' USING ERRCODE = 'LB001';
-    END IF;
+    WHILE l <= v_lines AND i_line_entry[l] = e LOOP l := l + 1; END LOOP;
     -- An account appears once per entry, so checking each debit line is checking the entry's end state.
     v_refused := NULL;
     FOR k IN v_first .. l - 1 LOOP
       p := v_pos[k];
-      IF p_line_amount[k] < 0 AND NOT v_overdraw[p] AND v_balances[p] + p_line_amount[k] < v_floors[p] THEN
+      IF i_line_amount[k] < 0 AND NOT v_overdraw[p] AND v_balances[p] + i_line_amount[k] < v_floors[p] THEN
         v_refused := v_numbers[p];
         EXIT;
       END IF;
@@ -81,14 +82,14 @@ BEGIN
       CONTINUE;
     END IF;
     v_entry := nextval('journal_entries_id_seq');
-    v_e_ids := v_e_ids || v_entry; v_e_clients := v_e_clients || p_clients[e]; v_e_kinds := v_e_kinds || p_kinds[e];
+    v_e_ids := v_e_ids || v_entry; v_e_clients := v_e_clients || i_clients[e]; v_e_kinds := v_e_kinds || i_kinds[e];
     FOR k IN v_first .. l - 1 LOOP
       p := v_pos[k];
       o_before := o_before || v_balances[p];
-      v_balances[p] := v_balances[p] + p_line_amount[k];
+      v_balances[p] := v_balances[p] + i_line_amount[k];
       v_p_entry := v_p_entry || v_entry; v_p_account := v_p_account || v_ids[p]; v_p_currency := v_p_currency || v_currencies[p];
-      v_p_amount := v_p_amount || p_line_amount[k]; v_p_after := v_p_after || v_balances[p];
-      o_no := o_no || e; o_entry := o_entry || v_entry; o_account := o_account || v_ids[p]; o_amount := o_amount || p_line_amount[k];
+      v_p_amount := v_p_amount || i_line_amount[k]; v_p_after := v_p_after || v_balances[p];
+      o_no := o_no || e; o_entry := o_entry || v_entry; o_account := o_account || v_ids[p]; o_amount := o_amount || i_line_amount[k];
       o_after := o_after || v_balances[p]; o_refused := o_refused || NULL::text;
     END LOOP;
   END LOOP;

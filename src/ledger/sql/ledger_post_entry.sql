@@ -10,8 +10,9 @@ BEGIN
   IF cardinality(p_accounts) <> cardinality(p_amounts) THEN
     RAISE EXCEPTION 'entry needs one line on each of at least two accounts' USING ERRCODE = 'LB001';
   END IF;
-  FOR r IN SELECT * FROM ledger_post_entries(ARRAY[p_client_id], ARRAY[p_kind], array_fill(1, ARRAY[cardinality(p_accounts)]),
-                                             p_accounts, p_amounts) LOOP
+  FOR r IN SELECT * FROM ledger_post_entries(ARRAY[ROW(p_client_id, p_kind,
+             (SELECT array_agg(ROW(x.account, x.amount)::ledger_line ORDER BY x.n)
+              FROM unnest(p_accounts, p_amounts) WITH ORDINALITY x(account, amount, n)))::ledger_entry_to_post]) LOOP
     IF r.refused_account IS NOT NULL THEN
       RAISE EXCEPTION 'account % would go below its minimum balance', r.refused_account
         USING ERRCODE = 'LF001', DETAIL = r.refused_account;
