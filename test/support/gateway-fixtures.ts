@@ -556,7 +556,8 @@ async function closeAppWithin(app: NestFastifyApplication, boundMs: number): Pro
   const closing = app.close().then(() => 'closed' as const);
   const first = await Promise.race([closing, bound]).finally(() => clearTimeout(timer));
   if (first === 'bound') {
-    process.stderr.write(`WARNING: a test app took over ${boundMs} ms to close; its database and Redis are closed under it\n`);
+    const file = expect.getState().testPath ?? 'a test file';
+    process.stderr.write(`WARNING: a test app of ${file} took over ${boundMs} ms to close; its database and Redis are closed under it\n`);
     closing.catch(() => undefined);
   }
 }
