@@ -17,7 +17,9 @@ export interface ChargeAcceptanceItem {
   splits: SplitRequest[] | null;
   /** An AUTHORIZE_TRANSACTION charge's payment_url is this prefix and its id. */
   payment_url_prefix: string;
+  /** The settlement job: its topic, and the key its payload names the payment by. */
   settle_topic: string;
+  settle_key: string;
   settle_at: Date;
 }
 

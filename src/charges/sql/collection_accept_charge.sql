@@ -1,5 +1,6 @@
 -- Accepts one charge: replay or 409, the caller's own failed check, service, currency and fee, split partners, then the
--- payment and its settlement outbox row. A refusal is a jsonb object: `problem` and its values by name.
+-- payment and its settlement outbox row (p_settle_topic, its payload the payment's id under p_settle_key). A refusal is a
+-- jsonb object: `problem` and its values by name.
 CREATE OR REPLACE FUNCTION collection_accept_charge(
   p_client_id uuid,
   p_service_code text,
@@ -9,6 +10,7 @@ CREATE OR REPLACE FUNCTION collection_accept_charge(
   p_splits jsonb,
   p_payment_url_prefix text,
   p_settle_topic text,
+  p_settle_key text,
   p_settle_at timestamp with time zone
 )
 RETURNS TABLE(
@@ -79,7 +81,7 @@ BEGIN
   -- An OTP charge is submitted once the payer proves the OTP; the others settle after the operator's delay.
   IF v_payment.next_step IS DISTINCT FROM 'VERIFY_OTP' THEN
     INSERT INTO outbox (topic, payload, available_at)
-    VALUES (p_settle_topic, jsonb_build_object('paymentId', v_payment.id::text), p_settle_at);
+    VALUES (p_settle_topic, jsonb_build_object(p_settle_key, v_payment.id::text), p_settle_at);
   END IF;
   RETURN QUERY SELECT 'CREATED', NULL::jsonb, v_payment.id, v_payment.service_amount, v_payment.transaction_charge,
     v_payment.total_amount, v_payment.payment_url::text, v_payment.next_step::text;
