@@ -25,6 +25,7 @@ import {
   CHECKOUT_STATUS,
   checkoutResultOf,
   CheckoutSessionRow,
+  isExpired,
   isOpen,
   paidAmount,
   SELECT_CHECKOUT,
@@ -141,7 +142,7 @@ export class CheckoutService {
         paid: Number(paid.toFixed(0)),
         outstanding: Number(new Money(session.amount).minus(paid).toFixed(0)),
         expires_at: new Date(session.expires_at).toISOString(),
-        expired: session.status === CHECKOUT_STATUS.EXPIRED || (isOpen(session) && new Date(session.expires_at) <= new Date()),
+        expired: isExpired(session),
         last_payment_status: last?.payment_status ?? null,
         redirect_to: session.status === CHECKOUT_STATUS.PAID ? merchantRedirect(session) : null,
       },
@@ -160,9 +161,7 @@ export class CheckoutService {
         reference,
       ]);
       if (!session) throw new NotFoundException('This checkout does not exist');
-      if (session.status === CHECKOUT_STATUS.EXPIRED || (isOpen(session) && new Date(session.expires_at) <= new Date())) {
-        throw new GoneException('This checkout has expired');
-      }
+      if (isExpired(session)) throw new GoneException('This checkout has expired');
       if (session.status === CHECKOUT_STATUS.PROCESSING) throw new ConflictException('A payment is already being processed');
       if (!isOpen(session)) throw new ConflictException('This checkout can no longer be paid');
 
