@@ -89,6 +89,10 @@ const LIST: ListSource = {
   },
 };
 
+/** The created_at of the oldest payment still waiting for the operator's final answer (pending or jammed). */
+export const OLDEST_UNRESOLVED_PAYMENT_SQL = `SELECT min(created_at) FROM payments
+  WHERE payment_status IN (${PAYMENT_STATUS.PENDING}, ${PAYMENT_STATUS.JAMMED})`;
+
 const SELECT_PAYMENT = `
   SELECT p.*, c.code AS client_code, s.code AS service_code
   FROM payments p JOIN clients c ON c.id = p.client_id JOIN client_services s ON s.id = p.client_service_id`;
@@ -235,6 +239,10 @@ export class PaymentsRepository {
 
   /** The client's payments per day of the last `days` days in `timeZone`, per currency (the portal's overview). */
   dailyTotals(manager: EntityManager, clientId: string, timeZone: string, days: number): Promise<DayTotals[]> {
-    return manager.query(dailyTotalsSql('payments', 'total_amount', 'payment_status'), [clientId, timeZone, days]);
+    return manager.query(dailyTotalsSql('payments', 'total_amount', 'payment_status', PAYMENT_STATUS.SUCCESSFUL), [
+      clientId,
+      timeZone,
+      days,
+    ]);
   }
 }
