@@ -12,6 +12,7 @@ import { ClientServicesService } from '../../src/client-services/client-services
 import { Money } from '../../src/common/money';
 import { OutboxClaimer } from '../../src/infra/queue/outbox-claimer';
 import { OutboxRelay } from '../../src/infra/queue/outbox-relay.service';
+import { SETTLE_PAYMENT_KEY, TOPICS } from '../../src/infra/queue/queues';
 import { createCheckedApp } from './openapi-contract';
 import { dropTestDatabase, ledgerViolations, PG_CONNECT_TIMEOUT_MS } from './test-databases';
 import { createTenant, dataSource, TestTenant } from './test-app';
@@ -455,7 +456,9 @@ export async function stopRelaying(app: NestFastifyApplication): Promise<() => v
 
 /** True once the settlement job of the payment has run to completion (its outbox row is marked done). */
 export async function settlementJobDone(app: NestFastifyApplication, paymentId: number | string): Promise<boolean> {
-  const rows = await dataSource(app).query(`SELECT done_at FROM outbox WHERE topic = 'payments.settle' AND payload->>'paymentId' = $1`, [
+  const rows = await dataSource(app).query(`SELECT done_at FROM outbox WHERE topic = $1 AND payload->>$2 = $3`, [
+    TOPICS.settlePayment,
+    SETTLE_PAYMENT_KEY,
     String(paymentId),
   ]);
   return rows.length > 0 && rows.every((r: { done_at: Date | null }) => r.done_at !== null);
