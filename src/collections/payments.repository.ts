@@ -121,12 +121,6 @@ export class PaymentsRepository {
     return row.id;
   }
 
-  /** A payment by id, for a worker that holds only the id (the job), without lock. */
-  async find(manager: EntityManager, id: string): Promise<PaymentRow | null> {
-    const [row] = await manager.query(`${SELECT_PAYMENT} WHERE p.id = $1`, [id]);
-    return row ?? null;
-  }
-
   /** Payments by id, for a batch of worker jobs that hold only ids, without lock: one prepared statement. */
   findMany(db: DataSource, ids: string[]): Promise<PaymentRow[]> {
     return runPrepared<PaymentRow>(db, FIND_MANY, [ids]);

@@ -325,6 +325,11 @@ export async function createGatewayMerchant(
   };
 }
 
+/** The client's valid signing secrets (newest first), as callback delivery reads them. */
+export async function signingSecretsOf(app: NestFastifyApplication, clientId: string): Promise<string[] | undefined> {
+  return (await app.get(CallbackSettingsService).deliverySettingsOf([clientId])).get(clientId)?.signingSecrets;
+}
+
 /** A complete, valid charge request of the merchant; the payer number decides the sandbox outcome. */
 export function chargeBody(merchant: GatewayMerchant, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
