@@ -24,25 +24,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { Client } from 'pg';
-import {
-  backendCpu,
-  backendSecondsBetween,
-  CLI_JS,
-  cpuTimes,
-  createBenchDatabase,
-  dropBenchDatabase,
-  ensureBuilt,
-  log,
-  machineCpu,
-  newBenchDatabase,
-  pgCounters,
-  ROOT,
-  SERVER_URL,
-  sleep,
-  startRole,
-  stopChild,
-  summariseProfile,
-} from './support';
+import { createBenchDatabase, dropBenchDatabase, newBenchDatabase } from './support/database';
+import { CLI_JS, ensureBuilt, log, ROOT, SERVER_URL, sleep } from './support/environment';
+import { backendCpu, backendSecondsBetween, cpuTimes, machineCpu, pgCounters } from './support/machine';
+import { startRole, stopChild } from './support/processes';
+import { summariseProfile } from './support/profiles';
 
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 2);
 const CALLBACKS = Number(process.env.BENCH_CALLBACKS ?? 20_000);

@@ -1,13 +1,14 @@
 /**
  * Collection gateway benchmark (`npm run bench:collections`). Not part of `npm test`.
  *
- * 0. Runs the reference ceiling (bench/support.ts runCeiling) with the same seconds and connections, before
+ * 0. Runs the reference ceiling (bench/support/ceiling.ts runCeiling) with the same seconds and connections, before
  *    anything of its own, and at the end prints every rate beside its ratio to the ceiling and issue 10's targets.
  * 1. Starts a redis-server of its own (free port, nothing on disk) so no other process's workers take its jobs,
  *    creates and migrates a database of its own on the Postgres server of DATABASE_URL, starts a local HTTP
  *    receiver (node:http, answers 200 and timestamps every callback by its external_reference), and seeds a
  *    merchant with `node dist/src/admin/cli.js seed --json --callback-url …` (API key, KES service with a FIXED
- *    fee of 10 and bounds 1–1,000,000, funded settlement wallet). bench/support.ts GatewayBench does this.
+ *    fee of 10 and bounds 1–1,000,000, funded settlement wallet). GatewayBench (bench/support/gateway-bench.ts)
+ *    does this.
  * 2. Starts the API (`node dist/src/main.js api`) and gets a gateway token (POST /v1/auth), then measures:
  *    (a) charges accepted/s: autocannon POST /v1/mobile-money/charge, a fresh external_reference per request
  *        (idReplacement), payer 254712345678 (the sandbox settles it successfully), amount 100;
@@ -44,27 +45,16 @@
  */
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import {
-  CEILING_TARGETS,
-  chargeBody,
-  countGatewayRoundTrips,
-  CountedRequest,
-  ensureBuilt,
-  GatewayBench,
-  loadLine,
-  log,
-  openLoop,
-  percentiles,
-  printAgainstCeiling,
-  rateOf,
-  roundRate,
-  runCeiling,
-  SANDBOX_PAYER,
-  sampleWaits,
-  sleep,
-  stepRates,
-  watchDrain,
-} from './support';
+import { CEILING_TARGETS, printAgainstCeiling, runCeiling } from './support/ceiling';
+import { watchDrain } from './support/drains';
+import { ensureBuilt, log, sleep } from './support/environment';
+import { GatewayBench } from './support/gateway-bench';
+import { chargeBody, SANDBOX_PAYER } from './support/gateway-requests';
+import { loadLine } from './support/load';
+import { sampleWaits } from './support/machine';
+import { openLoop, roundRate, stepRates } from './support/open-loop';
+import { CountedRequest, countGatewayRoundTrips } from './support/round-trips';
+import { percentiles, rateOf } from './support/statistics';
 
 const SETTLE_DELAY_MS = Number(process.env.SANDBOX_SETTLE_DELAY_MS ?? 2000);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 2);
@@ -252,7 +242,7 @@ async function endToEnd(bench: GatewayBench, drained: Record<string, any>) {
   return { start_reason: why, attempts, reported, light_load: floor };
 }
 
-/** Charges sent open loop (bench/support.ts openLoop), each timed from send to callback. */
+/** Charges sent open loop (bench/support/open-loop.ts openLoop), each timed from send to callback. */
 async function pacedCharges(bench: GatewayBench, rate: number, seconds: number, label: string) {
   const { meter, merchant: m, receiver } = bench;
   const prefix = `${label}-${process.pid}`;

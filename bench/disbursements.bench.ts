@@ -1,13 +1,13 @@
 /**
  * Disbursement gateway benchmark (`npm run bench:disbursements`). Not part of `npm test`.
  *
- * 0. Runs the reference ceiling (bench/support.ts runCeiling) with the same seconds and connections, before
+ * 0. Runs the reference ceiling (bench/support/ceiling.ts runCeiling) with the same seconds and connections, before
  *    anything of its own.
- * 1. bench/support.ts GatewayBench: a redis-server and a migrated database of its own, a callback receiver, a
- *    merchant seeded with `admin seed` (API key, KES service with a FIXED fee of 10 whose settlement wallet is the
- *    float, funded with 1,000,000 KES), the API and a gateway token. The float gets BENCH_FLOAT more KES with
- *    `admin wallet:fund` (so no payout meets 721 INSUFFICIENT_BALANCE) and airtime results are called back to the
- *    receiver (`admin callback:set --kind airtime`).
+ * 1. GatewayBench (bench/support/gateway-bench.ts): a redis-server and a migrated database of its own, a callback
+ *    receiver, a merchant seeded with `admin seed` (API key, KES service with a FIXED fee of 10 whose settlement
+ *    wallet is the float, funded with 1,000,000 KES), the API and a gateway token. The float gets BENCH_FLOAT more
+ *    KES with `admin wallet:fund` (so no payout meets 721 INSUFFICIENT_BALANCE) and airtime results are called back
+ *    to the receiver (`admin callback:set --kind airtime`).
  * 2. With no worker running, so the API and Postgres have the machine, 3 s of payouts as a warm-up, then each
  *    driven by autocannon (BENCH_CONNECTIONS, BENCH_DURATION) with a fresh reference per request:
  *    (a) local payouts accepted/s: POST /v1/payouts/initiate, MOBILE via MMONEY_KEN to 254712345678 (the sandbox
@@ -43,23 +43,14 @@
  */
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import {
-  CEILING_TARGETS,
-  countGatewayRoundTrips,
-  CountedRequest,
-  DRAIN_TIMEOUT_S,
-  ensureBuilt,
-  GatewayBench,
-  loadLine,
-  log,
-  payoutBody,
-  printAgainstCeiling,
-  recipientKey,
-  runCeiling,
-  SANDBOX_PAYER,
-  sleep,
-  watchDrain,
-} from './support';
+import { CEILING_TARGETS, printAgainstCeiling, runCeiling } from './support/ceiling';
+import { DRAIN_TIMEOUT_S, watchDrain } from './support/drains';
+import { ensureBuilt, log, sleep } from './support/environment';
+import { GatewayBench } from './support/gateway-bench';
+import { payoutBody, SANDBOX_PAYER } from './support/gateway-requests';
+import { loadLine } from './support/load';
+import { recipientKey } from './support/receiver';
+import { CountedRequest, countGatewayRoundTrips } from './support/round-trips';
 
 const SETTLE_DELAY_MS = Number(process.env.SANDBOX_SETTLE_DELAY_MS ?? 2000);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 2);

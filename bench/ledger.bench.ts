@@ -1,7 +1,7 @@
 /**
  * Ledger and statement benchmark (`npm run bench:ledger`). Not part of `npm test`.
  *
- * 0. Runs the reference ceiling (bench/support.ts runCeiling) with the same seconds and connections, before
+ * 0. Runs the reference ceiling (bench/support/ceiling.ts runCeiling) with the same seconds and connections, before
  *    anything of its own, and at the end prints every load scenario's rate beside its ratio to the ceiling (the
  *    hot-wallet scenario to http_hot, the others to http_random) and issue 10's targets, met or missed.
  * 1. Creates a database of its own on the Postgres server named by DATABASE_URL (default
@@ -30,34 +30,15 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import {
-  CEILING_TARGETS,
-  CONNECTIONS,
-  count,
-  cpuTimes,
-  createBenchDatabase,
-  createFundedWallets,
-  driveLoad,
-  dropBenchDatabase,
-  DURATION,
-  ensureBuilt,
-  freePort,
-  loadLine,
-  log,
-  machineFacts,
-  newBenchDatabase,
-  PgRoundTripCounter,
-  printAgainstCeiling,
-  ROOT,
-  runCeiling,
-  SERVER_URL,
-  Throughput,
-  sleep,
-  startRole,
-  stopChild,
-  summariseProfile,
-  waitForLive,
-} from './support';
+import { CEILING_TARGETS, printAgainstCeiling, runCeiling, Throughput } from './support/ceiling';
+import { count, createBenchDatabase, dropBenchDatabase, newBenchDatabase } from './support/database';
+import { CONNECTIONS, DURATION, ensureBuilt, freePort, log, ROOT, SERVER_URL, sleep } from './support/environment';
+import { createFundedWallets } from './support/funded-wallets';
+import { driveLoad, loadLine } from './support/load';
+import { cpuTimes, machineFacts } from './support/machine';
+import { startRole, stopChild, waitForLive } from './support/processes';
+import { summariseProfile } from './support/profiles';
+import { PgRoundTripCounter } from './support/round-trips';
 
 const WALLETS = Number(process.env.BENCH_WALLETS ?? 10_000);
 const STATEMENT_ROWS = Number(process.env.BENCH_STATEMENT_ROWS ?? 100_000);

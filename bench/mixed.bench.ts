@@ -1,23 +1,24 @@
 /**
  * Mixed benchmark (`npm run bench:mixed`). Not part of `npm test`.
  *
- * 0. Runs the reference ceiling (bench/support.ts runCeiling) with the same seconds and connections, before
+ * 0. Runs the reference ceiling (bench/support/ceiling.ts runCeiling) with the same seconds and connections, before
  *    anything of its own.
- * 1. bench/support.ts GatewayBench with two APIs (two processes on two ports): a redis-server and a migrated
- *    database of its own, a callback receiver, a merchant seeded with `admin seed` (every callback kind to the
- *    receiver), a gateway token. The float gets BENCH_FLOAT more KES (`admin wallet:fund`). The seeded wallet user
- *    signs in (POST /api/v1/auth/login), creates an account type and a fee-less service through the wallet API, and
- *    BENCH_MIXED_WALLETS (1,000) wallets are written and funded in bulk SQL (support.ts createFundedWallets).
+ * 1. GatewayBench (bench/support/gateway-bench.ts) with two APIs (two processes on two ports): a redis-server and a
+ *    migrated database of its own, a callback receiver, a merchant seeded with `admin seed` (every callback kind to
+ *    the receiver), a gateway token. The float gets BENCH_FLOAT more KES (`admin wallet:fund`). The seeded wallet
+ *    user signs in (POST /api/v1/auth/login), creates an account type and a fee-less service through the wallet API,
+ *    and BENCH_MIXED_WALLETS (1,000) wallets are written and funded in bulk SQL (createFundedWallets,
+ *    bench/support/funded-wallets.ts).
  * 2. Starts BENCH_WORKERS (2) workers, then 3 s at a tenth of the start rate as a warm-up (not reported).
- * 3. Sends the four kinds open loop (support.ts openLoop: the i-th request at i/rate s, whatever the answers), in
- *    the fixed proportions of BENCH_MIX (default transfers=40,charges=30,payouts=20,airtime=10; interleaved by
- *    smooth weighted round robin), alternating between the two APIs:
+ * 3. Sends the four kinds open loop (openLoop, bench/support/open-loop.ts: the i-th request at i/rate s, whatever
+ *    the answers), in the fixed proportions of BENCH_MIX (default transfers=40,charges=30,payouts=20,airtime=10;
+ *    interleaved by smooth weighted round robin), alternating between the two APIs:
  *    - wallet transfers: POST /api/v1/account-transfers, 1 KES between two random wallets (as bench:ledger (i));
  *    - charges: POST /v1/mobile-money/charge, 100 KES from a payer the sandbox settles (as bench:collections);
  *    - local payouts: POST /v1/payouts/initiate, 100 KES to a number the sandbox pays (as bench:disbursements);
  *    - airtime: POST /v1/gw/airtime/send, 1, 2, 3, 1, … recipients of 50 KES each.
  *    Each step runs BENCH_E2E_SECONDS (15) at one rate, starting at BENCH_MIXED_RATE (400/s), up ×1.25 while every
- *    step held, down ×0.8 while none has (support.ts stepRates, as bench:collections (b)), at most
+ *    step held, down ×0.8 while none has (bench/support/open-loop.ts stepRates, as bench:collections (b)), at most
  *    BENCH_MIXED_STEPS (4) steps. A step holds when every request is answered 2xx, the sender kept to the schedule,
  *    each kind's request p99 is ≤ 200 ms, and every callback (one per charge, per payout and per airtime
  *    recipient; a local payout's first, of the two to its callback_url and the client's payouts endpoint) arrived
@@ -35,25 +36,16 @@
  */
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import {
-  CEILING_TARGETS,
-  chargeBody,
-  createFundedWallets,
-  DRAIN_TIMEOUT_S,
-  ensureBuilt,
-  GatewayBench,
-  log,
-  openLoop,
-  PacedRequest,
-  payoutBody,
-  percentiles,
-  printAgainstCeiling,
-  recipientKey,
-  runCeiling,
-  sampleWaits,
-  sleep,
-  stepRates,
-} from './support';
+import { CEILING_TARGETS, printAgainstCeiling, runCeiling } from './support/ceiling';
+import { DRAIN_TIMEOUT_S } from './support/drains';
+import { ensureBuilt, log, sleep } from './support/environment';
+import { createFundedWallets } from './support/funded-wallets';
+import { GatewayBench } from './support/gateway-bench';
+import { chargeBody, payoutBody } from './support/gateway-requests';
+import { sampleWaits } from './support/machine';
+import { openLoop, PacedRequest, stepRates } from './support/open-loop';
+import { recipientKey } from './support/receiver';
+import { percentiles } from './support/statistics';
 
 const SETTLE_DELAY_MS = Number(process.env.SANDBOX_SETTLE_DELAY_MS ?? 2000);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 2);

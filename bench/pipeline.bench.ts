@@ -26,7 +26,8 @@ import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { createBenchDatabase, dropBenchDatabase, ensureBuilt, log, newBenchDatabase, ROOT, SERVER_URL } from './support';
+import { createBenchDatabase, dropBenchDatabase, newBenchDatabase } from './support/database';
+import { ensureBuilt, log, ROOT, SERVER_URL } from './support/environment';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);

@@ -81,6 +81,10 @@ export async function airtimeServiceCode(
   return row.code;
 }
 
+/** The created_at of the request of the oldest top-up still waiting for the provider's final answer (not final yet). */
+export const OLDEST_UNRESOLVED_TOP_UP_SQL = `SELECT min(q.created_at) FROM airtime_recipients r JOIN airtime_requests q ON q.id = r.request_id
+  WHERE r.service_status IN (${SERVICE_STATUS.UNPROCESSED}, ${SERVICE_STATUS.PROCESSING}, ${SERVICE_STATUS.JAMMED})`;
+
 /** The SQL of the airtime tables. */
 @Injectable()
 export class AirtimeRepository {

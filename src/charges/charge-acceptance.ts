@@ -2,7 +2,7 @@ import { DataSource } from 'typeorm';
 import { BatchedCall } from '../infra/database/batched-call';
 import { PreparedStatement } from '../infra/database/prepared';
 import { CollectionAnswer } from '../collections/collecting-service';
-import { PaymentRow } from '../collections/payment';
+import { PaymentAsRequested, PaymentRow } from '../collections/payment';
 import { SplitRefusal, SplitRequest } from '../split-settlements/split-settlements.service';
 
 /** A charge to accept: collection_accept_charge's arguments by name (src/charges/sql/collection_accept_charge.sql). */
@@ -13,28 +13,13 @@ export interface ChargeAcceptanceItem {
   /** The caller's own check that failed: REQUEST (a callback URL), SPLITS (the split list's shape), or none. */
   caller_check: 'REQUEST' | 'SPLITS' | null;
   /** The payment's columns as the request gives them (jsonb_populate_record on payments). */
-  charge: Pick<
-    PaymentRow,
-    | 'external_reference'
-    | 'payer_msisdn'
-    | 'account_number'
-    | 'currency'
-    | 'country_code'
-    | 'service_amount'
-    | 'transaction_charge'
-    | 'add_transaction_charge'
-    | 'payment_method_code'
-    | 'extra_data'
-    | 'description'
-    | 'notify_client'
-    | 'notify_originator'
-    | 'callback_url'
-    | 'next_step'
-  > & { origin_channel_code: string; originator_msisdn: string; payer_name: string | null; payer_email: string; invoice_number: string };
+  charge: PaymentAsRequested;
   splits: SplitRequest[] | null;
   /** An AUTHORIZE_TRANSACTION charge's payment_url is this prefix and its id. */
   payment_url_prefix: string;
+  /** The settlement job: its topic, and the key its payload names the payment by. */
   settle_topic: string;
+  settle_key: string;
   settle_at: Date;
 }
 

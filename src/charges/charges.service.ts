@@ -6,7 +6,7 @@ import { CallbackResolver } from '../common/url-safety/pinned-post';
 import { GatewayError } from '../common/errors/gateway-error';
 import { formatAmount, Money } from '../common/money';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
-import { TOPICS } from '../infra/queue/queues';
+import { SETTLE_PAYMENT_KEY, TOPICS } from '../infra/queue/queues';
 import { RailHealth } from '../rails/rail-health';
 import { MOBILE_MONEY_RAIL, type MobileMoneyRail } from '../rails/mobile-money.rail';
 import { requestFingerprint } from '../common/fingerprint';
@@ -92,6 +92,7 @@ export class ChargesService {
       splits: splits.items,
       payment_url_prefix: `${this.config.publicBaseUrl}/checkout/authorize/`,
       settle_topic: TOPICS.settlePayment,
+      settle_key: SETTLE_PAYMENT_KEY,
       settle_at: new Date(Date.now() + this.rail.settleDelayMs()),
     });
     if (answer.outcome === 'REFUSED') {

@@ -25,6 +25,7 @@ import {
   CHECKOUT_STATUS,
   checkoutResultOf,
   CheckoutSessionRow,
+  isExpired,
   isOpen,
   paidAmount,
   SELECT_CHECKOUT,
@@ -141,7 +142,7 @@ export class CheckoutService {
         paid: Number(paid.toFixed(0)),
         outstanding: Number(new Money(session.amount).minus(paid).toFixed(0)),
         expires_at: new Date(session.expires_at).toISOString(),
-        expired: session.status === CHECKOUT_STATUS.EXPIRED || (isOpen(session) && new Date(session.expires_at) <= new Date()),
+        expired: isExpired(session),
         last_payment_status: last?.payment_status ?? null,
         redirect_to: session.status === CHECKOUT_STATUS.PAID ? merchantRedirect(session) : null,
       },
@@ -160,9 +161,7 @@ export class CheckoutService {
         reference,
       ]);
       if (!session) throw new NotFoundException('This checkout does not exist');
-      if (session.status === CHECKOUT_STATUS.EXPIRED || (isOpen(session) && new Date(session.expires_at) <= new Date())) {
-        throw new GoneException('This checkout has expired');
-      }
+      if (isExpired(session)) throw new GoneException('This checkout has expired');
       if (session.status === CHECKOUT_STATUS.PROCESSING) throw new ConflictException('A payment is already being processed');
       if (!isOpen(session)) throw new ConflictException('This checkout can no longer be paid');
 
@@ -180,38 +179,38 @@ export class CheckoutService {
       });
       if (refusal) throw new BadRequestException(`Amount must be greater than the fee of ${formatAmount(refusal.fee)}`);
       const paymentId = await this.payments.insert(manager, {
-        clientId: session.client_id,
-        clientServiceId: session.client_service_id,
-        checkoutSessionId: session.id,
-        externalReference: session.merchant_transaction_id,
-        requestFingerprint: `checkout:${randomUUID()}`,
-        originChannelCode: 'WEB',
-        originatorMsisdn: msisdn,
-        payerMsisdn: msisdn,
-        payerName: session.payer_name,
-        payerEmail: session.payer_email,
-        accountNumber: session.account_number,
-        invoiceNumber: '',
+        client_id: session.client_id,
+        client_service_id: session.client_service_id,
+        checkout_session_id: session.id,
+        external_reference: session.merchant_transaction_id,
+        request_fingerprint: `checkout:${randomUUID()}`,
+        origin_channel_code: 'WEB',
+        originator_msisdn: msisdn,
+        payer_msisdn: msisdn,
+        payer_name: session.payer_name,
+        payer_email: session.payer_email,
+        account_number: session.account_number,
+        invoice_number: '',
         currency: session.currency,
-        countryCode: COUNTRY_OF_CURRENCY[session.currency] ?? 'KEN',
-        serviceAmount: amount,
-        transactionCharge: new Money(0),
-        merchantFee: new Money(fee),
-        addTransactionCharge: false,
-        paymentMethodCode: 'MMONEY',
-        extraData: session.extra_data,
+        country_code: COUNTRY_OF_CURRENCY[session.currency] ?? 'KEN',
+        service_amount: amount.toFixed(),
+        transaction_charge: '0',
+        merchant_fee: new Money(fee).toFixed(),
+        add_transaction_charge: false,
+        payment_method_code: 'MMONEY',
+        extra_data: session.extra_data,
         description: session.narration,
-        notifyClient: false,
-        notifyOriginator: false,
-        callbackUrl: session.callback_url,
-        nextStep: null,
+        notify_client: false,
+        notify_originator: false,
+        callback_url: session.callback_url,
+        next_step: null,
         // Shares are for the whole amount, so they ride on the payment that completes the session (the whole
         // amount at once, or the rest after part payments): confirming that payment distributes them.
-        splitSettlements: amount.eq(outstanding) ? (session.split_settlements as never) : null,
+        split_settlements: amount.eq(outstanding) ? (session.split_settlements as never) : null,
       });
       await this.sessions.startPayment(manager, session.id);
       // The payer confirms on the phone; the hosted page has no OTP step, so every number settles after the delay.
-      await this.outcomes.scheduleSettlement(manager, paymentId!, this.rail.settleDelayMs());
+      await this.outcomes.scheduleSettlement(manager, paymentId, this.rail.settleDelayMs());
       return {
         status: CHECKOUT_STATUS.PROCESSING,
         payment_status: PAYMENT_STATUS.PENDING,

@@ -132,17 +132,6 @@ export class CallbackSettingsService implements OnApplicationBootstrap {
     return secret;
   }
 
-  /** The current signing secret, then the previous one while its overlap lasts. */
-  async signingSecretsOf(manager: EntityManager, clientId: string): Promise<string[]> {
-    const [row] = await manager.query(
-      `SELECT secret_encrypted, CASE WHEN previous_valid_until > now() THEN previous_secret_encrypted END AS previous
-       FROM client_signing_secrets WHERE client_id = $1`,
-      [clientId],
-    );
-    if (!row) throw new Error(`client ${clientId} has no signing secret`);
-    return this.openedSecrets(row.secret_encrypted, row.previous);
-  }
-
   /** When the secret was last rotated and until when the previous one stays valid (null: it is not). */
   async signingSecretStatus(clientId: string): Promise<{ rotatedAt: Date; previousValidUntil: Date | null }> {
     const [row] = await this.db.query(

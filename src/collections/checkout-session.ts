@@ -37,11 +37,13 @@ export interface CheckoutSessionRow {
   split_settlements: unknown;
   status: number;
   expires_at: Date;
+  /** Whether its time is up, on the database clock (checkout_session_ended). */
+  ended: boolean;
   created_at: Date;
 }
 
 export const SELECT_CHECKOUT = `
-  SELECT cs.*, c.code AS client_code, c.name AS client_name, s.code AS service_code
+  SELECT cs.*, c.code AS client_code, c.name AS client_name, s.code AS service_code, checkout_session_ended(cs.expires_at) AS ended
   FROM checkout_sessions cs JOIN clients c ON c.id = cs.client_id JOIN client_services s ON s.id = cs.client_service_id`;
 
 /** Checkout amounts are whole major units and are echoed exactly as sent. */
@@ -110,7 +112,15 @@ export function paidAmount(payments: PaymentRow[]): Money {
     .reduce((sum, p) => sum.plus(p.service_amount), new Money(0));
 }
 
-/** A session the payer may still pay: unpaid or part paid. */
+/** A session the payer may still pay, once its time is not up (isExpired): unpaid or part paid. */
 export function isOpen(session: CheckoutSessionRow): boolean {
   return session.status === CHECKOUT_STATUS.UNPAID || session.status === CHECKOUT_STATUS.PART_PAID;
+}
+
+/**
+ * A session that takes no more payment because its time is up: expired (820), or unpaid or part paid at its end (an
+ * unpaid one is about to read 820, a part-paid one keeps 802). docs/decisions.md, "Checkout expiry (one rule)".
+ */
+export function isExpired(session: CheckoutSessionRow): boolean {
+  return session.status === CHECKOUT_STATUS.EXPIRED || (isOpen(session) && session.ended);
 }

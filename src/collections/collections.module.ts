@@ -1,7 +1,8 @@
-import { Module } from '@nestjs/common';
+import { Module, OnModuleInit } from '@nestjs/common';
+import { EngineMetrics } from '../infra/metrics/engine-metrics';
 import { CheckoutSessionsService } from './checkout-sessions.service';
 import { PaymentSettlementService } from './payment-settlement.service';
-import { PaymentsRepository } from './payments.repository';
+import { OLDEST_UNRESOLVED_PAYMENT_SQL, PaymentsRepository } from './payments.repository';
 import { PaymentsService } from './payments.service';
 import { RailsModule } from '../rails/rails.module';
 
@@ -16,4 +17,11 @@ import { RailsModule } from '../rails/rails.module';
   providers: [PaymentsRepository, PaymentsService, CheckoutSessionsService, PaymentSettlementService],
   exports: [PaymentsRepository, PaymentsService, CheckoutSessionsService, PaymentSettlementService],
 })
-export class CollectionsModule {}
+export class CollectionsModule implements OnModuleInit {
+  constructor(private readonly metrics: EngineMetrics) {}
+
+  /** Rail health in /metrics: the oldest payment still waiting for the operator. */
+  onModuleInit(): void {
+    this.metrics.addRailWait('payments', OLDEST_UNRESOLVED_PAYMENT_SQL);
+  }
+}

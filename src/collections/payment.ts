@@ -40,6 +40,29 @@ export interface PaymentRow {
   created_at: Date;
 }
 
+/**
+ * A payment's columns as its request gives them: a direct charge's body, or the payer's payment of a checkout session;
+ * recorded as a payments row by collection_record_payment (src/collections/sql/collection_record_payment.sql).
+ */
+export type PaymentAsRequested = Pick<
+  PaymentRow,
+  | 'external_reference'
+  | 'payer_msisdn'
+  | 'account_number'
+  | 'currency'
+  | 'country_code'
+  | 'service_amount'
+  | 'transaction_charge'
+  | 'add_transaction_charge'
+  | 'payment_method_code'
+  | 'extra_data'
+  | 'description'
+  | 'notify_client'
+  | 'notify_originator'
+  | 'callback_url'
+  | 'next_step'
+> & { origin_channel_code: string; originator_msisdn: string; payer_name: string | null; payer_email: string; invoice_number: string };
+
 /** A validated split settlement carried by a payment: the partner wallet and its exact share. */
 export interface SplitShare {
   account: string;

@@ -6,7 +6,7 @@ import { DataSource } from 'typeorm';
 import { EngineMetrics } from '../infra/metrics/engine-metrics';
 import { OutboxJobProcessor } from '../infra/queue/outbox-job.processor';
 import { OutboxClaimer } from '../infra/queue/outbox-claimer';
-import { QUEUES, TOPICS } from '../infra/queue/queues';
+import { QUEUES, SETTLE_PAYMENT_KEY, TOPICS } from '../infra/queue/queues';
 import { CheckoutSessionsService } from './checkout-sessions.service';
 import { PaymentSettlementService } from './payment-settlement.service';
 
@@ -37,10 +37,9 @@ export class PaymentsProcessor extends OutboxJobProcessor<PaymentsJob> implement
     this.claimer.handle(
       TOPICS.settlePayment,
       async (items) => {
-        const settled = await Promise.allSettled(items.map((item) => this.settlement.settle(item.payload.paymentId)));
-        settled.forEach(
-          (s, i) => s.status === 'rejected' && this.logger.warn(`payment ${items[i].payload.paymentId}: ${(s.reason as Error).message}`),
-        );
+        const paymentIds = items.map((item) => item.payload[SETTLE_PAYMENT_KEY]);
+        const settled = await Promise.allSettled(paymentIds.map((id) => this.settlement.settle(id)));
+        settled.forEach((s, i) => s.status === 'rejected' && this.logger.warn(`payment ${paymentIds[i]}: ${(s.reason as Error).message}`));
         return settled.map((s) => s.status === 'fulfilled');
       },
       { batch: SETTLEMENT_GROUP, held: 2 * SETTLEMENT_GROUP },

@@ -1,39 +1,17 @@
 import { Injectable } from '@nestjs/common';
-import Decimal from 'decimal.js';
 import { DataSource, EntityManager } from 'typeorm';
 import { PreparedStatement, runPrepared } from '../infra/database/prepared';
 import { countRows, dailyTotalsSql, DayTotals, Keyset, ListCount, ListFilter, ListQuery, ListSource, listRows } from '../common/listing';
-import { PAYMENT_STATUS, PaymentRow, SplitShare } from './payment';
+import { PAYMENT_STATUS, PaymentAsRequested, PaymentRow } from './payment';
 
-/** A payment about to be recorded: a direct charge, or a payment of a hosted-checkout session. */
-export interface NewPayment {
-  clientId: string;
-  clientServiceId: string;
-  checkoutSessionId: string | null;
-  externalReference: string;
-  requestFingerprint: string;
-  originChannelCode: string;
-  originatorMsisdn: string;
-  payerMsisdn: string;
-  payerName: string | null;
-  payerEmail: string;
-  accountNumber: string;
-  invoiceNumber: string;
-  currency: string;
-  countryCode: string;
-  serviceAmount: Decimal;
-  transactionCharge: Decimal;
-  merchantFee: Decimal;
-  addTransactionCharge: boolean;
-  paymentMethodCode: string;
-  extraData: Record<string, unknown>;
-  description: string;
-  notifyClient: boolean;
-  notifyOriginator: boolean;
-  callbackUrl: string;
-  nextStep: 'VERIFY_OTP' | 'AUTHORIZE_TRANSACTION' | null;
-  splitSettlements: SplitShare[] | null;
-}
+/**
+ * A payment of a checkout session about to be recorded, as collection_record_payment takes it (a payments row by
+ * name). Direct charges are recorded by their acceptance's SQL, collection_accept_charge, through the same function.
+ */
+export type NewPayment = PaymentAsRequested &
+  Pick<PaymentRow, 'client_id' | 'client_service_id' | 'request_fingerprint' | 'merchant_fee' | 'split_settlements'> & {
+    checkout_session_id: string;
+  };
 
 /** A payment as the portal lists and exports it. */
 export interface PaymentListRow {
@@ -111,9 +89,18 @@ const LIST: ListSource = {
   },
 };
 
+/** The created_at of the oldest payment still waiting for the operator's final answer (pending or jammed). */
+export const OLDEST_UNRESOLVED_PAYMENT_SQL = `SELECT min(created_at) FROM payments
+  WHERE payment_status IN (${PAYMENT_STATUS.PENDING}, ${PAYMENT_STATUS.JAMMED})`;
+
 const SELECT_PAYMENT = `
   SELECT p.*, c.code AS client_code, s.code AS service_code
   FROM payments p JOIN clients c ON c.id = p.client_id JOIN client_services s ON s.id = p.client_service_id`;
+
+const RECORD: PreparedStatement = {
+  name: 'collection_record_payment',
+  text: 'SELECT r.id FROM collection_record_payment(p => jsonb_populate_record(NULL::payments, $1)) r',
+};
 
 const FIND_MANY: PreparedStatement = { name: 'payments_find_many', text: `${SELECT_PAYMENT} WHERE p.id = ANY($1::bigint[])` };
 
@@ -126,56 +113,12 @@ const lockClause = (lock: boolean) => (lock ? 'FOR UPDATE OF p' : '');
 @Injectable()
 export class PaymentsRepository {
   /**
-   * Records a payment. Returns null when a direct charge with the same external_reference committed first (the
-   * partial unique index makes a concurrent duplicate wait, then insert nothing).
+   * collection_record_payment (src/collections/sql/collection_record_payment.sql): records a session's payment and
+   * answers its id. A session's payments share its reference, so none is ever refused as a duplicate charge.
    */
-  async insert(manager: EntityManager, p: NewPayment): Promise<string | null> {
-    const [row] = await manager.query(
-      `INSERT INTO payments (client_id, client_service_id, checkout_session_id, external_reference, request_fingerprint,
-         origin_channel_code, originator_msisdn, payer_msisdn, payer_name, payer_email, account_number, invoice_number,
-         currency, country_code, service_amount, transaction_charge, total_amount, merchant_fee, add_transaction_charge,
-         payment_method_code, extra_data, description, notify_client, notify_originator, callback_url, next_step, split_settlements)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24,
-         $25, $26, $27)
-       ON CONFLICT (client_id, external_reference) WHERE checkout_session_id IS NULL DO NOTHING
-       RETURNING id`,
-      [
-        p.clientId,
-        p.clientServiceId,
-        p.checkoutSessionId,
-        p.externalReference,
-        p.requestFingerprint,
-        p.originChannelCode,
-        p.originatorMsisdn,
-        p.payerMsisdn,
-        p.payerName,
-        p.payerEmail,
-        p.accountNumber,
-        p.invoiceNumber,
-        p.currency,
-        p.countryCode,
-        p.serviceAmount.toFixed(),
-        p.transactionCharge.toFixed(),
-        p.serviceAmount.plus(p.transactionCharge).toFixed(),
-        p.merchantFee.toFixed(),
-        p.addTransactionCharge,
-        p.paymentMethodCode,
-        p.extraData,
-        p.description,
-        p.notifyClient,
-        p.notifyOriginator,
-        p.callbackUrl,
-        p.nextStep,
-        p.splitSettlements === null ? null : JSON.stringify(p.splitSettlements),
-      ],
-    );
-    return row?.id ?? null;
-  }
-
-  /** A payment by id, for a worker that holds only the id (the job), without lock. */
-  async find(manager: EntityManager, id: string): Promise<PaymentRow | null> {
-    const [row] = await manager.query(`${SELECT_PAYMENT} WHERE p.id = $1`, [id]);
-    return row ?? null;
+  async insert(manager: EntityManager, payment: NewPayment): Promise<string> {
+    const [row] = await runPrepared<{ id: string }>(manager, RECORD, [payment]);
+    return row.id;
   }
 
   /** Payments by id, for a batch of worker jobs that hold only ids, without lock: one prepared statement. */
@@ -290,6 +233,10 @@ export class PaymentsRepository {
 
   /** The client's payments per day of the last `days` days in `timeZone`, per currency (the portal's overview). */
   dailyTotals(manager: EntityManager, clientId: string, timeZone: string, days: number): Promise<DayTotals[]> {
-    return manager.query(dailyTotalsSql('payments', 'total_amount', 'payment_status'), [clientId, timeZone, days]);
+    return manager.query(dailyTotalsSql('payments', 'total_amount', 'payment_status', PAYMENT_STATUS.SUCCESSFUL), [
+      clientId,
+      timeZone,
+      days,
+    ]);
   }
 }

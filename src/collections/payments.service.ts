@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { PreparedStatement, runPrepared } from '../infra/database/prepared';
 import { OutboxService } from '../infra/queue/outbox.service';
-import { TOPICS } from '../infra/queue/queues';
+import { settlePaymentJob, TOPICS } from '../infra/queue/queues';
 import { CheckoutSessionsService } from './checkout-sessions.service';
 import { PAYMENT_STATUS, paymentResult, PaymentRow } from './payment';
 import { PaymentsRepository } from './payments.repository';
@@ -24,7 +24,7 @@ export class PaymentsService {
 
   /** Asks the worker to settle the payment with the operator once `delayMs` has passed. */
   async scheduleSettlement(manager: EntityManager, paymentId: string, delayMs: number): Promise<void> {
-    await this.outbox.enqueue(manager, TOPICS.settlePayment, { paymentId }, new Date(Date.now() + delayMs));
+    await this.outbox.enqueue(manager, TOPICS.settlePayment, settlePaymentJob(paymentId), new Date(Date.now() + delayMs));
   }
 
   /** The payer proved the OTP: the charge goes to the operator now. */

@@ -168,12 +168,12 @@ export interface DayTotals {
 
 /**
  * The client's ($1) records per day of the last $3 days (today included) in time zone $2, per currency: how many,
- * how many succeeded (700) and their amount. Days without records are absent.
+ * how many succeeded (`status` is the domain's `successful` code) and their amount. Days without records are absent.
  */
-export function dailyTotalsSql(table: 'payments' | 'payouts', amount: string, status: string): string {
+export function dailyTotalsSql(table: 'payments' | 'payouts', amount: string, status: string, successful: number): string {
   return `SELECT (created_at AT TIME ZONE $2)::date::text AS day, currency, count(*)::int AS count,
-      (count(*) FILTER (WHERE ${status} = 700))::int AS successful,
-      coalesce(sum(${amount}) FILTER (WHERE ${status} = 700), 0) AS successful_amount
+      (count(*) FILTER (WHERE ${status} = ${successful}))::int AS successful,
+      coalesce(sum(${amount}) FILTER (WHERE ${status} = ${successful}), 0) AS successful_amount
     FROM ${table}
     WHERE client_id = $1 AND created_at >= ((now() AT TIME ZONE $2)::date - ($3::int - 1))::timestamp AT TIME ZONE $2
     GROUP BY 1, 2 ORDER BY 1, 2`;

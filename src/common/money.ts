@@ -13,11 +13,6 @@ export function formatAmount(value: Decimal.Value): string {
   return new Money(value).toFixed(MONEY_SCALE);
 }
 
-/** Rounds half-up to the stored scale (fees, conversions). */
-export function roundMoney(value: Decimal.Value): Decimal {
-  return new Money(value).toDecimalPlaces(MONEY_SCALE, Decimal.ROUND_HALF_UP);
-}
-
 /**
  * Why a request amount is unacceptable, or null when it is a positive amount with at most four decimals and
  * fifteen integer digits. Accepts a JSON number or a numeric string (provider contract §3).

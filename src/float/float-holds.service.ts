@@ -9,7 +9,6 @@ export type InFlightRail = (typeof IN_FLIGHT_RAILS)[number];
 
 /** float_holds.status: a hold is HELD from its reservation until its one outcome, SETTLED or RELEASED. */
 export const HOLD_STATUS = { HELD: 'HELD', SETTLED: 'SETTLED', RELEASED: 'RELEASED' } as const;
-export type HoldStatus = (typeof HOLD_STATUS)[keyof typeof HOLD_STATUS];
 
 /** What a hold's outcome is to be. */
 export type HoldOutcome = 'SETTLE' | 'RELEASE';
@@ -38,21 +37,10 @@ const RESOLVE_HOLDS: PreparedStatement = {
  */
 @Injectable()
 export class FloatHoldsService {
-  /** Success: one entry in-flight → SETTLEMENT (amount) + FEE_INCOME (fee). null (nothing done) when already resolved. */
-  async settle(manager: EntityManager, holdId: string): Promise<{ entryId: string } | null> {
-    const [hold] = await this.resolve(manager, [{ holdId, outcome: 'SETTLE' }]);
-    return hold.resolved ? { entryId: hold.entry_id! } : null;
-  }
-
-  /** Failure or reversal: one entry in-flight → float (amount + fee). null (nothing done) when already resolved. */
-  async release(manager: EntityManager, holdId: string): Promise<{ entryId: string; floatBalanceAfter: Money } | null> {
-    const [hold] = await this.resolve(manager, [{ holdId, outcome: 'RELEASE' }]);
-    return hold.resolved ? { entryId: hold.entry_id!, floatBalanceAfter: new Money(hold.float_balance_after!) } : null;
-  }
-
   /**
    * Many holds' outcomes in one call (float_holds_resolve, src/float/sql/float_holds_resolve.sql), one answer per hold
-   * in their order: a hold already resolved is left as it is (resolved: false).
+   * in their order: SETTLE posts one entry in-flight → SETTLEMENT (amount) + FEE_INCOME (fee), RELEASE one entry
+   * in-flight → float (amount + fee); a hold already resolved is left as it is (resolved: false).
    */
   async resolve(manager: EntityManager, holds: Array<{ holdId: string; outcome: HoldOutcome }>): Promise<ResolvedHold[]> {
     if (holds.length === 0) return [];

@@ -1,11 +1,12 @@
-import { Module } from '@nestjs/common';
+import { Module, OnModuleInit } from '@nestjs/common';
+import { EngineMetrics } from '../infra/metrics/engine-metrics';
 import { CallbacksModule } from '../callbacks/callbacks.module';
 import { FloatModule } from '../float/float.module';
 import { NotificationsModule } from '../notifications/notifications.module';
 import { PayoutAnnouncer } from './payout-announcer.service';
 import { PayoutReconciliationService } from './payout-reconciliation.service';
 import { PayoutSettlementService } from './payout-settlement.service';
-import { PayoutsRepository } from './payouts.repository';
+import { OLDEST_UNRESOLVED_PAYOUT_SQL, PayoutsRepository } from './payouts.repository';
 import { RailsModule } from '../rails/rails.module';
 
 /**
@@ -17,4 +18,11 @@ import { RailsModule } from '../rails/rails.module';
   providers: [PayoutsRepository, PayoutAnnouncer, PayoutSettlementService, PayoutReconciliationService],
   exports: [PayoutsRepository, PayoutSettlementService, PayoutReconciliationService],
 })
-export class PayoutsModule {}
+export class PayoutsModule implements OnModuleInit {
+  constructor(private readonly metrics: EngineMetrics) {}
+
+  /** Rail health in /metrics: the oldest payout still waiting for its rail. */
+  onModuleInit(): void {
+    this.metrics.addRailWait('payouts', OLDEST_UNRESOLVED_PAYOUT_SQL);
+  }
+}

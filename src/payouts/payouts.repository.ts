@@ -107,6 +107,9 @@ export type PayoutDetail = PayoutRow & { charged_fee: string | null };
  */
 const CHARGED_FEE_SQL = `CASE WHEN p.status = ${PAYOUT_STATUS.SUCCESSFUL} THEN p.fee END`;
 
+/** The created_at of the oldest payout still waiting for its rail's final answer (pending or jammed). */
+export const OLDEST_UNRESOLVED_PAYOUT_SQL = `SELECT min(created_at) FROM payouts WHERE status IN (${PAYOUT_STATUS.PENDING}, ${PAYOUT_STATUS.JAMMED})`;
+
 /** The portal's list of payouts. */
 const LIST: ListSource = {
   select: `p.id::text, p.created_at::text AS position_at, p.created_at, p.payout_reference, p.kind, p.destination_type,
@@ -265,6 +268,6 @@ export class PayoutsRepository {
 
   /** The client's payouts per day of the last `days` days in `timeZone`, per currency (the portal's overview). */
   dailyTotals(manager: EntityManager, clientId: string, timeZone: string, days: number): Promise<DayTotals[]> {
-    return manager.query(dailyTotalsSql('payouts', 'amount', 'status'), [clientId, timeZone, days]);
+    return manager.query(dailyTotalsSql('payouts', 'amount', 'status', PAYOUT_STATUS.SUCCESSFUL), [clientId, timeZone, days]);
   }
 }

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { OutboxService } from '../infra/queue/outbox.service';
-import { Topic, TOPICS } from '../infra/queue/queues';
+import { settlePaymentJob, Topic, TOPICS } from '../infra/queue/queues';
 
 export type SubjectKind = 'PAYMENT' | 'PAYOUT' | 'REVERSAL' | 'AIRTIME';
 export type RailOutcome = 'SUCCEEDED' | 'FAILED' | 'JAMMED';
@@ -45,11 +45,11 @@ export interface RailAnswer {
 }
 
 /** The job that takes a subject's new answer through its own domain's path (settlement, payout result, reversal). */
-const FOLLOW_UP: Record<SubjectKind, { topic: Topic; key: string }> = {
-  PAYMENT: { topic: TOPICS.settlePayment, key: 'paymentId' },
-  PAYOUT: { topic: TOPICS.recheckPayout, key: 'payoutId' },
-  REVERSAL: { topic: TOPICS.processReversal, key: 'reversalId' },
-  AIRTIME: { topic: TOPICS.recheckAirtime, key: 'recipientId' },
+const FOLLOW_UP: Record<SubjectKind, { topic: Topic; payload: (id: string) => Record<string, string> }> = {
+  PAYMENT: { topic: TOPICS.settlePayment, payload: settlePaymentJob },
+  PAYOUT: { topic: TOPICS.recheckPayout, payload: (id) => ({ payoutId: id }) },
+  REVERSAL: { topic: TOPICS.processReversal, payload: (id) => ({ reversalId: id }) },
+  AIRTIME: { topic: TOPICS.recheckAirtime, payload: (id) => ({ recipientId: id }) },
 };
 
 /**
@@ -210,7 +210,7 @@ export class RailRequestsRepository {
       );
       if (!row) return false;
       const followUp = FOLLOW_UP[row.subject_kind as SubjectKind];
-      await this.outbox.enqueue(tx, followUp.topic, { [followUp.key]: row.subject_id });
+      await this.outbox.enqueue(tx, followUp.topic, followUp.payload(row.subject_id));
       return true;
     };
     return manager ? run(manager) : this.db.transaction(run);

@@ -11,6 +11,7 @@ import {
   IsolatedSandbox,
   MerchantReceiver,
   ReceivedCallback,
+  signingSecretsOf,
   startIsolatedSandbox,
   waitFor,
 } from '../support/gateway-fixtures';
@@ -130,7 +131,7 @@ describe('callback settings per kind', () => {
       merchant.clientId,
     ]);
     expect(after).toEqual(before);
-    expect(await settings.signingSecretsOf(dataSource(app).manager, merchant.clientId)).toEqual([merchant.signingSecret]);
+    expect(await signingSecretsOf(app, merchant.clientId)).toEqual([merchant.signingSecret]);
 
     const [{ missing }] = await dataSource(app).query(
       `SELECT count(*)::int AS missing FROM clients c WHERE NOT EXISTS (SELECT 1 FROM client_signing_secrets s WHERE s.client_id = c.id)`,
@@ -141,14 +142,12 @@ describe('callback settings per kind', () => {
   it('reads inside a transaction use its connection: with a pool of one, 10 concurrent notify_client charges all settle', async () => {
     const merchant = await createGatewayMerchant(app, { clientCallbackUrl: receiver.url(`/pool/${randomUUID()}`) });
     // Within one transaction, on the only pooled connection: a read through another connection would never finish.
-    const read = dataSource(app).transaction(async (manager) => ({
-      endpoint: await settings.endpointFor(manager, merchant.clientId, 'collections'),
-      secrets: await settings.signingSecretsOf(manager, merchant.clientId),
-    }));
+    const read = dataSource(app).transaction((manager) => settings.endpointFor(manager, merchant.clientId, 'collections'));
     const timeout = new Promise((_, reject) => setTimeout(() => reject(new Error('settings read waited for a second connection')), 5000));
     expect(await Promise.race([read, timeout])).toEqual({
-      endpoint: { url: merchant.clientCallbackUrl, username: merchant.callbackUsername, password: merchant.callbackPassword },
-      secrets: [merchant.signingSecret],
+      url: merchant.clientCallbackUrl,
+      username: merchant.callbackUsername,
+      password: merchant.callbackPassword,
     });
 
     // The settlement announces each result inside its transaction, reading the collections endpoint there.

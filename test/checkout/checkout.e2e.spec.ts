@@ -19,6 +19,7 @@ import {
 } from '../support/gateway-fixtures';
 import { createWallet } from '../support/wallet-fixtures';
 import { dataSource } from '../support/test-app';
+import { TOPICS } from '../../src/infra/queue/queues';
 
 const SETTLE_DELAY_MS = 400;
 const MINUTE_MS = 1000;
@@ -374,22 +375,49 @@ describe('hosted checkout (gateway + pay endpoint)', () => {
   });
 
   describe('expiry and the hosted page addresses', () => {
-    it('an unpaid checkout expires after expires_in minutes: status 820, a callback, and the page answers 410', async () => {
-      const { body, reference, mtid } = await initiateCheckout(app, merchant, receiver, { amount: 100, expires_in: 1 });
-      const page = await request(app.getHttpServer()).get(`/checkout/${reference}`);
-      expect(page.status).toBe(200);
+    it('at its end (expires_in minutes) an unpaid checkout expires (820, a callback) and a part-paid one keeps 802; neither takes a payment', async () => {
+      const unpaid = await initiateCheckout(app, merchant, receiver, { amount: 100, expires_in: 3 });
+      const partPaid = await initiateCheckout(app, merchant, receiver, { amount: 1000, expires_in: 3 });
+      expect((await request(app.getHttpServer()).get(`/checkout/${unpaid.reference}`)).status).toBe(200);
+      expect((await pay(partPaid.reference, { msisdn: '254712345678', amount: 400 })).status).toBe(200);
+      await waitForCheckout(app, merchant, partPaid.mtid, 802);
 
-      const expired = await waitForCheckout(app, merchant, mtid, 820, 10_000);
+      const expired = await waitForCheckout(app, merchant, unpaid.mtid, 820, 10_000);
       expect(expired.payments).toEqual([]);
-      const [callback] = await callbacksAt(body.callback_url, 1);
-      expect(callback.body).toMatchObject({ status: 820, merchant_transaction_id: mtid, checkout_reference: reference, payments: [] });
+      const [callback] = await callbacksAt(unpaid.body.callback_url, 1);
+      expect(callback.body).toMatchObject({
+        status: 820,
+        merchant_transaction_id: unpaid.mtid,
+        checkout_reference: unpaid.reference,
+        payments: [],
+      });
 
-      const gone = await request(app.getHttpServer()).get(`/checkout/${reference}`);
-      expect(gone.status).toBe(410);
-      expect(gone.headers['content-type']).toMatch(/^text\/html/);
-      expect(gone.text).toContain('Checkout expired');
-      expect(gone.text).not.toMatch(/at \S+ \(|Error:|\.ts:\d+/);
-      expect((await pay(reference, { msisdn: '254712345678' })).status).toBe(410);
+      // The part-paid session's end has been handled too (its expiry job done): it stays 802, announced once, as 802.
+      await waitFor('the part-paid session to have reached its end', async () => {
+        const [job] = await dataSource(app).query(
+          `SELECT o.done_at FROM outbox o JOIN checkout_sessions cs ON o.payload->>'sessionId' = cs.id::text
+           WHERE o.topic = $1 AND cs.checkout_reference = $2`,
+          [TOPICS.expireCheckout, partPaid.reference],
+        );
+        return job?.done_at ?? undefined;
+      });
+      expect((await checkoutStatus(app, merchant, partPaid.mtid)).body).toMatchObject({ status: 802, payments: [expect.anything()] });
+      const announced = await dataSource(app).query(`SELECT event FROM callback_deliveries WHERE client_id = $1 AND reference = $2`, [
+        merchant.clientId,
+        partPaid.mtid,
+      ]);
+      expect(announced).toEqual([{ event: 'checkout_802' }]);
+      const state = await request(app.getHttpServer()).get(`/checkout/${partPaid.reference}/state`);
+      expect(state.body).toMatchObject({ status: 802, paid: 400, outstanding: 600, expired: true });
+
+      for (const { reference } of [unpaid, partPaid]) {
+        const gone = await request(app.getHttpServer()).get(`/checkout/${reference}`);
+        expect(gone.status).toBe(410);
+        expect(gone.headers['content-type']).toMatch(/^text\/html/);
+        expect(gone.text).toContain('Checkout expired');
+        expect(gone.text).not.toMatch(/at \S+ \(|Error:|\.ts:\d+/);
+        expect((await pay(reference, { msisdn: '254712345678' })).status).toBe(410);
+      }
     });
 
     it('an unknown checkout address is an explanatory HTML page (404) without internals', async () => {

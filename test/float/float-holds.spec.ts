@@ -2,7 +2,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import Decimal from 'decimal.js';
 import { AirtimeRepository } from '../../src/airtime/airtime.repository';
 import { Money } from '../../src/common/money';
-import { FloatHoldsService, HOLD_STATUS } from '../../src/float/float-holds.service';
+import { FloatHoldsService, HOLD_STATUS, HoldOutcome } from '../../src/float/float-holds.service';
 import { PayoutsRepository } from '../../src/payouts/payouts.repository';
 import { createPayoutMerchant, payoutReference, payoutToAccept } from '../support/disbursement-fixtures';
 import { GatewayMerchant, systemBalance } from '../support/gateway-fixtures';
@@ -13,7 +13,7 @@ import { createTestApp, dataSource } from '../support/test-app';
 /**
  * The float's two-phase holds against a real database: arithmetic to the 4th decimal, floors and exactly one outcome.
  * Holds are reserved the one way they are in service, by acceptance (SQL function float_reserve, called by
- * payout_accept_batch and airtime_accept); FloatHoldsService settles and releases them.
+ * payout_accept_batch and airtime_accept); FloatHoldsService.resolve settles and releases them.
  */
 describe('float holds', () => {
   let app: NestFastifyApplication;
@@ -66,6 +66,12 @@ describe('float holds', () => {
     return outcome;
   }
 
+  /** One hold's outcome in a transaction of its own, as the services resolve theirs: float_holds_resolve's answer. */
+  const resolve = (holdId: string, outcome: HoldOutcome) =>
+    dataSource(app)
+      .transaction((m) => holds.resolve(m, [{ holdId, outcome }]))
+      .then(([hold]) => hold);
+
   const reserved = (merchant: GatewayMerchant) =>
     holds.reservedBalance(dataSource(app).manager, merchant.settlementAccountId).then((m) => m.toFixed(4));
 
@@ -86,27 +92,28 @@ describe('float holds', () => {
     );
     expect(reserveEntries).toBe(1);
 
-    const settled = await dataSource(app).transaction((m) => holds.settle(m, reservation.holdIds[0]));
-    expect(settled).not.toBeNull();
+    const settled = await resolve(reservation.holdIds[0], 'SETTLE');
+    expect(settled.resolved).toBe(true);
     expect(await systemBalance(app, merchant.clientId, 'SETTLEMENT')).toBe('-899.8766'); // -1000 funded, +100.1234 paid out
     expect(await systemBalance(app, merchant.clientId, 'FEE_INCOME')).toBe('10.0001');
     expect(await systemBalance(app, merchant.clientId, 'IN_FLIGHT_AIRTIME')).toBe('70.0008');
     expect(await balanceOf(app, float)).toBe('819.8757');
     expect(await reserved(merchant)).toBe('70.0008');
 
-    const released = await dataSource(app).transaction((m) => holds.release(m, reservation.holdIds[1]));
-    expect(released?.floatBalanceAfter.toFixed(4)).toBe('879.8763');
+    const released = await resolve(reservation.holdIds[1], 'RELEASE');
+    expect(released.resolved).toBe(true);
+    expect(new Money(released.float_balance_after!).toFixed(4)).toBe('879.8763');
     expect(await balanceOf(app, float)).toBe('879.8763');
     expect(await reserved(merchant)).toBe('10.0002');
 
     // A hold with its outcome refuses a second one, of either kind, and moves nothing.
-    expect(await dataSource(app).transaction((m) => holds.settle(m, reservation.holdIds[1]))).toBeNull();
-    expect(await dataSource(app).transaction((m) => holds.release(m, reservation.holdIds[0]))).toBeNull();
-    expect(await dataSource(app).transaction((m) => holds.settle(m, reservation.holdIds[0]))).toBeNull();
+    expect((await resolve(reservation.holdIds[1], 'SETTLE')).resolved).toBe(false);
+    expect((await resolve(reservation.holdIds[0], 'RELEASE')).resolved).toBe(false);
+    expect((await resolve(reservation.holdIds[0], 'SETTLE')).resolved).toBe(false);
     expect(await balanceOf(app, float)).toBe('879.8763');
     expect(await systemBalance(app, merchant.clientId, 'FEE_INCOME')).toBe('10.0001');
 
-    await dataSource(app).transaction((m) => holds.settle(m, reservation.holdIds[2]));
+    await resolve(reservation.holdIds[2], 'SETTLE');
     expect(await reserved(merchant)).toBe('0.0000');
     expect(await systemBalance(app, merchant.clientId, 'IN_FLIGHT_AIRTIME')).toBe('0.0000');
     expect(await systemBalance(app, merchant.clientId, 'FEE_INCOME')).toBe('20.0002');
@@ -140,12 +147,9 @@ describe('float holds', () => {
 
     const outcomes = await Promise.all(
       reservation.holdIds.map(async (holdId) => {
-        const [settled, released] = await Promise.all([
-          dataSource(app).transaction((m) => holds.settle(m, holdId)),
-          dataSource(app).transaction((m) => holds.release(m, holdId)),
-        ]);
-        expect([settled, released].filter((o) => o !== null)).toHaveLength(1);
-        return settled ? HOLD_STATUS.SETTLED : HOLD_STATUS.RELEASED;
+        const [settled, released] = await Promise.all([resolve(holdId, 'SETTLE'), resolve(holdId, 'RELEASE')]);
+        expect([settled, released].filter((o) => o.resolved)).toHaveLength(1);
+        return settled.resolved ? HOLD_STATUS.SETTLED : HOLD_STATUS.RELEASED;
       }),
     );
 

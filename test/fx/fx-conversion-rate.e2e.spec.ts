@@ -1,7 +1,7 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import fc from 'fast-check';
 import { EntityManager } from 'typeorm';
-import { Money, roundMoney } from '../../src/common/money';
+import { formatAmount, Money } from '../../src/common/money';
 import { RATE_SCALE } from '../../src/fx/fx.service';
 import { createTestApp, dataSource } from '../support/test-app';
 
@@ -81,7 +81,7 @@ const amount = fc.oneof(
  * fx_conversion_rate (the conversion rule in SQL, used by wallet_money_batch) gives the rate FxService.conversionRate
  * gave, to the 8th decimal, or refuses where it refused (no quote; only stale quotes, naming the newest), whichever
  * quote is direct or inverse, fresh or stale, and whatever the direction; and the converted amount, rounded half up
- * to 4 decimals in SQL, is decimal.js's roundMoney of amount × rate.
+ * to 4 decimals in SQL, is decimal.js's amount × rate rounded half up to 4 decimals (formatAmount).
  */
 describe('fx_conversion_rate', () => {
   let app: NestFastifyApplication;
@@ -143,7 +143,7 @@ describe('fx_conversion_rate', () => {
                 expect({ amount, rate: expected.rate, converted }).toEqual({
                   amount,
                   rate: expected.rate,
-                  converted: roundMoney(new Money(amount).times(expected.rate)).toFixed(4),
+                  converted: formatAmount(new Money(amount).times(expected.rate)),
                 });
               }
               compared++;

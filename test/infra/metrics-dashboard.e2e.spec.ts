@@ -12,7 +12,7 @@ import {
   waitFor,
   waitForPaymentStatus,
 } from '../support/gateway-fixtures';
-import { QUEUES } from '../../src/infra/queue/queues';
+import { QUEUES, settlePaymentJob, TOPICS } from '../../src/infra/queue/queues';
 import { airtimeBody, createAirtimeMerchant, sendAirtime, waitForProcessed } from '../support/airtime-fixtures';
 import { expectPayoutAnswer, mobilePayoutBody, PAYOUT_PATHS, waitForPayoutStatus } from '../support/disbursement-fixtures';
 import { dataSource } from '../support/test-app';
@@ -159,12 +159,16 @@ describe('engine metrics and the queue dashboard', () => {
     // Work scheduled an hour ahead (as a later expiry check would be) waits in the outbox and is counted.
     const before = parseMetrics((await http().get('/metrics').expect(200)).text);
     const later = sample(before, 'paygate_outbox_pending', { due: 'later' }) ?? 0;
-    await dataSource(app).query(
-      `INSERT INTO outbox (topic, payload, available_at) VALUES ('payments.settle', '{"paymentId":"0"}', now() + interval '1 hour')`,
-    );
+    await dataSource(app).query(`INSERT INTO outbox (topic, payload, available_at) VALUES ($1, $2, now() + interval '1 hour')`, [
+      TOPICS.settlePayment,
+      settlePaymentJob('0'),
+    ]);
     const after = parseMetrics((await http().get('/metrics').expect(200)).text);
     expect(sample(after, 'paygate_outbox_pending', { due: 'later' })).toBe(later + 1);
-    await dataSource(app).query(`DELETE FROM outbox WHERE payload->>'paymentId' = '0' AND relayed_at IS NULL`);
+    await dataSource(app).query(`DELETE FROM outbox WHERE topic = $1 AND payload = $2 AND relayed_at IS NULL`, [
+      TOPICS.settlePayment,
+      settlePaymentJob('0'),
+    ]);
   });
 
   it('paygate_callbacks_pending counts a callback retry scheduled for later', async () => {

@@ -1,5 +1,5 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { PgRoundTripCounter } from '../../bench/support';
+import { PgRoundTripCounter } from '../../bench/support/round-trips';
 import { airtimeBody, createAirtimeMerchant, sendAirtime } from '../support/airtime-fixtures';
 import {
   b2bBody,

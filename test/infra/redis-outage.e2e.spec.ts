@@ -17,6 +17,7 @@ import {
   waitFor,
 } from '../support/gateway-fixtures';
 import { dataSource } from '../support/test-app';
+import { SETTLE_PAYMENT_KEY, TOPICS } from '../../src/infra/queue/queues';
 
 /** Short, so that the lost-job sweeper's work is seen in seconds (production default: 2 minutes). */
 const LOST_JOB_AFTER_MS = 3000;
@@ -127,9 +128,9 @@ describe('Redis outage', () => {
     const ids = charges.map((c) => String(c.id));
     const lost: string[] = (
       await dataSource(app).query(
-        `UPDATE outbox SET relayed_at = now() WHERE relayed_at IS NULL AND topic = 'payments.settle' AND payload->>'paymentId' = ANY($1)
-         RETURNING payload->>'paymentId' AS id`,
-        [ids],
+        `UPDATE outbox SET relayed_at = now() WHERE relayed_at IS NULL AND topic = $2 AND payload->>$3 = ANY($1)
+         RETURNING payload->>$3 AS id`,
+        [ids, TOPICS.settlePayment, SETTLE_PAYMENT_KEY],
       )
     )[0].map((r: { id: string }) => r.id);
     expect(lost.sort()).toEqual([...ids].sort());
@@ -139,10 +140,11 @@ describe('Redis outage', () => {
 
     await expectAllSettledAndCalledBack(charges);
     // Recovered by the sweeper: each lost row was offered a second time, and then finished.
-    const relays = await dataSource(app).query(
-      `SELECT relay_count, done_at FROM outbox WHERE topic = 'payments.settle' AND payload->>'paymentId' = ANY($1)`,
-      [lost],
-    );
+    const relays = await dataSource(app).query(`SELECT relay_count, done_at FROM outbox WHERE topic = $2 AND payload->>$3 = ANY($1)`, [
+      lost,
+      TOPICS.settlePayment,
+      SETTLE_PAYMENT_KEY,
+    ]);
     expect(relays).toHaveLength(lost.length);
     for (const r of relays) expect(r).toEqual({ relay_count: 1, done_at: expect.any(Date) });
   });

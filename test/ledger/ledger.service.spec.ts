@@ -5,13 +5,22 @@ import { Money } from '../../src/common/money';
 import { LedgerAccount } from '../../src/ledger/ledger-account';
 import { verifyLedger } from '../../src/ledger/ledger-invariants';
 import { FloorBreachError, UnbalancedEntryError, UnknownLedgerAccountError, UnknownLedgerEntryError } from '../../src/ledger/ledger.errors';
-import { EntryToPost, LedgerService } from '../../src/ledger/ledger.service';
-import { balanceOf, openLedgerWallet, postEntryWithOperation, recordFundingOperation, settlementAccount } from '../support/ledger-fixtures';
+import { LedgerService } from '../../src/ledger/ledger.service';
+import {
+  balanceOf,
+  EntryToPost,
+  ledgerPostEntry,
+  ledgerSystemAccount,
+  openLedgerWallet,
+  postEntryWithOperation,
+  recordFundingOperation,
+  settlementAccount,
+} from '../support/ledger-fixtures';
 import { appWithTenants, createTenant, dataSource, TestTenant } from '../support/test-app';
 
 const m = (value: string) => new Money(value);
 
-describe('LedgerService (double-entry core, provider contract §3)', () => {
+describe('the ledger (double-entry core, provider contract §3)', () => {
   let app: NestFastifyApplication;
   let ledger: LedgerService;
   let db: DataSource;
@@ -86,8 +95,8 @@ describe('LedgerService (double-entry core, provider contract §3)', () => {
     it('an entry balanced in each of two currencies is accepted (FX legs)', async () => {
       const kes = await openLedgerWallet(app, tenant.clientId, { currency: 'KES' });
       const usd = await openLedgerWallet(app, tenant.clientId, { currency: 'USD', initialBalance: '10' });
-      const fxKes = await ledger.systemAccount(db.manager, tenant.clientId, 'FX_POSITION', 'KES');
-      const fxUsd = await ledger.systemAccount(db.manager, tenant.clientId, 'FX_POSITION', 'USD');
+      const fxKes = await ledgerSystemAccount(db.manager, tenant.clientId, 'FX_POSITION', 'KES');
+      const fxUsd = await ledgerSystemAccount(db.manager, tenant.clientId, 'FX_POSITION', 'USD');
       await postEntryWithOperation(app, {
         clientId: tenant.clientId,
         kind: 'TEST_FX',
@@ -217,17 +226,17 @@ describe('LedgerService (double-entry core, provider contract §3)', () => {
   describe('system accounts', () => {
     it('exist once per (client, kind, currency)', async () => {
       const t = await createTenant(app);
-      const first = await ledger.systemAccount(db.manager, t.clientId, 'FEE_INCOME', 'KES');
-      const again = await db.transaction((manager) => ledger.systemAccount(manager, t.clientId, 'FEE_INCOME', 'KES'));
+      const first = await ledgerSystemAccount(db.manager, t.clientId, 'FEE_INCOME', 'KES');
+      const again = await db.transaction((manager) => ledgerSystemAccount(manager, t.clientId, 'FEE_INCOME', 'KES'));
       expect(again.id).toBe(first.id);
       expect(first).toMatchObject({ kind: 'FEE_INCOME', currency: 'KES' });
       const [stored] = await db.query('SELECT client_id, can_overdraw FROM ledger_accounts WHERE id = $1', [first.id]);
       expect(stored).toEqual({ client_id: t.clientId, can_overdraw: true });
       expect(first.accountNumber).toMatch(/^\d+$/);
 
-      const otherCurrency = await ledger.systemAccount(db.manager, t.clientId, 'FEE_INCOME', 'USD');
-      const otherKind = await ledger.systemAccount(db.manager, t.clientId, 'SETTLEMENT', 'KES');
-      const otherClient = await ledger.systemAccount(db.manager, other.clientId, 'FEE_INCOME', 'KES');
+      const otherCurrency = await ledgerSystemAccount(db.manager, t.clientId, 'FEE_INCOME', 'USD');
+      const otherKind = await ledgerSystemAccount(db.manager, t.clientId, 'SETTLEMENT', 'KES');
+      const otherClient = await ledgerSystemAccount(db.manager, other.clientId, 'FEE_INCOME', 'KES');
       expect(new Set([first.id, otherCurrency.id, otherKind.id, otherClient.id]).size).toBe(4);
 
       const rows = await db.query(`SELECT kind, currency FROM ledger_accounts WHERE client_id = $1 ORDER BY kind, currency`, [t.clientId]);
@@ -241,7 +250,7 @@ describe('LedgerService (double-entry core, provider contract §3)', () => {
     it('first use from many transactions at once still creates exactly one', async () => {
       const t = await createTenant(app);
       const ids = await Promise.all(
-        Array.from({ length: 12 }, () => db.transaction((manager) => ledger.systemAccount(manager, t.clientId, 'IN_FLIGHT_BANK', 'UGX'))),
+        Array.from({ length: 12 }, () => db.transaction((manager) => ledgerSystemAccount(manager, t.clientId, 'IN_FLIGHT_BANK', 'UGX'))),
       );
       expect(new Set(ids.map((a) => a.id)).size).toBe(1);
       const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM ledger_accounts WHERE client_id = $1 AND kind = 'IN_FLIGHT_BANK'`, [
@@ -255,11 +264,11 @@ describe('LedgerService (double-entry core, provider contract §3)', () => {
       let ghost: { id: string } | undefined;
       await expect(
         db.transaction(async (manager) => {
-          ghost = await ledger.systemAccount(manager, t.clientId, 'IN_FLIGHT_AIRTIME', 'KES');
+          ghost = await ledgerSystemAccount(manager, t.clientId, 'IN_FLIGHT_AIRTIME', 'KES');
           throw new Error('roll back');
         }),
       ).rejects.toThrow('roll back');
-      const real = await ledger.systemAccount(db.manager, t.clientId, 'IN_FLIGHT_AIRTIME', 'KES');
+      const real = await ledgerSystemAccount(db.manager, t.clientId, 'IN_FLIGHT_AIRTIME', 'KES');
       expect(real.id).not.toBe(ghost!.id);
       const [row] = await db.query('SELECT id FROM ledger_accounts WHERE id = $1', [real.id]);
       expect(row).toEqual({ id: real.id });
@@ -405,7 +414,7 @@ describe('LedgerService (double-entry core, provider contract §3)', () => {
       const b = await openLedgerWallet(app, t.clientId);
       await db
         .transaction(async (manager) => {
-          const posted = await ledger.postEntry(manager, transfer(t.clientId, a, b, '1'));
+          const posted = await ledgerPostEntry(manager, transfer(t.clientId, a, b, '1'));
           const results = await verifyLedger(manager);
           const d = results.find((r) => r.name === 'd_one_entry_per_business_record')!;
           expect(d.violations.map((v) => String(v.entry_id))).toContain(posted.entryId);

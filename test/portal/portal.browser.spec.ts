@@ -16,6 +16,7 @@ import {
   IsolatedSandbox,
   MerchantReceiver,
   ROOT,
+  signingSecretsOf,
   sleep,
   startIsolatedSandbox,
   waitFor,
@@ -210,7 +211,7 @@ describe('merchant portal in headless Chromium', () => {
     const rotated = (await page.locator('#new-signing-secret').textContent())!;
     expect(rotated).toMatch(/^whsec_/);
     expect(await page.content()).toContain('previous secret stays valid until');
-    expect(await settings.signingSecretsOf(dataSource(app).manager, merchant.clientId)).toEqual([rotated, previous]);
+    expect(await signingSecretsOf(app, merchant.clientId)).toEqual([rotated, previous]);
     await page.screenshot({ path: screenshot('callbacks'), fullPage: true });
     merchant.signingSecret = rotated;
   });
@@ -285,7 +286,7 @@ describe('merchant portal in headless Chromium', () => {
     const csrf = await csrfOf(page);
     const keysBefore = await app.get(ApiKeysService).list(merchant.clientId);
     const endpointBefore = await app.get(CallbackSettingsService).endpointFor(dataSource(app).manager, merchant.clientId, 'collections');
-    const secretsBefore = await app.get(CallbackSettingsService).signingSecretsOf(dataSource(app).manager, merchant.clientId);
+    const secretsBefore = await signingSecretsOf(app, merchant.clientId);
     const attempts: Array<[string, Record<string, string>]> = [
       ['/portal/api-keys', {}],
       [`/portal/api-keys/${merchant.consumerKey}/revoke`, {}],
@@ -306,7 +307,7 @@ describe('merchant portal in headless Chromium', () => {
     expect(await app.get(CallbackSettingsService).endpointFor(dataSource(app).manager, merchant.clientId, 'collections')).toEqual(
       endpointBefore,
     );
-    expect(await app.get(CallbackSettingsService).signingSecretsOf(dataSource(app).manager, merchant.clientId)).toEqual(secretsBefore);
+    expect(await signingSecretsOf(app, merchant.clientId)).toEqual(secretsBefore);
     await page.goto(`${baseUrl}/portal`); // still signed in
     expect(new URL(page.url()).pathname).toBe('/portal');
   });

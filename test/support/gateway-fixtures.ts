@@ -12,6 +12,7 @@ import { ClientServicesService } from '../../src/client-services/client-services
 import { Money } from '../../src/common/money';
 import { OutboxClaimer } from '../../src/infra/queue/outbox-claimer';
 import { OutboxRelay } from '../../src/infra/queue/outbox-relay.service';
+import { SETTLE_PAYMENT_KEY, TOPICS } from '../../src/infra/queue/queues';
 import { createCheckedApp } from './openapi-contract';
 import { dropTestDatabase, ledgerViolations, PG_CONNECT_TIMEOUT_MS } from './test-databases';
 import { createTenant, dataSource, TestTenant } from './test-app';
@@ -324,6 +325,11 @@ export async function createGatewayMerchant(
   };
 }
 
+/** The client's valid signing secrets (newest first), as callback delivery reads them. */
+export async function signingSecretsOf(app: NestFastifyApplication, clientId: string): Promise<string[] | undefined> {
+  return (await app.get(CallbackSettingsService).deliverySettingsOf([clientId])).get(clientId)?.signingSecrets;
+}
+
 /** A complete, valid charge request of the merchant; the payer number decides the sandbox outcome. */
 export function chargeBody(merchant: GatewayMerchant, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -455,7 +461,9 @@ export async function stopRelaying(app: NestFastifyApplication): Promise<() => v
 
 /** True once the settlement job of the payment has run to completion (its outbox row is marked done). */
 export async function settlementJobDone(app: NestFastifyApplication, paymentId: number | string): Promise<boolean> {
-  const rows = await dataSource(app).query(`SELECT done_at FROM outbox WHERE topic = 'payments.settle' AND payload->>'paymentId' = $1`, [
+  const rows = await dataSource(app).query(`SELECT done_at FROM outbox WHERE topic = $1 AND payload->>$2 = $3`, [
+    TOPICS.settlePayment,
+    SETTLE_PAYMENT_KEY,
     String(paymentId),
   ]);
   return rows.length > 0 && rows.every((r: { done_at: Date | null }) => r.done_at !== null);
@@ -556,7 +564,8 @@ async function closeAppWithin(app: NestFastifyApplication, boundMs: number): Pro
   const closing = app.close().then(() => 'closed' as const);
   const first = await Promise.race([closing, bound]).finally(() => clearTimeout(timer));
   if (first === 'bound') {
-    process.stderr.write(`WARNING: a test app took over ${boundMs} ms to close; its database and Redis are closed under it\n`);
+    const file = expect.getState().testPath ?? 'a test file';
+    process.stderr.write(`WARNING: a test app of ${file} took over ${boundMs} ms to close; its database and Redis are closed under it\n`);
     closing.catch(() => undefined);
   }
 }

@@ -1,9 +1,66 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { EntityManager } from 'typeorm';
 import { Money } from '../../src/common/money';
-import { LedgerAccount } from '../../src/ledger/ledger-account';
-import { EntryToPost, LedgerService, PostedEntry, type SystemAccountRef } from '../../src/ledger/ledger.service';
+import { LedgerAccount, SystemAccountKind } from '../../src/ledger/ledger-account';
+import { ledgerError, LedgerService, PostedEntry } from '../../src/ledger/ledger.service';
 import { dataSource } from './test-app';
+
+/** One entry for ledger_post_entry: a line per account, positive raising its balance, negative lowering it. */
+export interface EntryToPost {
+  clientId: string;
+  /** What kind of business record the entry belongs to (WALLET_TRANSACTION, PAYMENT, PAYOUT_RESERVE, …). */
+  kind: string;
+  lines: Array<{ accountId: string; amount: Money }>;
+}
+
+/** A system account as ledger_system_account hands it out; its balance is read from the ledger. */
+export type SystemAccountRef = Pick<LedgerAccount, 'id' | 'accountNumber' | 'kind' | 'currency'>;
+
+/**
+ * SQL function ledger_post_entry (src/ledger/sql/ledger_post_entry.sql), the way the money paths' SQL posts, in the
+ * caller's transaction; its refusals as the ledger's error classes, as the services raise them (ledgerError).
+ */
+export async function ledgerPostEntry(manager: EntityManager, entry: EntryToPost): Promise<PostedEntry> {
+  let rows: Array<{ entry_id: string; account_id: string; amount: string; balance_before: string; balance_after: string }>;
+  try {
+    rows = await manager.query(
+      'SELECT * FROM ledger_post_entry(p_client_id => $1, p_kind => $2, p_accounts => $3::uuid[], p_amounts => $4::numeric[])',
+      [entry.clientId, entry.kind, entry.lines.map((l) => l.accountId), entry.lines.map((l) => l.amount.toFixed())],
+    );
+  } catch (error) {
+    throw ledgerError(error);
+  }
+  const movements = rows.map(
+    (r) =>
+      [
+        r.account_id,
+        { amount: new Money(r.amount), balanceBefore: new Money(r.balance_before), balanceAfter: new Money(r.balance_after) },
+      ] as const,
+  );
+  return { entryId: String(rows[0].entry_id), movements: new Map(movements) };
+}
+
+/**
+ * SQL function ledger_system_account (src/ledger/sql/ledger_system_account.sql): the client's system account of a
+ * kind and currency, created on first use, in the caller's transaction.
+ */
+export async function ledgerSystemAccount(
+  manager: EntityManager,
+  clientId: string,
+  kind: SystemAccountKind,
+  currency: string,
+): Promise<SystemAccountRef> {
+  // A row the function creates is not visible to the statement that called it, hence a second statement.
+  const [{ id }] = await manager.query('SELECT ledger_system_account(p_client_id => $1, p_kind => $2, p_currency => $3) AS id', [
+    clientId,
+    kind,
+    currency,
+  ]);
+  const [account] = await manager.query('SELECT id, account_number AS "accountNumber", kind, currency FROM ledger_accounts WHERE id = $1', [
+    id,
+  ]);
+  return account;
+}
 
 /**
  * Invariant (d) of the provider contract: every journal entry has exactly one business record. Tests that move
@@ -19,7 +76,7 @@ export async function recordFundingOperation(manager: EntityManager, clientId: s
 /** Posts one entry together with its business record; commits both or neither. */
 export async function postEntryWithOperation(app: NestFastifyApplication, entry: EntryToPost): Promise<PostedEntry> {
   return dataSource(app).transaction(async (manager) => {
-    const posted = await app.get(LedgerService).postEntry(manager, entry);
+    const posted = await ledgerPostEntry(manager, entry);
     await recordFundingOperation(manager, entry.clientId, posted.entryId);
     return posted;
   });
@@ -47,7 +104,7 @@ export async function openLedgerWallet(
     });
     if (settlement && options.initialBalance) {
       const amount = new Money(options.initialBalance);
-      const posted = await ledger.postEntry(manager, {
+      const posted = await ledgerPostEntry(manager, {
         clientId,
         kind: 'TEST_FUNDING',
         lines: [
@@ -62,7 +119,7 @@ export async function openLedgerWallet(
 }
 
 export async function settlementAccount(app: NestFastifyApplication, clientId: string, currency: string): Promise<SystemAccountRef> {
-  return app.get(LedgerService).systemAccount(dataSource(app).manager, clientId, 'SETTLEMENT', currency);
+  return ledgerSystemAccount(dataSource(app).manager, clientId, 'SETTLEMENT', currency);
 }
 
 async function accountById(app: NestFastifyApplication, accountId: string): Promise<{ clientId: string; currency: string }> {

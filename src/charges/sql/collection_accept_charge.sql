@@ -1,5 +1,6 @@
 -- Accepts one charge: replay or 409, the caller's own failed check, service, currency and fee, split partners, then the
--- payment and its settlement outbox row. A refusal is a jsonb object: `problem` and its values by name.
+-- payment and its settlement outbox row (p_settle_topic, its payload the payment's id under p_settle_key). A refusal is a
+-- jsonb object: `problem` and its values by name.
 CREATE OR REPLACE FUNCTION collection_accept_charge(
   p_client_id uuid,
   p_service_code text,
@@ -9,6 +10,7 @@ CREATE OR REPLACE FUNCTION collection_accept_charge(
   p_splits jsonb,
   p_payment_url_prefix text,
   p_settle_topic text,
+  p_settle_key text,
   p_settle_at timestamp with time zone
 )
 RETURNS TABLE(
@@ -30,7 +32,7 @@ DECLARE
   v_fee      record;
   v_splits   record;
   v_refusal  jsonb;
-  v_id       bigint;
+  v_payment  payments;
 BEGIN
   c := jsonb_populate_record(NULL::payments, p_charge);
   RETURN QUERY SELECT * FROM collection_charge_by_reference(p_client_id, c.external_reference, p_fingerprint);
@@ -63,30 +65,25 @@ BEGIN
     RETURN;
   END IF;
 
-  v_id := nextval(pg_get_serial_sequence('payments', 'id'));
-  INSERT INTO payments (id, client_id, client_service_id, checkout_session_id, external_reference, request_fingerprint,
-    origin_channel_code, originator_msisdn, payer_msisdn, payer_name, payer_email, account_number, invoice_number,
-    currency, country_code, service_amount, transaction_charge, total_amount, merchant_fee, add_transaction_charge,
-    payment_method_code, extra_data, description, notify_client, notify_originator, callback_url, next_step, payment_url,
-    split_settlements)
-  VALUES (v_id, p_client_id, v_service.service_id, NULL, c.external_reference, p_fingerprint,
-    c.origin_channel_code, c.originator_msisdn, c.payer_msisdn, c.payer_name, c.payer_email, c.account_number, c.invoice_number,
-    c.currency, c.country_code, c.service_amount, c.transaction_charge, c.service_amount + c.transaction_charge, v_fee.fee,
-    c.add_transaction_charge, c.payment_method_code, c.extra_data, c.description, c.notify_client, c.notify_originator,
-    c.callback_url, c.next_step, CASE WHEN c.next_step = 'AUTHORIZE_TRANSACTION' THEN p_payment_url_prefix || v_id END,
-    v_splits.shares)
-  ON CONFLICT (client_id, external_reference) WHERE checkout_session_id IS NULL DO NOTHING;
-  IF NOT FOUND THEN
-    -- A concurrent duplicate committed first (the unique index made this insert wait for it).
+  c.id := nextval(pg_get_serial_sequence('payments', 'id'));
+  c.client_id := p_client_id;
+  c.client_service_id := v_service.service_id;
+  c.request_fingerprint := p_fingerprint;
+  c.merchant_fee := v_fee.fee;
+  c.payment_url := CASE WHEN c.next_step = 'AUTHORIZE_TRANSACTION' THEN p_payment_url_prefix || c.id END;
+  c.split_settlements := v_splits.shares;
+  v_payment := collection_record_payment(c);
+  IF v_payment.id IS NULL THEN
+    -- A concurrent duplicate committed first.
     RETURN QUERY SELECT * FROM collection_charge_by_reference(p_client_id, c.external_reference, p_fingerprint);
     RETURN;
   END IF;
   -- An OTP charge is submitted once the payer proves the OTP; the others settle after the operator's delay.
-  IF c.next_step IS DISTINCT FROM 'VERIFY_OTP' THEN
-    INSERT INTO outbox (topic, payload, available_at) VALUES (p_settle_topic, jsonb_build_object('paymentId', v_id::text), p_settle_at);
+  IF v_payment.next_step IS DISTINCT FROM 'VERIFY_OTP' THEN
+    INSERT INTO outbox (topic, payload, available_at)
+    VALUES (p_settle_topic, jsonb_build_object(p_settle_key, v_payment.id::text), p_settle_at);
   END IF;
-  RETURN QUERY SELECT 'CREATED', NULL::jsonb, v_id, c.service_amount, c.transaction_charge,
-    c.service_amount + c.transaction_charge, CASE WHEN c.next_step = 'AUTHORIZE_TRANSACTION' THEN p_payment_url_prefix || v_id END,
-    c.next_step::text;
+  RETURN QUERY SELECT 'CREATED', NULL::jsonb, v_payment.id, v_payment.service_amount, v_payment.transaction_charge,
+    v_payment.total_amount, v_payment.payment_url::text, v_payment.next_step::text;
 END
 $fn$;

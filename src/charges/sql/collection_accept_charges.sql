@@ -1,6 +1,6 @@
 -- Group commit of collection_accept_charge: one call per group, items in (client, reference) order. p_items is an
 -- array of objects named as collection_accept_charge's parameters (client_id, service_code, fingerprint, caller_check,
--- charge, splits, payment_url_prefix, settle_topic, settle_at); item_no is an item's 1-based place in it.
+-- charge, splits, payment_url_prefix, settle_topic, settle_key, settle_at); item_no is an item's 1-based place in it.
 CREATE OR REPLACE FUNCTION collection_accept_charges(p_items jsonb)
 RETURNS TABLE(
   item_no integer,
@@ -31,6 +31,7 @@ BEGIN
       p_splits => nullif(a->'splits', 'null'),
       p_payment_url_prefix => a->>'payment_url_prefix',
       p_settle_topic => a->>'settle_topic',
+      p_settle_key => a->>'settle_key',
       p_settle_at => (a->>'settle_at')::timestamptz) r;
   END LOOP;
 END

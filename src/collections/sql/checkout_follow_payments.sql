@@ -1,10 +1,12 @@
 -- Moves checkout sessions to the status their payments give and schedules each move's checkout callback: the one home
 -- of a session's status once it is open (the payer starting a payment sets 851, CheckoutSessionsService.startPayment).
 -- p_cause is what happened to them:
---   RESULT    payments settled: paid 801, else a jammed payment 850 (no callback), part paid 802, past its end 820,
---             unpaid 803;
+--   RESULT    payments settled: paid 801, else a jammed payment 850 (no callback), part paid 802, nothing paid and its
+--             time up 820, unpaid 803;
 --   REVERSAL  a payment reversed: part paid 802 while a payment stands, else reversed 840;
---   EXPIRY    the session's end came: unpaid (803) and past its end, it expires (820); any other stays as it is.
+--   EXPIRY    the session's end came: unpaid (803) and its time up, it expires (820); any other stays as it is (a
+--             part-paid one keeps 802: 820 is "expired with no payments").
+-- Whether a session's time is up is checkout_session_ended's, on the database clock.
 CREATE OR REPLACE FUNCTION checkout_follow_payments(p_sessions bigint[], p_cause text)
 RETURNS void
 LANGUAGE plpgsql
@@ -18,17 +20,21 @@ BEGIN
   PERFORM 1 FROM checkout_sessions cs WHERE cs.id = ANY(p_sessions) ORDER BY cs.id FOR UPDATE;
   WITH tally AS (
     SELECT cs.id, cs.status, cs.amount, cs.expires_at,
-      coalesce(sum(p.service_amount) FILTER (WHERE p.payment_status = 700), 0) AS paid,
-      coalesce(bool_or(p.payment_status = 704), false) AS jammed
+      coalesce(sum(p.service_amount) FILTER (WHERE p.payment_status = payment_status_code('SUCCESSFUL')), 0) AS paid,
+      coalesce(bool_or(p.payment_status = payment_status_code('JAMMED')), false) AS jammed
     FROM checkout_sessions cs LEFT JOIN payments p ON p.checkout_session_id = cs.id
     WHERE cs.id = ANY(p_sessions)
     GROUP BY cs.id
   ), next AS (
     SELECT t.id, p_cause = 'RESULT' AND t.jammed AS quiet, CASE p_cause
-      WHEN 'RESULT' THEN CASE WHEN t.paid >= t.amount THEN 801 WHEN t.jammed THEN 850 WHEN t.paid > 0 THEN 802
-                              WHEN t.expires_at <= clock_timestamp() THEN 820 ELSE 803 END
-      WHEN 'REVERSAL' THEN CASE WHEN t.paid > 0 THEN 802 ELSE 840 END
-      WHEN 'EXPIRY' THEN CASE WHEN t.status = 803 AND t.expires_at <= clock_timestamp() THEN 820 END
+      WHEN 'RESULT' THEN CASE WHEN t.paid >= t.amount THEN checkout_status_code('PAID')
+                              WHEN t.jammed THEN checkout_status_code('JAMMED')
+                              WHEN t.paid > 0 THEN checkout_status_code('PART_PAID')
+                              WHEN checkout_session_ended(t.expires_at) THEN checkout_status_code('EXPIRED')
+                              ELSE checkout_status_code('UNPAID') END
+      WHEN 'REVERSAL' THEN CASE WHEN t.paid > 0 THEN checkout_status_code('PART_PAID') ELSE checkout_status_code('REVERSED') END
+      WHEN 'EXPIRY' THEN CASE WHEN t.status = checkout_status_code('UNPAID') AND checkout_session_ended(t.expires_at)
+                              THEN checkout_status_code('EXPIRED') END
     END AS status
     FROM tally t
   ), moved AS (

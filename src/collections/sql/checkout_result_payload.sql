@@ -14,8 +14,9 @@ SELECT json_build_object(
   'narration', cs.narration,
   'payments', coalesce((
     SELECT json_agg(json_build_object(
-      'event', CASE p.payment_status WHEN 700 THEN 'successful_payment' WHEN 701 THEN 'failed_payment'
-                                     WHEN 702 THEN 'reversed_payment' ELSE 'pending_payment' END,
+      'event', CASE p.payment_status WHEN payment_status_code('SUCCESSFUL') THEN 'successful_payment'
+                                     WHEN payment_status_code('FAILED') THEN 'failed_payment'
+                                     WHEN payment_status_code('REVERSED') THEN 'reversed_payment' ELSE 'pending_payment' END,
       'amount', round(p.service_amount, 4)::text,
       'extra_data', p.extra_data,
       'client_code', c.code,
@@ -36,7 +37,7 @@ SELECT json_build_object(
       'payer_transaction_id', coalesce(p.payer_transaction_id, ''),
       'payment_account_reference', p.payer_msisdn) ORDER BY p.id)
     FROM payments p JOIN clients c ON c.id = p.client_id JOIN client_services s ON s.id = p.client_service_id
-    WHERE p.checkout_session_id = cs.id AND p.payment_status <> 703), '[]'::json),
+    WHERE p.checkout_session_id = cs.id AND p.payment_status <> payment_status_code('PENDING')), '[]'::json),
   'status', cs.status,
   'timestamp', to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
 FROM checkout_sessions cs WHERE cs.id = p_session_id

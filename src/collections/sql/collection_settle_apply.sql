@@ -22,7 +22,7 @@ BEGIN
     FROM jsonb_array_elements(p_items) WITH ORDINALITY e(item, ord)
     JOIN payments p ON p.id = (e.item->>'payment_id')::bigint
     JOIN client_services s ON s.id = p.client_service_id
-    WHERE e.item->>'outcome' = 'SUCCEEDED' AND p.payment_status = 703
+    WHERE e.item->>'outcome' = 'SUCCEEDED' AND p.payment_status = payment_status_code('PENDING')
       AND (p.next_step IS DISTINCT FROM 'VERIFY_OTP' OR p.otp_verified_at IS NOT NULL)
     ORDER BY p.id, e.ord
   ), entries AS (
@@ -55,10 +55,11 @@ BEGIN
       (v_posted -> array_position(v_payments, p.id)::text ->> 'entry_id')::bigint AS entry_id,
       v_posted -> array_position(v_payments, p.id)::text ->> 'refused' AS refused
     FROM items i JOIN payments p ON p.id = i.pid
-    WHERE i.first AND p.payment_status = 703 AND (p.next_step IS DISTINCT FROM 'VERIFY_OTP' OR p.otp_verified_at IS NOT NULL)
+    WHERE i.first AND p.payment_status = payment_status_code('PENDING') AND (p.next_step IS DISTINCT FROM 'VERIFY_OTP' OR p.otp_verified_at IS NOT NULL)
   ), updated AS (
     UPDATE payments p SET
-      payment_status = CASE m.outcome WHEN 'SUCCEEDED' THEN 700 WHEN 'FAILED' THEN 701 ELSE 704 END,
+      payment_status = CASE m.outcome WHEN 'SUCCEEDED' THEN payment_status_code('SUCCESSFUL') WHEN 'FAILED' THEN payment_status_code('FAILED')
+                       ELSE payment_status_code('JAMMED') END,
       entry_id = m.entry_id,
       payer_transaction_id = CASE WHEN m.outcome = 'SUCCEEDED' THEN m.item->>'payer_transaction_id' ELSE p.payer_transaction_id END,
       settled_at = CASE WHEN m.outcome = 'JAMMED' THEN p.settled_at ELSE (m.item->>'settled_at')::timestamptz END,

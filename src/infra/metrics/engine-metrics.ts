@@ -33,13 +33,6 @@ const STATUS_COUNTS: Record<string, { help: string; sql: string }> = {
   },
 };
 
-/** Rail health: how long the oldest item still waits for its rail's final answer (pending or jammed), per flow. */
-const OLDEST_UNRESOLVED_SQL = `
-  SELECT 'payments' AS label, extract(epoch FROM now() - min(created_at))::float AS value FROM payments WHERE payment_status IN (703, 704)
-  UNION ALL SELECT 'payouts', extract(epoch FROM now() - min(created_at))::float FROM payouts WHERE status IN (703, 704)
-  UNION ALL SELECT 'airtime', extract(epoch FROM now() - min(q.created_at))::float
-    FROM airtime_recipients r JOIN airtime_requests q ON q.id = r.request_id WHERE r.service_status IN (600, 601, 604)`;
-
 /** Prometheus metrics of the asynchronous engine, served at /metrics. */
 @Injectable()
 export class EngineMetrics implements OnModuleInit {
@@ -74,6 +67,9 @@ export class EngineMetrics implements OnModuleInit {
     labelNames: ['reason'],
     registers: [this.registry],
   });
+
+  /** Per flow, the query of its oldest item still waiting for its rail (addRailWait). */
+  private readonly railWaits = new Map<string, string>();
 
   private readonly httpDurations = new Histogram({
     name: 'paygate_http_request_duration_seconds',
@@ -125,11 +121,21 @@ export class EngineMetrics implements OnModuleInit {
        LATERAL (VALUES ('now', c.due), ('later', c.later)) x(label, value)`,
     );
     for (const [name, { help, sql }] of Object.entries(STATUS_COUNTS)) this.queryGauge(name, help, 'status', sql);
-    this.queryGauge(
+    this.addGauge(
       'paygate_rail_oldest_unresolved_seconds',
       'Age of the oldest payment, payout or airtime top-up still waiting for its rail (pending or jammed); 0 when none',
-      'flow',
-      OLDEST_UNRESOLVED_SQL,
+      ['flow'],
+      async () => {
+        const flows = [...this.railWaits];
+        if (flows.length === 0) return [];
+        const rows: { label: string; value: number | null }[] = await this.db.query(
+          flows
+            .map(([, oldest], i) => `SELECT $${i + 1}::text AS label, extract(epoch FROM now() - (${oldest}))::float AS value`)
+            .join(' UNION ALL '),
+          flows.map(([flow]) => flow),
+        );
+        return rows.map((row) => ({ labels: { flow: row.label }, value: row.value ?? 0 }));
+      },
     );
     const db = this.db;
     // Both FX series come from fx_refreshes, so they read the same whichever process refreshed.
@@ -181,6 +187,14 @@ export class EngineMetrics implements OnModuleInit {
         for (const sample of read) this.set(sample.labels, sample.value);
       },
     });
+  }
+
+  /**
+   * Adds a flow to paygate_rail_oldest_unresolved_seconds: `oldestSql` selects the created_at of the flow's oldest item
+   * still waiting for its rail's final answer (null when none). Its domain writes it, with its own status codes.
+   */
+  addRailWait(flow: string, oldestSql: string): void {
+    this.railWaits.set(flow, oldestSql);
   }
 
   /** One answered request; `route` is the route's pattern (`/v1/payouts/:reference/status`), never the raw URL. */

@@ -21,6 +21,18 @@ export const TOPICS = {
 export type Topic = (typeof TOPICS)[keyof typeof TOPICS];
 
 /**
+ * A payments.settle job names the payment to settle by its id under this one key: built by settlePaymentJob for the
+ * TypeScript producers (PaymentsService.scheduleSettlement, a rail's answer), given to a charge's acceptance SQL
+ * (collection_accept_charge's p_settle_key), and read by the consumer, PaymentsProcessor.
+ */
+export const SETTLE_PAYMENT_KEY = 'paymentId';
+
+/** The payload of a payments.settle job: the payment to settle. */
+export function settlePaymentJob(paymentId: string): Record<string, string> {
+  return { [SETTLE_PAYMENT_KEY]: paymentId };
+}
+
+/**
  * Topics whose work the workers claim straight from the outbox, many rows per query (OutboxClaimer), instead of one
  * BullMQ job per row: the money paths' follow-ups, where a job's Redis round trips cost more than the work.
  */

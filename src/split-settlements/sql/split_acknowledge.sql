@@ -25,7 +25,7 @@ BEGIN
     RETURN QUERY SELECT 'NOT_FOUND', NULL::jsonb; RETURN;
   ELSIF v_payment.acknowledged_at IS NOT NULL THEN
     RETURN QUERY SELECT 'ACKNOWLEDGED_BEFORE', NULL::jsonb; RETURN;
-  ELSIF v_payment.payment_status <> 700 THEN
+  ELSIF v_payment.payment_status <> payment_status_code('SUCCESSFUL') THEN
     RETURN QUERY SELECT 'NOT_SUCCESSFUL', NULL::jsonb; RETURN;
   ELSIF v_payment.split_settlements IS NULL OR NOT p_distribute THEN
     UPDATE payments SET acknowledged_at = now(), split_status = CASE WHEN v_payment.split_settlements IS NULL THEN NULL ELSE 'DECLINED' END,
