@@ -7,10 +7,7 @@ AS $fn$
 #variable_conflict use_column
 DECLARE
   v_payments     bigint[];
-  v_clients      uuid[];
-  v_line_entry   int[];
-  v_line_account uuid[];
-  v_line_amount  numeric[];
+  v_to_post      ledger_entry_to_post[];
   v_posted       jsonb := '{}';
   v_answers      jsonb;
 BEGIN
@@ -27,22 +24,22 @@ BEGIN
     ORDER BY p.id, e.ord
   ), entries AS (
     SELECT row_number() OVER (ORDER BY m.ord)::int AS n, m.* FROM moving m
-  ), lines AS (
-    SELECT x.n, l.k, l.account, l.amount FROM entries x
-    CROSS JOIN LATERAL (VALUES (1, x.in_flight_id, -x.total_amount), (2, x.settlement_account_id, x.service_amount - x.merchant_fee),
-                               (3, x.fee_income_id, x.transaction_charge + x.merchant_fee)) l(k, account, amount)
-    WHERE l.amount <> 0
   )
-  SELECT (SELECT array_agg(x.id ORDER BY x.n) FROM entries x), (SELECT array_agg(x.client_id ORDER BY x.n) FROM entries x),
-         (SELECT array_agg(l.n ORDER BY l.n, l.k) FROM lines l), (SELECT array_agg(l.account ORDER BY l.n, l.k) FROM lines l),
-         (SELECT array_agg(l.amount ORDER BY l.n, l.k) FROM lines l)
-    INTO v_payments, v_clients, v_line_entry, v_line_account, v_line_amount;
+  -- One PAYMENT entry per payment: in-flight to the settlement wallet (less the merchant fee) and fee income.
+  SELECT array_agg(x.id ORDER BY x.n),
+         array_agg(ROW(x.client_id, 'PAYMENT',
+                       (SELECT array_agg(ROW(l.account, l.amount)::ledger_line ORDER BY l.k)
+                        FROM (VALUES (1, x.in_flight_id, -x.total_amount),
+                                     (2, x.settlement_account_id, x.service_amount - x.merchant_fee),
+                                     (3, x.fee_income_id, x.transaction_charge + x.merchant_fee)) l(k, account, amount)
+                        WHERE l.amount <> 0))::ledger_entry_to_post ORDER BY x.n)
+    INTO v_payments, v_to_post
+  FROM entries x;
 
   IF v_payments IS NOT NULL THEN
     SELECT jsonb_object_agg(r.entry_no::text, jsonb_build_object('entry_id', r.entry_id, 'refused', r.refused_account)) INTO v_posted
     FROM (SELECT DISTINCT ON (pe.entry_no) pe.entry_no, pe.entry_id, pe.refused_account
-          FROM ledger_post_entries(v_clients, array_fill('PAYMENT'::text, ARRAY[cardinality(v_clients)]), v_line_entry, v_line_account,
-                                   v_line_amount) pe
+          FROM ledger_post_entries(v_to_post) pe
           ORDER BY pe.entry_no) r;
   END IF;
 

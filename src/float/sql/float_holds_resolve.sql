@@ -9,8 +9,7 @@ AS $fn$
 DECLARE
   h record;
   v_holds bigint[] := '{}'; v_settles boolean[] := '{}'; v_floats uuid[] := '{}';
-  v_clients uuid[] := '{}'; v_kinds text[] := '{}';
-  v_line_entry int[] := '{}'; v_line_account uuid[] := '{}'; v_line_amount numeric[] := '{}';
+  v_to_post ledger_entry_to_post[] := '{}'; v_in_flight ledger_line;
   v_entry_ids bigint[]; v_afters numeric[];
   e int := 0;
 BEGIN
@@ -27,25 +26,15 @@ BEGIN
   LOOP
     e := e + 1;
     v_holds := v_holds || h.id; v_settles := v_settles || (h.outcome = 'SETTLE'); v_floats := v_floats || h.float_account_id;
-    v_clients := v_clients || h.client_id;
-    v_line_entry := v_line_entry || e;
-    v_line_account := v_line_account || ledger_system_account(h.client_id, h.rail, h.currency);
-    v_line_amount := v_line_amount || -(h.amount + h.fee);
+    v_in_flight := ROW(ledger_system_account(h.client_id, h.rail, h.currency), -(h.amount + h.fee));
     IF h.outcome = 'SETTLE' THEN
-      v_kinds := v_kinds || 'FLOAT_SETTLE'::text;
-      v_line_entry := v_line_entry || e;
-      v_line_account := v_line_account || ledger_system_account(h.client_id, 'SETTLEMENT', h.currency);
-      v_line_amount := v_line_amount || h.amount;
-      IF h.fee > 0 THEN
-        v_line_entry := v_line_entry || e;
-        v_line_account := v_line_account || ledger_system_account(h.client_id, 'FEE_INCOME', h.currency);
-        v_line_amount := v_line_amount || h.fee;
-      END IF;
+      v_to_post := v_to_post || ROW(h.client_id, 'FLOAT_SETTLE',
+        ARRAY[v_in_flight, ROW(ledger_system_account(h.client_id, 'SETTLEMENT', h.currency), h.amount)::ledger_line]
+          || CASE WHEN h.fee > 0 THEN ARRAY[ROW(ledger_system_account(h.client_id, 'FEE_INCOME', h.currency), h.fee)::ledger_line]
+                  ELSE '{}'::ledger_line[] END)::ledger_entry_to_post;
     ELSE
-      v_kinds := v_kinds || 'FLOAT_RELEASE'::text;
-      v_line_entry := v_line_entry || e;
-      v_line_account := v_line_account || h.float_account_id;
-      v_line_amount := v_line_amount || (h.amount + h.fee);
+      v_to_post := v_to_post || ROW(h.client_id, 'FLOAT_RELEASE',
+        ARRAY[v_in_flight, ROW(h.float_account_id, h.amount + h.fee)::ledger_line])::ledger_entry_to_post;
     END IF;
   END LOOP;
 
@@ -54,7 +43,7 @@ BEGIN
     SELECT array_agg(p.entry_id ORDER BY p.entry_no), array_agg(p.after ORDER BY p.entry_no) INTO v_entry_ids, v_afters
     FROM (SELECT l.entry_no, min(l.entry_id) AS entry_id,
                  max(l.balance_after) FILTER (WHERE l.account_id = v_floats[l.entry_no] AND NOT v_settles[l.entry_no]) AS after
-          FROM ledger_post_entries(v_clients, v_kinds, v_line_entry, v_line_account, v_line_amount) l GROUP BY l.entry_no) p;
+          FROM ledger_post_entries(v_to_post) l GROUP BY l.entry_no) p;
     UPDATE float_holds fh SET status = CASE WHEN x.settle THEN 'SETTLED' ELSE 'RELEASED' END, outcome_entry_id = x.entry_id,
       resolved_at = now()
     FROM unnest(v_holds, v_settles, v_entry_ids) x(id, settle, entry_id) WHERE fh.id = x.id;

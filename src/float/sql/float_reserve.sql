@@ -20,10 +20,7 @@ DECLARE
   v_in_flight    uuid;
   v_reservations int[];
   v_totals       numeric[];
-  v_line_entry   int[];
-  v_line_account uuid[];
-  v_line_amount  numeric[];
-  v_count        int;
+  v_to_post      ledger_entry_to_post[];
   v_entries      bigint[];
   v_afters       numeric[];
 BEGIN
@@ -34,21 +31,19 @@ BEGIN
   SELECT array_agg(t.r ORDER BY t.r), array_agg(t.total ORDER BY t.r) INTO v_reservations, v_totals
   FROM (SELECT l.r, sum(l.amount + l.fee) AS total FROM unnest(p_reservations, p_amounts, p_fees) l (r, amount, fee)
         GROUP BY l.r) t;
-  v_count := cardinality(v_reservations);
   -- A block of its own, so that when the float is short of every reservation nothing is left behind, not even the
   -- in-flight account created for them.
   BEGIN
     v_in_flight := ledger_system_account(p_client_id, p_rail, p_currency);
-    SELECT array_agg(t.r ORDER BY t.r, s.side),
-           array_agg(CASE s.side WHEN 1 THEN p_float_account_id ELSE v_in_flight END ORDER BY t.r, s.side),
-           array_agg(CASE s.side WHEN 1 THEN -t.total ELSE t.total END ORDER BY t.r, s.side)
-      INTO v_line_entry, v_line_account, v_line_amount
-    FROM unnest(v_reservations, v_totals) AS t (r, total) CROSS JOIN (VALUES (1), (2)) AS s (side);
+    SELECT array_agg(ROW(p_client_id, 'FLOAT_RESERVE', ARRAY[ROW(p_float_account_id, -t.total)::ledger_line,
+                                                              ROW(v_in_flight, t.total)::ledger_line])::ledger_entry_to_post
+                     ORDER BY t.r)
+      INTO v_to_post
+    FROM unnest(v_reservations, v_totals) AS t (r, total);
     -- A refused entry answers one row (no entry id), a posted one a row per line: the float's line has its balance.
     SELECT array_agg(e.entry_id ORDER BY e.entry_no), array_agg(e.balance_after ORDER BY e.entry_no)
       INTO v_entries, v_afters
-    FROM ledger_post_entries(array_fill(p_client_id, ARRAY[v_count]), array_fill('FLOAT_RESERVE'::text, ARRAY[v_count]),
-                             v_line_entry, v_line_account, v_line_amount) e
+    FROM ledger_post_entries(v_to_post) e
     WHERE e.refused_account IS NOT NULL OR e.account_id = p_float_account_id;
     IF NOT EXISTS (SELECT 1 FROM unnest(v_entries) x WHERE x IS NOT NULL) THEN
       RAISE EXCEPTION 'the float is short of every reservation' USING ERRCODE = 'LF001';

@@ -13,7 +13,7 @@ AS $fn$
 DECLARE
   v_payment  record;
   v_accounts uuid[];
-  v_amounts  numeric[];
+  v_lines    ledger_line[];
   v_entry    bigint;
   v_refused  text;
   v_wallet   record;
@@ -37,7 +37,7 @@ BEGIN
 
   -- Each share moves its amount from the settlement wallet to its partner; lines on one account are merged,
   -- the settlement wallet's first.
-  SELECT array_agg(l.account ORDER BY l.first), array_agg(l.amount ORDER BY l.first) INTO v_accounts, v_amounts
+  SELECT array_agg(l.account ORDER BY l.first), array_agg(ROW(l.account, l.amount)::ledger_line ORDER BY l.first) INTO v_accounts, v_lines
   FROM (
     SELECT x.account, sum(x.amount) AS amount, min(x.ord) AS first
     FROM (
@@ -52,8 +52,7 @@ BEGIN
 
   BEGIN
     SELECT min(r.entry_id), min(r.refused_account) INTO v_entry, v_refused
-    FROM ledger_post_entries(ARRAY[p_client_id], ARRAY['PAYMENT_SPLIT'], array_fill(1, ARRAY[cardinality(v_accounts)]),
-                             v_accounts, v_amounts) r;
+    FROM ledger_post_entries(ARRAY[ROW(p_client_id, 'PAYMENT_SPLIT', v_lines)::ledger_entry_to_post]) r;
     IF v_refused IS NOT NULL THEN
       RETURN QUERY SELECT 'INSUFFICIENT', jsonb_build_object('account_number', v_refused); RETURN;
     END IF;

@@ -25,11 +25,10 @@ DECLARE
   v_amount numeric[] := '{}'; v_rate numeric[] := '{}';
   v_sys_key text[] := '{}'; v_sys_id uuid[] := '{}'; v_sys_no text[] := '{}';
   v_settlement uuid[] := '{}'; v_settlement_no text[] := '{}';
-  v_e_item int[] := '{}'; v_e_clients uuid[] := '{}'; v_e_kinds text[] := '{}';
-  v_l_entry int[] := '{}'; v_l_account uuid[] := '{}'; v_l_amount numeric[] := '{}';
+  v_e_item int[] := '{}'; v_to_post ledger_entry_to_post[] := '{}'; v_lines ledger_line[];
   v_entry bigint[] := '{}'; v_new_op uuid[] := '{}'; v_leg1 uuid[] := '{}'; v_leg2 uuid[] := '{}';
   v_src_before numeric[] := '{}'; v_src_after numeric[] := '{}'; v_dst_before numeric[] := '{}'; v_dst_after numeric[] := '{}';
-  v_quote record; v_lines int; v_k int; i int; r record;
+  v_quote record; v_k int; i int; r record;
 BEGIN
   SELECT array_agg(x.client_id ORDER BY x.n), array_agg(x.kind ORDER BY x.n), array_agg(x.reference ORDER BY x.n),
          array_agg(x.fingerprint ORDER BY x.n), array_agg(x.account_number ORDER BY x.n),
@@ -164,33 +163,33 @@ BEGIN
   -- the fee, then the currency exchange.
   FOR i IN 1 .. coalesce(cardinality(req_clients), 0) LOOP
     CONTINUE WHEN v_outcome[i] <> 'OK';
-    v_e_item := v_e_item || i; v_e_clients := v_e_clients || req_clients[i]; v_e_kinds := v_e_kinds || ('WALLET_' || req_kinds[i]);
-    v_lines := cardinality(v_l_account);
+    v_e_item := v_e_item || i;
     IF req_kinds[i] <> 'TRANSFER' THEN
       v_k := array_position(v_sys_key, req_clients[i]::text || 'SETTLEMENT' || req_currencies[i]);
       v_settlement[i] := v_sys_id[v_k]; v_settlement_no[i] := v_sys_no[v_k];
     END IF;
     -- req_amounts[i] is what moves outside (in the request's currency), v_amount[i] what moves in the wallet.
     IF req_kinds[i] = 'CREDIT' THEN
-      v_l_account := v_l_account || ARRAY[v_settlement[i], v_src[i]]; v_l_amount := v_l_amount || ARRAY[-req_amounts[i], v_amount[i] - v_fee[i]];
+      v_lines := ARRAY[ROW(v_settlement[i], -req_amounts[i])::ledger_line, ROW(v_src[i], v_amount[i] - v_fee[i])::ledger_line];
     ELSIF req_kinds[i] = 'DEBIT' THEN
-      v_l_account := v_l_account || ARRAY[v_src[i], v_settlement[i]]; v_l_amount := v_l_amount || ARRAY[-(v_amount[i] + v_fee[i]), req_amounts[i]];
+      v_lines := ARRAY[ROW(v_src[i], -(v_amount[i] + v_fee[i]))::ledger_line, ROW(v_settlement[i], req_amounts[i])::ledger_line];
     ELSE
-      v_l_account := v_l_account || ARRAY[v_src[i], v_dst[i]]; v_l_amount := v_l_amount || ARRAY[-(v_amount[i] + v_fee[i]), v_amount[i]];
+      v_lines := ARRAY[ROW(v_src[i], -(v_amount[i] + v_fee[i]))::ledger_line, ROW(v_dst[i], v_amount[i])::ledger_line];
     END IF;
     IF v_fee[i] > 0 THEN
-      v_l_account := v_l_account || v_sys_id[array_position(v_sys_key, req_clients[i]::text || 'FEE_INCOME' || v_currency[i])];
-      v_l_amount := v_l_amount || v_fee[i];
+      v_lines := v_lines || ROW(v_sys_id[array_position(v_sys_key, req_clients[i]::text || 'FEE_INCOME' || v_currency[i])], v_fee[i])::ledger_line;
     END IF;
     IF req_kinds[i] <> 'TRANSFER' AND v_rate[i] IS NOT NULL THEN
-      v_l_account := v_l_account || ARRAY[v_sys_id[array_position(v_sys_key, req_clients[i]::text || 'FX_POSITION' || req_currencies[i])],
-                                          v_sys_id[array_position(v_sys_key, req_clients[i]::text || 'FX_POSITION' || v_currency[i])]];
-      v_l_amount := v_l_amount || CASE req_kinds[i] WHEN 'CREDIT' THEN ARRAY[req_amounts[i], -v_amount[i]] ELSE ARRAY[-req_amounts[i], v_amount[i]] END;
+      v_lines := v_lines || ARRAY[
+        ROW(v_sys_id[array_position(v_sys_key, req_clients[i]::text || 'FX_POSITION' || req_currencies[i])],
+            CASE req_kinds[i] WHEN 'CREDIT' THEN req_amounts[i] ELSE -req_amounts[i] END)::ledger_line,
+        ROW(v_sys_id[array_position(v_sys_key, req_clients[i]::text || 'FX_POSITION' || v_currency[i])],
+            CASE req_kinds[i] WHEN 'CREDIT' THEN -v_amount[i] ELSE v_amount[i] END)::ledger_line];
     END IF;
-    v_l_entry := v_l_entry || array_fill(cardinality(v_e_item), ARRAY[cardinality(v_l_account) - v_lines]);
+    v_to_post := v_to_post || ROW(req_clients[i], 'WALLET_' || req_kinds[i], v_lines)::ledger_entry_to_post;
   END LOOP;
 
-  FOR r IN SELECT * FROM ledger_post_entries(v_e_clients, v_e_kinds, v_l_entry, v_l_account, v_l_amount) LOOP
+  FOR r IN SELECT * FROM ledger_post_entries(v_to_post) LOOP
     i := v_e_item[r.entry_no];
     IF r.refused_account IS NOT NULL THEN
       v_outcome[i] := 'INSUFFICIENT'; v_detail[i] := jsonb_build_object('account_number', r.refused_account);
