@@ -29,7 +29,7 @@ DECLARE
   v_l_entry int[] := '{}'; v_l_account uuid[] := '{}'; v_l_amount numeric[] := '{}';
   v_entry bigint[] := '{}'; v_new_op uuid[] := '{}'; v_leg1 uuid[] := '{}'; v_leg2 uuid[] := '{}';
   v_src_before numeric[] := '{}'; v_src_after numeric[] := '{}'; v_dst_before numeric[] := '{}'; v_dst_after numeric[] := '{}';
-  v_quote record; v_lines int; v_k int; i int; r record;
+  v_quote record; v_bounds jsonb; v_lines int; v_k int; i int; r record;
 BEGIN
   SELECT array_agg(x.client_id ORDER BY x.n), array_agg(x.kind ORDER BY x.n), array_agg(x.reference ORDER BY x.n),
          array_agg(x.fingerprint ORDER BY x.n), array_agg(x.account_number ORDER BY x.n),
@@ -128,9 +128,9 @@ BEGIN
         CONTINUE;
       END IF;
     END IF;
-    IF v_amount[i] < r.min_amount OR v_amount[i] > r.max_amount THEN
-      v_outcome[i] := 'AMOUNT_BOUNDS';
-      v_detail[i] := jsonb_build_object('minimum', r.min_amount::text, 'maximum', r.max_amount::text, 'currency', r.currency);
+    v_bounds := client_service_amount_bounds(v_amount[i], r.min_amount, r.max_amount);
+    IF v_bounds IS NOT NULL THEN
+      v_outcome[i] := 'AMOUNT_BOUNDS'; v_detail[i] := v_bounds || jsonb_build_object('currency', r.currency);
       CONTINUE;
     END IF;
     v_fee[i] := client_service_fee(r.service, v_amount[i]);
