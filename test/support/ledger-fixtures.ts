@@ -1,6 +1,7 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { EntityManager } from 'typeorm';
 import { Money } from '../../src/common/money';
+import { JOURNAL_ENTRY_KIND } from '../../src/ledger/journal-entry-kind';
 import { LedgerAccount } from '../../src/ledger/ledger-account';
 import { EntryToPost, LedgerService, PostedEntry, type SystemAccountRef } from '../../src/ledger/ledger.service';
 import { dataSource } from './test-app';
@@ -49,7 +50,7 @@ export async function openLedgerWallet(
       const amount = new Money(options.initialBalance);
       const posted = await ledger.postEntry(manager, {
         clientId,
-        kind: 'TEST_FUNDING',
+        kind: JOURNAL_ENTRY_KIND.WALLET_FUNDING,
         lines: [
           { accountId: settlement.id, amount: amount.neg() },
           { accountId: account.id, amount },
@@ -77,7 +78,7 @@ export async function fundAccount(app: NestFastifyApplication, accountId: string
   const settlement = await settlementAccount(app, clientId, currency);
   return postEntryWithOperation(app, {
     clientId,
-    kind: 'TEST_FUNDING',
+    kind: JOURNAL_ENTRY_KIND.WALLET_FUNDING,
     lines: [
       { accountId: settlement.id, amount: new Money(amount).neg() },
       { accountId, amount: new Money(amount) },
@@ -91,7 +92,7 @@ export async function drainAccount(app: NestFastifyApplication, accountId: strin
   const settlement = await settlementAccount(app, clientId, currency);
   return postEntryWithOperation(app, {
     clientId,
-    kind: 'TEST_FUNDING',
+    kind: JOURNAL_ENTRY_KIND.WALLET_FUNDING,
     lines: [
       { accountId, amount: new Money(amount).neg() },
       { accountId: settlement.id, amount: new Money(amount) },

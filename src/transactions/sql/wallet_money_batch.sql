@@ -164,7 +164,8 @@ BEGIN
   -- the fee, then the currency exchange.
   FOR i IN 1 .. coalesce(cardinality(req_clients), 0) LOOP
     CONTINUE WHEN v_outcome[i] <> 'OK';
-    v_e_item := v_e_item || i; v_e_clients := v_e_clients || req_clients[i]; v_e_kinds := v_e_kinds || ('WALLET_' || req_kinds[i]);
+    v_e_item := v_e_item || i; v_e_clients := v_e_clients || req_clients[i];
+    v_e_kinds := v_e_kinds || CASE req_kinds[i] WHEN 'CREDIT' THEN 'WALLET_CREDIT' WHEN 'DEBIT' THEN 'WALLET_DEBIT' ELSE 'WALLET_TRANSFER' END;
     v_lines := cardinality(v_l_account);
     IF req_kinds[i] <> 'TRANSFER' THEN
       v_k := array_position(v_sys_key, req_clients[i]::text || 'SETTLEMENT' || req_currencies[i]);
