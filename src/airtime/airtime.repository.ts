@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import Decimal from 'decimal.js';
 import { DataSource, EntityManager } from 'typeorm';
+import type { AmountBounds } from '../client-services/amount-bounds';
 import type { InFlightRail } from '../float/float-holds.service';
 import { PAYING_STATES, type PayingServiceOutcome } from '../float/paying-service';
 import { BatchedCall } from '../infra/database/batched-call';
@@ -42,14 +43,15 @@ const AIRTIME_IN_FLIGHT: InFlightRail = 'IN_FLIGHT_AIRTIME';
 /**
  * airtime_accept's answer: its outcome, and in `detail` what the wording of a refusal needs (amounts as Postgres
  * prints them). Only ACCEPTED stored anything; the paying service's refusals are paying_service's, about the service
- * named or else the client's default airtime service.
+ * named or else the client's default airtime service. The SQL writes exactly these outcomes
+ * (test/disbursements/acceptance-outcomes.spec.ts).
  */
 export type AirtimeAcceptance =
   | { outcome: 'ACCEPTED'; detail: null }
   | { outcome: 'DUPLICATE'; detail: null }
   | { outcome: 'NO_DEFAULT_SERVICE'; detail: null }
   | { outcome: PayingServiceOutcome; detail: { service_code: string } }
-  | { outcome: 'AMOUNT_OUT_OF_BOUNDS'; detail: { recipient_index: number; minimum_amount: string; maximum_amount: string } }
+  | { outcome: 'AMOUNT_BOUNDS'; detail: AmountBounds & { recipient_index: number } }
   | { outcome: 'INSUFFICIENT_FLOAT'; detail: null };
 
 const ACCEPT_AIRTIME: PreparedStatement = { name: 'airtime_accept_batch', text: 'SELECT * FROM airtime_accept_batch($1)' };

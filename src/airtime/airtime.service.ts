@@ -78,12 +78,12 @@ function refusalOf(reference: string, refused: Exclude<AirtimeAcceptance, { outc
       return airtimeDuplicate(reference);
     case 'NO_DEFAULT_SERVICE':
       return airtimeRejection(reference, 'SERVICE_NOT_ALLOWED', 'No service_code given and no default airtime service configured');
-    case 'AMOUNT_OUT_OF_BOUNDS': {
-      const { recipient_index, minimum_amount, maximum_amount } = refused.detail;
+    case 'AMOUNT_BOUNDS': {
+      const { recipient_index, minimum, maximum } = refused.detail;
       return airtimeRejection(
         reference,
         'VALIDATION_FAILED',
-        `recipients.${recipient_index}.amount must be between ${formatAmount(minimum_amount)} and ${formatAmount(maximum_amount)}`,
+        `recipients.${recipient_index}.amount must be between ${formatAmount(minimum)} and ${formatAmount(maximum)}`,
       );
     }
     case 'INSUFFICIENT_FLOAT':

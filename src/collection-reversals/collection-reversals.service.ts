@@ -8,6 +8,7 @@ import { formatAmount } from '../common/money';
 import { isUniqueViolation } from '../common/errors/pg-errors';
 import { OutboxService } from '../infra/queue/outbox.service';
 import { TOPICS } from '../infra/queue/queues';
+import { JOURNAL_ENTRY_KIND } from '../ledger/journal-entry-kind';
 import { FloorBreachError, UnknownLedgerEntryError } from '../ledger/ledger.errors';
 import { LedgerService } from '../ledger/ledger.service';
 import { MOBILE_MONEY_RAIL, type MobileMoneyRail } from '../rails/mobile-money.rail';
@@ -142,7 +143,7 @@ export class CollectionReversalsService {
           manager,
           locked.client_id,
           locked.entry_id!,
-          'COLLECTION_REVERSAL_COMPENSATION',
+          JOURNAL_ENTRY_KIND.COLLECTION_REVERSAL_COMPENSATION,
         );
         await this.finish(manager, locked, 'failed', { failure_reason: refund.reason, compensation_entry_id: compensation.entryId });
         return;
@@ -162,7 +163,12 @@ export class CollectionReversalsService {
       await this.db.transaction(async (manager) => {
         const locked = (await this.load(manager, `id = $1`, [reversalId], true))!;
         if (locked.status !== 'processing' || locked.entry_id) return;
-        const posted = await this.ledger.reverseEntry(manager, locked.client_id, locked.payment.entry_id!, 'COLLECTION_REVERSAL');
+        const posted = await this.ledger.reverseEntry(
+          manager,
+          locked.client_id,
+          locked.payment.entry_id!,
+          JOURNAL_ENTRY_KIND.COLLECTION_REVERSAL,
+        );
         await manager.query(`UPDATE collection_reversals SET entry_id = $2 WHERE id = $1`, [reversalId, posted.entryId]);
       });
       return true;

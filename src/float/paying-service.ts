@@ -6,8 +6,8 @@ export const PAYING_STATES = statesThatMay('PAY');
 /**
  * Why a client service may not pay a disbursement, as SQL function paying_service (src/float/sql/paying_service.sql)
  * finds it: unknown or inactive, no float (settlement wallet) configured, or a float that may not pay (provider
- * contract §4 and §5). Amount bounds and currency are each caller's rules. The SQL names these; the API tests of every
- * refusal (test/disbursements/acceptance-refusals.e2e.spec.ts) fail when a name drifts.
+ * contract §4 and §5). Amount bounds (client_service_amount_bounds) and currency are each caller's to check. The SQL names these;
+ * test/disbursements/acceptance-outcomes.spec.ts holds them to this list.
  */
 export const PAYING_SERVICE_REFUSALS = ['SERVICE_NOT_ALLOWED', 'NO_FLOAT', 'FLOAT_NOT_ACTIVE'] as const;
 export type PayingServiceOutcome = (typeof PAYING_SERVICE_REFUSALS)[number];

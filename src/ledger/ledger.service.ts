@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { Money } from '../common/money';
 import { PreparedStatement, runPrepared } from '../infra/database/prepared';
+import type { JournalEntryKind } from './journal-entry-kind';
 import { LedgerAccount } from './ledger-account';
 import { FloorBreachError, UnbalancedEntryError, UnknownLedgerAccountError, UnknownLedgerEntryError } from './ledger.errors';
 
@@ -38,7 +39,7 @@ export class LedgerService {
    * the client's entries, as a new entry of `kind`, the only way anything is undone (wallet reversals, collection
    * reversals and their compensations). Floors apply as to any entry.
    */
-  async reverseEntry(manager: EntityManager, clientId: string, entryId: string, kind: string): Promise<PostedEntry> {
+  async reverseEntry(manager: EntityManager, clientId: string, entryId: string, kind: JournalEntryKind): Promise<PostedEntry> {
     try {
       return postedEntry(await runPrepared<PostingRow>(manager, REVERSE_ENTRY, [clientId, entryId, kind]));
     } catch (error) {

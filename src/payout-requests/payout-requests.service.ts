@@ -140,10 +140,10 @@ function refusalOf(request: PayoutRequest, refused: Exclude<PayoutAcceptance, { 
         `Service ${request.serviceCode} pays out of a ${refused.detail.float_currency} float; the request is in ${request.currency}`,
         reference,
       );
-    case 'AMOUNT_OUT_OF_BOUNDS':
+    case 'AMOUNT_BOUNDS':
       return PayoutError.rejected(
         'VALIDATION_FAILED',
-        `Validation Failed: the amount must be between ${formatAmount(refused.detail.minimum_amount)} and ${formatAmount(refused.detail.maximum_amount)}`,
+        `Validation Failed: the amount must be between ${formatAmount(refused.detail.minimum)} and ${formatAmount(refused.detail.maximum)}`,
         reference,
       );
     case 'DUPLICATE':

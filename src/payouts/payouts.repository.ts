@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import Decimal from 'decimal.js';
 import { DataSource, EntityManager } from 'typeorm';
 import { countRows, dailyTotalsSql, DayTotals, Keyset, ListCount, ListFilter, ListQuery, ListSource, listRows } from '../common/listing';
+import type { AmountBounds } from '../client-services/amount-bounds';
 import type { InFlightRail } from '../float/float-holds.service';
 import { PAYING_STATES, type PayingServiceOutcome } from '../float/paying-service';
 import { BatchedCall } from '../infra/database/batched-call';
@@ -60,14 +61,15 @@ interface PayoutAcceptItem {
 
 /**
  * payout_accept_batch's answer per payout: its outcome, and in `detail` what the wording of a refusal needs (amounts as Postgres
- * prints them). Only ACCEPTED stored anything; the paying service's refusals are paying_service's.
+ * prints them). Only ACCEPTED stored anything; the paying service's refusals are paying_service's. The SQL writes
+ * exactly these outcomes (test/disbursements/acceptance-outcomes.spec.ts).
  */
 export type PayoutAcceptance =
   | { outcome: 'ACCEPTED'; detail: null }
   | { outcome: 'DUPLICATE'; detail: null }
   | { outcome: PayingServiceOutcome; detail: null }
   | { outcome: 'CURRENCY'; detail: { float_currency: string } }
-  | { outcome: 'AMOUNT_OUT_OF_BOUNDS'; detail: { minimum_amount: string; maximum_amount: string } }
+  | { outcome: 'AMOUNT_BOUNDS'; detail: AmountBounds }
   | { outcome: 'INSUFFICIENT_FLOAT'; detail: { fee: string } };
 
 const ACCEPT_PAYOUTS: PreparedStatement = { name: 'payout_accept_batch', text: 'SELECT * FROM payout_accept_batch($1)' };

@@ -1,4 +1,5 @@
 import { maskNumber } from '../common/masking';
+import { JOURNAL_ENTRY_KIND } from '../ledger/journal-entry-kind';
 
 /**
  * Readable names for what moved money, as an accountant reads a statement: the wallet transaction sources
@@ -12,10 +13,10 @@ const SOURCE_LABELS: Record<string, string> = {
   INTERNAL_TRANSFER_DEBIT: 'Transfer out',
   INTERNAL_REVERAL_CREDIT: 'Reversal',
   INTERNAL_REVERAL_DEBIT: 'Reversal',
-  PAYMENT: 'Collection',
-  PAYMENT_SPLIT: 'Split settlement',
-  COLLECTION_REVERSAL: 'Collection reversal',
-  COLLECTION_REVERSAL_COMPENSATION: 'Reversal undone',
+  [JOURNAL_ENTRY_KIND.PAYMENT]: 'Collection',
+  [JOURNAL_ENTRY_KIND.PAYMENT_SPLIT]: 'Split settlement',
+  [JOURNAL_ENTRY_KIND.COLLECTION_REVERSAL]: 'Collection reversal',
+  [JOURNAL_ENTRY_KIND.COLLECTION_REVERSAL_COMPENSATION]: 'Reversal undone',
   // Disbursements on the float wallet: the reservation (the money leaving) and the refund of a failed one.
   PAYOUT_LOCAL: 'Payout to',
   PAYOUT_IMT: 'IMT payout to',

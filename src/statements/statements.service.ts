@@ -8,6 +8,7 @@ import { APP_CONFIG } from '../infra/config/app-config';
 import type { AppConfig } from '../infra/config/app-config';
 import { pgPool } from '../infra/database/prepared';
 import { ReadReplica } from '../infra/database/read-replica';
+import { JOURNAL_ENTRY_KIND } from '../ledger/journal-entry-kind';
 import { writePdfStatement } from './pdf-statement.writer';
 import type { StatementQueryDto } from './statement-query.dto';
 import { FEE_SOURCE, readableNarration, readableSource } from './statement-sources';
@@ -74,41 +75,41 @@ const ROWS_SQL = `
     UNION ALL
     SELECT pay.id::text, pay.external_reference, pay.description, e.kind, NULL,
            sign(p.amount) * pay.service_amount, pay.merchant_fee, p.amount, p.balance_after, 0
-    FROM payments pay WHERE e.kind = 'PAYMENT' AND pay.entry_id = p.entry_id
+    FROM payments pay WHERE e.kind = '${JOURNAL_ENTRY_KIND.PAYMENT}' AND pay.entry_id = p.entry_id
     UNION ALL
     SELECT pay.id::text, pay.external_reference, pay.description, e.kind, NULL, p.amount, 0, p.amount, p.balance_after, 0
-    FROM payments pay WHERE e.kind = 'PAYMENT_SPLIT' AND pay.split_entry_id = p.entry_id
+    FROM payments pay WHERE e.kind = '${JOURNAL_ENTRY_KIND.PAYMENT_SPLIT}' AND pay.split_entry_id = p.entry_id
     UNION ALL
     SELECT pay.id::text, cr.reversal_reference, cr.reversal_reason, e.kind, NULL,
            sign(p.amount) * pay.service_amount, pay.merchant_fee, p.amount, p.balance_after, 0
     FROM collection_reversals cr JOIN payments pay ON pay.id = cr.payment_id
-    WHERE e.kind = 'COLLECTION_REVERSAL' AND cr.entry_id = p.entry_id
+    WHERE e.kind = '${JOURNAL_ENTRY_KIND.COLLECTION_REVERSAL}' AND cr.entry_id = p.entry_id
     UNION ALL
     SELECT pay.id::text, cr.reversal_reference, cr.reversal_reason, e.kind, NULL,
            sign(p.amount) * pay.service_amount, pay.merchant_fee, p.amount, p.balance_after, 0
     FROM collection_reversals cr JOIN payments pay ON pay.id = cr.payment_id
-    WHERE e.kind = 'COLLECTION_REVERSAL_COMPENSATION' AND cr.compensation_entry_id = p.entry_id
+    WHERE e.kind = '${JOURNAL_ENTRY_KIND.COLLECTION_REVERSAL_COMPENSATION}' AND cr.compensation_entry_id = p.entry_id
     UNION ALL
     SELECT po.id::text, po.payout_reference, coalesce(po.request->>'payment_description', ''), 'PAYOUT_' || po.kind,
            po.recipient_account_number, -po.amount, po.fee, p.amount, p.balance_after, 0
     FROM float_reservations fr JOIN float_holds h ON h.reservation_id = fr.id JOIN payouts po ON po.hold_id = h.id
-    WHERE e.kind = 'FLOAT_RESERVE' AND fr.reserve_entry_id = p.entry_id
+    WHERE e.kind = '${JOURNAL_ENTRY_KIND.FLOAT_RESERVE}' AND fr.reserve_entry_id = p.entry_id
     UNION ALL
     SELECT po.id::text, po.payout_reference, coalesce(po.result_description, ''), 'PAYOUT_REFUND', NULL,
            po.amount, po.fee, p.amount, p.balance_after, 0
     FROM float_holds h JOIN payouts po ON po.hold_id = h.id
-    WHERE e.kind = 'FLOAT_RELEASE' AND h.outcome_entry_id = p.entry_id
+    WHERE e.kind = '${JOURNAL_ENTRY_KIND.FLOAT_RELEASE}' AND h.outcome_entry_id = p.entry_id
     UNION ALL
     SELECT ar.correlation_id::text, rq.reference, '', 'AIRTIME', ar.phone_number, -ar.amount, ar.fee, -(ar.amount + ar.fee),
            p.balance_after - p.amount - sum(ar.amount + ar.fee) OVER (ORDER BY ar.position), ar.position
     FROM float_reservations fr JOIN airtime_requests rq ON rq.reservation_id = fr.id
     JOIN airtime_recipients ar ON ar.request_id = rq.id
-    WHERE e.kind = 'FLOAT_RESERVE' AND fr.reserve_entry_id = p.entry_id
+    WHERE e.kind = '${JOURNAL_ENTRY_KIND.FLOAT_RESERVE}' AND fr.reserve_entry_id = p.entry_id
     UNION ALL
     SELECT ar.correlation_id::text, rq.reference, ar.message, 'AIRTIME_REFUND', ar.phone_number, ar.amount, ar.fee,
            p.amount, p.balance_after, 0
     FROM float_holds h JOIN airtime_recipients ar ON ar.hold_id = h.id JOIN airtime_requests rq ON rq.id = ar.request_id
-    WHERE e.kind = 'FLOAT_RELEASE' AND h.outcome_entry_id = p.entry_id
+    WHERE e.kind = '${JOURNAL_ENTRY_KIND.FLOAT_RELEASE}' AND h.outcome_entry_id = p.entry_id
   ) r ON true
   WHERE p.account_id = $1 AND p.id BETWEEN $2 AND $3
   ORDER BY p.id, line`;

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import type { AmountBounds } from '../client-services/amount-bounds';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
 import { GroupCommit } from '../infra/database/group-commit';
 import { isRetryableTransactionError, isUniqueViolation } from '../common/errors/pg-errors';
@@ -47,7 +48,7 @@ export interface WalletMoneyDetails {
   /** newest_rate_at: ISO 8601, to the microsecond. */
   STALE_RATE: { from_currency: string; to_currency: string; newest_rate_at: string; max_age_ms: number };
   TOO_SMALL: NoDetail;
-  AMOUNT_BOUNDS: { minimum: string; maximum: string; currency: string };
+  AMOUNT_BOUNDS: AmountBounds & { currency: string };
   FEE_TOO_HIGH: { fee: string };
   INSUFFICIENT: { account_number: string };
 }

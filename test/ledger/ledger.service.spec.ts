@@ -2,6 +2,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { Money } from '../../src/common/money';
+import { JOURNAL_ENTRY_KIND } from '../../src/ledger/journal-entry-kind';
 import { LedgerAccount } from '../../src/ledger/ledger-account';
 import { verifyLedger } from '../../src/ledger/ledger-invariants';
 import { FloorBreachError, UnbalancedEntryError, UnknownLedgerAccountError, UnknownLedgerEntryError } from '../../src/ledger/ledger.errors';
@@ -48,7 +49,7 @@ describe('the ledger (double-entry core, provider contract §3)', () => {
 
   const transfer = (clientId: string, from: Pick<LedgerAccount, 'id'>, to: Pick<LedgerAccount, 'id'>, amount: string): EntryToPost => ({
     clientId,
-    kind: 'TEST_TRANSFER',
+    kind: JOURNAL_ENTRY_KIND.WALLET_TRANSFER,
     lines: [
       { accountId: from.id, amount: m(amount).neg() },
       { accountId: to.id, amount: m(amount) },
@@ -89,7 +90,7 @@ describe('the ledger (double-entry core, provider contract §3)', () => {
         { account_id: target.id, currency: 'KES', amount: '30.2500', balance_after: '30.2500' },
       ]);
       const [entry] = await db.query('SELECT client_id, kind FROM journal_entries WHERE id = $1', [moved.entryId]);
-      expect(entry).toEqual({ client_id: tenant.clientId, kind: 'TEST_TRANSFER' });
+      expect(entry).toEqual({ client_id: tenant.clientId, kind: JOURNAL_ENTRY_KIND.WALLET_TRANSFER });
     });
 
     it('an entry balanced in each of two currencies is accepted (FX legs)', async () => {
@@ -99,7 +100,7 @@ describe('the ledger (double-entry core, provider contract §3)', () => {
       const fxUsd = await ledgerSystemAccount(db.manager, tenant.clientId, 'FX_POSITION', 'USD');
       await postEntryWithOperation(app, {
         clientId: tenant.clientId,
-        kind: 'TEST_FX',
+        kind: JOURNAL_ENTRY_KIND.WALLET_CREDIT,
         lines: [
           { accountId: usd.id, amount: m('-10') },
           { accountId: fxUsd.id, amount: m('10') },
@@ -120,7 +121,7 @@ describe('the ledger (double-entry core, provider contract §3)', () => {
       await expect(
         postEntryWithOperation(app, {
           clientId: tenant.clientId,
-          kind: 'TEST',
+          kind: JOURNAL_ENTRY_KIND.WALLET_TRANSFER,
           lines: [
             { accountId: a.id, amount: m('-10') },
             { accountId: b.id, amount: m('9.9999') },
@@ -147,7 +148,7 @@ describe('the ledger (double-entry core, provider contract §3)', () => {
       await expect(
         postEntryWithOperation(app, {
           clientId: tenant.clientId,
-          kind: 'TEST',
+          kind: JOURNAL_ENTRY_KIND.WALLET_TRANSFER,
           lines: [
             { accountId: a.id, amount: m('-1') },
             { accountId: a.id, amount: m('1') },
@@ -349,7 +350,7 @@ describe('the ledger (double-entry core, provider contract §3)', () => {
     /** Reverses inside a transaction that also writes the reversal's business record, as every caller does. */
     const reverse = (clientId: string, entryId: string) =>
       db.transaction(async (manager) => {
-        const posted = await ledger.reverseEntry(manager, clientId, entryId, 'TEST_REVERSAL');
+        const posted = await ledger.reverseEntry(manager, clientId, entryId, JOURNAL_ENTRY_KIND.WALLET_REVERSAL);
         await recordFundingOperation(manager, clientId, posted.entryId);
         return posted;
       });
@@ -360,7 +361,7 @@ describe('the ledger (double-entry core, provider contract §3)', () => {
       const c = await openLedgerWallet(app, tenant.clientId);
       const original = await postEntryWithOperation(app, {
         clientId: tenant.clientId,
-        kind: 'TEST_SPLIT',
+        kind: JOURNAL_ENTRY_KIND.PAYMENT_SPLIT,
         lines: [
           { accountId: a.id, amount: m('-30.1234') },
           { accountId: b.id, amount: m('20') },
@@ -380,7 +381,7 @@ describe('the ledger (double-entry core, provider contract §3)', () => {
       expect(await postingsOf(reversed.entryId)).toEqual(negated);
       expect([await balanceOf(app, a.id), await balanceOf(app, b.id), await balanceOf(app, c.id)]).toEqual(['50.0000', '0.0000', '0.0000']);
       const [entry] = await db.query(`SELECT kind, client_id FROM journal_entries WHERE id = $1`, [reversed.entryId]);
-      expect(entry).toEqual({ kind: 'TEST_REVERSAL', client_id: tenant.clientId });
+      expect(entry).toEqual({ kind: JOURNAL_ENTRY_KIND.WALLET_REVERSAL, client_id: tenant.clientId });
     });
 
     it('respects floors: undoing money already spent → FloorBreachError, nothing written', async () => {

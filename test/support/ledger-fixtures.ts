@@ -1,6 +1,7 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { EntityManager } from 'typeorm';
 import { Money } from '../../src/common/money';
+import { JOURNAL_ENTRY_KIND, type JournalEntryKind } from '../../src/ledger/journal-entry-kind';
 import { LedgerAccount, SystemAccountKind } from '../../src/ledger/ledger-account';
 import { ledgerError, LedgerService, PostedEntry } from '../../src/ledger/ledger.service';
 import { dataSource } from './test-app';
@@ -8,8 +9,8 @@ import { dataSource } from './test-app';
 /** One entry for ledger_post_entry: a line per account, positive raising its balance, negative lowering it. */
 export interface EntryToPost {
   clientId: string;
-  /** What kind of business record the entry belongs to (WALLET_TRANSACTION, PAYMENT, PAYOUT_RESERVE, …). */
-  kind: string;
+  /** What kind of business record the entry belongs to. */
+  kind: JournalEntryKind;
   lines: Array<{ accountId: string; amount: Money }>;
 }
 
@@ -106,7 +107,7 @@ export async function openLedgerWallet(
       const amount = new Money(options.initialBalance);
       const posted = await ledgerPostEntry(manager, {
         clientId,
-        kind: 'TEST_FUNDING',
+        kind: JOURNAL_ENTRY_KIND.WALLET_FUNDING,
         lines: [
           { accountId: settlement.id, amount: amount.neg() },
           { accountId: account.id, amount },
@@ -134,7 +135,7 @@ export async function fundAccount(app: NestFastifyApplication, accountId: string
   const settlement = await settlementAccount(app, clientId, currency);
   return postEntryWithOperation(app, {
     clientId,
-    kind: 'TEST_FUNDING',
+    kind: JOURNAL_ENTRY_KIND.WALLET_FUNDING,
     lines: [
       { accountId: settlement.id, amount: new Money(amount).neg() },
       { accountId, amount: new Money(amount) },
@@ -148,7 +149,7 @@ export async function drainAccount(app: NestFastifyApplication, accountId: strin
   const settlement = await settlementAccount(app, clientId, currency);
   return postEntryWithOperation(app, {
     clientId,
-    kind: 'TEST_FUNDING',
+    kind: JOURNAL_ENTRY_KIND.WALLET_FUNDING,
     lines: [
       { accountId, amount: new Money(amount).neg() },
       { accountId: settlement.id, amount: new Money(amount) },

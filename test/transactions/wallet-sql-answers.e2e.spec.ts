@@ -3,12 +3,12 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { Money } from '../../src/common/money';
 import { FxService } from '../../src/fx/fx.service';
-import { readFunctionSources } from '../../src/infra/database/function-sources';
 import { walletFund, WalletFundAnswer, WalletFunding } from '../../src/transactions/money-movements.service';
 import { walletReverse, WalletReverseAnswer, WalletReversal } from '../../src/transactions/wallet-reversals.service';
 import { TransactionRecords, TransactionRow } from '../../src/transactions/transaction-records';
 import { WalletMoneyBatch, WalletMoneyDetails, WalletMoneyOutcome, WalletMoneyRequest } from '../../src/transactions/wallet-money-batch';
 import { createService, fixedFee, fund, http, moneyTestBed, ref, walletSet, WalletSet } from '../support/money-fixtures';
+import { outcomesWritten } from '../support/sql-outcomes';
 import { dataSource, TestTenant } from '../support/test-app';
 
 type FundOutcome = WalletFundAnswer['outcome'];
@@ -289,18 +289,12 @@ describe('wallet money functions answer the outcomes their wrappers declare', ()
     });
   });
 
-  /**
-   * The outcomes each function's source writes: the SQL sets an outcome only as `outcome := '…'`,
-   * `v_outcome[i] := '…'` or `jsonb_build_object('outcome', '…', …)`, which this reads.
-   */
+  /** The outcomes each function's source writes, as it sets them (`outcome := '…'`, …: outcomesWritten). */
   it.each([
     ['transactions/sql/wallet_money_batch.sql', () => Object.keys(batchCases)],
     ['transactions/sql/wallet_fund.sql', () => Object.keys(fundCases)],
     ['transactions/sql/wallet_reverse.sql', () => Object.keys(reverseCases)],
   ])('%s writes exactly the outcomes its wrapper declares', (file, declared) => {
-    const source = readFunctionSources().find((s) => s.file === file)!;
-    const code = source.text.replace(/--.*$/gm, '');
-    const written = [...code.matchAll(/\b(?:v_)?outcome(?:\[i\])?\s*:=\s*'([A-Z_]+)'|'outcome',\s*'([A-Z_]+)'/g)].map((m) => m[1] ?? m[2]);
-    expect([...new Set(written)].sort()).toEqual(declared().sort());
+    expect(outcomesWritten(file)).toEqual(declared().sort());
   });
 });

@@ -24,7 +24,6 @@ DECLARE
   v_phone_numbers text[];
   v_amounts       numeric[];
   v_fees          numeric[];
-  v_index         int;
   v_request       bigint;
   v_reserved      record;
   v_count         int;
@@ -52,13 +51,14 @@ BEGIN
   FROM ROWS FROM (jsonb_to_recordset(p_recipients) AS (phone_number text, amount numeric)) WITH ORDINALITY
     AS r (phone_number, amount, n);
   v_count := cardinality(v_amounts);
-  SELECT l.n - 1 INTO v_index FROM unnest(v_amounts) WITH ORDINALITY AS l (amount, n)
-  WHERE l.amount NOT BETWEEN v_service.minimum_amount AND v_service.maximum_amount
+  SELECT a.outside_bounds || jsonb_build_object('recipient_index', l.n - 1) INTO detail
+  FROM unnest(v_amounts) WITH ORDINALITY AS l (amount, n)
+  CROSS JOIN LATERAL (SELECT client_service_amount_bounds(l.amount, v_service.minimum_amount, v_service.maximum_amount))
+    AS a (outside_bounds)
+  WHERE a.outside_bounds IS NOT NULL
   ORDER BY l.n LIMIT 1;
-  IF v_index IS NOT NULL THEN
-    outcome := 'AMOUNT_OUT_OF_BOUNDS';
-    detail := jsonb_build_object('recipient_index', v_index, 'minimum_amount', v_service.minimum_amount::text,
-                                 'maximum_amount', v_service.maximum_amount::text);
+  IF detail IS NOT NULL THEN
+    outcome := 'AMOUNT_BOUNDS';
     RETURN NEXT;
     RETURN;
   END IF;

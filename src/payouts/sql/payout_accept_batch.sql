@@ -47,11 +47,11 @@ BEGIN
   EXECUTE $sql$
   WITH item AS MATERIALIZED (
     SELECT p.client_id, p.payout_reference, p.amount, p.ordinality, s.service_id, s.float_account_id,
-           s.float_currency, s.minimum_amount, s.maximum_amount,
+           s.float_currency, a.outside_bounds,
            CASE
              WHEN s.refusal IS NOT NULL THEN s.refusal
              WHEN s.float_currency <> p.currency THEN 'CURRENCY'
-             WHEN p.amount NOT BETWEEN s.minimum_amount AND s.maximum_amount THEN 'AMOUNT_OUT_OF_BOUNDS'
+             WHEN a.outside_bounds IS NOT NULL THEN 'AMOUNT_BOUNDS'
              WHEN taken.reference THEN 'DUPLICATE'
            END AS refused
     FROM ROWS FROM (jsonb_to_recordset($1) AS (
@@ -59,6 +59,8 @@ BEGIN
     )) WITH ORDINALITY AS p
     CROSS JOIN LATERAL paying_service(p_client_id => p.client_id, p_service_code => p.service_code,
                                       p_paying_states => p.paying_states) s
+    CROSS JOIN LATERAL (SELECT client_service_amount_bounds(p.amount, s.minimum_amount, s.maximum_amount))
+      AS a (outside_bounds)
     -- An index probe per item: the planner takes a group for 100 items and hashes an EXISTS, reading every payout of
     -- the client on each call.
     LEFT JOIN LATERAL (SELECT true AS reference FROM payouts t
@@ -74,8 +76,7 @@ BEGIN
                    ORDER BY c.client_id::text, c.payout_reference, c.ordinality),
          array_agg(CASE c.refused
                      WHEN 'CURRENCY' THEN jsonb_build_object('float_currency', c.float_currency)
-                     WHEN 'AMOUNT_OUT_OF_BOUNDS' THEN jsonb_build_object('minimum_amount', c.minimum_amount::text,
-                                                                         'maximum_amount', c.maximum_amount::text)
+                     WHEN 'AMOUNT_BOUNDS' THEN c.outside_bounds
                    END ORDER BY c.client_id::text, c.payout_reference, c.ordinality),
          array_agg(CASE WHEN c.tries THEN client_service_fee(c.service_id, c.amount) END
                    ORDER BY c.client_id::text, c.payout_reference, c.ordinality),

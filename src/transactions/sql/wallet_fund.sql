@@ -45,11 +45,12 @@ BEGIN
   INSERT INTO wallet_operations (client_id, kind, source_transaction_id, request_fingerprint, entry_id)
   VALUES (p_client_id, 'FUNDING', NULL, p_fingerprint, v_entry)
   RETURNING wallet_operations.id INTO v_operation;
-  INSERT INTO wallet_transactions (operation_id, client_id, account_id, client_service_id, transaction_type, transaction_source,
-    currency, transaction_amount, transaction_fee, previous_balance, current_balance, other_party_account,
-    other_party_transaction_hash, source_transaction_id, source_transaction_data, transaction_narration, transaction_date)
-  SELECT v_operation, p_client_id, v_wallet.id, NULL, 'CREDIT', 'EXTERNAL_CREDIT', v_wallet.currency, p_amount, 0, v_before,
-         v_after, a.account_number, NULL, NULL, NULL, p_narration, p_transaction_date
+  PERFORM wallet_record_transactions(p_operation_ids => ARRAY[v_operation], p_client_ids => ARRAY[p_client_id],
+    p_account_ids => ARRAY[v_wallet.id], p_types => ARRAY['CREDIT'], p_sources => ARRAY['EXTERNAL_CREDIT'],
+    p_currencies => ARRAY[v_wallet.currency], p_amounts => ARRAY[p_amount], p_fees => ARRAY[0::numeric],
+    p_previous_balances => ARRAY[v_before], p_current_balances => ARRAY[v_after],
+    p_other_party_accounts => ARRAY[a.account_number::text], p_narrations => ARRAY[p_narration],
+    p_transaction_dates => ARRAY[p_transaction_date])
   FROM ledger_accounts a WHERE a.id = v_settlement;
 
   outcome := 'OK'; detail := '{}';

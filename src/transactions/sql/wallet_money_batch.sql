@@ -28,7 +28,7 @@ DECLARE
   v_e_item int[] := '{}'; v_to_post ledger_entry_to_post[] := '{}'; v_lines ledger_line[];
   v_entry bigint[] := '{}'; v_new_op uuid[] := '{}'; v_leg1 uuid[] := '{}'; v_leg2 uuid[] := '{}';
   v_src_before numeric[] := '{}'; v_src_after numeric[] := '{}'; v_dst_before numeric[] := '{}'; v_dst_after numeric[] := '{}';
-  v_quote record; v_k int; i int; r record;
+  v_quote record; v_bounds jsonb; v_k int; i int; r record;
 BEGIN
   SELECT array_agg(x.client_id ORDER BY x.n), array_agg(x.kind ORDER BY x.n), array_agg(x.reference ORDER BY x.n),
          array_agg(x.fingerprint ORDER BY x.n), array_agg(x.account_number ORDER BY x.n),
@@ -127,9 +127,9 @@ BEGIN
         CONTINUE;
       END IF;
     END IF;
-    IF v_amount[i] < r.min_amount OR v_amount[i] > r.max_amount THEN
-      v_outcome[i] := 'AMOUNT_BOUNDS';
-      v_detail[i] := jsonb_build_object('minimum', r.min_amount::text, 'maximum', r.max_amount::text, 'currency', r.currency);
+    v_bounds := client_service_amount_bounds(v_amount[i], r.min_amount, r.max_amount);
+    IF v_bounds IS NOT NULL THEN
+      v_outcome[i] := 'AMOUNT_BOUNDS'; v_detail[i] := v_bounds || jsonb_build_object('currency', r.currency);
       CONTINUE;
     END IF;
     v_fee[i] := client_service_fee(r.service, v_amount[i]);
@@ -186,7 +186,9 @@ BEGIN
         ROW(v_sys_id[array_position(v_sys_key, req_clients[i]::text || 'FX_POSITION' || v_currency[i])],
             CASE req_kinds[i] WHEN 'CREDIT' THEN -v_amount[i] ELSE v_amount[i] END)::ledger_line];
     END IF;
-    v_to_post := v_to_post || ROW(req_clients[i], 'WALLET_' || req_kinds[i], v_lines)::ledger_entry_to_post;
+    v_to_post := v_to_post || ROW(req_clients[i],
+      CASE req_kinds[i] WHEN 'CREDIT' THEN 'WALLET_CREDIT' WHEN 'DEBIT' THEN 'WALLET_DEBIT' ELSE 'WALLET_TRANSFER' END,
+      v_lines)::ledger_entry_to_post;
   END LOOP;
 
   FOR r IN SELECT * FROM ledger_post_entries(v_to_post) LOOP
@@ -211,14 +213,17 @@ BEGIN
   INSERT INTO wallet_operations (id, client_id, kind, source_transaction_id, request_fingerprint, entry_id)
     SELECT v_new_op[i], req_clients[i], req_kinds[i], req_refs[i], req_fingerprints[i], v_entry[i]
     FROM generate_subscripts(req_clients, 1) i WHERE v_outcome[i] = 'OK' ORDER BY i;
-  INSERT INTO wallet_transactions (id, operation_id, client_id, account_id, client_service_id, transaction_type, transaction_source,
-      currency, transaction_amount, transaction_fee, previous_balance, current_balance, other_party_account,
-      other_party_transaction_hash, source_transaction_id, source_transaction_data, transaction_narration, transaction_date,
-      original_currency, original_amount, exchange_rate)
-    SELECT l.id, v_new_op[l.i], req_clients[l.i], l.account, v_service[l.i], l.type, l.source, v_currency[l.i], v_amount[l.i],
-           l.fee, l.before, l.after, l.other_party, l.other_leg, req_refs[l.i], req_data[l.i], req_narrations[l.i], req_dates[l.i],
-           CASE WHEN v_rate[l.i] IS NOT NULL THEN req_currencies[l.i] END, CASE WHEN v_rate[l.i] IS NOT NULL THEN req_amounts[l.i] END,
-           v_rate[l.i]
+  PERFORM wallet_record_transactions(p_ids => array_agg(l.id), p_operation_ids => array_agg(v_new_op[l.i]),
+      p_client_ids => array_agg(req_clients[l.i]), p_account_ids => array_agg(l.account),
+      p_client_service_ids => array_agg(v_service[l.i]), p_types => array_agg(l.type), p_sources => array_agg(l.source),
+      p_currencies => array_agg(v_currency[l.i]), p_amounts => array_agg(v_amount[l.i]), p_fees => array_agg(l.fee),
+      p_previous_balances => array_agg(l.before), p_current_balances => array_agg(l.after),
+      p_other_party_accounts => array_agg(l.other_party), p_other_party_transaction_hashes => array_agg(l.other_leg),
+      p_source_transaction_ids => array_agg(req_refs[l.i]), p_source_transaction_data => array_agg(req_data[l.i]),
+      p_narrations => array_agg(req_narrations[l.i]), p_transaction_dates => array_agg(req_dates[l.i]),
+      p_original_currencies => array_agg(CASE WHEN v_rate[l.i] IS NOT NULL THEN req_currencies[l.i] END),
+      p_original_amounts => array_agg(CASE WHEN v_rate[l.i] IS NOT NULL THEN req_amounts[l.i] END),
+      p_exchange_rates => array_agg(v_rate[l.i]))
     FROM (
       SELECT i, 1 AS leg, v_leg1[i] AS id, v_src[i] AS account,
              CASE req_kinds[i] WHEN 'CREDIT' THEN 'CREDIT' ELSE 'DEBIT' END AS type,
@@ -230,8 +235,8 @@ BEGIN
       UNION ALL
       SELECT i, 2, v_leg2[i], v_dst[i], 'CREDIT', 'INTERNAL_TRANSFER_CREDIT', 0, v_dst_before[i], v_dst_after[i], req_sources[i], v_leg1[i]::text
       FROM generate_subscripts(req_clients, 1) i WHERE v_outcome[i] = 'OK' AND req_kinds[i] = 'TRANSFER'
-    ) l
-    ORDER BY l.i, l.leg;
+      ORDER BY 1, 2
+    ) l;
 
   RETURN QUERY
     SELECT i, v_outcome[i], v_detail[i], rec.records

@@ -84,37 +84,44 @@ BEGIN
 
   -- One record per original record, direction flipped, balances as the reversing entry moved them; a
   -- single-wallet original had the settlement account as its other side, which gets a record of its own.
-  INSERT INTO wallet_transactions (id, operation_id, client_id, account_id, client_service_id, transaction_type,
-    transaction_source, currency, transaction_amount, transaction_fee, previous_balance, current_balance,
-    other_party_account, other_party_transaction_hash, source_transaction_id, source_transaction_data,
-    transaction_narration, transaction_date, original_currency, original_amount, exchange_rate)
-  WITH originals AS (
-    SELECT t.*, a.account_number AS own_account_number,
-           CASE t.transaction_type WHEN 'CREDIT' THEN 'DEBIT' ELSE 'CREDIT' END AS flipped_type,
-           row_number() OVER (ORDER BY t.transaction_type = 'CREDIT', t.id) AS n,
-           count(*) OVER () AS legs
-    FROM wallet_transactions t JOIN ledger_accounts a ON a.id = t.account_id
-    WHERE t.operation_id = v_target.id
-  ), moved AS (
-    SELECT * FROM unnest(v_accounts, v_amounts, v_afters) AS m (account_id, amount, balance_after)
-  )
-  SELECT v_leg_ids[o.n::int], v_operation, p_client_id, o.account_id, NULL::uuid, o.flipped_type,
-         'INTERNAL_REVERAL_' || o.flipped_type, o.currency, o.transaction_amount, o.transaction_fee,
-         p.balance_after - p.amount, p.balance_after, o.other_party_account,
-         CASE WHEN o.legs > 1 THEN v_leg_ids[3 - o.n::int] ELSE v_other_leg END::text,
-         p_reference, jsonb_build_object('reversed_transaction_id', o.id),
-         coalesce(p_narration, 'Reversal of ' || o.id), now(), o.original_currency, o.original_amount, o.exchange_rate
-  FROM originals o JOIN moved p ON p.account_id = o.account_id
-  UNION ALL
-  SELECT v_other_leg, v_operation, p_client_id, s.id, NULL::uuid, o.transaction_type,
-         'INTERNAL_REVERAL_' || o.transaction_type, s.currency, abs(p.amount), 0,
-         p.balance_after - p.amount, p.balance_after, o.own_account_number, v_leg_ids[1]::text,
-         p_reference, jsonb_build_object('reversed_transaction_id', o.id),
-         coalesce(p_narration, 'Reversal of ' || o.id), now(), NULL::char(3), NULL::numeric, NULL::numeric
-  FROM originals o
-  JOIN ledger_accounts s ON s.client_id = p_client_id AND s.account_number = o.other_party_account
-  JOIN moved p ON p.account_id = s.id
-  WHERE o.legs = 1;
+  PERFORM wallet_record_transactions(p_ids => array_agg(r.id), p_operation_ids => array_agg(v_operation),
+    p_client_ids => array_agg(p_client_id), p_account_ids => array_agg(r.account_id), p_types => array_agg(r.type),
+    p_sources => array_agg(r.source), p_currencies => array_agg(r.currency), p_amounts => array_agg(r.amount),
+    p_fees => array_agg(r.fee), p_previous_balances => array_agg(r.previous_balance),
+    p_current_balances => array_agg(r.current_balance), p_other_party_accounts => array_agg(r.other_party_account),
+    p_other_party_transaction_hashes => array_agg(r.other_leg), p_source_transaction_ids => array_agg(p_reference),
+    p_source_transaction_data => array_agg(r.data), p_narrations => array_agg(r.narration),
+    p_transaction_dates => array_agg(now()), p_original_currencies => array_agg(r.original_currency),
+    p_original_amounts => array_agg(r.original_amount), p_exchange_rates => array_agg(r.exchange_rate))
+  FROM (
+    WITH originals AS (
+      SELECT t.*, a.account_number AS own_account_number,
+             CASE t.transaction_type WHEN 'CREDIT' THEN 'DEBIT' ELSE 'CREDIT' END AS flipped_type,
+             row_number() OVER (ORDER BY t.transaction_type = 'CREDIT', t.id) AS n,
+             count(*) OVER () AS legs
+      FROM wallet_transactions t JOIN ledger_accounts a ON a.id = t.account_id
+      WHERE t.operation_id = v_target.id
+    ), moved AS (
+      SELECT * FROM unnest(v_accounts, v_amounts, v_afters) AS m (account_id, amount, balance_after)
+    )
+    SELECT v_leg_ids[o.n::int] AS id, o.account_id, o.flipped_type::text AS type,
+           'INTERNAL_REVERAL_' || o.flipped_type AS source, o.currency::text AS currency, o.transaction_amount AS amount,
+           o.transaction_fee AS fee, p.balance_after - p.amount AS previous_balance, p.balance_after AS current_balance,
+           o.other_party_account::text AS other_party_account,
+           CASE WHEN o.legs > 1 THEN v_leg_ids[3 - o.n::int] ELSE v_other_leg END::text AS other_leg,
+           jsonb_build_object('reversed_transaction_id', o.id) AS data, coalesce(p_narration, 'Reversal of ' || o.id) AS narration,
+           o.original_currency::text AS original_currency, o.original_amount, o.exchange_rate
+    FROM originals o JOIN moved p ON p.account_id = o.account_id
+    UNION ALL
+    SELECT v_other_leg, s.id, o.transaction_type, 'INTERNAL_REVERAL_' || o.transaction_type, s.currency, abs(p.amount), 0,
+           p.balance_after - p.amount, p.balance_after, o.own_account_number, v_leg_ids[1]::text,
+           jsonb_build_object('reversed_transaction_id', o.id), coalesce(p_narration, 'Reversal of ' || o.id), NULL, NULL,
+           NULL
+    FROM originals o
+    JOIN ledger_accounts s ON s.client_id = p_client_id AND s.account_number = o.other_party_account
+    JOIN moved p ON p.account_id = s.id
+    WHERE o.legs = 1
+  ) r;
 
   outcome := 'REVERSED';
   SELECT rec.records INTO records FROM wallet_operation_rows(v_operation) rec;
