@@ -11,12 +11,19 @@ import { JOURNAL_ENTRY_KIND } from '../../src/ledger/journal-entry-kind';
  */
 const SRC = join(__dirname, '..', '..', 'src');
 /** The ledger functions that take an entry's kind, by the name of that parameter. */
-const POSTING = { ledger_post_entries: 'p_kinds', ledger_post_entry: 'p_kind', ledger_reverse_entry: 'p_kind' } as const;
+const POSTING = { ledger_post_entry: 'p_kind', ledger_reverse_entry: 'p_kind' } as const;
+/** The record ledger_post_entries takes, whose second field is the entry's kind: `ROW(client, kind, lines)::…`. */
+const ENTRY_RECORD = 'ledger_entry_to_post';
 /** LedgerService's method that posts, whose kind TypeScript names from JOURNAL_ENTRY_KIND. */
 const TS_POSTING = ['reverseEntry'];
 
 /** The text between the parenthesis at `open` and its match, split at its top-level commas. */
 function argumentsAt(code: string, open: number): string[] {
+  return enclosedAt(code, open).args;
+}
+
+/** The parenthesis at `open`: its top-level arguments, and the index of its closing parenthesis. */
+function enclosedAt(code: string, open: number): { args: string[]; close: number } {
   const args: string[] = [];
   let depth = 0;
   let start = open + 1;
@@ -25,7 +32,7 @@ function argumentsAt(code: string, open: number): string[] {
     if (c === "'") i = code.indexOf("'", i + 1);
     else if (c === '(' || c === '[') depth++;
     else if (c === ')' || c === ']') {
-      if (--depth === 0) return [...args, code.slice(start, i)].map((a) => a.trim());
+      if (--depth === 0) return { args: [...args, code.slice(start, i)].map((a) => a.trim()), close: i };
     } else if (c === ',' && depth === 1) {
       args.push(code.slice(start, i));
       start = i + 1;
@@ -39,6 +46,14 @@ function callsOf(code: string, name: string): string[][] {
   return [...code.matchAll(new RegExp(`(?<!FUNCTION\\s+)(?<!\\w)${name}\\s*\\(`, 'gi'))].map((m) =>
     argumentsAt(code, m.index! + m[0].length - 1),
   );
+}
+
+/** Every `ROW(…)::ledger_entry_to_post` in `code`, as its fields. */
+function entryRecordsOf(code: string): string[][] {
+  return [...code.matchAll(/\bROW\s*\(/gi)]
+    .map((m) => enclosedAt(code, m.index! + m[0].length - 1))
+    .filter(({ close }) => new RegExp(`^\\)\\s*::\\s*${ENTRY_RECORD}\\b`, 'i').test(code.slice(close)))
+    .map(({ args }) => args);
 }
 
 /** A call's argument for parameter `parameter`: by name (`p_kind => …`), else by its position in the signature. */
@@ -86,6 +101,14 @@ function writtenBySql(): { written: Written[]; unreadable: string[] } {
         if (!readable) unreadable.push(`${source.file}: ${fn}(… ${expression} …)`);
         written.push(...kinds.map((kind) => ({ file: source.file, kind })));
       }
+    }
+  }
+  for (const source of sources) {
+    const code = source.text.replace(/--.*$/gm, '');
+    for (const fields of entryRecordsOf(code)) {
+      const { kinds, readable } = kindsOf(fields[1] ?? '', code);
+      if (!readable) unreadable.push(`${source.file}: ROW(… ${fields[1]} …)::${ENTRY_RECORD}`);
+      written.push(...kinds.map((kind) => ({ file: source.file, kind })));
     }
   }
   return { written, unreadable };
