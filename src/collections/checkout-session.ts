@@ -119,7 +119,8 @@ export function isOpen(session: CheckoutSessionRow): boolean {
 
 /**
  * A session that takes no more payment because its time is up: expired (820), or unpaid or part paid at its end (an
- * unpaid one is about to read 820, a part-paid one keeps 802). docs/decisions.md, "Checkout expiry: one rule, on the database clock".
+ * unpaid one is about to read 820, a part-paid one keeps 802). docs/decisions.md, "Checkout expiry: one rule, on the
+ * database clock".
  */
 export function isExpired(session: CheckoutSessionRow): boolean {
   return session.status === CHECKOUT_STATUS.EXPIRED || (isOpen(session) && session.ended);
