@@ -116,6 +116,22 @@ export class RailRequestsRepository {
   }
 
   /**
+   * Marks the call under `idempotencyKey` as repeated on those of its requests still waiting on it (no answer, no id,
+   * not sent again under another key), and answers them in the call's order. A request that one of its sends found not
+   * taken (BUSY) first is left out: it is sent again under a key of its own, so the repeat must not carry it.
+   */
+  async noteRepeat(ids: string[], idempotencyKey: string): Promise<string[]> {
+    const [rows]: [{ id: string }[], number] = await this.db.query(
+      `UPDATE rail_requests SET request = jsonb_set(request, '{call,repeatedAt}', to_jsonb(now()))
+       WHERE id = ANY($1::uuid[]) AND outcome IS NULL AND operator_request_id IS NULL AND state IN ('SENDING', 'UNKNOWN')
+         AND request->'call'->>'idempotencyKey' = $2
+       RETURNING id`,
+      [ids, idempotencyKey],
+    );
+    return ids.filter((id) => rows.some((row) => row.id === id));
+  }
+
+  /**
    * Open requests of this operation the operator has given no id for (their send answer was lost, or is still
    * awaited) about this number and amount, the number compared by its digits.
    */
@@ -165,7 +181,8 @@ export class RailRequestsRepository {
   /**
    * How the send went: the operator's identifiers when it took the request, or why its fate is open. A request the
    * operator took is never marked not taken (BUSY) again, whatever a slower, concurrent step concludes; with
-   * `onlyWhileSending`, neither is one whose fate is open (a rail that would send it again under a new key).
+   * `onlyWhileSending`, neither is one whose fate is open (a rail that would send it again under a new key), nor one
+   * whose call was repeated (noteRepeat): the repeat under the call's key may have been taken.
    */
   async recordSend(
     id: string,
@@ -177,7 +194,8 @@ export class RailRequestsRepository {
       `UPDATE rail_requests SET state = $2, operator_request_id = coalesce($3, operator_request_id),
          operator_conversation_id = coalesce($4, operator_conversation_id), last_error = $5,
          sent_at = CASE WHEN $2 = 'SENT' THEN now() ELSE sent_at END
-       WHERE id = $1 AND outcome IS NULL AND NOT ($2 = 'BUSY' AND state = 'SENT') AND NOT ($6 AND state <> 'SENDING')`,
+       WHERE id = $1 AND outcome IS NULL AND NOT ($2 = 'BUSY' AND state = 'SENT')
+         AND NOT ($6 AND (state <> 'SENDING' OR request->'call'->>'repeatedAt' IS NOT NULL))`,
       [id, state, fields.operatorRequestId ?? null, fields.operatorConversationId ?? null, fields.error ?? null, onlyWhileSending],
     );
   }

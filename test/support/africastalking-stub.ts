@@ -38,6 +38,9 @@ export interface AfricasTalkingTopUp {
   /** When the top-up reaches its final status (its callback's time); query/transaction/find says Pending before. */
   finalAt: number;
   plan: AfricasTalkingRecipientPlan;
+  /** The Idempotency-Key of the call that took it, and that call's place among all send calls. */
+  idempotencyKey: string;
+  call: number;
 }
 
 /**
@@ -252,7 +255,7 @@ export class AfricasTalkingStub {
     }
     if (!plan.taken) return plan.fault === 'http500' ? text(res, 500, 'Internal Server Error') : undefined;
     if (idempotencyKey) this.keys.set(idempotencyKey, Date.now());
-    const answers = recipients.map((r) => this.take(r));
+    const answers = recipients.map((r) => this.take(r, idempotencyKey));
     const taken = answers.filter((a): a is AfricasTalkingTopUp => 'requestId' in a);
     const early = taken.filter((t) => t.plan.callback === 'early' && t.sent === 'Sent');
     await Promise.all(early.map((t) => this.post(this.statusOf(t))));
@@ -291,10 +294,10 @@ export class AfricasTalkingStub {
    * A number as Africa's Talking takes it: refused at once when it is not in the international form its SDK
    * requires (`^\+\d{1,3}\d{3,}$`) or the amount not "<currency> <decimal>"; otherwise a top-up, as planned.
    */
-  private take(recipient: {
-    phoneNumber: string;
-    amount: string;
-  }): AfricasTalkingTopUp | { phoneNumber: string; amount: string; refused: string } {
+  private take(
+    recipient: { phoneNumber: string; amount: string },
+    idempotencyKey: string,
+  ): AfricasTalkingTopUp | { phoneNumber: string; amount: string; refused: string } {
     const { phoneNumber } = recipient;
     if (!/^\+\d{1,3}\d{3,}$/.test(phoneNumber)) return { phoneNumber, amount: recipient.amount, refused: 'Invalid phone number' };
     const value = /^([A-Z]{3}) (\d+(?:\.\d+)?)$/.exec(recipient.amount);
@@ -309,6 +312,8 @@ export class AfricasTalkingStub {
       final: plan.sent === 'Failed' ? 'Failed' : plan.final!,
       finalAt: Date.now() + STATUS_AFTER_MS + (plan.delayMs ?? 0),
       plan,
+      idempotencyKey,
+      call: this.sends.length,
     };
     this.topUps.push(t);
     return t;

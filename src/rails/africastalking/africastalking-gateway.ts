@@ -45,6 +45,8 @@ interface SentCall {
   sentAt: string;
   /** Africa's Talking answered a repeat as a duplicate: it has the call, so repeating it tells nothing more. */
   taken?: boolean;
+  /** When the call was first repeated: from then on no answer of the call marks the request not taken (BUSY). */
+  repeatedAt?: string | null;
 }
 
 /** First send, a send again of one it did not take (busy), or a repeat of a call whose answer was lost (same key). */
@@ -137,11 +139,11 @@ export class AfricasTalkingGateway implements ReconcilingGateway {
    * key is kept on its requests before it leaves, so that a lost answer can be repeated under it. A duplicate answer
    * means Africa's Talking has a call under this key (a repeat may overtake a slow first send): never a refusal.
    */
-  private async send(call: RailRequestRow[], kind: SendKind): Promise<void> {
+  private async send(call: RailRequestRow[], kind: SendKind, repeatedKey?: string): Promise<void> {
     const ids = call.map((request) => request.id);
-    const idempotencyKey = idempotencyKeyOf(ids);
+    const idempotencyKey = repeatedKey ?? idempotencyKeyOf(ids);
     if (kind !== 'repeat') {
-      const sent: SentCall = { members: ids, idempotencyKey, sentAt: new Date().toISOString() };
+      const sent: SentCall = { members: ids, idempotencyKey, sentAt: new Date().toISOString(), taken: false, repeatedAt: null };
       await this.requests.noteCall(ids, { ...sent });
     }
     const recipients = call.map((request) => request.request.body as unknown as AirtimeRecipient);
@@ -272,9 +274,11 @@ export class AfricasTalkingGateway implements ReconcilingGateway {
     // Read afresh: a sibling's step in the same pass may have found the call taken.
     const call = sentCall((await this.requests.byId(request.id)) ?? request)!;
     if (!call.taken && Date.now() - Date.parse(call.sentAt) < REPEAT_WINDOW_MS) {
-      await this.send(await this.requests.byIds(call.members), 'repeat');
+      // Only the call's requests still waiting on it, under its own key: never a request sent again under another.
+      const waiting = await this.requests.noteRepeat(call.members, call.idempotencyKey);
+      if (waiting.length > 0) await this.send(await this.requests.byIds(waiting), 'repeat', call.idempotencyKey);
       const now = (await this.requests.byId(request.id))!;
-      if (now.operator_request_id || now.outcome) return;
+      if (now.operator_request_id || now.outcome || now.state === 'BUSY') return;
     }
     const phoneNumber = String(request.request.body.phoneNumber);
     const amount = String(request.request.body.amount);
