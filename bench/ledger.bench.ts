@@ -30,6 +30,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import { hashSecret } from '../src/common/crypto/secret-hash';
 import { CEILING_TARGETS, printAgainstCeiling, runCeiling, Throughput } from './support/ceiling';
 import { count, createBenchDatabase, dropBenchDatabase, newBenchDatabase } from './support/database';
 import { CONNECTIONS, DURATION, ensureBuilt, freePort, log, ROOT, SERVER_URL, sleep } from './support/environment';
@@ -127,14 +128,12 @@ async function main(): Promise<void> {
 
 /** A client with one wallet user, written as ClientsService and UsersService write them (argon2 password hash). */
 async function createTenant(db: Client, clientCode: string, password: string): Promise<void> {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const argon2 = require('argon2');
   const [{ id }] = (await db.query('INSERT INTO clients (code, name) VALUES ($1, $2) RETURNING id', [clientCode, 'Benchmark merchant']))
     .rows;
   await db.query('INSERT INTO users (client_id, username, password_hash) VALUES ($1, $2, $3)', [
     id,
     `bench-${clientCode.toLowerCase()}`,
-    await argon2.hash(password),
+    await hashSecret(password),
   ]);
 }
 
