@@ -52,11 +52,12 @@ export class CallbackSettingsService implements OnApplicationBootstrap {
 
   /**
    * Clients created before signing secrets were created with the client get theirs now, once: the migration
-   * cannot seal a secret, and reading one must never write.
+   * cannot seal a secret, and reading one must never write. The subquery is not correlated: Citus refuses a
+   * correlated one from a reference table (clients) into a distributed one.
    */
   async onApplicationBootstrap(): Promise<void> {
     const missing: { id: string }[] = await this.db.query(
-      `SELECT c.id FROM clients c WHERE NOT EXISTS (SELECT 1 FROM client_signing_secrets s WHERE s.client_id = c.id)`,
+      `SELECT c.id FROM clients c WHERE c.id NOT IN (SELECT s.client_id FROM client_signing_secrets s)`,
     );
     for (const { id } of missing) await this.createSigningSecret(this.db.manager, id);
     if (missing.length > 0) this.logger.log(`issued signing secrets for ${missing.length} client(s) that had none`);

@@ -139,6 +139,16 @@ describe('callback settings per kind', () => {
     expect(missing).toBe(0);
   });
 
+  it('a client without a signing secret gets one at start-up; those with one keep theirs', async () => {
+    const [kept, lacking] = [await createGatewayMerchant(app), await createGatewayMerchant(app)];
+    await dataSource(app).query(`DELETE FROM client_signing_secrets WHERE client_id = $1`, [lacking.clientId]);
+    await settings.onApplicationBootstrap();
+    expect(await signingSecretsOf(app, kept.clientId)).toEqual([kept.signingSecret]);
+    const [issued] = (await signingSecretsOf(app, lacking.clientId)) ?? [];
+    expect(issued).toMatch(/\S{32,}/);
+    expect(issued).not.toBe(lacking.signingSecret);
+  });
+
   it('reads inside a transaction use its connection: with a pool of one, 10 concurrent notify_client charges all settle', async () => {
     const merchant = await createGatewayMerchant(app, { clientCallbackUrl: receiver.url(`/pool/${randomUUID()}`) });
     // Within one transaction, on the only pooled connection: a read through another connection would never finish.

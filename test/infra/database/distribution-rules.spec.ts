@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import { DISTRIBUTION_PLAN } from '../../../src/infra/database/distribution-plan';
 
 /**
  * The Citus rules of docs/scaling.md, checked on the migrated schema, so that no new table or money function drifts
@@ -8,44 +9,8 @@ import { Client } from 'pg';
  * plain schema to what create_distributed_table and create_distributed_function would need.
  */
 
-/** Every table of the schema, in exactly one class. A new table fails the test until it is placed here. */
-const TABLES = {
-  /** Hash-distributed by client_id, all co-located with ledger_accounts. */
-  distributed: [
-    'account_types',
-    'airtime_recipients',
-    'airtime_requests',
-    'callback_attempts',
-    'callback_deliveries',
-    'checkout_sessions',
-    'client_callback_settings',
-    'client_service_fee_tiers',
-    'client_service_partners',
-    'client_services',
-    'client_signing_secrets',
-    'collection_reversals',
-    'float_holds',
-    'float_reservations',
-    'journal_entries',
-    'ledger_accounts',
-    'ledger_archived_balances',
-    'notifications',
-    'outbox',
-    'payments',
-    'payouts',
-    'postings',
-    'profiles',
-    'rail_callbacks',
-    'rail_requests',
-    'wallet_operations',
-    'wallet_transactions',
-    'wallets',
-  ],
-  /** Copied to every node: small, rarely written, read before the client is known or by every shard. */
-  reference: ['api_keys', 'clients', 'fx_rates', 'users'],
-  /** On the coordinator only: never written in a money transaction. */
-  local: ['fx_refreshes', 'portal_sessions', 'rail_health', 'schema_function_sources', 'schema_migrations', 'settings', 'sign_in_attempts'],
-} as const;
+/** Every table of the schema, in exactly one class. A new table fails the test until it is placed there. */
+const TABLES = DISTRIBUTION_PLAN;
 
 /**
  * What today's distributed tables lack, by table: `<table>.client_id` for a missing (or nullable) column, else the

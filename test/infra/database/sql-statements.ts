@@ -1,0 +1,347 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import * as ts from 'typescript';
+import { readFunctionSources } from '../../../src/infra/database/function-sources';
+
+// libpg-query is Postgres's own parser compiled to WebAssembly: the statements are read as the server reads them.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const pg = require('libpg-query') as {
+  loadModule(): Promise<void>;
+  parseSync(sql: string): { stmts: { stmt: Node }[] };
+  parsePlPgSQLSync(sql: string): { plpgsql_funcs: unknown[] };
+};
+
+/** A node of a parse tree, walked generically. */
+type Node = any;
+
+/** One SQL statement of the code base, with where it is written. */
+export interface SqlStatement {
+  /** `<file>:<Class.method>` for a query written in TypeScript; `<file>#<function>` for a statement of a SQL function. */
+  origin: string;
+  /** The function it belongs to, for a statement of a SQL function. */
+  fn?: string;
+  sql: string;
+  ast: Node;
+}
+
+export interface SqlFunction {
+  name: string;
+  file: string;
+  language: string;
+  parameters: string[];
+  statements: SqlStatement[];
+  /** Statements run with EXECUTE: built at run time, not read here. */
+  dynamic: number;
+  /** Why the body could not be read without the catalog (PL/pgSQL assigning a field of a composite variable). */
+  unread?: string;
+}
+
+export const loadParser = () => pg.loadModule();
+
+/** One statement written in a test, as if in a SQL function `fn` when given. */
+export const madeStatement = (sql: string, fn?: string): SqlStatement => ({
+  origin: 'made',
+  fn,
+  sql,
+  ast: pg.parseSync(sql).stmts[0].stmt,
+});
+
+/**
+ * Visits every node of a parse tree, depth first; `enter` answers 'skip' to leave a node's children out (a subquery,
+ * which is a level of its own).
+ */
+function walk(tree: Node, enter: (node: Node) => 'skip' | void): void {
+  if (Array.isArray(tree)) return tree.forEach((item) => walk(item, enter));
+  if (!tree || typeof tree !== 'object' || enter(tree) === 'skip') return;
+  for (const child of Object.values(tree)) walk(child, enter);
+}
+
+/** The queries a PL/pgSQL body runs, each as a statement (an expression or assignment is read as `SELECT <expression>`). */
+function plpgsqlQueries(tree: unknown): string[] {
+  const found: string[] = [];
+  walk(tree, (node) => {
+    if (!node.PLpgSQL_expr) return;
+    const { query, parseMode } = node.PLpgSQL_expr;
+    // Modes: 0 a statement, 2 an expression, 3-5 an assignment `target := expression`.
+    const expression = parseMode >= 3 ? query.replace(/^[^:=]*:?=/, '') : query;
+    found.push(parseMode === 0 ? query : `SELECT ${expression}`);
+  });
+  return found;
+}
+
+const optionValue = (options: Node[], name: string) => options.find((o) => o.DefElem?.defname === name)?.DefElem?.arg;
+
+/** Every function of src/<domain>/sql/, with each statement it runs parsed. */
+export function sqlFunctions(): SqlFunction[] {
+  return readFunctionSources().flatMap((source) =>
+    pg.parseSync(source.text).stmts.map(({ stmt }) => {
+      const create = stmt.CreateFunctionStmt;
+      const name = create.funcname.at(-1).String.sval as string;
+      const language = optionValue(create.options, 'language').String.sval as string;
+      const parameters = (create.parameters ?? [])
+        .filter((p: Node) => p.FunctionParameter.mode !== 'FUNC_PARAM_OUT' && p.FunctionParameter.mode !== 'FUNC_PARAM_TABLE')
+        .map((p: Node) => p.FunctionParameter.name as string);
+      const body = (optionValue(create.options, 'as').List.items[0].String.sval as string) ?? '';
+      let texts = [body];
+      let unread: string | undefined;
+      if (language === 'plpgsql') {
+        try {
+          texts = plpgsqlQueries(pg.parsePlPgSQLSync(source.text));
+        } catch (error) {
+          texts = [];
+          unread = (error as Error).message;
+        }
+      }
+      const statements = texts.flatMap((sql) =>
+        pg.parseSync(sql).stmts.map(({ stmt: ast }) => ({ origin: `${source.file}#${name}`, fn: name, sql, ast })),
+      );
+      return { name, file: source.file, language, parameters, statements, dynamic: (body.match(/\bEXECUTE\b/gi) ?? []).length, unread };
+    }),
+  );
+}
+
+const SRC = join(__dirname, '../../../src');
+const QUERY_START = /^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\s/; // the code base writes SQL keywords in capitals
+
+function tsFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? tsFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
+}
+
+/** The class member or function a query is written in (`Class.method`), stable while lines move. */
+function enclosingName(node: ts.Node): string {
+  const names: string[] = [];
+  for (let at: ts.Node | undefined = node.parent; at; at = at.parent) {
+    const named = at as ts.Node & { name?: ts.Node };
+    if (
+      (ts.isFunctionDeclaration(at) ||
+        ts.isMethodDeclaration(at) ||
+        ts.isClassDeclaration(at) ||
+        ts.isVariableDeclaration(at) ||
+        ts.isPropertyDeclaration(at) ||
+        ts.isPropertyAssignment(at)) &&
+      named.name &&
+      ts.isIdentifier(named.name)
+    ) {
+      names.unshift(named.name.text);
+    }
+  }
+  return names.join('.') || '(module)';
+}
+
+/**
+ * Every SQL text written in src/*.ts. A template's `${…}` is replaced by the text of the constant it names when that
+ * constant is a string of the same file, else by a parameter; a text that still does not parse (a fragment spliced
+ * at run time) is returned in `unread` with its origin.
+ */
+export function repositoryQueries(): { statements: SqlStatement[]; unread: string[] } {
+  const statements: SqlStatement[] = [];
+  const unread: string[] = [];
+  for (const path of tsFiles(SRC)) {
+    const file = relative(join(SRC, '..'), path);
+    const source = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true);
+    const constants = new Map<string, ts.Expression>();
+    const collect = (node: ts.Node) => {
+      if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name) && node.initializer) {
+        constants.set(node.name.text, node.initializer);
+      }
+      ts.forEachChild(node, collect);
+    };
+    collect(source);
+    // A span that is no constant of the file becomes a parameter, or, on a second reading, nothing: most are an
+    // optional clause (`FOR UPDATE`, an extra filter), read here as absent.
+    const textOf = (node: ts.Expression, spliced: 'parameter' | 'nothing', depth = 0): string | undefined => {
+      if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) return node.text;
+      if (!ts.isTemplateExpression(node)) return undefined;
+      let parameter = 900;
+      return (
+        node.head.text +
+        node.templateSpans
+          .map((span) => {
+            const named = ts.isIdentifier(span.expression) && depth < 3 ? constants.get(span.expression.text) : undefined;
+            const inlined = named ? textOf(named, spliced, depth + 1) : undefined;
+            return (inlined ?? (spliced === 'parameter' ? `$${parameter++}` : '')) + span.literal.text;
+          })
+          .join('')
+      );
+    };
+    const parsed = (node: ts.Expression): { sql: string; stmts: { stmt: Node }[] } | undefined => {
+      for (const spliced of ['parameter', 'nothing'] as const) {
+        const sql = textOf(node, spliced)!;
+        try {
+          return { sql, stmts: pg.parseSync(sql).stmts };
+        } catch {
+          // read again with the spans left out
+        }
+      }
+      return undefined;
+    };
+    const visit = (node: ts.Node) => {
+      if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node) || ts.isTemplateExpression(node)) {
+        const sql = textOf(node, 'parameter');
+        if (sql !== undefined && QUERY_START.test(sql)) {
+          const origin = `${file}:${enclosingName(node)}`;
+          const read = parsed(node);
+          if (read) for (const { stmt: ast } of read.stmts) statements.push({ origin, sql: read.sql, ast });
+          else unread.push(origin);
+        }
+        return;
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+  }
+  return { statements, unread };
+}
+
+function writesOrLocks(ast: Node): boolean {
+  return levels(ast).some((level) => level.kind !== 'SelectStmt' || (level.lockingClause ?? []).length > 0);
+}
+
+/** A relation named in a statement level, with the name its columns are qualified by. */
+interface Relation {
+  table: string;
+  alias: string;
+}
+
+/** The SELECT / INSERT / UPDATE / DELETE levels of a statement: each subquery and CTE is a level of its own. */
+function levels(ast: Node): Node[] {
+  const found: Node[] = [];
+  walk(ast, (node) => {
+    for (const kind of ['SelectStmt', 'InsertStmt', 'UpdateStmt', 'DeleteStmt']) if (node[kind]) found.push({ kind, ...node[kind] });
+  });
+  return found;
+}
+
+/** The relations a level reads or writes itself (not those of its subqueries). */
+function relationsOf(level: Node): Relation[] {
+  const found: Relation[] = [];
+  const add = (range: Node) => found.push({ table: range.relname, alias: range.alias?.aliasname ?? range.relname });
+  // UPDATE and DELETE name their target as a bare RangeVar body.
+  if (level.relation) add(level.relation);
+  walk([level.fromClause, level.usingClause], (node) => {
+    if (node.RangeVar) add(node.RangeVar);
+    if (node.RangeVar || node.RangeSubselect || node.SubLink || node.RangeFunction) return 'skip';
+  });
+  return found;
+}
+
+/** The join conditions and filters of a level, not descending into subqueries. */
+function qualsOf(level: Node): Node[] {
+  const quals: Node[] = [level.whereClause];
+  walk(level.fromClause, (node) => {
+    if (node.RangeSubselect || node.SubLink) return 'skip';
+    if (!node.JoinExpr) return;
+    quals.push(node.JoinExpr.quals);
+    // JOIN … USING (client_id) equates the column of both sides.
+    if ((node.JoinExpr.usingClause ?? []).some((using: Node) => using.String?.sval === 'client_id')) quals.push({ usingClientId: true });
+  });
+  return quals;
+}
+
+/** Every column reference in a tree, as its name parts. */
+function columnsIn(tree: Node): string[][] {
+  const found: string[][] = [];
+  walk(tree, (node) => {
+    const column = columnOf(node);
+    if (column) found.push(column);
+  });
+  return found;
+}
+
+const columnOf = (node: Node): string[] | undefined =>
+  node?.ColumnRef ? node.ColumnRef.fields.map((f: Node) => f.String?.sval ?? '*') : undefined;
+
+/** `x.client_id = <something>` found in the quals, each as [qualifier or '', the other side's column or undefined]. */
+function clientIdEqualities(quals: Node[]): { left?: string; right?: string[]; using?: boolean }[] {
+  const found: { left?: string; right?: string[]; using?: boolean }[] = [];
+  walk(quals, (node) => {
+    if (node.usingClientId) found.push({ using: true });
+    if (node.SubLink || node.RangeSubselect) return 'skip';
+    const expr = node.A_Expr;
+    if (!expr || expr.kind !== 'AEXPR_OP' || expr.name?.[0]?.String?.sval !== '=') return;
+    for (const [a, b] of [
+      [expr.lexpr, expr.rexpr],
+      [expr.rexpr, expr.lexpr],
+    ]) {
+      const column = columnOf(a);
+      if (column && column.at(-1) === 'client_id') found.push({ left: column.length > 1 ? column.at(-2) : '', right: columnOf(b) });
+    }
+  });
+  return found;
+}
+
+export interface StatementFinding {
+  origin: string;
+  table: string;
+  rule: 'no-client-id-filter' | 'join-not-on-client-id' | 'insert-without-client-id' | 'reference-correlates-into-distributed';
+}
+
+/**
+ * What keeps a statement off one shard group (or, for a read across clients, off co-located joins): a distributed
+ * its client_id (to a value, or to the client_id of another table of the level that has one), an INSERT into a
+ * distributed table without client_id, or a reference table at a level whose subquery reads a distributed table.
+ */
+export function findings(statement: SqlStatement, distributed: readonly string[], reference: readonly string[]): StatementFinding[] {
+  const out: StatementFinding[] = [];
+  // A write, a locking read, or any statement of a SQL function (delegated to its client's node) must stay on one
+  // shard; a plain read in TypeScript may span clients (metrics, invariants, start-up), joining on client_id.
+  const strict = statement.fn !== undefined || writesOrLocks(statement.ast);
+  for (const level of levels(statement.ast)) {
+    if (level.kind === 'InsertStmt') {
+      const table = level.relation.relname as string;
+      const columns = (level.cols ?? []).map((c: Node) => c.ResTarget.name as string);
+      if (distributed.includes(table) && !columns.includes('client_id')) {
+        out.push({ origin: statement.origin, table, rule: 'insert-without-client-id' });
+      }
+      continue;
+    }
+    const relations = relationsOf(level);
+    const onShard = relations.filter((r) => distributed.includes(r.table));
+    const equalities = clientIdEqualities(qualsOf(level));
+    const aliases = new Set(relations.map((r) => r.alias));
+    const sameLevel = (column?: string[]) =>
+      column !== undefined && column.at(-1) === 'client_id' && (column.length === 1 || aliases.has(column.at(-2)!));
+    // Relations whose client_id equal each other's are one group; a group is pinned when one of its client_ids equals
+    // something else (a parameter, a variable, an outer query's column).
+    const group = new Map(onShard.map((r) => [r.alias, r.alias]));
+    const root = (alias: string): string => (group.get(alias) === alias ? alias : root(group.get(alias)!));
+    const join = (a: string, b: string) => group.has(a) && group.has(b) && group.set(root(a), root(b));
+    const pinned = new Set<string>();
+    for (const e of equalities) {
+      if (e.using) onShard.forEach((r) => join(r.alias, onShard[0].alias));
+      else if (sameLevel(e.right)) join(e.left || onShard[0]?.alias, e.right!.length === 2 ? e.right![0] : onShard[0]?.alias);
+      else if (e.left === '') onShard.forEach((r) => pinned.add(r.alias));
+      else pinned.add(e.left!);
+    }
+    const pinnedGroups = new Set([...pinned].filter((a) => group.has(a)).map(root));
+    const groups = new Set(onShard.map((r) => root(r.alias)));
+    for (const r of onShard) {
+      if (strict && !pinnedGroups.has(root(r.alias))) out.push({ origin: statement.origin, table: r.table, rule: 'no-client-id-filter' });
+      else if (!strict && groups.size > 1) out.push({ origin: statement.origin, table: r.table, rule: 'join-not-on-client-id' });
+    }
+
+    const referenced = relations.filter((r) => reference.includes(r.table));
+    if (referenced.length > 0) {
+      const sublinks: Node[] = [];
+      walk([level.whereClause, level.targetList], (node) => {
+        if (!node.SubLink) return;
+        sublinks.push(node.SubLink.subselect);
+        return 'skip';
+      });
+      const outer = new Set(referenced.map((r) => r.alias));
+      for (const sub of sublinks) {
+        const inner = levels(sub).flatMap(relationsOf);
+        const own = new Set(inner.map((r) => r.alias));
+        const correlated = columnsIn(sub).some((c) => c.length > 1 && outer.has(c.at(-2)!) && !own.has(c.at(-2)!));
+        if (!correlated) continue; // an uncorrelated subquery is planned on its own
+        for (const r of inner) {
+          if (distributed.includes(r.table))
+            out.push({ origin: statement.origin, table: r.table, rule: 'reference-correlates-into-distributed' });
+        }
+      }
+    }
+  }
+  return out;
+}
