@@ -16,6 +16,7 @@ import { addPayoutCommands } from './commands/payouts';
 import { addAirtimeCommands } from './commands/airtime';
 import { addRailCommands } from './commands/rails';
 import { addPartitionCommands } from './commands/partitions';
+import { addDatabaseCommands } from './commands/database';
 import { addSeedCommand } from './commands/seed';
 import { CliError, Output, RunCommand } from './commands/command';
 import { databaseProblem } from './database-check';
@@ -42,6 +43,7 @@ export function buildProgram(run: RunCommand): Command {
     addAirtimeCommands,
     addRailCommands,
     addPartitionCommands,
+    addDatabaseCommands,
     addSeedCommand,
   ];
   for (const addCommands of groups) addCommands(program, run);

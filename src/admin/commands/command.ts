@@ -1,8 +1,10 @@
 import { INestApplicationContext } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { Command } from 'commander';
+import type { PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
 import { ClientsService } from '../../clients/clients.service';
+import { pgPool } from '../../infra/database/prepared';
 
 /** A failure the operator can act on: printed as one line on stderr, exit code 1. */
 export class CliError extends Error {}
@@ -28,4 +30,14 @@ export async function requireClient(app: INestApplicationContext, code: string) 
   const client = await app.get(ClientsService).findByCode(code);
   if (!client) throw new CliError(`client ${code} not found`);
   return client;
+}
+
+/** One pooled connection for the time of `work`: for DDL that runs its own transactions on it. */
+export async function withConnection<T>(app: INestApplicationContext, work: (db: PoolClient) => Promise<T>): Promise<T> {
+  const db = await pgPool(dataSourceOf(app)).connect();
+  try {
+    return await work(db);
+  } finally {
+    db.release();
+  }
 }

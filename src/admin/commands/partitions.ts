@@ -1,10 +1,7 @@
-import { INestApplicationContext } from '@nestjs/common';
 import { Command } from 'commander';
-import type { PoolClient } from 'pg';
 import { ensurePartitions, parseMonth } from '../../infra/database/partitions';
-import { pgPool } from '../../infra/database/prepared';
 import { ArchiveRefused, archiveHistory } from '../history-archive';
-import { CliError, dataSourceOf, json, RunCommand } from './command';
+import { CliError, json, RunCommand, withConnection } from './command';
 
 /** The history tables' monthly partitions. */
 export function addPartitionCommands(program: Command, run: RunCommand): void {
@@ -36,14 +33,4 @@ export function addPartitionCommands(program: Command, run: RunCommand): void {
         }
       }, json(cmd)),
     );
-}
-
-/** One pooled connection for the time of `work`: partition DDL runs its own transactions on it. */
-async function withConnection<T>(app: INestApplicationContext, work: (db: PoolClient) => Promise<T>): Promise<T> {
-  const db = await pgPool(dataSourceOf(app)).connect();
-  try {
-    return await work(db);
-  } finally {
-    db.release();
-  }
 }

@@ -1,0 +1,118 @@
+import { escapeIdentifier, type PoolClient } from 'pg';
+import { DISTRIBUTION_ARGUMENT, DISTRIBUTION_PLAN } from './distribution-plan';
+
+/** The database is no Citus coordinator: nothing was changed. */
+export class NotCitus extends Error {}
+
+/** A step Citus refused: the whole plan was rolled back. */
+export class DistributionRefused extends Error {
+  constructor(
+    readonly step: string,
+    cause: Error & { detail?: string },
+  ) {
+    super(`${step}: ${cause.message}${cause.detail ? ` (${cause.detail})` : ''}; nothing was changed`);
+  }
+}
+
+export interface DistributionSummary {
+  citus: string;
+  workers: number;
+  reference_tables: string[];
+  distributed_tables: string[];
+  /** Tables that were distributed before this run. */
+  already_distributed: string[];
+  /** Functions delegated to the node of their first `p_client_id` argument. */
+  functions: string[];
+  foreign_keys_restored: number;
+}
+
+/** The table every distributed table is co-located with: accounts are what every money row points at. */
+const COLOCATION_ANCHOR = 'ledger_accounts';
+
+/**
+ * Puts the schema on a Citus cluster, as docs/scaling.md lays out, in one transaction: foreign keys are dropped (Citus
+ * refuses to distribute a table while a key ties it to one not yet distributed) and re-added at the end; the
+ * reference tables are copied to every node; the distributed tables are hash-distributed by client_id, co-located
+ * with ledger_accounts; the functions taking `p_client_id` are delegated on it. Run again, it does only what is left.
+ */
+export async function distribute(db: PoolClient): Promise<DistributionSummary> {
+  const [citus] = (await db.query<{ version: string }>(`SELECT extversion AS version FROM pg_extension WHERE extname = 'citus'`)).rows;
+  if (!citus) {
+    throw new NotCitus(
+      'this database is not a Citus coordinator (no citus extension): run CREATE EXTENSION citus and add the worker nodes first',
+    );
+  }
+  const [{ workers }] = (
+    await db.query<{ workers: number }>(`SELECT count(*)::int AS workers FROM pg_dist_node WHERE noderole = 'primary' AND groupid <> 0`)
+  ).rows;
+  const placed = new Set(
+    (await db.query<{ name: string }>(`SELECT logicalrelid::regclass::text AS name FROM pg_dist_partition`)).rows.map((r) => r.name),
+  );
+  const reference = DISTRIBUTION_PLAN.reference.filter((t) => !placed.has(t));
+  const ordered = [COLOCATION_ANCHOR, ...DISTRIBUTION_PLAN.distributed.filter((t) => t !== COLOCATION_ANCHOR)];
+  const distributed = ordered.filter((t) => !placed.has(t));
+  const functions = (
+    await db.query<{ signature: string; position: number }>(
+      `SELECT p.oid::regprocedure::text AS signature, array_position(p.proargnames, $1) AS position
+         FROM pg_proc p
+        WHERE p.pronamespace = 'public'::regnamespace AND $1 = ANY (p.proargnames)
+          AND NOT EXISTS (SELECT 1 FROM pg_dist_object o
+                           WHERE o.classid = 'pg_proc'::regclass AND o.objid = p.oid AND o.distribution_argument_index IS NOT NULL)
+        ORDER BY 1`,
+      [DISTRIBUTION_ARGUMENT],
+    )
+  ).rows;
+
+  let step = 'begin';
+  const run = async (name: string, sql: string, values: unknown[] = []) => {
+    step = name;
+    await db.query(sql, values);
+  };
+  await db.query('BEGIN');
+  try {
+    // Citus creates shards over several connections unless told to stay on one: needed inside a transaction block.
+    await run('sequential mode', `SET LOCAL citus.multi_shard_modify_mode TO 'sequential'`);
+    const keys =
+      reference.length + distributed.length === 0
+        ? []
+        : (
+            await db.query<{ table: string; name: string; definition: string }>(
+              `SELECT k.conrelid::regclass::text AS table, k.conname AS name, pg_get_constraintdef(k.oid) AS definition
+                 FROM pg_constraint k
+                WHERE k.contype = 'f' AND k.connamespace = 'public'::regnamespace AND k.conparentid = 0
+                ORDER BY 1, 2`,
+            )
+          ).rows;
+    for (const key of keys) await run(`drop ${key.name}`, `ALTER TABLE ${key.table} DROP CONSTRAINT ${escapeIdentifier(key.name)}`);
+    for (const table of reference) await run(`reference table ${table}`, `SELECT create_reference_table($1)`, [table]);
+    for (const table of distributed) {
+      const colocateWith = table === COLOCATION_ANCHOR ? 'default' : COLOCATION_ANCHOR;
+      await run(`distributed table ${table}`, `SELECT create_distributed_table($1, 'client_id', colocate_with => $2)`, [
+        table,
+        colocateWith,
+      ]);
+    }
+    for (const key of keys)
+      await run(`restore ${key.name}`, `ALTER TABLE ${key.table} ADD CONSTRAINT ${escapeIdentifier(key.name)} ${key.definition}`);
+    for (const fn of functions) {
+      await run(`function ${fn.signature}`, `SELECT create_distributed_function($1, $2, colocate_with => $3)`, [
+        fn.signature,
+        `$${fn.position}`,
+        COLOCATION_ANCHOR,
+      ]);
+    }
+    await db.query('COMMIT');
+    return {
+      citus: citus.version,
+      workers,
+      reference_tables: reference,
+      distributed_tables: distributed,
+      already_distributed: [...placed].sort(),
+      functions: functions.map((f) => f.signature),
+      foreign_keys_restored: keys.length,
+    };
+  } catch (error) {
+    await db.query('ROLLBACK');
+    throw new DistributionRefused(step, error as Error);
+  }
+}
