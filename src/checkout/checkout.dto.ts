@@ -1,8 +1,8 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty } from '@nestjs/swagger';
 import { Allow, IsEmail, IsInt, IsObject, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { PAYER_MSISDN } from '../common/errors/gateway-error';
 import { CompiledValidation } from '../common/http/compiled-validation';
-import { FreeObjectProperty } from '../common/openapi/api-docs';
+import { FreeObjectProperty, MoneyProperty } from '../common/openapi/api-docs';
 import { IsBoundedJson } from '../common/validation/json-size';
 import { IsMsisdn, RequiredText } from '../common/validation/validators';
 
@@ -50,5 +50,7 @@ const PHONE = { message: 'Enter a phone number with its country code, digits onl
 export class CheckoutPayDto {
   @ApiProperty({ example: '254712345678' }) @IsString(PHONE) @Matches(/^\+?\d{6,24}$/, PHONE) msisdn: string;
   /** Checked by the service: a whole number up to the amount still outstanding, which only the session knows. */
-  @ApiPropertyOptional({ example: 1500, description: 'whole major units; the outstanding amount when absent' }) @Allow() amount?: unknown;
+  @MoneyProperty('request', { example: 1500, optional: true, description: 'whole major units; the outstanding amount when absent' })
+  @Allow()
+  amount?: number | string;
 }

@@ -15,7 +15,7 @@ import { callbackUrlProblem } from '../common/url-safety/callback-url';
 import { CallbackResolver } from '../common/url-safety/pinned-post';
 import { GatewayError } from '../common/errors/gateway-error';
 import { requestFingerprint } from '../common/fingerprint';
-import { formatAmount, Money } from '../common/money';
+import { amountProblem, formatAmount, Money } from '../common/money';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
 import { TOPICS } from '../infra/queue/queues';
 import { RailHealth } from '../rails/rail-health';
@@ -167,9 +167,8 @@ export class CheckoutService {
 
       const paid = paidAmount(await this.payments.ofSession(manager, session.id));
       const outstanding = new Money(session.amount).minus(paid);
-      const whole = Number.isInteger(requested) ? (requested as number) : NaN;
-      const amount = requested === undefined || requested === null ? outstanding : new Money(whole);
-      if (amount.isNaN() || amount.lte(0) || amount.gt(outstanding)) {
+      const amount = requested === undefined || requested === null ? outstanding : requestedWhole(requested);
+      if (amount === null || amount.lte(0) || amount.gt(outstanding)) {
         throw new BadRequestException(`Amount must be a whole number from 1 to ${outstanding.toFixed(0)}`);
       }
       const { fee, refusal } = await merchantFee(manager, {
@@ -234,6 +233,13 @@ export class CheckoutService {
     const [row] = await manager.query(`${SELECT_CHECKOUT} WHERE cs.checkout_reference = $1`, [reference]);
     return row ?? null;
   }
+}
+
+/** A part payment's amount: a JSON number or decimal string (contract §3) of whole major units; null when not one. */
+function requestedWhole(value: unknown): Money | null {
+  if (amountProblem(value) !== null) return null;
+  const amount = new Money(value as number | string);
+  return amount.isInteger() ? amount : null;
 }
 
 /** Unguessable: the reference is the only key to the payer's page. */

@@ -152,6 +152,10 @@ export class CallbackSettingsService implements OnApplicationBootstrap {
   }
 }
 
+/**
+ * `whsec_` and 24 random bytes in standard base64 (32 characters, no padding): Standard Webhooks' secret form, whose
+ * text Stripe-style verifiers take as it is, so the one string the merchant is shown verifies both signatures.
+ */
 function newSigningSecret(): string {
-  return `whsec_${randomBytes(24).toString('base64url')}`;
+  return `whsec_${randomBytes(24).toString('base64')}`;
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
 import request from 'supertest';
 import { verifySignature } from '../support/callback-signature';
 import { airtimeBody } from '../support/airtime-fixtures';
@@ -61,6 +62,9 @@ describe('seeded callback settings', () => {
     for (const callback of callbacks) {
       expect(callback.headers.authorization).toBe(`Basic ${Buffer.from('seed-user:seed-password').toString('base64')}`);
       expect(verifySignature(seeded.signing_secret as string, callback.rawBody, callback.headers['x-signature'] as string)).toBe(true);
+      expect(new Webhook(seeded.signing_secret as string).verify(callback.rawBody, callback.headers as Record<string, string>)).toEqual(
+        callback.body,
+      );
     }
   }, 60_000);
 });

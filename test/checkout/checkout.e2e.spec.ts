@@ -313,7 +313,9 @@ describe('hosted checkout (gateway + pay endpoint)', () => {
 
     it('part payment: a smaller amount gives 802 with the balance due, paying the rest gives 801', async () => {
       const { body, reference, mtid } = await initiateCheckout(app, merchant, receiver, { amount: 1000 });
-      const part = await pay(reference, { msisdn: '254712345678', amount: 400 });
+      // A decimal string, as the document's number | string allows; a fraction of the currency unit is refused.
+      expect((await pay(reference, { msisdn: '254712345678', amount: '400.5' })).status).toBe(400);
+      const part = await pay(reference, { msisdn: '254712345678', amount: '400' });
       expect(part.status).toBe(200);
       const partPaid = await waitForCheckout(app, merchant, mtid, 802);
       // Its callback is in before the rest is paid, so the two callbacks arrive in the order of the payments.

@@ -2,6 +2,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
+import { Webhook } from 'standardwebhooks';
 import request from 'supertest';
 import { ApiKeysService } from '../../src/auth/gateway/api-keys.service';
 import { CallbackSettingsService } from '../../src/clients/callback-settings.service';
@@ -210,6 +211,7 @@ describe('merchant portal in headless Chromium', () => {
     await page.getByRole('button', { name: 'Rotate the signing secret' }).click();
     const rotated = (await page.locator('#new-signing-secret').textContent())!;
     expect(rotated).toMatch(/^whsec_/);
+    expect(await page.getByRole('region', { name: 'Signing secret' }).textContent()).toContain('webhook-signature: v1,<new> v1,<previous>');
     expect(await page.content()).toContain('previous secret stays valid until');
     expect(await signingSecretsOf(app, merchant.clientId)).toEqual([rotated, previous]);
     await page.screenshot({ path: screenshot('callbacks'), fullPage: true });
@@ -271,6 +273,7 @@ describe('merchant portal in headless Chromium', () => {
     expect(again.headers['x-event-id']).toBe(eventId);
     expect(again.rawBody).toBe(first.rawBody);
     expect(verifySignature(merchant.signingSecret, again.rawBody, again.headers['x-signature'] as string)).toBe(true);
+    expect(new Webhook(merchant.signingSecret).verify(again.rawBody, again.headers as Record<string, string>)).toEqual(again.body);
     await waitFor('the resend attempt on the page', async () => {
       await page.reload();
       return (await page.getByRole('table').textContent())?.includes('Resend');

@@ -6,7 +6,7 @@ import { EngineMetrics } from '../../infra/metrics/engine-metrics';
 import { CallbackEndpoint, CallbackKind, CallbackSettingsService, DeliverySettings } from '../../clients/callback-settings.service';
 import { resolveCallbackTarget } from '../../common/url-safety/callback-url';
 import { CallbackResolver, PinnedConnections } from '../../common/url-safety/pinned-post';
-import { signatureHeader } from './signature';
+import { signatureHeaders } from './signature';
 import { RESPONSE_BODY_CHARS } from './callbacks.service';
 
 const TIMEOUT_MS = 10_000;
@@ -256,7 +256,7 @@ export class CallbackDeliverer implements OnApplicationBootstrap, OnApplicationS
         'user-agent': 'paygate-callbacks/1',
         'x-event-id': delivery.id,
         'x-event-type': delivery.event,
-        'x-signature': signatureHeader(settings.signingSecrets, body, Math.floor(Date.now() / 1000)),
+        ...signatureHeaders(settings.signingSecrets, delivery.id, body, Math.floor(Date.now() / 1000)),
       };
       const credentials = credentialsFor(delivery.url, settings.endpoints[delivery.kind]);
       if (credentials) headers.authorization = `Basic ${Buffer.from(credentials).toString('base64')}`;

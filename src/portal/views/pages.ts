@@ -192,14 +192,19 @@ export function callbacksPage(
     : '';
   const overlap = view.previousValidUntil
     ? `<p>The previous secret stays valid until <strong>${esc(when(view.previousValidUntil, frame.user.timeZone))}</strong>: until then callbacks carry both signatures
-(<code>X-Signature: t=…,v1=&lt;new&gt;,v1=&lt;previous&gt;</code>).</p>`
+(<code>X-Signature: t=…,v1=&lt;new&gt;,v1=&lt;previous&gt;</code>, <code>webhook-signature: v1,&lt;new&gt; v1,&lt;previous&gt;</code>).</p>`
     : '';
   return layout(
     frame,
     `<div class="grid">${forms}</div>
 <section class="card" aria-labelledby="h-secret"><h2 id="h-secret">Signing secret</h2>${newSecret}
-<p>Every callback is signed: <code>X-Signature: t=&lt;unix seconds&gt;,v1=&lt;HMAC-SHA256(secret, "t.body")&gt;</code>. Last rotated ${esc(when(view.rotatedAt, frame.user.timeZone))}.</p>${overlap}
-<p class="muted small">Rotating issues a new secret; the current one stays valid for ${view.overlapHours} h so you can deploy the new one.</p>
+<p>Every callback is signed twice with this secret: <code>X-Signature: t=&lt;unix seconds&gt;,v1=&lt;HMAC-SHA256(secret, "t.body")&gt;</code>
+(Stripe's <code>constructEvent</code> verifies it), and the Standard Webhooks headers <code>webhook-id</code> (the event id),
+<code>webhook-timestamp</code> and <code>webhook-signature: v1,&lt;base64&gt;</code> (the <code>standardwebhooks</code> and Svix libraries verify them).
+Both take the <code>whsec_…</code> secret as it is. Last rotated ${esc(when(view.rotatedAt, frame.user.timeZone))}.</p>${overlap}
+<p class="muted small">Rotating issues a new secret; the current one stays valid for ${view.overlapHours} h so you can deploy the new one.
+A secret issued before Standard Webhooks signing may hold <code>-</code> or <code>_</code>: give it to a Standard Webhooks library with those
+written <code>+</code> and <code>/</code> after <code>whsec_</code>, or rotate.</p>
 ${buttonForm('/portal/callbacks/signing-secret/rotate', frame.user.csrfToken, 'Rotate the signing secret', 'danger')}</section>`,
   );
 }
