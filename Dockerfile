@@ -1,8 +1,7 @@
-# syntax=docker/dockerfile:1
 # Production image: `docker build -t paygate .`; run with `node dist/src/main.js api|worker` (see docker-compose.yml).
 
 # ---- build: compile TypeScript with the dev dependencies ----
-FROM node:20-slim AS build
+FROM node:24-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -14,7 +13,7 @@ COPY scripts ./scripts
 RUN npm run build
 
 # ---- runtime: production dependencies and the compiled code only ----
-FROM node:20-slim AS runtime
+FROM node:24-slim AS runtime
 ENV NODE_ENV=production \
     SCARF_ANALYTICS=false \
     APP_ENV=production \
