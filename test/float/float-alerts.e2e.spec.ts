@@ -77,7 +77,7 @@ describe('float low-balance alerts', () => {
     const { merchant, url, basic } = await merchantWithFloat('1000');
     await app.get(FloatAlertsService).set(merchant.clientId, merchant.settlementAccountNumber, { threshold: '500', contact: CONTACT });
 
-    await payout(merchant, '300'); // 1000 - 310 = 690: above
+    await waitForPayoutStatus(app, merchant, await payout(merchant, '300'), 700); // 1000 - 310 = 690: above, paid out
     expect(await available(merchant)).toBe('690.0000');
     expect(await alertsScheduled(merchant)).toBe(0);
 
