@@ -11,6 +11,7 @@ import { AuthModule } from '../auth/auth.module';
 import { GatewayAuthModule } from '../auth/gateway/gateway-auth.module';
 import { ClientsModule } from '../clients/clients.module';
 import { FxModule } from '../fx/fx.module';
+import { FloatModule } from '../float/float.module';
 
 /** Everything the operator CLI needs: the domain services, no HTTP and no queue processors. */
 @Module({
@@ -26,6 +27,7 @@ import { FxModule } from '../fx/fx.module';
     GatewayAuthModule,
     ClientsModule,
     FxModule,
+    FloatModule,
   ],
   providers: [SeedService],
 })

@@ -12,6 +12,7 @@ import { addFxCommands } from './commands/fx';
 import { addServiceCommands } from './commands/services';
 import { addApiKeyCommands } from './commands/api-keys';
 import { addCallbackCommands } from './commands/callbacks';
+import { addFloatCommands } from './commands/floats';
 import { addPayoutCommands } from './commands/payouts';
 import { addAirtimeCommands } from './commands/airtime';
 import { addRailCommands } from './commands/rails';
@@ -39,6 +40,7 @@ export function buildProgram(run: RunCommand): Command {
     addServiceCommands,
     addApiKeyCommands,
     addCallbackCommands,
+    addFloatCommands,
     addPayoutCommands,
     addAirtimeCommands,
     addRailCommands,

@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { TOPICS } from '../infra/queue/queues';
 import { SMS_NOTIFIER, type SmsNotifier } from './sms-notifier';
 
 /** An SMS to queue, once per client, reference and channel. */
@@ -34,24 +33,13 @@ export class NotificationsService {
     @Inject(SMS_NOTIFIER) private readonly sms: SmsNotifier,
   ) {}
 
+  /** notifications_queue_sms (src/notifications/sql/notifications_queue_sms.sql), in the caller's transaction. */
   async queueSms(manager: EntityManager, messages: SmsToQueue[]): Promise<void> {
     if (messages.length === 0) return;
     await manager.query(
-      `WITH queued AS (
-         INSERT INTO notifications (client_id, reference, channel, recipient, message)
-         SELECT m.client_id, m.reference, 'SMS', m.recipient, m.message FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[])
-           WITH ORDINALITY m(client_id, reference, recipient, message, n)
-         ORDER BY m.n
-         ON CONFLICT (client_id, reference, channel) DO NOTHING RETURNING id
-       )
-       INSERT INTO outbox (topic, payload) SELECT $5, jsonb_build_object('notificationId', queued.id::text) FROM queued`,
-      [
-        messages.map((m) => m.clientId),
-        messages.map((m) => m.reference),
-        messages.map((m) => m.recipient),
-        messages.map((m) => m.message),
-        TOPICS.sendNotification,
-      ],
+      `SELECT notifications_queue_sms(p_client_ids => $1::uuid[], p_references => $2::text[], p_recipients => $3::text[],
+         p_messages => $4::text[])`,
+      [messages.map((m) => m.clientId), messages.map((m) => m.reference), messages.map((m) => m.recipient), messages.map((m) => m.message)],
     );
   }
 

@@ -6,6 +6,8 @@ const NOTICES: Record<string, string> = {
   saved: 'Callback settings saved.',
   resent: 'Resend queued: the callback goes out again with the same X-Event-Id.',
   'time-zone': 'Time zone saved: days and times are shown in it.',
+  'alert-saved': 'Low-balance alert saved.',
+  'alert-cleared': 'Low-balance alert cleared.',
 };
 
 /** Every time zone the portal offers (the runtime's IANA list, and UTC, which it lists as an alias only). */

@@ -16,6 +16,7 @@ import type { FastifyReply } from 'fastify';
 import { ApiKeysService } from '../auth/gateway/api-keys.service';
 import { isCallbackKind } from '../clients/callback-settings.service';
 import { CallbacksService } from '../callbacks/delivery/callbacks.service';
+import { FloatAlertsService } from '../float/float-alerts.service';
 import { StatementQueryDto } from '../statements/statement-query.dto';
 import { StatementsService } from '../statements/statements.service';
 import { csvStream, textCell } from './csv';
@@ -67,6 +68,7 @@ export class PortalController {
     private readonly apiKeys: ApiKeysService,
     private readonly callbacks: CallbacksService,
     private readonly statements: StatementsService,
+    private readonly floatAlerts: FloatAlertsService,
   ) {}
 
   @Get()
@@ -92,6 +94,27 @@ export class PortalController {
     if (typeof zone !== 'string' || !TIME_ZONES.includes(zone) || !(await this.portal.setTimeZone(session.clientId, zone)))
       throw new BadRequestException('Choose a time zone from the list.');
     redirect(reply, '/portal?notice=time-zone');
+  }
+
+  @Post('float-alerts/:account')
+  async saveFloatAlert(
+    @CurrentPortalSession() session: PortalSession,
+    @Param('account') account: string,
+    @Body() form: { threshold?: unknown; sms?: unknown } | undefined,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    await this.floatAlerts.set(session.clientId, account, { threshold: form?.threshold, contact: form?.sms });
+    redirect(reply, '/portal?notice=alert-saved');
+  }
+
+  @Post('float-alerts/:account/clear')
+  async clearFloatAlert(
+    @CurrentPortalSession() session: PortalSession,
+    @Param('account') account: string,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    if (!(await this.floatAlerts.clear(session.clientId, account))) throw new NotFoundException();
+    redirect(reply, '/portal?notice=alert-cleared');
   }
 
   @Get('api-keys')

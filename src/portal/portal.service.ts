@@ -5,6 +5,7 @@ import { CALLBACK_KINDS, CallbackKind, CallbackSettingsService } from '../client
 import { CallbacksService } from '../callbacks/delivery/callbacks.service';
 import { DayTotals, everyRow, Keyset, ListCount, ListFilter, ListQuery } from '../common/listing';
 import { Money } from '../common/money';
+import { FloatAlertsService } from '../float/float-alerts.service';
 import { FloatBalanceService } from '../float/float-balance.service';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
 import { ReadReplica } from '../infra/database/read-replica';
@@ -62,6 +63,7 @@ export class PortalService {
     @InjectDataSource() private readonly db: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly floats: FloatBalanceService,
+    private readonly floatAlerts: FloatAlertsService,
     private readonly payments: PaymentsRepository,
     private readonly payouts: PayoutsRepository,
     private readonly callbacks: CallbacksService,
@@ -72,12 +74,20 @@ export class PortalService {
 
   async overview(clientId: string, timeZone: string, period: number): Promise<Omit<OverviewView, 'timeZones'>> {
     const days = lastDays(period, timeZone);
-    const [floats, collections, payouts] = await Promise.all([
+    const [floats, alerts, collections, payouts] = await Promise.all([
       this.floats.balancesOf(clientId),
+      this.floatAlerts.alertsOf(clientId),
       this.payments.dailyTotals(this.db.manager, clientId, timeZone, period),
       this.payouts.dailyTotals(this.db.manager, clientId, timeZone, period),
     ]);
-    return { floats, period, periods: OVERVIEW_PERIODS, collections: seriesOf(collections, days), payouts: seriesOf(payouts, days) };
+    return {
+      floats,
+      alerts,
+      period,
+      periods: OVERVIEW_PERIODS,
+      collections: seriesOf(collections, days),
+      payouts: seriesOf(payouts, days),
+    };
   }
 
   /** The client's wallets a statement can be asked for (its settlement wallets), from the overview's balances. */

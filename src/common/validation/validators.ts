@@ -16,6 +16,9 @@ export const LIMITS = {
   country: 64,
 } as const;
 
+/** A phone number: digits with an optional leading +, at most 25 characters (LIMITS.msisdn). */
+export const MSISDN = /^(?:\+\d{6,24}|\d{6,25})$/;
+
 /** A UUID in its canonical text form (what Postgres' uuid type accepts without error, and all our ids look like). */
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -37,7 +40,7 @@ export function IsMsisdn(contexts: { missing?: ValidationContext; invalid?: Vali
   return applyDecorators(
     IsString({ context: contexts.missing }),
     MaxLength(LIMITS.msisdn, { context: contexts.invalid }),
-    Matches(/^(?:\+\d{6,24}|\d{6,25})$/, {
+    Matches(MSISDN, {
       message: '$property must be 6 or more digits with an optional leading +',
       context: contexts.invalid,
     }),

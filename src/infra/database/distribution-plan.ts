@@ -17,6 +17,7 @@ export const DISTRIBUTION_PLAN = {
     'client_services',
     'client_signing_secrets',
     'collection_reversals',
+    'float_alerts',
     'float_holds',
     'float_reservations',
     'journal_entries',

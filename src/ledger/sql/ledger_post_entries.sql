@@ -101,6 +101,8 @@ BEGIN
   -- Each account's row once per batch, however many entries moved it.
   UPDATE ledger_accounts a SET balance = x.bal FROM unnest(v_ids, v_balances, v_start) x(id, bal, start)
     WHERE a.id = x.id AND x.bal <> x.start;
+  -- Floats' low-balance alerts follow the balances, under these locks (src/float/sql/float_low_balance_follow.sql).
+  PERFORM float_low_balance_follow(v_owners, v_ids, v_balances);
 
   RETURN QUERY SELECT * FROM unnest(o_no, o_entry, o_account, o_amount, o_before, o_after, o_refused);
 END

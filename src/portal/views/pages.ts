@@ -2,7 +2,9 @@ import type { ApiKeySummary } from '../../auth/gateway/api-keys.service';
 import type { CallbackKind } from '../../clients/callback-settings.service';
 import type { DeliveryDetail, DeliveryView } from '../../callbacks/delivery/callbacks.service';
 import type { ListCount, ListFilter } from '../../common/listing';
+import { minorUnits } from '../../common/currencies';
 import { displayAmount, Money } from '../../common/money';
+import type { FloatAlert } from '../../float/float-alerts.service';
 import type { FloatBalance } from '../../float/float-balance.service';
 import type { PaymentDetail, PaymentListRow } from '../../collections/payments.repository';
 import type { PayoutDetail, PayoutListRow } from '../../payouts/payouts.repository';
@@ -58,6 +60,7 @@ export interface Series {
 
 export interface OverviewView {
   floats: Array<FloatBalance & { account_number: string }>;
+  alerts: FloatAlert[];
   period: number;
   periods: readonly number[];
   collections: Series[];
@@ -108,19 +111,61 @@ export function overviewPage(frame: SignedInFrame, view: OverviewView): string {
     ]),
     'No settlement wallet is linked to a client service yet.',
   );
+  const banners = view.alerts
+    .filter((a) => a.low)
+    .map(lowFloatBanner)
+    .join('\n');
   const tabs = view.periods
     .map((days) => `<a href="/portal?days=${days}"${days === view.period ? ' aria-current="page"' : ''}>Last ${days} days</a>`)
     .join('');
   const zones = view.timeZones.map((zone) => `<option${zone === frame.user.timeZone ? ' selected' : ''}>${esc(zone)}</option>`).join('');
   return layout(
     frame,
-    `<h2>Balances</h2><p class="muted small">Available is what new payouts can use; reserved is held for payouts and airtime in flight.</p>${floats}
+    `${banners}<h2>Balances</h2><p class="muted small">Available is what new payouts can use; reserved is held for payouts and airtime in flight.</p>${floats}
+${floatAlertForms(frame, view)}
 <h2>Activity</h2><nav class="tabs" aria-label="Period">${tabs}</nav>
 <div class="grid">${seriesCard('Collections', view.collections, view.period)}${seriesCard('Payouts', view.payouts, view.period)}</div>
 <form method="post" action="/portal/time-zone" class="card filters">${csrfField(frame.user.csrfToken)}
 <div><label for="time-zone">Time zone of days and times</label><select id="time-zone" name="time_zone">${zones}</select></div>
 <div class="actions"><button type="submit" class="secondary">Save time zone</button></div></form>`,
   );
+}
+
+/** The banner of a float whose alert fired and has not re-armed. */
+function lowFloatBanner(alert: FloatAlert): string {
+  const amount = (value: string) => `${esc(alert.currency)} ${esc(displayAmount(value, alert.currency))}`;
+  return `<p class="notice err" role="alert"><strong>Low float:</strong> the available balance of <code>${esc(alert.account_number)}</code>
+fell below your alert level of ${amount(alert.threshold)}. The alert is sent once; it re-arms when the balance is back at
+${amount(alert.rearm_balance)}.</p>`;
+}
+
+/** Per float, its low-balance alert: threshold and SMS number, saved or cleared. */
+function floatAlertForms(frame: SignedInFrame, view: OverviewView): string {
+  if (view.floats.length === 0) return '';
+  const forms = view.floats.map((f) => {
+    const alert = view.alerts.find((a) => a.account_number === f.account_number);
+    const id = (field: string) => `alert-${f.account_number}-${field}`;
+    const action = `/portal/float-alerts/${encodeURIComponent(f.account_number)}`;
+    const amount = (value: string) => `${esc(f.currency)} ${esc(displayAmount(value, f.currency))}`;
+    const sent = alert ? ` Sent ${alert.alerts} time${alert.alerts === 1 ? '' : 's'}.` : '';
+    const state = !alert
+      ? 'No alert set.'
+      : alert.low
+        ? `Low: re-arms at ${amount(alert.rearm_balance)}.${sent}`
+        : `Armed: fires below ${amount(alert.threshold)}.${sent}`;
+    return `<section class="card" aria-labelledby="${id('h')}"><h3 id="${id('h')}">Float <code>${esc(f.account_number)}</code></h3>
+<p class="muted small">${state}</p>
+<form method="post" action="${esc(action)}">${csrfField(frame.user.csrfToken)}
+<label for="${id('threshold')}">Alert when available falls below (${esc(f.currency)})</label>
+<input id="${id('threshold')}" name="threshold" type="text" inputmode="decimal" required value="${alert ? new Money(alert.threshold).toFixed(minorUnits(f.currency)) : ''}">
+<label for="${id('sms')}">Also SMS to <span class="muted small">(optional)</span></label>
+<input id="${id('sms')}" name="sms" type="tel" autocomplete="tel" value="${esc(alert?.contact_msisdn)}">
+<div class="actions"><button type="submit">Save alert</button></div></form>
+${alert ? buttonForm(`${action}/clear`, frame.user.csrfToken, 'Clear alert', 'secondary', `Clear the alert of ${f.account_number}`) : ''}</section>`;
+  });
+  return `<h2>Low-balance alerts</h2><p class="muted small">One <code>float.low_balance</code> callback (to your payouts callback URL) and SMS each time the
+available balance falls below the level; none while it stays below, and again only after it is back 10% above it.</p>
+<div class="grid">${forms.join('\n')}</div>`;
 }
 
 export function apiKeysPage(

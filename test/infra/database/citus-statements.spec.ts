@@ -44,6 +44,7 @@ const KNOWN_FINDINGS: Record<string, string[]> = {
   ],
   'ledger/sql/ledger_post_entries.sql#ledger_post_entries': ['ledger_accounts no-client-id-filter', 'postings insert-without-client-id'],
   'ledger/sql/ledger_reverse_entry.sql#ledger_reverse_entry': ['postings no-client-id-filter'],
+  'notifications/sql/notifications_queue_sms.sql#notifications_queue_sms': ['outbox insert-without-client-id'],
   'payouts/sql/payout_accept_batch.sql#payout_accept_batch': ['ledger_accounts no-client-id-filter', 'outbox insert-without-client-id'],
   'split-settlements/sql/split_settlements_check.sql#split_settlements_check': [
     'client_service_partners no-client-id-filter',
@@ -163,7 +164,6 @@ const KNOWN_FINDINGS: Record<string, string[]> = {
     'ledger_archived_balances join-not-on-client-id',
     'postings join-not-on-client-id',
   ],
-  'src/notifications/notifications.service.ts:NotificationsService.queueSms': ['outbox insert-without-client-id'],
   'src/notifications/notifications.service.ts:NotificationsService.send': ['notifications no-client-id-filter'],
   'src/payouts/payout.ts:SELECT_PAYOUT': ['ledger_accounts join-not-on-client-id', 'payouts join-not-on-client-id'],
   'src/payouts/payouts.repository.ts:PayoutsRepository.claimForRecheck': ['payouts no-client-id-filter'],

@@ -58,6 +58,7 @@ const KNOWN_GAPS: Record<string, string[]> = {
     'collection_reversals_entry_id_fkey',
     'collection_reversals_payment_id_fkey',
   ],
+  float_alerts: ['float_alerts_account_id_fkey'],
   float_holds: [
     'float_holds_outcome_entry_id_key',
     'float_holds_pkey',
