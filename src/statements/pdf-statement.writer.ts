@@ -223,7 +223,7 @@ export async function writePdfStatement(
         MARGIN,
         y,
         tableLine([
-          displayTime(row.bookedAt),
+          displayTime(row.occurredAt),
           row.transactionId ?? '',
           printable(row.reference ?? ''),
           printable(row.narration),
