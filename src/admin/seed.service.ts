@@ -1,16 +1,17 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { airtimeServiceCode } from '../airtime/airtime.repository';
 import { WalletPrincipal } from '../auth/principal';
 import { ApiKeysService } from '../auth/gateway/api-keys.service';
 import { generatePassword, UsersService } from '../auth/users.service';
-import { CALLBACK_KINDS, CallbackSettingsService } from '../clients/callback-settings.service';
+import { CALLBACK_KINDS, CallbackKind, CallbackSettingsService } from '../clients/callback-settings.service';
 import { ClientServicesService } from '../client-services/client-services.service';
 import { ClientsService } from '../clients/clients.service';
 import { Money } from '../common/money';
 import { FxService } from '../fx/fx.service';
 import { SANDBOX_KES_RATES } from '../fx/sandbox-rates';
+import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
 import { ProfilesService } from '../wallets/profiles.service';
 import { MoneyMovementsService } from '../transactions/money-movements.service';
 import { AccountTypesService } from '../wallets/account-types.service';
@@ -26,6 +27,12 @@ const SEED_FLOAT = new Money('1000000');
 const SEED_PROFILE_ID = 'SETTLEMENT';
 const SEED_ACCOUNT_TYPE = 'Settlement';
 const SEED_SERVICE_NAME = 'Default service';
+/** Until the merchant sets its own, each kind goes to README's receiver on loopback (sandbox only: plain http). */
+const SEED_CALLBACK_URLS: Record<CallbackKind, string> = {
+  collections: 'http://127.0.0.1:4000/callbacks',
+  payouts: 'http://127.0.0.1:4000/payouts',
+  airtime: 'http://127.0.0.1:4000/airtime',
+};
 
 /**
  * `npm run admin -- seed` (provider contract §8, §10): creates what is missing and reuses what exists. Secrets
@@ -45,6 +52,7 @@ export class SeedService {
     private readonly fx: FxService,
     private readonly apiKeys: ApiKeysService,
     private readonly callbackSettings: CallbackSettingsService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async seed(options: SeedOptions): Promise<Record<string, unknown>> {
@@ -62,8 +70,7 @@ export class SeedService {
     for (const [currency, rate] of Object.entries(SANDBOX_KES_RATES)) {
       await this.fx.setRate(SEED_CURRENCY, currency, new Money(rate.buying), new Money(rate.selling), 'seed');
     }
-    // Every kind (contract §10), so the seeded merchant hears of payouts, B2B and airtime with its credentials too.
-    if (options.callback) for (const kind of CALLBACK_KINDS) await this.callbackSettings.setEndpoint(client.id, kind, options.callback);
+    await this.ensureCallbacks(client.id, options.callback);
     const signingSecret = await this.callbackSettings.rotateSigningSecret(client.id);
     const apiKey = await this.apiKeys.issue(client.id);
     return {
@@ -77,6 +84,18 @@ export class SeedService {
       currency: SEED_CURRENCY,
       signing_secret: signingSecret,
     };
+  }
+
+  /**
+   * Every kind (contract §10), so the seeded merchant hears of payouts, B2B and airtime too: the endpoint given, or
+   * in sandbox the default of each kind the merchant has not set (a re-seed keeps what it set in the portal).
+   */
+  private async ensureCallbacks(clientId: string, given: SeedOptions['callback']): Promise<void> {
+    for (const kind of CALLBACK_KINDS) {
+      if (given) await this.callbackSettings.setEndpoint(clientId, kind, given);
+      else if (this.config.isSandbox && !(await this.callbackSettings.endpointFor(this.db.manager, clientId, kind)))
+        await this.callbackSettings.setEndpoint(clientId, kind, { url: SEED_CALLBACK_URLS[kind], username: null, password: null });
+    }
   }
 
   private async ensureProfile(principal: WalletPrincipal): Promise<void> {

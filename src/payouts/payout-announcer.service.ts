@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { CallbacksService } from '../callbacks/delivery/callbacks.service';
-import { formatAmount } from '../common/money';
+import { displayAmount } from '../common/money';
 import { NotificationsService } from '../notifications/notifications.service';
 import { PAYOUT_STATUS, PayoutRow, resultOf } from './payout';
 
@@ -50,7 +50,7 @@ export class PayoutAnnouncer {
         reference: payout.payout_reference,
         recipient: payout.recipient_phone_number!,
         message:
-          `${payout.request.recipient_first_name ?? 'Hello'}, you have received ${payout.currency} ${formatAmount(payout.amount)} ` +
+          `${payout.request.recipient_first_name ?? 'Hello'}, you have received ${payout.currency} ${displayAmount(payout.amount, payout.currency)} ` +
           `from ${names.get(payout.client_id)}. Ref ${payout.rail_reference ?? payout.payout_reference}.`,
       })),
     );

@@ -35,7 +35,8 @@ export interface StatementHeader {
  * movement at its full amount, then the fee as it was booked, each with the running balance after it).
  */
 export interface StatementRow {
-  bookedAt: Date;
+  /** A wallet transaction's own time (its transaction_date); otherwise when the posting was booked. */
+  occurredAt: Date;
   /** The merchant-facing id of the record (wallet transaction, payment); null for a posting without one. */
   transactionId: string | null;
   /** The merchant's own reference (source_transaction_id, external_reference, reversal_reference). */

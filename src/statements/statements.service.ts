@@ -52,12 +52,13 @@ const OPENING_SQL = `
  * record gives the merchant-facing id, the merchant's reference, the narration, the source, the recipient's number
  * (disbursements), the gross movement (signed, before the fee) and the fee it carries, and what it booked on the
  * wallet (`net`, with the running balance after it): the posting itself, or for an airtime reservation the
- * recipient's share of it. Each branch is a lookup by a unique entry id column; the entry-kind guards let Postgres
+ * recipient's share of it. A wallet transaction's line shows its own time (transaction_date, as the API returns
+ * it); other lines show the posting's booking time. Each branch is a lookup by a unique entry id column; the entry-kind guards let Postgres
  * skip the branches that cannot match. Postings of entries without such a record (new kinds) still appear, named
  * after their entry kind.
  */
 const ROWS_SQL = `
-  SELECT p.id AS posting_id, p.created_at AS booked_at, coalesce(r.net, p.amount) AS amount,
+  SELECT p.id AS posting_id, coalesce(r.occurred_at, p.created_at) AS occurred_at, coalesce(r.net, p.amount) AS amount,
          coalesce(r.balance, p.balance_after) AS balance_after, p.entry_id, e.kind AS entry_kind,
          r.record_id, r.reference, r.narration, r.source, r.recipient, r.gross, r.fee, coalesce(r.line, 0) AS line
   FROM postings p
@@ -66,7 +67,8 @@ const ROWS_SQL = `
     (SELECT t.id::text AS record_id, t.source_transaction_id AS reference, t.transaction_narration AS narration,
             t.transaction_source AS source, NULL::text AS recipient,
             CASE t.transaction_type WHEN 'CREDIT' THEN t.transaction_amount ELSE -t.transaction_amount END AS gross,
-            t.transaction_fee AS fee, p.amount AS net, p.balance_after AS balance, 0 AS line
+            t.transaction_fee AS fee, p.amount AS net, p.balance_after AS balance, 0 AS line,
+            t.transaction_date AS occurred_at
      FROM wallet_operations o
      JOIN wallet_transactions t ON t.operation_id = o.id AND t.account_id = p.account_id
      WHERE o.entry_id = p.entry_id
@@ -74,40 +76,40 @@ const ROWS_SQL = `
      LIMIT 1)
     UNION ALL
     SELECT pay.id::text, pay.external_reference, pay.description, e.kind, NULL,
-           sign(p.amount) * pay.service_amount, pay.merchant_fee, p.amount, p.balance_after, 0
+           sign(p.amount) * pay.service_amount, pay.merchant_fee, p.amount, p.balance_after, 0, NULL::timestamptz
     FROM payments pay WHERE e.kind = '${JOURNAL_ENTRY_KIND.PAYMENT}' AND pay.entry_id = p.entry_id
     UNION ALL
-    SELECT pay.id::text, pay.external_reference, pay.description, e.kind, NULL, p.amount, 0, p.amount, p.balance_after, 0
+    SELECT pay.id::text, pay.external_reference, pay.description, e.kind, NULL, p.amount, 0, p.amount, p.balance_after, 0, NULL::timestamptz
     FROM payments pay WHERE e.kind = '${JOURNAL_ENTRY_KIND.PAYMENT_SPLIT}' AND pay.split_entry_id = p.entry_id
     UNION ALL
     SELECT pay.id::text, cr.reversal_reference, cr.reversal_reason, e.kind, NULL,
-           sign(p.amount) * pay.service_amount, pay.merchant_fee, p.amount, p.balance_after, 0
+           sign(p.amount) * pay.service_amount, pay.merchant_fee, p.amount, p.balance_after, 0, NULL::timestamptz
     FROM collection_reversals cr JOIN payments pay ON pay.id = cr.payment_id
     WHERE e.kind = '${JOURNAL_ENTRY_KIND.COLLECTION_REVERSAL}' AND cr.entry_id = p.entry_id
     UNION ALL
     SELECT pay.id::text, cr.reversal_reference, cr.reversal_reason, e.kind, NULL,
-           sign(p.amount) * pay.service_amount, pay.merchant_fee, p.amount, p.balance_after, 0
+           sign(p.amount) * pay.service_amount, pay.merchant_fee, p.amount, p.balance_after, 0, NULL::timestamptz
     FROM collection_reversals cr JOIN payments pay ON pay.id = cr.payment_id
     WHERE e.kind = '${JOURNAL_ENTRY_KIND.COLLECTION_REVERSAL_COMPENSATION}' AND cr.compensation_entry_id = p.entry_id
     UNION ALL
     SELECT po.id::text, po.payout_reference, coalesce(po.request->>'payment_description', ''), 'PAYOUT_' || po.kind,
-           po.recipient_account_number, -po.amount, po.fee, p.amount, p.balance_after, 0
+           po.recipient_account_number, -po.amount, po.fee, p.amount, p.balance_after, 0, NULL::timestamptz
     FROM float_reservations fr JOIN float_holds h ON h.reservation_id = fr.id JOIN payouts po ON po.hold_id = h.id
     WHERE e.kind = '${JOURNAL_ENTRY_KIND.FLOAT_RESERVE}' AND fr.reserve_entry_id = p.entry_id
     UNION ALL
     SELECT po.id::text, po.payout_reference, coalesce(po.result_description, ''), 'PAYOUT_REFUND', NULL,
-           po.amount, po.fee, p.amount, p.balance_after, 0
+           po.amount, po.fee, p.amount, p.balance_after, 0, NULL::timestamptz
     FROM float_holds h JOIN payouts po ON po.hold_id = h.id
     WHERE e.kind = '${JOURNAL_ENTRY_KIND.FLOAT_RELEASE}' AND h.outcome_entry_id = p.entry_id
     UNION ALL
     SELECT ar.correlation_id::text, rq.reference, '', 'AIRTIME', ar.phone_number, -ar.amount, ar.fee, -(ar.amount + ar.fee),
-           p.balance_after - p.amount - sum(ar.amount + ar.fee) OVER (ORDER BY ar.position), ar.position
+           p.balance_after - p.amount - sum(ar.amount + ar.fee) OVER (ORDER BY ar.position), ar.position, NULL::timestamptz
     FROM float_reservations fr JOIN airtime_requests rq ON rq.reservation_id = fr.id
     JOIN airtime_recipients ar ON ar.request_id = rq.id
     WHERE e.kind = '${JOURNAL_ENTRY_KIND.FLOAT_RESERVE}' AND fr.reserve_entry_id = p.entry_id
     UNION ALL
     SELECT ar.correlation_id::text, rq.reference, ar.message, 'AIRTIME_REFUND', ar.phone_number, ar.amount, ar.fee,
-           p.amount, p.balance_after, 0
+           p.amount, p.balance_after, 0, NULL::timestamptz
     FROM float_holds h JOIN airtime_recipients ar ON ar.hold_id = h.id JOIN airtime_requests rq ON rq.id = ar.request_id
     WHERE e.kind = '${JOURNAL_ENTRY_KIND.FLOAT_RELEASE}' AND h.outcome_entry_id = p.entry_id
   ) r ON true
@@ -127,7 +129,7 @@ const ROWS_WITH_LINES_SQL = `
 
 interface RawRow {
   posting_id: string;
-  booked_at: Date;
+  occurred_at: Date;
   amount: string;
   balance_after: string;
   entry_id: string;
@@ -308,10 +310,10 @@ export class StatementsService {
  * with the posting's own running balance.
  */
 function appendStatementRows(raw: RawRow, lines: StatementRow[]): void {
-  const { booked_at: bookedAt, record_id: transactionId, reference, amount, balance_after: balanceAfter } = raw;
+  const { occurred_at: occurredAt, record_id: transactionId, reference, amount, balance_after: balanceAfter } = raw;
   if (transactionId === null) {
     const source = readableSource(raw.entry_kind);
-    lines.push({ bookedAt, transactionId, reference, narration: `Ledger entry ${raw.entry_id}`, source, amount, balanceAfter });
+    lines.push({ occurredAt, transactionId, reference, narration: `Ledger entry ${raw.entry_id}`, source, amount, balanceAfter });
     return;
   }
   const code = raw.source ?? raw.entry_kind;
@@ -320,12 +322,12 @@ function appendStatementRows(raw: RawRow, lines: StatementRow[]): void {
   // Most postings carry no fee: the same numeric text for the posting and the gross needs no decimal arithmetic.
   const fee = raw.gross === null || raw.gross === amount ? null : new Money(amount).minus(raw.gross);
   if (fee === null || fee.isZero() || !new Money(raw.fee ?? 0).gt(0)) {
-    lines.push({ bookedAt, transactionId, reference, narration, source, amount, balanceAfter });
+    lines.push({ occurredAt, transactionId, reference, narration, source, amount, balanceAfter });
     return;
   }
   lines.push(
     {
-      bookedAt,
+      occurredAt,
       transactionId,
       reference,
       narration,
@@ -334,7 +336,7 @@ function appendStatementRows(raw: RawRow, lines: StatementRow[]): void {
       balanceAfter: new Money(balanceAfter).minus(fee).toFixed(4),
     },
     {
-      bookedAt,
+      occurredAt,
       transactionId,
       reference,
       narration: fee.isNegative() ? 'Transaction fee' : 'Transaction fee refunded',

@@ -96,7 +96,7 @@ export async function writeXlsxStatement(header: StatementHeader, rows: Statemen
     for (const row of batch) {
       const { debit, credit } = totals.add(row);
       const line = sheet.addRow([
-        row.bookedAt,
+        row.occurredAt,
         row.transactionId ?? '',
         row.reference ?? '',
         row.narration,

@@ -67,4 +67,49 @@ describe('seeded callback settings', () => {
       );
     }
   }, 60_000);
+
+  it("without callback flags, the portal's Callbacks page shows a URL for every kind, and a re-seed keeps the merchant's own", async () => {
+    const { app } = sandbox;
+    const code = uniqueCode('SEED');
+    const callbackUrls = async (seeded: Record<string, unknown>) => {
+      const login = await request(app.getHttpServer())
+        .post('/portal/login')
+        .type('form')
+        .send({ username: seeded.username, password: seeded.password })
+        .expect(303);
+      const cookie = (login.headers['set-cookie'] as unknown as string[])[0].split(';')[0];
+      const page = await request(app.getHttpServer()).get('/portal/callbacks').set('cookie', cookie).expect(200);
+      return [...page.text.matchAll(/<form method="post" action="\/portal\/callbacks\/(\w+)">[\s\S]*?name="url"[^>]*value="([^"]*)"/g)].map(
+        (m) => [m[1], m[2]],
+      );
+    };
+
+    const first = cliJson(await runCli(sandbox.db.url, 'seed', '--client-code', code, '--json'));
+    expect(await callbackUrls(first)).toEqual([
+      ['collections', 'http://127.0.0.1:4000/callbacks'],
+      ['payouts', 'http://127.0.0.1:4000/payouts'],
+      ['airtime', 'http://127.0.0.1:4000/airtime'],
+    ]);
+
+    const own = sandbox.receiver.url(`/own/${randomUUID()}`);
+    cliJson(
+      await runCli(
+        sandbox.db.url,
+        'callback:set',
+        '--client',
+        code,
+        '--kind',
+        'payouts',
+        '--url',
+        own,
+        '--username',
+        'u',
+        '--password',
+        'p',
+        '--json',
+      ),
+    );
+    const second = cliJson(await runCli(sandbox.db.url, 'seed', '--client-code', code, '--json'));
+    expect((await callbackUrls(second)).find(([kind]) => kind === 'payouts')).toEqual(['payouts', own]);
+  }, 60_000);
 });

@@ -433,6 +433,39 @@ describe('merchant portal in headless Chromium', () => {
           return wide;
         })()`);
         expect([width, path, overflowing]).toEqual([width, path, []]);
+        if (width === 390 && path === '/portal') {
+          // The charts' words as rendered on the phone (an SVG's text shrinks with its viewBox): each is readable.
+          const sizes = await p.evaluate<number[]>(`(() => {
+            const sizes = [];
+            const walker = document.createTreeWalker(document.querySelector('main'), NodeFilter.SHOW_TEXT);
+            for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+              const el = node.parentElement;
+              if (!el.closest('.chart') || !node.textContent.trim() || el.closest('title')) continue;
+              const scale = el instanceof SVGGraphicsElement ? el.getScreenCTM().a : 1;
+              sizes.push(parseFloat(getComputedStyle(el).fontSize) * scale);
+            }
+            return sizes;
+          })()`);
+          expect(sizes.length).toBeGreaterThan(0);
+          expect(Math.min(...sizes)).toBeGreaterThanOrEqual(11);
+        }
+        if (width === 390 && path === '/portal/api-keys') {
+          // Code is broken between words if it must wrap, never inside one ("/v1/auth" whole on one line).
+          const split = await p.evaluate<string[]>(`(() => {
+            const split = [];
+            for (const code of document.querySelectorAll('main p code')) {
+              const text = code.firstChild;
+              for (const word of text.textContent.matchAll(/\\S+/g)) {
+                const range = document.createRange();
+                range.setStart(text, word.index);
+                range.setEnd(text, word.index + word[0].length);
+                if (new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size > 1) split.push(word[0]);
+              }
+            }
+            return split;
+          })()`);
+          expect(split).toEqual([]);
+        }
         if (width === 390 && path === '/portal/payments') {
           // A card: each value beside its column's label.
           const label = await p.evaluate<string>(`getComputedStyle(document.querySelector('td[data-label="Amount"]'), '::before').content`);

@@ -264,6 +264,37 @@ describe('account statements (GET /account-statements/doc)', () => {
     expect(money(labels.get('Closing balance'))).toBe(rows[rows.length - 1].balance);
   });
 
+  it("shows a wallet transaction at its own time, the transaction_date the API returns, not the posting's booking time", async () => {
+    // A credit dated by the merchant makes the two times seconds apart (undated, they are milliseconds apart).
+    const credit = await http()
+      .post('/api/v1/transactions')
+      .query({ command: 'CREDIT' })
+      .set('authorization', tenant.auth)
+      .send({
+        account_number: walletB.account_number,
+        client_code: tenant.clientCode,
+        client_service_code: serviceCode,
+        transaction_amount: 30,
+        currency: 'KES',
+        source_transaction_id: uniqueCode('S'),
+        transaction_date: '2025-06-30T23:59:58Z',
+      })
+      .expect(201);
+    expect(credit.body.transaction_date).toBe('2025-06-30T23:59:58.000Z');
+    const today = new Date().toISOString().slice(0, 10);
+    const query = { account_number: walletB.account_number, start_date: today, end_date: today };
+
+    const { rows } = await readWorkbook((await statement({ ...query, doc_type: 'EXCEL' }).expect(200)).body);
+    const own = rows.filter((r) => r.id === credit.body.transaction_id);
+    expect(own).toHaveLength(2); // the credit and its fee
+    for (const row of own) expect(row.date.toISOString()).toBe(credit.body.transaction_date);
+
+    const pdf = pdfPages((await statement({ ...query, doc_type: 'PDF' }).expect(200)).body).flat();
+    const lines = pdf.filter((t) => t.includes(credit.body.transaction_id));
+    expect(lines).toHaveLength(2);
+    for (const line of lines) expect(line).toContain('2025-06-30 23:59:58');
+  });
+
   describe('errors', () => {
     const expectError = (res: request.Response, status: number) => {
       expect(res.status).toBe(status);

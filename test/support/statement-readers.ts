@@ -119,3 +119,27 @@ export function settlementStatement(
     .parse(binary)
     .expect(200);
 }
+
+/** A text run of a PDF page where it is drawn: x of its start and its font size, in points. */
+export interface PdfTextRun {
+  x: number;
+  size: number;
+  text: string;
+}
+
+/**
+ * The text runs of an uncompressed PDF's pages with their positions, from each run's `Tf` (font size) and `Tm` (x)
+ * before its TJ: enough to measure the monospaced statement's columns.
+ */
+export function pdfTextRuns(pdf: Buffer): PdfTextRun[] {
+  const runs: PdfTextRun[] = [];
+  let size = 0;
+  let x = 0;
+  for (const op of pdf.toString('latin1').matchAll(/\/\w+ ([\d.]+) Tf|1 0 0 1 ([\d.-]+) [\d.-]+ Tm|\[((?:<[0-9a-f]*>\s*)+)\]\s*TJ/gi)) {
+    if (op[1] !== undefined) size = Number(op[1]);
+    else if (op[2] !== undefined) x = Number(op[2]);
+    else
+      runs.push({ x, size, text: [...op[3].matchAll(/<([0-9a-f]*)>/gi)].map((h) => Buffer.from(h[1], 'hex').toString('latin1')).join('') });
+  }
+  return runs;
+}

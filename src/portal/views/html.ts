@@ -93,7 +93,7 @@ a:focus,button:focus,input:focus,select:focus,[tabindex]:focus,summary:focus{out
 .notice{padding:.75rem 1rem;border-radius:8px;margin:0 0 1rem;border:1px solid}
 .notice.ok{background:#e6f4ea;color:#0d4a1f;border-color:#8cc79b}.notice.err{background:#fce8e6;color:#7a1010;border-color:#e3a19b}
 .secret{font-family:ui-monospace,Menlo,Consolas,monospace;background:#fff8e1;border:1px dashed #8a6d00;padding:.5rem;word-break:break-all;display:block}
-code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.92em;word-break:break-all}
+code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.92em;overflow-wrap:anywhere}
 pre{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.85rem;background:#f6f8fa;border:1px solid #e1e4e8;border-radius:6px;padding:.6rem;margin:.25rem 0;white-space:pre-wrap;word-break:break-all;max-height:24rem;overflow:auto}
 .table-wrap{background:#fff;border:1px solid #c9ced6;border-radius:10px}
 table{border-collapse:collapse;width:100%;font-size:.95rem}caption{text-align:left;padding:.6rem .75rem;font-weight:700}
@@ -102,7 +102,7 @@ th.num,td.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-n
 .status{font-weight:700}.status.s-ok{color:#0d5c24}.status.s-err{color:#a50e0e}.status.s-wait{color:#7a4d00}
 .pager{margin-top:1rem;display:flex;flex-wrap:wrap;gap:.5rem 1.5rem;align-items:center}.empty{background:#fff;border:1px dashed #c9ced6;border-radius:10px;padding:1rem}
 .card>h2:first-child{margin-top:0}dl.facts{display:grid;grid-template-columns:minmax(8rem,max-content) 1fr;gap:.35rem 1rem;margin:0}dl.facts dt{font-weight:600;color:#4a5260}dl.facts dd{margin:0;overflow-wrap:anywhere}
-.chart{width:100%;height:auto;display:block}.tabs{display:flex;gap:.5rem;flex-wrap:wrap;margin:0 0 1rem}
+.chart svg{width:100%;height:auto;display:block}.chart p{margin:0;font-size:.8rem;color:#4a5260}.chart-days{display:flex;justify-content:space-between}.tabs{display:flex;gap:.5rem;flex-wrap:wrap;margin:0 0 1rem}
 .tabs a{padding:.3rem .8rem;border:2px solid #0b57d0;border-radius:999px;text-decoration:none}.tabs a[aria-current=page]{background:#0b57d0;color:#fff}
 details{margin:.25rem 0}summary{cursor:pointer;color:#0b57d0}
 .login{max-width:24rem;margin:3rem auto}.login button{width:100%;margin-top:1rem;padding:.75rem}
