@@ -13,11 +13,11 @@ describe('migration ReversalsQueue (036)', () => {
     try {
       await db.query('BEGIN');
       const { rows } = await db.query<{ id: string }>(
-        `INSERT INTO outbox (topic, payload, relayed_at, done_at) VALUES
-           ('payments.reverse', '{"reversalId":"r-waiting"}', NULL, NULL),
-           ('payments.reverse', '{"reversalId":"r-relayed"}', now(), NULL),
-           ('payments.reverse', '{"reversalId":"r-done"}', now(), now()),
-           ('payments.expire-checkout', '{"sessionId":"s-1"}', NULL, NULL)
+        `INSERT INTO outbox (client_id, topic, payload, relayed_at, done_at) VALUES
+           (gen_random_uuid(), 'payments.reverse', '{"reversalId":"r-waiting"}', NULL, NULL),
+           (gen_random_uuid(), 'payments.reverse', '{"reversalId":"r-relayed"}', now(), NULL),
+           (gen_random_uuid(), 'payments.reverse', '{"reversalId":"r-done"}', now(), now()),
+           (gen_random_uuid(), 'payments.expire-checkout', '{"sessionId":"s-1"}', NULL, NULL)
          RETURNING id`,
       );
       await new ReversalsQueue1763800000036().up({ query: (sql: string) => db.query(sql) } as unknown as QueryRunner);

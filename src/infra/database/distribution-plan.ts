@@ -38,7 +38,16 @@ export const DISTRIBUTION_PLAN = {
   /** Copied to every node: small, rarely written, read before the client is known or by every shard. */
   reference: ['api_keys', 'clients', 'fx_rates', 'users'],
   /** On the coordinator only: never written in a money transaction. */
-  local: ['fx_refreshes', 'portal_sessions', 'rail_health', 'schema_function_sources', 'schema_migrations', 'settings', 'sign_in_attempts'],
+  local: [
+    'fx_refreshes',
+    'portal_sessions',
+    'rail_health',
+    'schema_function_sources',
+    'schema_migrations',
+    'settings',
+    'sign_in_attempts',
+    'unmatched_rail_callbacks',
+  ],
 } as const;
 
 /** A function is delegated to the node of its client when it takes the client as `p_client_id`. */

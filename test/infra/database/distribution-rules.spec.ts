@@ -20,7 +20,6 @@ const TABLES = DISTRIBUTION_PLAN;
 const KNOWN_GAPS: Record<string, string[]> = {
   account_types: ['account_types_code_key', 'account_types_pkey'],
   airtime_recipients: [
-    'airtime_recipients.client_id',
     'airtime_recipients_correlation_id_key',
     'airtime_recipients_hold_id_key',
     'airtime_recipients_pkey',
@@ -34,16 +33,11 @@ const KNOWN_GAPS: Record<string, string[]> = {
     'airtime_requests_client_service_id_fkey',
     'airtime_requests_reservation_id_fkey',
   ],
-  callback_attempts: ['callback_attempts.client_id', 'callback_attempts_pkey', 'callback_attempts_delivery_id_fkey'],
+  callback_attempts: ['callback_attempts_pkey', 'callback_attempts_delivery_id_fkey'],
   callback_deliveries: ['callback_deliveries_pkey'],
   checkout_sessions: ['checkout_sessions_checkout_reference_key', 'checkout_sessions_pkey', 'checkout_sessions_client_service_id_fkey'],
-  client_service_fee_tiers: [
-    'client_service_fee_tiers.client_id',
-    'client_service_fee_tiers_pkey',
-    'client_service_fee_tiers_client_service_id_fkey',
-  ],
+  client_service_fee_tiers: ['client_service_fee_tiers_pkey', 'client_service_fee_tiers_client_service_id_fkey'],
   client_service_partners: [
-    'client_service_partners.client_id',
     'client_service_partners_pkey',
     'client_service_partners_account_id_fkey',
     'client_service_partners_client_service_id_fkey',
@@ -76,7 +70,7 @@ const KNOWN_GAPS: Record<string, string[]> = {
   ledger_accounts: ['ledger_accounts_account_number_key', 'ledger_accounts_pkey'],
   ledger_archived_balances: ['ledger_archived_balances_account_id_fkey'],
   notifications: ['notifications_pkey'],
-  outbox: ['outbox.client_id', 'outbox_pkey'],
+  outbox: ['outbox_pkey'],
   payments: [
     'payments_entry_id_key',
     'payments_pkey',
@@ -93,15 +87,10 @@ const KNOWN_GAPS: Record<string, string[]> = {
     'payouts_float_account_id_fkey',
     'payouts_hold_id_fkey',
   ],
-  postings: ['postings.client_id', 'postings_pkey', 'postings_account_id_fkey', 'postings_entry_id_fkey'],
+  postings: ['postings_pkey', 'postings_account_id_fkey', 'postings_entry_id_fkey'],
   profiles: ['profiles_pkey'],
-  rail_callbacks: ['rail_callbacks.client_id', 'rail_callbacks_pkey', 'rail_callbacks_rail_request_id_fkey'],
-  rail_requests: [
-    'rail_requests.client_id',
-    'rail_requests_operator_request_uq',
-    'rail_requests_pkey',
-    'rail_requests_rail_operation_subject_kind_subject_id_key',
-  ],
+  rail_callbacks: ['rail_callbacks_pkey', 'rail_callbacks_rail_request_id_fkey'],
+  rail_requests: ['rail_requests_operator_request_uq', 'rail_requests_pkey', 'rail_requests_rail_operation_subject_kind_subject_id_key'],
   wallet_operations: [
     'wallet_operations_entry_id_key',
     'wallet_operations_pkey',

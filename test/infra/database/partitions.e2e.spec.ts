@@ -18,7 +18,7 @@ import { balance, fund, ledgerViolations, moneyBody, moneyTestBed, post, transfe
 import { binary, readWorkbook } from '../../support/statement-readers';
 import { dataSource, TestTenant } from '../../support/test-app';
 
-const HISTORY_TABLES = ['callback_attempts', 'postings', 'rail_callbacks', 'wallet_transactions'];
+const HISTORY_TABLES = ['callback_attempts', 'postings', 'rail_callbacks', 'unmatched_rail_callbacks', 'wallet_transactions'];
 const CLI = join(__dirname, '..', '..', '..', 'dist', 'src', 'admin', 'cli.js');
 
 jest.setTimeout(180_000);
