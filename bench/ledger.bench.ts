@@ -428,13 +428,13 @@ async function fillStatementWallet(db: Client, t: Tenant): Promise<Date> {
     [t.clientId],
   );
   await db.query(
-    `INSERT INTO postings (entry_id, account_id, currency, amount, balance_after, created_at)
-     SELECT entry_id, account_id, 'KES', amt, after, at FROM (
+    `INSERT INTO postings (entry_id, client_id, account_id, currency, amount, balance_after, created_at)
+     SELECT entry_id, $3, account_id, 'KES', amt, after, at FROM (
        SELECT k, 0 AS leg, entry_id, $1::uuid AS account_id, amount AS amt, wallet_after AS after, at FROM bench_rows
        UNION ALL
        SELECT k, 1, entry_id, $2::uuid, -amount, settlement_after, at FROM bench_rows) x
      ORDER BY k, leg`,
-    [wallet.id, settlement.id],
+    [wallet.id, settlement.id, t.clientId],
   );
   await db.query(
     `INSERT INTO wallet_operations (id, client_id, kind, source_transaction_id, entry_id, created_at)

@@ -41,14 +41,14 @@ export async function createFundedWallets(
       o.clientId,
     ]);
     await db.query(
-      `INSERT INTO postings (entry_id, account_id, currency, amount, balance_after)
-       SELECT entry_id, $1, 'KES', -$2::numeric, $3::numeric - $2::numeric * i FROM bench_fund ORDER BY i`,
-      [settlement.id, o.funding, settlement.balance],
+      `INSERT INTO postings (entry_id, client_id, account_id, currency, amount, balance_after)
+       SELECT entry_id, $4, $1, 'KES', -$2::numeric, $3::numeric - $2::numeric * i FROM bench_fund ORDER BY i`,
+      [settlement.id, o.funding, settlement.balance, o.clientId],
     );
     await db.query(
-      `INSERT INTO postings (entry_id, account_id, currency, amount, balance_after)
-       SELECT entry_id, wallet_id, 'KES', $1::numeric, $1::numeric FROM bench_fund ORDER BY i`,
-      [o.funding],
+      `INSERT INTO postings (entry_id, client_id, account_id, currency, amount, balance_after)
+       SELECT entry_id, $2, wallet_id, 'KES', $1::numeric, $1::numeric FROM bench_fund ORDER BY i`,
+      [o.funding, o.clientId],
     );
     await db.query(
       `INSERT INTO wallet_operations (id, client_id, kind, entry_id) SELECT op_id, $1, 'FUNDING', entry_id FROM bench_fund ORDER BY i`,

@@ -103,6 +103,7 @@ export class AirtimeProcessingService {
     const answers = await question(
       recipients.map((r) => ({
         recipientId: r.id,
+        clientId: r.client_id,
         correlationId: r.correlation_id,
         phoneNumber: r.phone_number,
         amount: r.amount,

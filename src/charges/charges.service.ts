@@ -58,6 +58,7 @@ export class ChargesService {
     if (down) throw GatewayError.unavailable(down);
     const challenge = this.rail.challengeFor({
       paymentId: '',
+      clientId: principal.clientId,
       payerMsisdn: dto.payer_msisdn,
       amount: payerPays,
       currency: dto.currency_code,
@@ -112,6 +113,7 @@ export class ChargesService {
 
       const charge = {
         paymentId: payment.id,
+        clientId: payment.client_id,
         payerMsisdn: payment.payer_msisdn,
         amount: payment.total_amount,
         currency: payment.currency,

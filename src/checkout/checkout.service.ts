@@ -209,7 +209,7 @@ export class CheckoutService {
       });
       await this.sessions.startPayment(manager, session.id);
       // The payer confirms on the phone; the hosted page has no OTP step, so every number settles after the delay.
-      await this.outcomes.scheduleSettlement(manager, paymentId, this.rail.settleDelayMs());
+      await this.outcomes.scheduleSettlement(manager, session.client_id, paymentId, this.rail.settleDelayMs());
       return {
         status: CHECKOUT_STATUS.PROCESSING,
         payment_status: PAYMENT_STATUS.PENDING,

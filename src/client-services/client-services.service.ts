@@ -88,8 +88,10 @@ export class ClientServicesService {
       );
       for (const tier of tiers) {
         await manager.query(
-          `INSERT INTO client_service_fee_tiers (client_service_id, minimum_amount, maximum_amount, fee_type, fee) VALUES ($1, $2, $3, $4, $5)`,
+          `INSERT INTO client_service_fee_tiers (client_id, client_service_id, minimum_amount, maximum_amount, fee_type, fee)
+           VALUES ($1, $2, $3, $4, $5, $6)`,
           [
+            principal.clientId,
             row.id,
             new Money(tier.minimum_amount).toFixed(),
             new Money(tier.maximum_amount).toFixed(),

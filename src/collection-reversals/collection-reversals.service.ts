@@ -80,7 +80,7 @@ export class CollectionReversalsService {
           `INSERT INTO collection_reversals (client_id, reversal_reference, payment_id, reversal_reason) VALUES ($1, $2, $3, $4) RETURNING id`,
           [principal.clientId, reference, payment.id, dto.reversal_reason],
         );
-        await this.outbox.enqueue(manager, TOPICS.processReversal, { reversalId: created.id });
+        await this.outbox.enqueue(manager, principal.clientId, TOPICS.processReversal, { reversalId: created.id });
         return {
           status_code: 176,
           status_description: 'Reversal accepted',
@@ -121,7 +121,13 @@ export class CollectionReversalsService {
           [reversalId],
         );
         if (moved)
-          await this.outbox.enqueue(manager, TOPICS.processReversal, { reversalId }, new Date(Date.now() + this.rail.settleDelayMs()));
+          await this.outbox.enqueue(
+            manager,
+            row.client_id,
+            TOPICS.processReversal,
+            { reversalId },
+            new Date(Date.now() + this.rail.settleDelayMs()),
+          );
       });
       return;
     }
@@ -130,7 +136,13 @@ export class CollectionReversalsService {
     const { payment } = row;
     const refund = await this.rail.refund({
       reversalId,
-      charge: { paymentId: payment.id, payerMsisdn: payment.payer_msisdn, amount: payment.total_amount, currency: payment.currency },
+      charge: {
+        paymentId: payment.id,
+        clientId: payment.client_id,
+        payerMsisdn: payment.payer_msisdn,
+        amount: payment.total_amount,
+        currency: payment.currency,
+      },
       operatorReference: payment.payer_transaction_id,
     });
     // The operator answers later: the answer's follow-up job runs this step again.

@@ -79,6 +79,7 @@ export class PaymentSettlementService {
     if (!pending || !awaitsOperator(pending)) return;
     const outcome = await this.rail.outcomeOf({
       paymentId,
+      clientId: pending.client_id,
       payerMsisdn: pending.payer_msisdn,
       amount: pending.total_amount,
       currency: pending.currency,

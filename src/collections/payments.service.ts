@@ -23,14 +23,14 @@ export class PaymentsService {
   ) {}
 
   /** Asks the worker to settle the payment with the operator once `delayMs` has passed. */
-  async scheduleSettlement(manager: EntityManager, paymentId: string, delayMs: number): Promise<void> {
-    await this.outbox.enqueue(manager, TOPICS.settlePayment, settlePaymentJob(paymentId), new Date(Date.now() + delayMs));
+  async scheduleSettlement(manager: EntityManager, clientId: string, paymentId: string, delayMs: number): Promise<void> {
+    await this.outbox.enqueue(manager, clientId, TOPICS.settlePayment, settlePaymentJob(paymentId), new Date(Date.now() + delayMs));
   }
 
   /** The payer proved the OTP: the charge goes to the operator now. */
   async otpVerified(manager: EntityManager, payment: PaymentRow): Promise<void> {
     await this.payments.markOtpVerified(manager, payment.id);
-    await this.scheduleSettlement(manager, payment.id, 0);
+    await this.scheduleSettlement(manager, payment.client_id, payment.id, 0);
   }
 
   async otpRejected(manager: EntityManager, payment: PaymentRow, failures: number): Promise<void> {

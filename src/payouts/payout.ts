@@ -68,6 +68,7 @@ export const SELECT_PAYOUT = `
 export function payoutAtRail(payout: PayoutRow): PayoutAtRail {
   return {
     payoutId: payout.id,
+    clientId: payout.client_id,
     destination: payout.destination_type,
     destinationName: payout.destination_name,
     recipientName: payout.request.recipient_account_name ?? payout.request.recipient_name ?? payout.destination_name,

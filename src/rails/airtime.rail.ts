@@ -4,6 +4,8 @@ import type { Operator } from './rail-health';
 export interface AirtimeTopUp {
   /** Our recipient's id: the subject of the rail's record of the top-up. */
   recipientId: string;
+  /** The recipient's client: the operator's record of the top-up is kept with it. */
+  clientId: string;
   /** Our id of the top-up, the same on every ask, so that asking again never tops up twice. */
   correlationId: string;
   phoneNumber: string;

@@ -9,6 +9,8 @@ export type ChargeOutcome =
 
 export interface ChargeAtRail {
   paymentId: string;
+  /** The payment's client: the operator's record of the charge is kept with it. */
+  clientId: string;
   payerMsisdn: string;
   amount: string;
   currency: string;

@@ -6,6 +6,8 @@ export type PayoutDestination = 'MOBILE' | 'BANK' | 'PAYBILL' | 'TILL' | 'BANK_A
 export interface PayoutAtRail {
   /** Our payout id: the rail's idempotency key, so a repeated submission pays once. */
   payoutId: string;
+  /** The payout's client: the operator's record of the payout is kept with it. */
+  clientId: string;
   destination: PayoutDestination;
   destinationName: string;
   /** Whose account it is, as the merchant named them (bank transfers carry it). */

@@ -8,8 +8,16 @@ import { settlePaymentJob, Topic, TOPICS } from '../infra/queue/queues';
 export type SubjectKind = 'PAYMENT' | 'PAYOUT' | 'REVERSAL' | 'AIRTIME';
 export type RailOutcome = 'SUCCEEDED' | 'FAILED' | 'JAMMED';
 
+/** What a request is about: a record of a client, whose client the request records too. */
+export interface RailSubject {
+  kind: SubjectKind;
+  id: string;
+  clientId: string;
+}
+
 export interface RailRequestRow {
   id: string;
+  client_id: string;
   rail: string;
   operation: string;
   subject_kind: SubjectKind;
@@ -70,16 +78,16 @@ export class RailRequestsRepository {
   async open(
     rail: string,
     operation: string,
-    subject: { kind: SubjectKind; id: string },
+    subject: RailSubject,
     amount: string,
     request: (id: string) => RailRequestRow['request'],
     firstQueryAt: Date,
   ): Promise<{ request: RailRequestRow; created: boolean }> {
     const id = randomUUID();
     const [made] = await this.db.query(
-      `INSERT INTO rail_requests (id, rail, operation, subject_kind, subject_id, amount, request, next_query_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (rail, operation, subject_kind, subject_id) DO NOTHING RETURNING *`,
-      [id, rail, operation, subject.kind, subject.id, amount, JSON.stringify(request(id)), firstQueryAt],
+      `INSERT INTO rail_requests (id, client_id, rail, operation, subject_kind, subject_id, amount, request, next_query_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (rail, operation, subject_kind, subject_id) DO NOTHING RETURNING *`,
+      [id, subject.clientId, rail, operation, subject.kind, subject.id, amount, JSON.stringify(request(id)), firstQueryAt],
     );
     if (made) return { request: made, created: true };
     return { request: (await this.bySubject(rail, operation, subject))!, created: false };
@@ -160,8 +168,8 @@ export class RailRequestsRepository {
    */
   async unmatchedCallbacks(rail: string, kind: string, field: string, since: Date): Promise<Record<string, unknown>[]> {
     const rows: { payload: Record<string, unknown> }[] = await this.db.query(
-      `SELECT DISTINCT ON (c.payload->>$3) c.payload FROM rail_callbacks c
-       WHERE c.rail = $1 AND c.kind = $2 AND c.effect = 'UNMATCHED' AND c.received_at >= $4 AND c.payload->>$3 IS NOT NULL
+      `SELECT DISTINCT ON (c.payload->>$3) c.payload FROM unmatched_rail_callbacks c
+       WHERE c.rail = $1 AND c.kind = $2 AND c.received_at >= $4 AND c.payload->>$3 IS NOT NULL
          AND NOT EXISTS (SELECT 1 FROM rail_requests r WHERE r.rail = c.rail AND r.operator_request_id = c.payload->>$3)
        ORDER BY c.payload->>$3, c.received_at`,
       [rail, kind, field, since],
@@ -223,12 +231,12 @@ export class RailRequestsRepository {
         `UPDATE rail_requests SET outcome = $2, result_code = $3, result_description = $4, receipt = coalesce($5, receipt),
            state = 'ANSWERED', answered_at = now()
          WHERE id = $1 AND (outcome IS NULL OR (outcome = 'JAMMED' AND $2 <> 'JAMMED'))
-         RETURNING subject_kind, subject_id`,
+         RETURNING client_id, subject_kind, subject_id`,
         [id, answer.outcome, answer.resultCode, answer.description, answer.receipt],
       );
       if (!row) return false;
       const followUp = FOLLOW_UP[row.subject_kind as SubjectKind];
-      await this.outbox.enqueue(tx, followUp.topic, followUp.payload(row.subject_id));
+      await this.outbox.enqueue(tx, row.client_id, followUp.topic, followUp.payload(row.subject_id));
       return true;
     };
     return manager ? run(manager) : this.db.transaction(run);
@@ -255,19 +263,33 @@ export class RailRequestsRepository {
     ]);
   }
 
-  /** Keeps an operator callback as it came, with what it was found to be. */
+  /**
+   * Keeps an operator callback as it came, with what it was found to be, beside the request it names (with that
+   * request's client); one naming no request of ours has no client and is kept apart, in unmatched_rail_callbacks.
+   */
   async keepCallback(
     manager: EntityManager | null,
     rail: string,
     kind: string,
-    requestId: string | null,
+    request: Pick<RailRequestRow, 'id' | 'client_id'> | null,
     sourceAddress: string,
     payload: unknown,
     effect: 'APPLIED' | 'REPEATED' | 'UNMATCHED',
   ): Promise<void> {
-    await (manager ?? this.db.manager).query(
-      `INSERT INTO rail_callbacks (rail, kind, rail_request_id, source_address, payload, effect) VALUES ($1, $2, $3, $4, $5, $6)`,
-      [rail, kind, requestId, sourceAddress, JSON.stringify(payload), effect],
+    const db = manager ?? this.db.manager;
+    if (!request) {
+      await db.query(`INSERT INTO unmatched_rail_callbacks (rail, kind, source_address, payload) VALUES ($1, $2, $3, $4)`, [
+        rail,
+        kind,
+        sourceAddress,
+        JSON.stringify(payload),
+      ]);
+      return;
+    }
+    await db.query(
+      `INSERT INTO rail_callbacks (client_id, rail, kind, rail_request_id, source_address, payload, effect)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [request.client_id, rail, kind, request.id, sourceAddress, JSON.stringify(payload), effect],
     );
   }
 

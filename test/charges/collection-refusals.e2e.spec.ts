@@ -36,8 +36,8 @@ describe('collection refusals, worded', () => {
       (await createWallet(app, market.tenant, { account_name: 'Mandatory A' })).account_number,
     ].sort();
     await dataSource(app).query(
-      `INSERT INTO client_service_partners (client_service_id, account_id)
-       SELECT s.id, a.id FROM client_services s, ledger_accounts a WHERE s.client_id = $1 AND s.code = $2 AND a.account_number = ANY($3)`,
+      `INSERT INTO client_service_partners (client_id, client_service_id, account_id)
+       SELECT s.client_id, s.id, a.id FROM client_services s, ledger_accounts a WHERE s.client_id = $1 AND s.code = $2 AND a.account_number = ANY($3)`,
       [market.clientId, market.serviceCode, partners],
     );
     mandatory = { merchant: market, service: market.serviceCode, partners };

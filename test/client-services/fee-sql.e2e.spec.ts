@@ -44,8 +44,9 @@ describe('client_service_fee', () => {
     await db.query(`DELETE FROM client_service_fee_tiers WHERE client_service_id = $1`, [serviceId]);
     for (const [minimum, maximum, feeType, fee] of schedule.tiers ?? []) {
       await db.query(
-        `INSERT INTO client_service_fee_tiers (client_service_id, minimum_amount, maximum_amount, fee_type, fee) VALUES ($1, $2, $3, $4, $5)`,
-        [serviceId, minimum, maximum, feeType, fee],
+        `INSERT INTO client_service_fee_tiers (client_id, client_service_id, minimum_amount, maximum_amount, fee_type, fee)
+         VALUES ($1, $2, $3, $4, $5, $6)`,
+        [tenant.clientId, serviceId, minimum, maximum, feeType, fee],
       );
     }
     const rows: Array<{ fee: string }> = await db.query(

@@ -159,10 +159,10 @@ describe('engine metrics and the queue dashboard', () => {
     // Work scheduled an hour ahead (as a later expiry check would be) waits in the outbox and is counted.
     const before = parseMetrics((await http().get('/metrics').expect(200)).text);
     const later = sample(before, 'paygate_outbox_pending', { due: 'later' }) ?? 0;
-    await dataSource(app).query(`INSERT INTO outbox (topic, payload, available_at) VALUES ($1, $2, now() + interval '1 hour')`, [
-      TOPICS.settlePayment,
-      settlePaymentJob('0'),
-    ]);
+    await dataSource(app).query(
+      `INSERT INTO outbox (client_id, topic, payload, available_at) VALUES ($1, $2, $3, now() + interval '1 hour')`,
+      [merchant.clientId, TOPICS.settlePayment, settlePaymentJob('0')],
+    );
     const after = parseMetrics((await http().get('/metrics').expect(200)).text);
     expect(sample(after, 'paygate_outbox_pending', { due: 'later' })).toBe(later + 1);
     await dataSource(app).query(`DELETE FROM outbox WHERE topic = $1 AND payload = $2 AND relayed_at IS NULL`, [

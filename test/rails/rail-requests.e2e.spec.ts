@@ -25,7 +25,7 @@ describe('rail requests: a repeated call is never sent again under another key',
       const { request } = await requests.open(
         'africastalking',
         'airtime',
-        { kind: 'AIRTIME', id: randomUUID() },
+        { kind: 'AIRTIME', id: randomUUID(), clientId: randomUUID() },
         '50.00',
         () => ({
           path: '/version1/airtime/send',

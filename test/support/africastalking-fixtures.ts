@@ -64,7 +64,10 @@ export async function airtimeRecipients(app: NestFastifyApplication, reference: 
 /** The effects of the status callbacks kept about a top-up Africa's Talking knows by this requestId, in arrival order. */
 export async function statusCallbackEffects(app: NestFastifyApplication, requestId: string): Promise<string[]> {
   const rows = await dataSource(app).query(
-    `SELECT effect FROM rail_callbacks WHERE rail = 'africastalking' AND payload->>'requestId' = $1 ORDER BY id`,
+    `SELECT effect, received_at FROM rail_callbacks WHERE rail = 'africastalking' AND payload->>'requestId' = $1
+     UNION ALL
+     SELECT 'UNMATCHED', received_at FROM unmatched_rail_callbacks WHERE rail = 'africastalking' AND payload->>'requestId' = $1
+     ORDER BY received_at`,
     [requestId],
   );
   return rows.map((row: { effect: string }) => row.effect);

@@ -28,10 +28,10 @@ export function addServiceCommands(program: Command, run: RunCommand): void {
       run(async (app) => {
         const db = dataSourceOf(app);
         const { service, wallet } = await serviceAndWallet(db, opts.service, opts.account);
-        await db.query(`INSERT INTO client_service_partners (client_service_id, account_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [
-          service.id,
-          wallet.id,
-        ]);
+        await db.query(
+          `INSERT INTO client_service_partners (client_id, client_service_id, account_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+          [service.client_id, service.id, wallet.id],
+        );
         const partners = await db.query(
           `SELECT a.account_number FROM client_service_partners p JOIN ledger_accounts a ON a.id = p.account_id
            WHERE p.client_service_id = $1 ORDER BY a.account_number`,

@@ -85,12 +85,12 @@ BEGIN
     RETURN;
   END IF;
   UPDATE airtime_requests SET reservation_id = v_reserved.reservation_id WHERE id = v_request;
-  INSERT INTO airtime_recipients (request_id, position, phone_number, amount, fee, hold_id, message)
-  SELECT v_request, r.n, r.phone_number, r.amount, r.fee, r.hold_id, p_message
+  INSERT INTO airtime_recipients (client_id, request_id, position, phone_number, amount, fee, hold_id, message)
+  SELECT p_client_id, v_request, r.n, r.phone_number, r.amount, r.fee, r.hold_id, p_message
   FROM unnest(v_phone_numbers, v_amounts, v_fees, v_reserved.hold_ids) WITH ORDINALITY
     AS r (phone_number, amount, fee, hold_id, n);
-  INSERT INTO outbox (topic, payload, available_at)
-  SELECT p_topic,
+  INSERT INTO outbox (client_id, topic, payload, available_at)
+  SELECT p_client_id, p_topic,
          jsonb_build_object('requestId', v_request::text, 'first', f::text,
                             'last', least(v_count, f + p_recipients_per_job - 1)::text),
          p_process_at

@@ -177,10 +177,10 @@ export class CallbackDeliverer implements OnApplicationBootstrap, OnApplicationS
              next_attempt_at = coalesce(a.next_at, d.next_attempt_at), acknowledgement = coalesce(a.acknowledgement, d.acknowledgement),
              completed_at = CASE WHEN a.status = '${DELIVERY_STATUS.PENDING}' THEN NULL WHEN d.status = a.status THEN coalesce(d.completed_at, now()) ELSE now() END
            FROM attempt a WHERE d.id = a.delivery_id AND d.lease_until = a.lease
-           RETURNING d.id
+           RETURNING d.id, d.client_id
          )
-         INSERT INTO callback_attempts (delivery_id, attempt, attempted_at, http_status, latency_ms, error, replay, response_body)
-         SELECT a.delivery_id, a.attempt, a.attempted_at, a.http_status, a.latency_ms, a.error, a.replay, a.response_body
+         INSERT INTO callback_attempts (client_id, delivery_id, attempt, attempted_at, http_status, latency_ms, error, replay, response_body)
+         SELECT r.client_id, a.delivery_id, a.attempt, a.attempted_at, a.http_status, a.latency_ms, a.error, a.replay, a.response_body
          FROM attempt a JOIN recorded r ON r.id = a.delivery_id
          RETURNING delivery_id`,
         [

@@ -80,8 +80,8 @@ BEGIN
   END IF;
   -- An OTP charge is submitted once the payer proves the OTP; the others settle after the operator's delay.
   IF v_payment.next_step IS DISTINCT FROM 'VERIFY_OTP' THEN
-    INSERT INTO outbox (topic, payload, available_at)
-    VALUES (p_settle_topic, jsonb_build_object(p_settle_key, v_payment.id::text), p_settle_at);
+    INSERT INTO outbox (client_id, topic, payload, available_at)
+    VALUES (p_client_id, p_settle_topic, jsonb_build_object(p_settle_key, v_payment.id::text), p_settle_at);
   END IF;
   RETURN QUERY SELECT 'CREATED', NULL::jsonb, v_payment.id, v_payment.service_amount, v_payment.transaction_charge,
     v_payment.total_amount, v_payment.payment_url::text, v_payment.next_step::text;

@@ -66,7 +66,7 @@ BEGIN
     RETURN QUERY SELECT * FROM collection_checkout_by_reference(p_client_id, s.merchant_transaction_id, p_fingerprint);
     RETURN;
   END IF;
-  INSERT INTO outbox (topic, payload, available_at) VALUES (p_expire_topic, jsonb_build_object('sessionId', v_id::text), s.expires_at);
+  INSERT INTO outbox (client_id, topic, payload, available_at) VALUES (p_client_id, p_expire_topic, jsonb_build_object('sessionId', v_id::text), s.expires_at);
   RETURN QUERY SELECT 'CREATED', NULL::jsonb, s.merchant_transaction_id::text, s.checkout_reference::text,
     v_service.settlement_currency, s.amount, s.expires_at;
 END

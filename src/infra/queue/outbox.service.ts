@@ -8,8 +8,16 @@ import { Topic } from './queues';
  */
 @Injectable()
 export class OutboxService {
-  async enqueue(manager: EntityManager, topic: Topic, payload: Record<string, string>, availableAt?: Date): Promise<void> {
-    await manager.query(`INSERT INTO outbox (topic, payload, available_at) VALUES ($1, $2, coalesce($3, now()))`, [
+  /** `clientId`: the client of the record the work is about (its shard on Citus). */
+  async enqueue(
+    manager: EntityManager,
+    clientId: string,
+    topic: Topic,
+    payload: Record<string, string>,
+    availableAt?: Date,
+  ): Promise<void> {
+    await manager.query(`INSERT INTO outbox (client_id, topic, payload, available_at) VALUES ($1, $2, $3, coalesce($4, now()))`, [
+      clientId,
       topic,
       payload,
       availableAt ?? null,

@@ -23,7 +23,7 @@ DECLARE
   v_lines int;
   v_entries int := coalesce(cardinality(p_entries), 0);
   v_e_ids bigint[] := '{}'; v_e_clients uuid[] := '{}'; v_e_kinds text[] := '{}';
-  v_p_entry bigint[] := '{}'; v_p_account uuid[] := '{}'; v_p_currency text[] := '{}'; v_p_amount numeric[] := '{}';
+  v_p_entry bigint[] := '{}'; v_p_client uuid[] := '{}'; v_p_account uuid[] := '{}'; v_p_currency text[] := '{}'; v_p_amount numeric[] := '{}';
   v_p_after numeric[] := '{}';
   o_no int[] := '{}'; o_entry bigint[] := '{}'; o_account uuid[] := '{}'; o_amount numeric[] := '{}';
   o_before numeric[] := '{}'; o_after numeric[] := '{}'; o_refused text[] := '{}';
@@ -87,7 +87,7 @@ BEGIN
       p := v_pos[k];
       o_before := o_before || v_balances[p];
       v_balances[p] := v_balances[p] + i_line_amount[k];
-      v_p_entry := v_p_entry || v_entry; v_p_account := v_p_account || v_ids[p]; v_p_currency := v_p_currency || v_currencies[p];
+      v_p_entry := v_p_entry || v_entry; v_p_client := v_p_client || i_clients[e]; v_p_account := v_p_account || v_ids[p]; v_p_currency := v_p_currency || v_currencies[p];
       v_p_amount := v_p_amount || i_line_amount[k]; v_p_after := v_p_after || v_balances[p];
       o_no := o_no || e; o_entry := o_entry || v_entry; o_account := o_account || v_ids[p]; o_amount := o_amount || i_line_amount[k];
       o_after := o_after || v_balances[p]; o_refused := o_refused || NULL::text;
@@ -95,9 +95,9 @@ BEGIN
   END LOOP;
 
   INSERT INTO journal_entries (id, client_id, kind) SELECT * FROM unnest(v_e_ids, v_e_clients, v_e_kinds);
-  INSERT INTO postings (entry_id, account_id, currency, amount, balance_after)
-    SELECT x.e, x.a, x.c, x.amt, x.after FROM unnest(v_p_entry, v_p_account, v_p_currency, v_p_amount, v_p_after)
-      WITH ORDINALITY x(e, a, c, amt, after, n) ORDER BY x.n;
+  INSERT INTO postings (entry_id, client_id, account_id, currency, amount, balance_after)
+    SELECT x.e, x.cl, x.a, x.c, x.amt, x.after FROM unnest(v_p_entry, v_p_client, v_p_account, v_p_currency, v_p_amount, v_p_after)
+      WITH ORDINALITY x(e, cl, a, c, amt, after, n) ORDER BY x.n;
   -- Each account's row once per batch, however many entries moved it.
   UPDATE ledger_accounts a SET balance = x.bal FROM unnest(v_ids, v_balances, v_start) x(id, bal, start)
     WHERE a.id = x.id AND x.bal <> x.start;

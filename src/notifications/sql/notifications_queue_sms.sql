@@ -10,7 +10,8 @@ WITH queued AS (
   SELECT m.client_id, m.reference, 'SMS', m.recipient, m.message
   FROM unnest(p_client_ids, p_references, p_recipients, p_messages) WITH ORDINALITY m(client_id, reference, recipient, message, n)
   ORDER BY m.n
-  ON CONFLICT (client_id, reference, channel) DO NOTHING RETURNING id
+  ON CONFLICT (client_id, reference, channel) DO NOTHING RETURNING id, client_id
 )
-INSERT INTO outbox (topic, payload) SELECT 'notifications.send', jsonb_build_object('notificationId', queued.id::text) FROM queued
+INSERT INTO outbox (client_id, topic, payload)
+SELECT queued.client_id, 'notifications.send', jsonb_build_object('notificationId', queued.id::text) FROM queued
 $fn$;

@@ -125,8 +125,8 @@ BEGIN
     ON CONFLICT (client_id, payout_reference) DO NOTHING
     RETURNING id, client_id, payout_reference
   ), queued AS (
-    INSERT INTO outbox (topic, payload, available_at)
-    SELECT p.topic, jsonb_build_object('payoutId', s.id::text), p.process_at
+    INSERT INTO outbox (client_id, topic, payload, available_at)
+    SELECT s.client_id, p.topic, jsonb_build_object('payoutId', s.id::text), p.process_at
     FROM stored s
     JOIN ROWS FROM (jsonb_to_recordset(p_items) AS (client_id uuid, payout_reference text, topic text,
                                                     process_at timestamptz)) WITH ORDINALITY AS p

@@ -43,7 +43,7 @@ export class AfricasTalkingCallbacksService {
     const request = await this.requests.byOperatorRequestId(AFRICASTALKING, status.requestId);
     const answer = statusAnswer(status.requestId, status.status, status.description);
     if (!request || !sameTopUp(request, status) || answer === null || answer === 'UNDER_WAY') {
-      await this.requests.keepCallback(null, AFRICASTALKING, STATUS_CALLBACK, request?.id ?? null, sourceAddress, body, 'UNMATCHED');
+      await this.requests.keepCallback(null, AFRICASTALKING, STATUS_CALLBACK, request, sourceAddress, body, 'UNMATCHED');
       if (answer === null) {
         // A word we do not know: the top-up stays held and query/transaction/find is asked again.
         this.metrics.railUnknownAnswer('airtime', 'status-callback');
@@ -56,7 +56,7 @@ export class AfricasTalkingCallbacksService {
     }
     return this.db.transaction(async (manager) => {
       const effect = (await this.requests.answer(request.id, answer, manager)) ? 'APPLIED' : 'REPEATED';
-      await this.requests.keepCallback(manager, AFRICASTALKING, STATUS_CALLBACK, request.id, sourceAddress, body, effect);
+      await this.requests.keepCallback(manager, AFRICASTALKING, STATUS_CALLBACK, request, sourceAddress, body, effect);
       return effect;
     });
   }

@@ -119,7 +119,7 @@ export class AfricasTalkingGateway implements ReconcilingGateway {
         await this.requests.open(
           AFRICASTALKING,
           OPERATION,
-          { kind: 'AIRTIME', id: topUp.recipientId },
+          { kind: 'AIRTIME', id: topUp.recipientId, clientId: topUp.clientId },
           topUp.amount,
           () => ({ path: SEND_PATH, body: { ...recipient } }),
           new Date(Date.now() + this.rails.reconcileAfterMs),

@@ -40,6 +40,7 @@ export class JengaGateway implements ReconcilingGateway {
 
   async pesalink(payout: {
     id: string;
+    clientId: string;
     bankCode: string;
     accountNumber: string;
     accountName: string;
@@ -49,7 +50,7 @@ export class JengaGateway implements ReconcilingGateway {
     const { request, created } = await this.requests.open(
       JENGA,
       'PESALINK',
-      { kind: 'PAYOUT', id: payout.id },
+      { kind: 'PAYOUT', id: payout.id, clientId: payout.clientId },
       payout.amount,
       () => ({
         path: PESALINK_PATH,

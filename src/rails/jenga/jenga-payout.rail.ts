@@ -39,6 +39,7 @@ export class JengaPayoutRail implements PayoutRail {
   async submit(payout: PayoutAtRail): Promise<PayoutOutcome> {
     const request = await this.gateway.pesalink({
       id: payout.payoutId,
+      clientId: payout.clientId,
       bankCode: payout.destination === 'BANK' ? payout.bankCode!.padStart(2, '0') : EQUITY,
       accountNumber: payout.recipientNumber,
       accountName: payout.recipientName,

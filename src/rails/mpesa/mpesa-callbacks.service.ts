@@ -48,7 +48,7 @@ export class MpesaCallbacksService {
     const reading = read(kind as MpesaCallbackKind, body, request);
     if (reading === 'malformed') return 'malformed';
     if (!request || reading === 'mismatch') {
-      await this.requests.keepCallback(null, MPESA, kind, request?.id ?? null, sourceAddress, body, 'UNMATCHED');
+      await this.requests.keepCallback(null, MPESA, kind, request, sourceAddress, body, 'UNMATCHED');
       this.logger.warn(`M-Pesa ${kind} callback for ${requestId} matches no request of ours`);
       return 'UNMATCHED';
     }
@@ -83,7 +83,7 @@ export class MpesaCallbacksService {
           request.id,
         ]);
       }
-      await this.requests.keepCallback(manager, MPESA, kind, request.id, sourceAddress, body, effect);
+      await this.requests.keepCallback(manager, MPESA, kind, request, sourceAddress, body, effect);
       return effect;
     });
   }

@@ -3,7 +3,14 @@ import { createHmac } from 'node:crypto';
 import { EngineMetrics } from '../../infra/metrics/engine-metrics';
 import { RAILS_CONFIG, type MpesaConfig, type RailsConfig } from '../rails-config';
 import { RailHealth } from '../rail-health';
-import { RailAnswer, RailRequestRow, RailRequestsRepository, ReconcilingGateway, SubjectKind } from '../rail-requests.repository';
+import {
+  RailAnswer,
+  RailRequestRow,
+  RailRequestsRepository,
+  RailSubject,
+  ReconcilingGateway,
+  SubjectKind,
+} from '../rail-requests.repository';
 import { DarajaBody, DarajaBusy, DarajaClient, DarajaDuplicate, DarajaRefused } from './daraja.client';
 import { stkAnswer } from './mpesa-results';
 
@@ -58,8 +65,8 @@ export class MpesaGateway implements ReconcilingGateway {
   }
 
   /** An STK push asking the payer to pay a payment; sent once per payment. */
-  stkPush(payment: { id: string; payerMsisdn: string; amount: string }): Promise<RailRequestRow> {
-    return this.ensureSent('STK_PUSH', { kind: 'PAYMENT', id: payment.id }, payment.amount, (id) => ({
+  stkPush(payment: { id: string; clientId: string; payerMsisdn: string; amount: string }): Promise<RailRequestRow> {
+    return this.ensureSent('STK_PUSH', { kind: 'PAYMENT', id: payment.id, clientId: payment.clientId }, payment.amount, (id) => ({
       BusinessShortCode: this.config.shortcode,
       TransactionType: this.config.transactionType,
       Amount: shillings(payment.amount),
@@ -73,8 +80,8 @@ export class MpesaGateway implements ReconcilingGateway {
   }
 
   /** A B2C payment to a phone (OriginatorConversationID is the request's id: one per payout). */
-  b2c(payout: { id: string; msisdn: string; amount: string }): Promise<RailRequestRow> {
-    return this.ensureSent('B2C', { kind: 'PAYOUT', id: payout.id }, payout.amount, (id) => ({
+  b2c(payout: { id: string; clientId: string; msisdn: string; amount: string }): Promise<RailRequestRow> {
+    return this.ensureSent('B2C', { kind: 'PAYOUT', id: payout.id, clientId: payout.clientId }, payout.amount, (id) => ({
       OriginatorConversationID: id,
       InitiatorName: this.config.initiatorName,
       CommandID: 'BusinessPayment',
@@ -90,12 +97,13 @@ export class MpesaGateway implements ReconcilingGateway {
   /** A B2B payment to a paybill (with its account reference) or a till. */
   b2b(payout: {
     id: string;
+    clientId: string;
     to: 'PAYBILL' | 'TILL';
     number: string;
     accountReference: string | null;
     amount: string;
   }): Promise<RailRequestRow> {
-    return this.ensureSent('B2B', { kind: 'PAYOUT', id: payout.id }, payout.amount, (id) => ({
+    return this.ensureSent('B2B', { kind: 'PAYOUT', id: payout.id, clientId: payout.clientId }, payout.amount, (id) => ({
       Initiator: this.config.initiatorName,
       CommandID: payout.to === 'PAYBILL' ? 'BusinessPayBill' : 'BusinessBuyGoods',
       SenderIdentifierType: '4',
@@ -111,8 +119,8 @@ export class MpesaGateway implements ReconcilingGateway {
   }
 
   /** Reverses an M-Pesa collection (by its receipt) back to the payer: one reversal per collection reversal. */
-  reversal(reversal: { id: string; receipt: string; amount: string }): Promise<RailRequestRow> {
-    return this.ensureSent('REVERSAL', { kind: 'REVERSAL', id: reversal.id }, reversal.amount, (id) => ({
+  reversal(reversal: { id: string; clientId: string; receipt: string; amount: string }): Promise<RailRequestRow> {
+    return this.ensureSent('REVERSAL', { kind: 'REVERSAL', id: reversal.id, clientId: reversal.clientId }, reversal.amount, (id) => ({
       Initiator: this.config.initiatorName,
       CommandID: 'TransactionReversal',
       TransactionID: reversal.receipt,
@@ -131,7 +139,7 @@ export class MpesaGateway implements ReconcilingGateway {
 
   private async ensureSent(
     operation: MpesaOperation,
-    subject: { kind: SubjectKind; id: string },
+    subject: RailSubject,
     amount: string,
     body: (id: string) => DarajaBody,
   ): Promise<RailRequestRow> {

@@ -33,13 +33,23 @@ export class MpesaMobileMoneyRail implements MobileMoneyRail {
   }
 
   async outcomeOf(charge: ChargeAtRail): Promise<ChargeOutcome> {
-    const request = await this.gateway.stkPush({ id: charge.paymentId, payerMsisdn: charge.payerMsisdn, amount: charge.amount });
+    const request = await this.gateway.stkPush({
+      id: charge.paymentId,
+      clientId: charge.clientId,
+      payerMsisdn: charge.payerMsisdn,
+      amount: charge.amount,
+    });
     return chargeOutcome(request);
   }
 
   async refund({ reversalId, charge, operatorReference }: RefundAtRail): Promise<RefundOutcome> {
     if (!operatorReference) return { status: 'FAILED', reason: 'The payment has no M-Pesa receipt to reverse' };
-    const request = await this.gateway.reversal({ id: reversalId, receipt: operatorReference, amount: charge.amount });
+    const request = await this.gateway.reversal({
+      id: reversalId,
+      clientId: charge.clientId,
+      receipt: operatorReference,
+      amount: charge.amount,
+    });
     if (request.outcome === 'SUCCEEDED')
       return { status: 'SUCCEEDED', operatorReference: request.receipt ?? request.operator_request_id ?? request.id };
     if (request.outcome === 'FAILED') return { status: 'FAILED', reason: request.result_description ?? 'M-Pesa refused the reversal' };

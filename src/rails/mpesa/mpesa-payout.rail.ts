@@ -27,12 +27,15 @@ export class MpesaPayoutRail implements PayoutRail {
 
   async submit(payout: PayoutAtRail): Promise<PayoutOutcome> {
     if (payout.destination === 'MOBILE') {
-      return outcome(await this.gateway.b2c({ id: payout.payoutId, msisdn: payout.recipientNumber, amount: payout.amount }));
+      return outcome(
+        await this.gateway.b2c({ id: payout.payoutId, clientId: payout.clientId, msisdn: payout.recipientNumber, amount: payout.amount }),
+      );
     }
     if (payout.destination === 'PAYBILL' || payout.destination === 'TILL') {
       return outcome(
         await this.gateway.b2b({
           id: payout.payoutId,
+          clientId: payout.clientId,
           to: payout.destination,
           number: payout.recipientNumber,
           accountReference: payout.accountReference,

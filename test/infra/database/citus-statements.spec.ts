@@ -14,14 +14,9 @@ import { findings, loadParser, madeStatement, repositoryQueries, SqlFunction, sq
  * test") says where the list stands.
  */
 const KNOWN_FINDINGS: Record<string, string[]> = {
-  'airtime/sql/airtime_accept.sql#airtime_accept': [
-    'airtime_recipients insert-without-client-id',
-    'airtime_requests no-client-id-filter',
-    'outbox insert-without-client-id',
-  ],
+  'airtime/sql/airtime_accept.sql#airtime_accept': ['airtime_requests no-client-id-filter'],
   'airtime/sql/airtime_accept_batch.sql#airtime_accept_batch': ['ledger_accounts no-client-id-filter'],
   'callbacks/delivery/sql/claim_callback_deliveries.sql#claim_callback_deliveries': ['callback_deliveries no-client-id-filter'],
-  'checkout/sql/collection_initiate_checkout.sql#collection_initiate_checkout': ['outbox insert-without-client-id'],
   'client-services/sql/client_service_fee.sql#client_service_fee': [
     'client_service_fee_tiers no-client-id-filter',
     'client_services no-client-id-filter',
@@ -42,17 +37,15 @@ const KNOWN_FINDINGS: Record<string, string[]> = {
     'profiles no-client-id-filter',
     'wallets no-client-id-filter',
   ],
-  'ledger/sql/ledger_post_entries.sql#ledger_post_entries': ['ledger_accounts no-client-id-filter', 'postings insert-without-client-id'],
+  'ledger/sql/ledger_post_entries.sql#ledger_post_entries': ['ledger_accounts no-client-id-filter'],
   'ledger/sql/ledger_reverse_entry.sql#ledger_reverse_entry': ['postings no-client-id-filter'],
-  'notifications/sql/notifications_queue_sms.sql#notifications_queue_sms': ['outbox insert-without-client-id'],
-  'payouts/sql/payout_accept_batch.sql#payout_accept_batch': ['ledger_accounts no-client-id-filter', 'outbox insert-without-client-id'],
+  'payouts/sql/payout_accept_batch.sql#payout_accept_batch': ['ledger_accounts no-client-id-filter'],
   'split-settlements/sql/split_settlements_check.sql#split_settlements_check': [
     'client_service_partners no-client-id-filter',
     'ledger_accounts no-client-id-filter',
     'profiles no-client-id-filter',
     'wallets no-client-id-filter',
   ],
-  'src/admin/commands/services.ts:addServiceCommands': ['client_service_partners insert-without-client-id'],
   'src/admin/commands/services.ts:addServiceCommands.partners': [
     'client_service_partners join-not-on-client-id',
     'ledger_accounts join-not-on-client-id',
@@ -93,15 +86,11 @@ const KNOWN_FINDINGS: Record<string, string[]> = {
     'airtime_requests join-not-on-client-id',
     'float_holds join-not-on-client-id',
   ],
-  'src/callbacks/delivery/callback-deliverer.service.ts:CallbackDeliverer.record.rows': [
-    'callback_attempts insert-without-client-id',
-    'callback_deliveries no-client-id-filter',
-  ],
+  'src/callbacks/delivery/callback-deliverer.service.ts:CallbackDeliverer.record.rows': ['callback_deliveries no-client-id-filter'],
   'src/client-services/client-services.service.ts:ClientServicesService.create': [
     'client_services join-not-on-client-id',
     'ledger_accounts join-not-on-client-id',
   ],
-  'src/client-services/client-services.service.ts:ClientServicesService.create.id': ['client_service_fee_tiers insert-without-client-id'],
   'src/client-services/client-services.service.ts:ClientServicesService.list.rows': [
     'client_services join-not-on-client-id',
     'ledger_accounts join-not-on-client-id',
@@ -158,7 +147,6 @@ const KNOWN_FINDINGS: Record<string, string[]> = {
   'src/infra/queue/outbox-relay.service.ts:OutboxRelay.relayDue': ['outbox no-client-id-filter'],
   'src/infra/queue/outbox-relay.service.ts:OutboxRelay.relayDue.rows': ['outbox no-client-id-filter'],
   'src/infra/queue/outbox-relay.service.ts:OutboxRelay.requeueLost': ['outbox no-client-id-filter'],
-  'src/infra/queue/outbox.service.ts:OutboxService.enqueue': ['outbox insert-without-client-id'],
   'src/ledger/ledger-invariants.ts:LEDGER_INVARIANTS.sql': [
     'ledger_accounts join-not-on-client-id',
     'ledger_archived_balances join-not-on-client-id',
@@ -173,10 +161,8 @@ const KNOWN_FINDINGS: Record<string, string[]> = {
   'src/rails/rail-requests.repository.ts:RailRequestsRepository.answer.run': ['rail_requests no-client-id-filter'],
   'src/rails/rail-requests.repository.ts:RailRequestsRepository.askUnidentifiedNow': ['rail_requests no-client-id-filter'],
   'src/rails/rail-requests.repository.ts:RailRequestsRepository.claimDue': ['rail_requests no-client-id-filter'],
-  'src/rails/rail-requests.repository.ts:RailRequestsRepository.keepCallback': ['rail_callbacks insert-without-client-id'],
   'src/rails/rail-requests.repository.ts:RailRequestsRepository.noteCall': ['rail_requests no-client-id-filter'],
   'src/rails/rail-requests.repository.ts:RailRequestsRepository.noteRepeat': ['rail_requests no-client-id-filter'],
-  'src/rails/rail-requests.repository.ts:RailRequestsRepository.open': ['rail_requests insert-without-client-id'],
   'src/rails/rail-requests.repository.ts:RailRequestsRepository.recordSend': ['rail_requests no-client-id-filter'],
   'src/rails/rail-requests.repository.ts:RailRequestsRepository.resending': ['rail_requests no-client-id-filter'],
   'src/rails/rail-requests.repository.ts:RailRequestsRepository.scheduleNextQuery': ['rail_requests no-client-id-filter'],
