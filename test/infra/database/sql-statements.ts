@@ -214,6 +214,11 @@ function levels(ast: Node): Node[] {
   return found;
 }
 
+/** Every table a statement reads or writes, at any level. */
+export const tablesIn = (statement: SqlStatement): string[] => [
+  ...new Set(levels(statement.ast).flatMap((level) => relationsOf(level).map((r) => r.table))),
+];
+
 /** The relations a level reads or writes itself (not those of its subqueries). */
 function relationsOf(level: Node): Relation[] {
   const found: Relation[] = [];
