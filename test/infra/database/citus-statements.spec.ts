@@ -187,23 +187,6 @@ const KNOWN_FINDINGS: Record<string, string[]> = {
     'profiles join-not-on-client-id',
     'wallets join-not-on-client-id',
   ],
-  'src/wallets/wallets.service.ts:WalletsService.applyCommand': ['wallets no-client-id-filter'],
-  'transactions/sql/wallet_fund.sql#wallet_fund': [
-    'ledger_accounts no-client-id-filter',
-    'profiles no-client-id-filter',
-    'wallets no-client-id-filter',
-  ],
-  'transactions/sql/wallet_money_batch.sql#wallet_money_batch': [
-    'ledger_accounts no-client-id-filter',
-    'profiles no-client-id-filter',
-    'wallets no-client-id-filter',
-  ],
-  'transactions/sql/wallet_reverse.sql#wallet_reverse': [
-    'ledger_accounts no-client-id-filter',
-    'wallet_operations no-client-id-filter',
-    'wallet_transactions no-client-id-filter',
-    'wallets no-client-id-filter',
-  ],
   'transactions/sql/wallet_transaction_rows.sql#wallet_transaction_rows': [
     'client_services no-client-id-filter',
     'ledger_accounts no-client-id-filter',
