@@ -34,7 +34,6 @@ const KNOWN_FINDINGS: Record<string, string[]> = {
     'checkout_sessions no-client-id-filter',
     'client_services no-client-id-filter',
   ],
-  'collections/sql/collecting_service.sql#collecting_service': ['ledger_accounts no-client-id-filter'],
   'collections/sql/collection_settle_payments.sql#collection_settle_payments': ['payments no-client-id-filter'],
   'float/sql/float_holds_resolve.sql#float_holds_resolve': ['float_holds no-client-id-filter', 'float_reservations no-client-id-filter'],
   'float/sql/paying_service.sql#paying_service': [
@@ -117,33 +116,6 @@ const KNOWN_FINDINGS: Record<string, string[]> = {
   'src/collection-reversals/collection-reversals.service.ts:CollectionReversalsService.finish': [
     'collection_reversals no-client-id-filter',
   ],
-  'src/collections/checkout-session.ts:SELECT_CHECKOUT': [
-    'checkout_sessions join-not-on-client-id',
-    'client_services join-not-on-client-id',
-  ],
-  'src/collections/checkout-sessions.service.ts:CheckoutSessionsService.startPayment': ['checkout_sessions no-client-id-filter'],
-  'src/collections/payments.repository.ts:FIND_MANY.text': ['client_services join-not-on-client-id', 'payments join-not-on-client-id'],
-  'src/collections/payments.repository.ts:PaymentsRepository.byChargeReference': [
-    'client_services join-not-on-client-id',
-    'payments join-not-on-client-id',
-  ],
-  'src/collections/payments.repository.ts:PaymentsRepository.byId': [
-    'client_services join-not-on-client-id',
-    'payments join-not-on-client-id',
-  ],
-  'src/collections/payments.repository.ts:PaymentsRepository.detail': [
-    'client_services join-not-on-client-id',
-    'payments join-not-on-client-id',
-  ],
-  'src/collections/payments.repository.ts:PaymentsRepository.markFailed': ['payments no-client-id-filter'],
-  'src/collections/payments.repository.ts:PaymentsRepository.markOtpVerified': ['payments no-client-id-filter'],
-  'src/collections/payments.repository.ts:PaymentsRepository.ofSession': [
-    'client_services join-not-on-client-id',
-    'payments join-not-on-client-id',
-  ],
-  'src/collections/payments.repository.ts:PaymentsRepository.recordOtpFailures': ['payments no-client-id-filter'],
-  'src/collections/payments.repository.ts:PaymentsRepository.setStatus': ['payments no-client-id-filter'],
-  'src/collections/payments.repository.ts:SELECT_PAYMENT': ['client_services join-not-on-client-id', 'payments join-not-on-client-id'],
   'src/float/float-balance.service.ts:FloatBalanceService.balanceOf': [
     'ledger_accounts join-not-on-client-id',
     'wallets join-not-on-client-id',
