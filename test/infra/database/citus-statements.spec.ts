@@ -56,11 +56,6 @@ const KNOWN_FINDINGS: Record<string, string[]> = {
     'client_service_partners join-not-on-client-id',
     'ledger_accounts join-not-on-client-id',
   ],
-  'src/admin/seed.service.ts:SeedService.ensureService': ['client_services no-client-id-filter'],
-  'src/admin/seed.service.ts:SeedService.ensureSettlementWallet': [
-    'client_services join-not-on-client-id',
-    'ledger_accounts join-not-on-client-id',
-  ],
   'src/airtime/airtime.repository.ts:AirtimeRepository.awaitingProvider': [
     'airtime_recipients join-not-on-client-id',
     'airtime_requests join-not-on-client-id',
@@ -96,19 +91,7 @@ const KNOWN_FINDINGS: Record<string, string[]> = {
     'callback_attempts insert-without-client-id',
     'callback_deliveries no-client-id-filter',
   ],
-  'src/client-services/client-services.service.ts:ClientServicesService.create': [
-    'client_services join-not-on-client-id',
-    'ledger_accounts join-not-on-client-id',
-  ],
   'src/client-services/client-services.service.ts:ClientServicesService.create.id': ['client_service_fee_tiers insert-without-client-id'],
-  'src/client-services/client-services.service.ts:ClientServicesService.list.rows': [
-    'client_services join-not-on-client-id',
-    'ledger_accounts join-not-on-client-id',
-  ],
-  'src/client-services/client-services.service.ts:SELECT_SERVICE': [
-    'client_services join-not-on-client-id',
-    'ledger_accounts join-not-on-client-id',
-  ],
   'src/collection-reversals/collection-reversals.service.ts:CollectionReversalsService.advance': [
     'collection_reversals no-client-id-filter',
   ],
