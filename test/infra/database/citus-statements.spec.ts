@@ -92,13 +92,6 @@ const KNOWN_FINDINGS: Record<string, string[]> = {
     'callback_deliveries no-client-id-filter',
   ],
   'src/client-services/client-services.service.ts:ClientServicesService.create.id': ['client_service_fee_tiers insert-without-client-id'],
-  'src/collection-reversals/collection-reversals.service.ts:CollectionReversalsService.advance': [
-    'collection_reversals no-client-id-filter',
-  ],
-  'src/collection-reversals/collection-reversals.service.ts:CollectionReversalsService.book': ['collection_reversals no-client-id-filter'],
-  'src/collection-reversals/collection-reversals.service.ts:CollectionReversalsService.finish': [
-    'collection_reversals no-client-id-filter',
-  ],
   'src/float/float-balance.service.ts:FloatBalanceService.balanceOf': [
     'ledger_accounts join-not-on-client-id',
     'wallets join-not-on-client-id',
