@@ -99,7 +99,6 @@ const KNOWN_FINDINGS: Record<string, string[]> = {
     'ledger_archived_balances join-not-on-client-id',
     'postings join-not-on-client-id',
   ],
-  'src/notifications/notifications.service.ts:NotificationsService.send': ['notifications no-client-id-filter'],
   'src/payouts/payouts.repository.ts:PayoutsRepository.claimForRecheck': ['payouts no-client-id-filter'],
   'src/rails/mpesa/mpesa-callbacks.service.ts:MpesaCallbacksService.receive': ['rail_requests no-client-id-filter'],
   'src/rails/rail-requests.repository.ts:RailRequestsRepository.answer.run': ['rail_requests no-client-id-filter'],
@@ -114,11 +113,6 @@ const KNOWN_FINDINGS: Record<string, string[]> = {
   'src/rails/rail-requests.repository.ts:RailRequestsRepository.scheduleNextQuery': ['rail_requests no-client-id-filter'],
   'src/statements/statements.service.ts:ROWS_SQL': ['journal_entries join-not-on-client-id', 'postings join-not-on-client-id'],
   'src/statements/statements.service.ts:ROWS_WITH_LINES_SQL': ['journal_entries join-not-on-client-id', 'postings join-not-on-client-id'],
-  'src/statements/statements.service.ts:WALLET_SQL': [
-    'ledger_accounts join-not-on-client-id',
-    'profiles join-not-on-client-id',
-    'wallets join-not-on-client-id',
-  ],
   'transactions/sql/wallet_transaction_rows.sql#wallet_transaction_rows': [
     'client_services no-client-id-filter',
     'ledger_accounts no-client-id-filter',
