@@ -14,11 +14,7 @@ import { findings, loadParser, madeStatement, repositoryQueries, SqlFunction, sq
  * test") says where the list stands.
  */
 const KNOWN_FINDINGS: Record<string, string[]> = {
-  'airtime/sql/airtime_accept.sql#airtime_accept': [
-    'airtime_recipients insert-without-client-id',
-    'airtime_requests no-client-id-filter',
-    'outbox insert-without-client-id',
-  ],
+  'airtime/sql/airtime_accept.sql#airtime_accept': ['airtime_recipients insert-without-client-id', 'outbox insert-without-client-id'],
   'airtime/sql/airtime_accept_batch.sql#airtime_accept_batch': ['ledger_accounts no-client-id-filter'],
   'callbacks/delivery/sql/claim_callback_deliveries.sql#claim_callback_deliveries': ['callback_deliveries no-client-id-filter'],
   'checkout/sql/collection_initiate_checkout.sql#collection_initiate_checkout': ['outbox insert-without-client-id'],
@@ -34,32 +30,16 @@ const KNOWN_FINDINGS: Record<string, string[]> = {
     'checkout_sessions no-client-id-filter',
     'client_services no-client-id-filter',
   ],
-  'collections/sql/collecting_service.sql#collecting_service': ['ledger_accounts no-client-id-filter'],
   'collections/sql/collection_settle_payments.sql#collection_settle_payments': ['payments no-client-id-filter'],
   'float/sql/float_holds_resolve.sql#float_holds_resolve': ['float_holds no-client-id-filter', 'float_reservations no-client-id-filter'],
-  'float/sql/paying_service.sql#paying_service': [
-    'ledger_accounts no-client-id-filter',
-    'profiles no-client-id-filter',
-    'wallets no-client-id-filter',
-  ],
   'ledger/sql/ledger_post_entries.sql#ledger_post_entries': ['ledger_accounts no-client-id-filter', 'postings insert-without-client-id'],
   'ledger/sql/ledger_reverse_entry.sql#ledger_reverse_entry': ['postings no-client-id-filter'],
   'notifications/sql/notifications_queue_sms.sql#notifications_queue_sms': ['outbox insert-without-client-id'],
   'payouts/sql/payout_accept_batch.sql#payout_accept_batch': ['ledger_accounts no-client-id-filter', 'outbox insert-without-client-id'],
-  'split-settlements/sql/split_settlements_check.sql#split_settlements_check': [
-    'client_service_partners no-client-id-filter',
-    'ledger_accounts no-client-id-filter',
-    'profiles no-client-id-filter',
-    'wallets no-client-id-filter',
-  ],
+  'split-settlements/sql/split_settlements_check.sql#split_settlements_check': ['client_service_partners no-client-id-filter'],
   'src/admin/commands/services.ts:addServiceCommands': ['client_service_partners insert-without-client-id'],
   'src/admin/commands/services.ts:addServiceCommands.partners': [
     'client_service_partners join-not-on-client-id',
-    'ledger_accounts join-not-on-client-id',
-  ],
-  'src/admin/seed.service.ts:SeedService.ensureService': ['client_services no-client-id-filter'],
-  'src/admin/seed.service.ts:SeedService.ensureSettlementWallet': [
-    'client_services join-not-on-client-id',
     'ledger_accounts join-not-on-client-id',
   ],
   'src/airtime/airtime.repository.ts:AirtimeRepository.awaitingProvider': [
@@ -97,61 +77,7 @@ const KNOWN_FINDINGS: Record<string, string[]> = {
     'callback_attempts insert-without-client-id',
     'callback_deliveries no-client-id-filter',
   ],
-  'src/client-services/client-services.service.ts:ClientServicesService.create': [
-    'client_services join-not-on-client-id',
-    'ledger_accounts join-not-on-client-id',
-  ],
   'src/client-services/client-services.service.ts:ClientServicesService.create.id': ['client_service_fee_tiers insert-without-client-id'],
-  'src/client-services/client-services.service.ts:ClientServicesService.list.rows': [
-    'client_services join-not-on-client-id',
-    'ledger_accounts join-not-on-client-id',
-  ],
-  'src/client-services/client-services.service.ts:SELECT_SERVICE': [
-    'client_services join-not-on-client-id',
-    'ledger_accounts join-not-on-client-id',
-  ],
-  'src/collection-reversals/collection-reversals.service.ts:CollectionReversalsService.advance': [
-    'collection_reversals no-client-id-filter',
-  ],
-  'src/collection-reversals/collection-reversals.service.ts:CollectionReversalsService.book': ['collection_reversals no-client-id-filter'],
-  'src/collection-reversals/collection-reversals.service.ts:CollectionReversalsService.finish': [
-    'collection_reversals no-client-id-filter',
-  ],
-  'src/collections/checkout-session.ts:SELECT_CHECKOUT': [
-    'checkout_sessions join-not-on-client-id',
-    'client_services join-not-on-client-id',
-  ],
-  'src/collections/checkout-sessions.service.ts:CheckoutSessionsService.startPayment': ['checkout_sessions no-client-id-filter'],
-  'src/collections/payments.repository.ts:FIND_MANY.text': ['client_services join-not-on-client-id', 'payments join-not-on-client-id'],
-  'src/collections/payments.repository.ts:PaymentsRepository.byChargeReference': [
-    'client_services join-not-on-client-id',
-    'payments join-not-on-client-id',
-  ],
-  'src/collections/payments.repository.ts:PaymentsRepository.byId': [
-    'client_services join-not-on-client-id',
-    'payments join-not-on-client-id',
-  ],
-  'src/collections/payments.repository.ts:PaymentsRepository.detail': [
-    'client_services join-not-on-client-id',
-    'payments join-not-on-client-id',
-  ],
-  'src/collections/payments.repository.ts:PaymentsRepository.markFailed': ['payments no-client-id-filter'],
-  'src/collections/payments.repository.ts:PaymentsRepository.markOtpVerified': ['payments no-client-id-filter'],
-  'src/collections/payments.repository.ts:PaymentsRepository.ofSession': [
-    'client_services join-not-on-client-id',
-    'payments join-not-on-client-id',
-  ],
-  'src/collections/payments.repository.ts:PaymentsRepository.recordOtpFailures': ['payments no-client-id-filter'],
-  'src/collections/payments.repository.ts:PaymentsRepository.setStatus': ['payments no-client-id-filter'],
-  'src/collections/payments.repository.ts:SELECT_PAYMENT': ['client_services join-not-on-client-id', 'payments join-not-on-client-id'],
-  'src/float/float-balance.service.ts:FloatBalanceService.balanceOf': [
-    'ledger_accounts join-not-on-client-id',
-    'wallets join-not-on-client-id',
-  ],
-  'src/float/float-balance.service.ts:FloatBalanceService.balancesOf.floats': [
-    'client_services join-not-on-client-id',
-    'ledger_accounts join-not-on-client-id',
-  ],
   'src/infra/queue/outbox-claimer.ts:CLAIM.text': ['outbox no-client-id-filter'],
   'src/infra/queue/outbox-claimer.ts:RETRY.text': ['outbox no-client-id-filter'],
   'src/infra/queue/outbox-done-marks.ts:MARK_DONE.text': ['outbox no-client-id-filter'],
@@ -159,16 +85,8 @@ const KNOWN_FINDINGS: Record<string, string[]> = {
   'src/infra/queue/outbox-relay.service.ts:OutboxRelay.relayDue.rows': ['outbox no-client-id-filter'],
   'src/infra/queue/outbox-relay.service.ts:OutboxRelay.requeueLost': ['outbox no-client-id-filter'],
   'src/infra/queue/outbox.service.ts:OutboxService.enqueue': ['outbox insert-without-client-id'],
-  'src/ledger/ledger-invariants.ts:LEDGER_INVARIANTS.sql': [
-    'ledger_accounts join-not-on-client-id',
-    'ledger_archived_balances join-not-on-client-id',
-    'postings join-not-on-client-id',
-  ],
-  'src/notifications/notifications.service.ts:NotificationsService.send': ['notifications no-client-id-filter'],
-  'src/payouts/payout.ts:SELECT_PAYOUT': ['ledger_accounts join-not-on-client-id', 'payouts join-not-on-client-id'],
+  'src/ledger/ledger-invariants.ts:LEDGER_INVARIANTS.sql': ['ledger_accounts join-not-on-client-id', 'postings join-not-on-client-id'],
   'src/payouts/payouts.repository.ts:PayoutsRepository.claimForRecheck': ['payouts no-client-id-filter'],
-  'src/payouts/payouts.repository.ts:PayoutsRepository.finish': ['payouts no-client-id-filter'],
-  'src/payouts/payouts.repository.ts:PayoutsRepository.markChecked': ['payouts no-client-id-filter'],
   'src/rails/mpesa/mpesa-callbacks.service.ts:MpesaCallbacksService.receive': ['rail_requests no-client-id-filter'],
   'src/rails/rail-requests.repository.ts:RailRequestsRepository.answer.run': ['rail_requests no-client-id-filter'],
   'src/rails/rail-requests.repository.ts:RailRequestsRepository.askUnidentifiedNow': ['rail_requests no-client-id-filter'],
@@ -182,28 +100,6 @@ const KNOWN_FINDINGS: Record<string, string[]> = {
   'src/rails/rail-requests.repository.ts:RailRequestsRepository.scheduleNextQuery': ['rail_requests no-client-id-filter'],
   'src/statements/statements.service.ts:ROWS_SQL': ['journal_entries join-not-on-client-id', 'postings join-not-on-client-id'],
   'src/statements/statements.service.ts:ROWS_WITH_LINES_SQL': ['journal_entries join-not-on-client-id', 'postings join-not-on-client-id'],
-  'src/statements/statements.service.ts:WALLET_SQL': [
-    'ledger_accounts join-not-on-client-id',
-    'profiles join-not-on-client-id',
-    'wallets join-not-on-client-id',
-  ],
-  'src/wallets/wallets.service.ts:WalletsService.applyCommand': ['wallets no-client-id-filter'],
-  'transactions/sql/wallet_fund.sql#wallet_fund': [
-    'ledger_accounts no-client-id-filter',
-    'profiles no-client-id-filter',
-    'wallets no-client-id-filter',
-  ],
-  'transactions/sql/wallet_money_batch.sql#wallet_money_batch': [
-    'ledger_accounts no-client-id-filter',
-    'profiles no-client-id-filter',
-    'wallets no-client-id-filter',
-  ],
-  'transactions/sql/wallet_reverse.sql#wallet_reverse': [
-    'ledger_accounts no-client-id-filter',
-    'wallet_operations no-client-id-filter',
-    'wallet_transactions no-client-id-filter',
-    'wallets no-client-id-filter',
-  ],
   'transactions/sql/wallet_transaction_rows.sql#wallet_transaction_rows': [
     'client_services no-client-id-filter',
     'ledger_accounts no-client-id-filter',
