@@ -86,6 +86,7 @@ const KNOWN_FINDINGS: Record<string, string[]> = {
   'src/infra/queue/outbox-relay.service.ts:OutboxRelay.requeueLost': ['outbox no-client-id-filter'],
   'src/infra/queue/outbox.service.ts:OutboxService.enqueue': ['outbox insert-without-client-id'],
   'src/ledger/ledger-invariants.ts:LEDGER_INVARIANTS.sql': ['ledger_accounts join-not-on-client-id', 'postings join-not-on-client-id'],
+  'src/payouts/payouts.repository.ts:PayoutsRepository.lockMany': ['ledger_accounts no-client-id-filter', 'payouts no-client-id-filter'],
   'src/payouts/payouts.repository.ts:PayoutsRepository.claimForRecheck': ['payouts no-client-id-filter'],
   'src/rails/mpesa/mpesa-callbacks.service.ts:MpesaCallbacksService.receive': ['rail_requests no-client-id-filter'],
   'src/rails/rail-requests.repository.ts:RailRequestsRepository.answer.run': ['rail_requests no-client-id-filter'],
@@ -119,7 +120,6 @@ const UNREAD_QUERIES = [
   'src/infra/database/partitions.ts:ensurePartitions',
   'src/infra/metrics/engine-metrics.ts:EngineMetrics.onModuleInit.rows',
   'src/ledger/archived-balances.ts:carryArchivedBalances',
-  'src/payouts/payouts.repository.ts:PayoutsRepository.detail',
 ];
 const UNREAD_FUNCTIONS = ['collection_accept_charge', 'collection_settle_apply', 'split_acknowledge'];
 
