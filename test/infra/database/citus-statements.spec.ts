@@ -128,16 +128,7 @@ const UNREAD_FUNCTIONS = ['collection_accept_charge', 'collection_settle_apply',
  * statement, and refuses a join ("could not create distributed plan … use of parameters in SQL functions", seen on
  * Citus 13.2.2, on the coordinator and delegated alike); PL/pgSQL bodies are planned with the values.
  */
-const SQL_FUNCTIONS_ON_DISTRIBUTED_TABLES = [
-  'airtime_service_code',
-  'callback_schedule',
-  'checkout_result_payload',
-  'claim_callback_deliveries',
-  'collection_charge_by_reference',
-  'collection_checkout_by_reference',
-  'notifications_queue_sms',
-  'paying_service',
-];
+const SQL_FUNCTIONS_ON_DISTRIBUTED_TABLES = ['notifications_queue_sms'];
 
 const rulesOf = (sql: string, fn?: string) =>
   findings(madeStatement(sql, fn), DISTRIBUTION_PLAN.distributed, DISTRIBUTION_PLAN.reference).map((f) => `${f.table} ${f.rule}`);
