@@ -137,14 +137,17 @@ export class SeedService {
       maximum_transaction_amount: '1000000',
       is_active: 1,
     });
-    await this.db.query(`UPDATE client_services SET is_default_airtime = true WHERE id = $1`, [created.client_service_id]);
+    await this.db.query(`UPDATE client_services SET is_default_airtime = true WHERE client_id = $1 AND id = $2`, [
+      principal.clientId,
+      created.client_service_id,
+    ]);
     return created.client_service_code;
   }
 
   /** The service's float and settlement wallet, funded with 1,000,000.0000 KES when first created. */
   private async ensureSettlementWallet(principal: WalletPrincipal, serviceCode: string): Promise<string> {
     const [existing] = await this.db.query(
-      `SELECT a.account_number FROM client_services s JOIN ledger_accounts a ON a.id = s.settlement_account_id
+      `SELECT a.account_number FROM client_services s JOIN ledger_accounts a ON a.client_id = s.client_id AND a.id = s.settlement_account_id
        WHERE s.client_id = $1 AND s.code = $2`,
       [principal.clientId, serviceCode],
     );

@@ -207,7 +207,7 @@ export class CheckoutService {
         // amount at once, or the rest after part payments): confirming that payment distributes them.
         split_settlements: amount.eq(outstanding) ? (session.split_settlements as never) : null,
       });
-      await this.sessions.startPayment(manager, session.id);
+      await this.sessions.startPayment(manager, session.client_id, session.id);
       // The payer confirms on the phone; the hosted page has no OTP step, so every number settles after the delay.
       await this.outcomes.scheduleSettlement(manager, session.client_id, paymentId, this.rail.settleDelayMs());
       return {

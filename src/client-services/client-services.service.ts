@@ -41,7 +41,7 @@ const SELECT_SERVICE = `
               FROM client_service_fee_tiers t WHERE t.client_service_id = s.id), '[]') AS tiers
   FROM client_services s
   JOIN clients c ON c.id = s.client_id
-  LEFT JOIN ledger_accounts la ON la.id = s.settlement_account_id`;
+  LEFT JOIN ledger_accounts la ON la.client_id = s.client_id AND la.id = s.settlement_account_id`;
 
 @Injectable()
 export class ClientServicesService {

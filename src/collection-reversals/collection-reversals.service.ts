@@ -117,8 +117,8 @@ export class CollectionReversalsService {
     if (row.status === 'pending') {
       await this.db.transaction(async (manager) => {
         const [, moved] = await manager.query(
-          `UPDATE collection_reversals SET status = 'processing' WHERE id = $1 AND status = 'pending'`,
-          [reversalId],
+          `UPDATE collection_reversals SET status = 'processing' WHERE client_id = $1 AND id = $2 AND status = 'pending'`,
+          [row.client_id, reversalId],
         );
         if (moved)
           await this.outbox.enqueue(
@@ -132,7 +132,7 @@ export class CollectionReversalsService {
       return;
     }
     if (row.status !== 'processing') return;
-    if (!row.entry_id && !(await this.book(reversalId))) return;
+    if (!row.entry_id && !(await this.book(row.client_id, reversalId))) return;
     const { payment } = row;
     const refund = await this.rail.refund({
       reversalId,
@@ -148,7 +148,7 @@ export class CollectionReversalsService {
     // The operator answers later: the answer's follow-up job runs this step again.
     if (refund.status === 'PENDING') return;
     await this.db.transaction(async (manager) => {
-      const locked = (await this.load(manager, `id = $1`, [reversalId], true))!;
+      const locked = (await this.load(manager, `client_id = $1 AND id = $2`, [row.client_id, reversalId], true))!;
       if (locked.status !== 'processing') return;
       if (refund.status === 'FAILED') {
         const compensation = await this.ledger.reverseEntry(
@@ -169,11 +169,11 @@ export class CollectionReversalsService {
    * Books the reversal (undoes the payment's entry). False when it cannot be: the settlement wallet cannot cover it,
    * or the payment's month was archived after the reversal was accepted.
    */
-  private async book(reversalId: string): Promise<boolean> {
+  private async book(clientId: string, reversalId: string): Promise<boolean> {
     let failure: string;
     try {
       await this.db.transaction(async (manager) => {
-        const locked = (await this.load(manager, `id = $1`, [reversalId], true))!;
+        const locked = (await this.load(manager, `client_id = $1 AND id = $2`, [clientId, reversalId], true))!;
         if (locked.status !== 'processing' || locked.entry_id) return;
         const posted = await this.ledger.reverseEntry(
           manager,
@@ -181,7 +181,11 @@ export class CollectionReversalsService {
           locked.payment.entry_id!,
           JOURNAL_ENTRY_KIND.COLLECTION_REVERSAL,
         );
-        await manager.query(`UPDATE collection_reversals SET entry_id = $2 WHERE id = $1`, [reversalId, posted.entryId]);
+        await manager.query(`UPDATE collection_reversals SET entry_id = $3 WHERE client_id = $1 AND id = $2`, [
+          clientId,
+          reversalId,
+          posted.entryId,
+        ]);
       });
       return true;
     } catch (error) {
@@ -190,7 +194,7 @@ export class CollectionReversalsService {
       else throw error;
     }
     await this.db.transaction(async (manager) => {
-      const locked = (await this.load(manager, `id = $1`, [reversalId], true))!;
+      const locked = (await this.load(manager, `client_id = $1 AND id = $2`, [clientId, reversalId], true))!;
       if (locked.status === 'processing' && !locked.entry_id) await this.finish(manager, locked, 'failed', { failure_reason: failure });
     });
     return false;
@@ -211,9 +215,16 @@ export class CollectionReversalsService {
     fields: { provider_transaction_id?: string; failure_reason?: string; compensation_entry_id?: string },
   ): Promise<void> {
     const [[completed]] = await manager.query(
-      `UPDATE collection_reversals SET status = $2, provider_transaction_id = $3, failure_reason = $4, compensation_entry_id = $5,
-         completed_at = now() WHERE id = $1 RETURNING completed_at`,
-      [reversal.id, status, fields.provider_transaction_id ?? null, fields.failure_reason ?? null, fields.compensation_entry_id ?? null],
+      `UPDATE collection_reversals SET status = $3, provider_transaction_id = $4, failure_reason = $5, compensation_entry_id = $6,
+         completed_at = now() WHERE client_id = $1 AND id = $2 RETURNING completed_at`,
+      [
+        reversal.client_id,
+        reversal.id,
+        status,
+        fields.provider_transaction_id ?? null,
+        fields.failure_reason ?? null,
+        fields.compensation_entry_id ?? null,
+      ],
     );
     await this.announce(manager, {
       ...reversal,

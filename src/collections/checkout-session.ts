@@ -44,7 +44,8 @@ export interface CheckoutSessionRow {
 
 export const SELECT_CHECKOUT = `
   SELECT cs.*, c.code AS client_code, c.name AS client_name, s.code AS service_code, checkout_session_ended(cs.expires_at) AS ended
-  FROM checkout_sessions cs JOIN clients c ON c.id = cs.client_id JOIN client_services s ON s.id = cs.client_service_id`;
+  FROM checkout_sessions cs JOIN clients c ON c.id = cs.client_id
+  JOIN client_services s ON s.client_id = cs.client_id AND s.id = cs.client_service_id`;
 
 /** Checkout amounts are whole major units and are echoed exactly as sent. */
 export function wholeAmount(amount: string): number {

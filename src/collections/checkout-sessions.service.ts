@@ -13,8 +13,9 @@ export class CheckoutSessionsService {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   /** The payer started a payment: one at a time per session. */
-  async startPayment(manager: EntityManager, sessionId: string): Promise<void> {
-    await manager.query(`UPDATE checkout_sessions SET status = $2, updated_at = now() WHERE id = $1`, [
+  async startPayment(manager: EntityManager, clientId: string, sessionId: string): Promise<void> {
+    await manager.query(`UPDATE checkout_sessions SET status = $3, updated_at = now() WHERE client_id = $1 AND id = $2`, [
+      clientId,
       sessionId,
       CHECKOUT_STATUS.PROCESSING,
     ]);

@@ -95,7 +95,8 @@ export const OLDEST_UNRESOLVED_PAYMENT_SQL = `SELECT min(created_at) FROM paymen
 
 const SELECT_PAYMENT = `
   SELECT p.*, c.code AS client_code, s.code AS service_code
-  FROM payments p JOIN clients c ON c.id = p.client_id JOIN client_services s ON s.id = p.client_service_id`;
+  FROM payments p JOIN clients c ON c.id = p.client_id
+  JOIN client_services s ON s.client_id = p.client_id AND s.id = p.client_service_id`;
 
 const RECORD: PreparedStatement = {
   name: 'collection_record_payment',
@@ -178,7 +179,7 @@ export class PaymentsRepository {
       `SELECT p.id, p.payer_transaction_id, p.external_reference, p.account_number, p.service_amount, p.currency,
          p.payment_status, p.description, p.payment_method_code, coalesce(${CHARGED_FEE_SQL}, 0) AS service_charge, s.code AS service_code,
          p.created_at, p.created_at::text AS position_at
-       FROM payments p JOIN client_services s ON s.id = p.client_service_id
+       FROM payments p JOIN client_services s ON s.client_id = p.client_id AND s.id = p.client_service_id
        WHERE p.client_id = $1 AND p.created_at >= $2 AND p.created_at <= $3 ${seek}
        ORDER BY p.created_at, p.id ${skip} LIMIT $4`,
       params,
@@ -187,23 +188,32 @@ export class PaymentsRepository {
 
   // Status changes: called by PaymentsService only.
 
-  async markOtpVerified(manager: EntityManager, id: string): Promise<void> {
-    await manager.query(`UPDATE payments SET otp_verified_at = now(), updated_at = now() WHERE id = $1`, [id]);
+  async markOtpVerified(manager: EntityManager, clientId: string, id: string): Promise<void> {
+    await manager.query(`UPDATE payments SET otp_verified_at = now(), updated_at = now() WHERE client_id = $1 AND id = $2`, [clientId, id]);
   }
 
-  async recordOtpFailures(manager: EntityManager, id: string, failures: number): Promise<void> {
-    await manager.query(`UPDATE payments SET otp_failures = $2, updated_at = now() WHERE id = $1`, [id, failures]);
+  async recordOtpFailures(manager: EntityManager, clientId: string, id: string, failures: number): Promise<void> {
+    await manager.query(`UPDATE payments SET otp_failures = $3, updated_at = now() WHERE client_id = $1 AND id = $2`, [
+      clientId,
+      id,
+      failures,
+    ]);
   }
 
-  async setStatus(manager: EntityManager, id: string, status: number): Promise<void> {
-    await manager.query(`UPDATE payments SET payment_status = $2, updated_at = now() WHERE id = $1`, [id, status]);
+  async setStatus(manager: EntityManager, clientId: string, id: string, status: number): Promise<void> {
+    await manager.query(`UPDATE payments SET payment_status = $3, updated_at = now() WHERE client_id = $1 AND id = $2`, [
+      clientId,
+      id,
+      status,
+    ]);
   }
 
   /** Makes a payment final as failed and returns the stored settlement time. */
-  async markFailed(manager: EntityManager, id: string): Promise<Date> {
+  async markFailed(manager: EntityManager, clientId: string, id: string): Promise<Date> {
     const [[row]] = await manager.query(
-      `UPDATE payments SET payment_status = $2, settled_at = now(), updated_at = now() WHERE id = $1 RETURNING settled_at`,
-      [id, PAYMENT_STATUS.FAILED],
+      `UPDATE payments SET payment_status = $3, settled_at = now(), updated_at = now() WHERE client_id = $1 AND id = $2
+       RETURNING settled_at`,
+      [clientId, id, PAYMENT_STATUS.FAILED],
     );
     return row.settled_at;
   }
@@ -225,7 +235,8 @@ export class PaymentsRepository {
       `SELECT ${LIST.select}, p.service_amount, p.transaction_charge, p.merchant_fee, p.add_transaction_charge,
          CASE WHEN p.payment_status = ${PAYMENT_STATUS.SUCCESSFUL} THEN p.service_amount - p.merchant_fee END AS net,
          p.payer_name, p.account_number, s.code AS service_code, p.payment_method_code, p.payer_transaction_id, p.updated_at
-       FROM payments p JOIN client_services s ON s.id = p.client_service_id WHERE p.client_id = $1 AND p.id = $2`,
+       FROM payments p JOIN client_services s ON s.client_id = p.client_id AND s.id = p.client_service_id
+       WHERE p.client_id = $1 AND p.id = $2`,
       [clientId, id],
     );
     return row ?? null;

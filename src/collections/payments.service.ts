@@ -29,23 +29,23 @@ export class PaymentsService {
 
   /** The payer proved the OTP: the charge goes to the operator now. */
   async otpVerified(manager: EntityManager, payment: PaymentRow): Promise<void> {
-    await this.payments.markOtpVerified(manager, payment.id);
+    await this.payments.markOtpVerified(manager, payment.client_id, payment.id);
     await this.scheduleSettlement(manager, payment.client_id, payment.id, 0);
   }
 
   async otpRejected(manager: EntityManager, payment: PaymentRow, failures: number): Promise<void> {
-    await this.payments.recordOtpFailures(manager, payment.id, failures);
+    await this.payments.recordOtpFailures(manager, payment.client_id, payment.id, failures);
   }
 
   /** The OTP limit failed a direct charge. Final; the callback carries the stored settlement time. */
   async fail(manager: EntityManager, payment: PaymentRow): Promise<void> {
-    const settledAt = await this.payments.markFailed(manager, payment.id);
+    const settledAt = await this.payments.markFailed(manager, payment.client_id, payment.id);
     await this.announce(manager, { ...payment, payment_status: PAYMENT_STATUS.FAILED, settled_at: settledAt });
   }
 
   /** A reversal refunded the payer; the reversal reports itself, a checkout session follows. */
   async reverse(manager: EntityManager, payment: PaymentRow): Promise<void> {
-    await this.payments.setStatus(manager, payment.id, PAYMENT_STATUS.REVERSED);
+    await this.payments.setStatus(manager, payment.client_id, payment.id, PAYMENT_STATUS.REVERSED);
     if (payment.checkout_session_id) await this.sessions.onPaymentReversed(manager, payment.checkout_session_id);
   }
 

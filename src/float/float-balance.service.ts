@@ -29,9 +29,9 @@ export class FloatBalanceService {
     return this.db.transaction('REPEATABLE READ', async (manager) => {
       const [float] = await manager.query(
         `SELECT a.id, a.currency, a.balance, w.status
-         FROM ledger_accounts a JOIN wallets w ON w.id = a.id
+         FROM ledger_accounts a JOIN wallets w ON w.client_id = a.client_id AND w.id = a.id
          WHERE a.account_number = $1 AND a.client_id = $2
-           AND EXISTS (SELECT 1 FROM client_services s WHERE s.settlement_account_id = a.id)`,
+           AND EXISTS (SELECT 1 FROM client_services s WHERE s.client_id = a.client_id AND s.settlement_account_id = a.id)`,
         [accountNumber, clientId],
       );
       if (!float) throw new GatewayError(404, GATEWAY_CODES.NOT_FOUND, 'Account not found', `No float account ${accountNumber}`);
@@ -49,7 +49,8 @@ export class FloatBalanceService {
   /** The float balances of every settlement (float) wallet of the client's services (the portal's overview). */
   async balancesOf(clientId: string): Promise<Array<FloatBalance & { account_number: string }>> {
     const floats: { account_number: string }[] = await this.db.query(
-      `SELECT DISTINCT a.account_number FROM client_services s JOIN ledger_accounts a ON a.id = s.settlement_account_id
+      `SELECT DISTINCT a.account_number
+       FROM client_services s JOIN ledger_accounts a ON a.client_id = s.client_id AND a.id = s.settlement_account_id
        WHERE s.client_id = $1 AND a.client_id = $1 ORDER BY a.account_number`,
       [clientId],
     );

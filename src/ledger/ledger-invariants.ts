@@ -23,7 +23,7 @@ export const LEDGER_INVARIANTS: Array<{ name: string; description: string; sql: 
     sql: `SELECT a.account_number, a.balance, coalesce(x.balance, 0) + coalesce(p.total, 0) AS postings_total
           FROM ledger_accounts a
           LEFT JOIN (SELECT account_id, sum(amount) AS total FROM postings GROUP BY account_id) p ON p.account_id = a.id
-          LEFT JOIN ledger_archived_balances x ON x.account_id = a.id
+          LEFT JOIN ledger_archived_balances x ON x.client_id = a.client_id AND x.account_id = a.id
           WHERE a.balance <> coalesce(x.balance, 0) + coalesce(p.total, 0) LIMIT 100`,
   },
   {

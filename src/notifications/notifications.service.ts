@@ -48,19 +48,20 @@ export class NotificationsService {
    * in one statement. Answers, per id, whether it is done (sent, or not queued any more); a failed send is tried again.
    */
   async send(notificationIds: string[]): Promise<boolean[]> {
-    const queued: Array<{ id: string; recipient: string; message: string }> = await this.db.query(
-      `SELECT id::text, recipient, message FROM notifications WHERE id = ANY($1::bigint[]) AND status = 'QUEUED'`,
+    const queued: Array<{ client_id: string; id: string; recipient: string; message: string }> = await this.db.query(
+      `SELECT client_id, id::text, recipient, message FROM notifications WHERE id = ANY($1::bigint[]) AND status = 'QUEUED'`,
       [notificationIds],
     );
     const sent = await Promise.allSettled(queued.map((n) => this.sms.send({ notificationId: n.id, to: n.recipient, message: n.message })));
     const delivered = queued.flatMap((n, i) =>
-      sent[i].status === 'fulfilled' ? [{ id: n.id, reference: sent[i].value.providerReference }] : [],
+      sent[i].status === 'fulfilled' ? [{ clientId: n.client_id, id: n.id, reference: sent[i].value.providerReference }] : [],
     );
     if (delivered.length > 0) {
       await this.db.query(
         `UPDATE notifications n SET status = 'SENT', provider_reference = s.reference, sent_at = now()
-         FROM unnest($1::bigint[], $2::text[]) s(id, reference) WHERE n.id = s.id AND n.status = 'QUEUED'`,
-        [delivered.map((d) => d.id), delivered.map((d) => d.reference)],
+         FROM unnest($1::uuid[], $2::bigint[], $3::text[]) s(client_id, id, reference)
+         WHERE n.client_id = s.client_id AND n.id = s.id AND n.status = 'QUEUED'`,
+        [delivered.map((d) => d.clientId), delivered.map((d) => d.id), delivered.map((d) => d.reference)],
       );
     }
     const failed = new Set(queued.filter((_, i) => sent[i].status === 'rejected').map((n) => n.id));

@@ -113,7 +113,7 @@ export class PayoutSettlementService {
         ).map((p) => [p.id, p]),
       );
       const applied = new Map<string, AppliedOutcome>();
-      const checked: Array<{ id: string; status: PayoutStatus }> = [];
+      const checked: Array<{ clientId: string; id: string; status: PayoutStatus }> = [];
       const finals: Array<{ payout: PayoutRow; answer: PayoutAnswer }> = [];
       for (const answer of answers) {
         const payout = locked.get(answer.payoutId);
@@ -122,7 +122,7 @@ export class PayoutSettlementService {
           applied.set(payout.id, { status: payout.status, finished: false });
         } else if (answer.outcome.status === 'PENDING' || answer.outcome.status === 'JAMMED') {
           const status = answer.outcome.status === 'PENDING' ? PAYOUT_STATUS.PENDING : PAYOUT_STATUS.JAMMED;
-          checked.push({ id: payout.id, status });
+          checked.push({ clientId: payout.client_id, id: payout.id, status });
           applied.set(payout.id, { status, finished: false });
         } else {
           finals.push({ payout, answer });
@@ -200,10 +200,15 @@ function finalStatus(payout: PayoutRow, outcome: PayoutOutcome): PayoutStatus {
 }
 
 /** Where an answer takes a payout: paid out with the rail's reference, or returned with the float's balance after it. */
-function transition(payout: PayoutRow, answer: PayoutAnswer, hold: ResolvedHold | null): PayoutTransition & { id: string } {
+function transition(
+  payout: PayoutRow,
+  answer: PayoutAnswer,
+  hold: ResolvedHold | null,
+): PayoutTransition & { clientId: string; id: string } {
   const outcome = answer.outcome as FinalOutcome;
   if (outcome.status === 'SUCCEEDED') {
     return {
+      clientId: payout.client_id,
       id: payout.id,
       status: PAYOUT_STATUS.SUCCESSFUL,
       railReference: outcome.railReference,
@@ -211,6 +216,7 @@ function transition(payout: PayoutRow, answer: PayoutAnswer, hold: ResolvedHold 
     };
   }
   return {
+    clientId: payout.client_id,
     id: payout.id,
     status: returnedStatus(payout, outcome.status),
     resultDescription: answer.description ?? outcome.reason,

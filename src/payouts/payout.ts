@@ -59,7 +59,7 @@ export interface PayoutRow {
 
 export const SELECT_PAYOUT = `
   SELECT p.*, a.account_number AS float_account_number
-  FROM payouts p JOIN ledger_accounts a ON a.id = p.float_account_id`;
+  FROM payouts p JOIN ledger_accounts a ON a.client_id = p.client_id AND a.id = p.float_account_id`;
 
 /**
  * How the rail sees the payout: a MOBILE payout goes to the phone number, everything else to the account number. An

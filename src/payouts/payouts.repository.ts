@@ -199,26 +199,27 @@ export class PayoutsRepository {
   }
 
   /** The rail was asked and these payouts are still pending or jammed: remember when, for reconciliation. */
-  async markChecked(manager: EntityManager, checked: Array<{ id: string; status: PayoutStatus }>): Promise<void> {
+  async markChecked(manager: EntityManager, checked: Array<{ clientId: string; id: string; status: PayoutStatus }>): Promise<void> {
     if (checked.length === 0) return;
     await manager.query(
       `UPDATE payouts p SET status = c.status, checked_at = now(), updated_at = now()
-       FROM unnest($1::bigint[], $2::smallint[]) c(id, status) WHERE p.id = c.id`,
-      [checked.map((c) => c.id), checked.map((c) => c.status)],
+       FROM unnest($1::uuid[], $2::bigint[], $3::smallint[]) c(client_id, id, status) WHERE p.client_id = c.client_id AND p.id = c.id`,
+      [checked.map((c) => c.clientId), checked.map((c) => c.id), checked.map((c) => c.status)],
     );
   }
 
   /** Moves payouts to their final status; the caller holds the row locks. Returns the payouts as they now read, in id order. */
-  async finish(manager: EntityManager, transitions: Array<PayoutTransition & { id: string }>): Promise<PayoutRow[]> {
+  async finish(manager: EntityManager, transitions: Array<PayoutTransition & { clientId: string; id: string }>): Promise<PayoutRow[]> {
     if (transitions.length === 0) return [];
     await manager.query(
       `UPDATE payouts p SET status = t.status, rail_reference = coalesce(t.rail_reference, p.rail_reference),
          result_description = t.result_description, float_balance_after = coalesce(t.float_balance_after, p.float_balance_after),
          transaction_time = now(), checked_at = coalesce(p.checked_at, now()), updated_at = now()
-       FROM unnest($1::bigint[], $2::smallint[], $3::text[], $4::text[], $5::numeric[])
-         t(id, status, rail_reference, result_description, float_balance_after)
-       WHERE p.id = t.id`,
+       FROM unnest($1::uuid[], $2::bigint[], $3::smallint[], $4::text[], $5::text[], $6::numeric[])
+         t(client_id, id, status, rail_reference, result_description, float_balance_after)
+       WHERE p.client_id = t.client_id AND p.id = t.id`,
       [
+        transitions.map((t) => t.clientId),
         transitions.map((t) => t.id),
         transitions.map((t) => t.status),
         transitions.map((t) => t.railReference ?? null),

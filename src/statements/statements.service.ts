@@ -23,8 +23,8 @@ const CURSOR = 'statement_rows';
 const WALLET_SQL = `
   SELECT a.id, a.account_number, a.currency, w.account_name, p.profile_name, c.name AS client_name
   FROM ledger_accounts a
-  JOIN wallets w ON w.id = a.id
-  JOIN profiles p ON p.id = w.profile_id
+  JOIN wallets w ON w.client_id = a.client_id AND w.id = a.id
+  JOIN profiles p ON p.client_id = w.client_id AND p.id = w.profile_id
   JOIN clients c ON c.id = a.client_id
   WHERE a.client_id = $1 AND a.account_number = $2 AND a.kind = 'WALLET'`;
 

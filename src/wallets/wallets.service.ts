@@ -68,7 +68,8 @@ export class WalletsService {
       // Locks in the order money movements take them: the wallet row (they share-lock it, so this waits for any
       // in flight), then its ledger row (every posting locks it), so no money moves while the state changes.
       await manager.query(
-        `SELECT 1 FROM wallets w JOIN ledger_accounts a ON a.id = w.id WHERE a.client_id = $1 AND a.account_number = $2 FOR UPDATE OF w`,
+        `SELECT 1 FROM wallets w JOIN ledger_accounts a ON a.client_id = w.client_id AND a.id = w.id
+         WHERE a.client_id = $1 AND a.account_number = $2 FOR UPDATE OF w`,
         [principal.clientId, accountNumber],
       );
       const { wallet, account } = await this.findOwned(manager, principal, accountNumber, true);

@@ -79,12 +79,12 @@ BEGIN
                      p_reservations => array_fill(1, ARRAY[v_count]), p_amounts => v_amounts, p_fees => v_fees);
   IF v_reserved.reservation_id IS NULL THEN
     -- The float is short of the total: the claim is given up, so the reference stays free.
-    DELETE FROM airtime_requests WHERE id = v_request;
+    DELETE FROM airtime_requests WHERE client_id = p_client_id AND id = v_request;
     outcome := 'INSUFFICIENT_FLOAT';
     RETURN NEXT;
     RETURN;
   END IF;
-  UPDATE airtime_requests SET reservation_id = v_reserved.reservation_id WHERE id = v_request;
+  UPDATE airtime_requests SET reservation_id = v_reserved.reservation_id WHERE client_id = p_client_id AND id = v_request;
   INSERT INTO airtime_recipients (client_id, request_id, position, phone_number, amount, fee, hold_id, message)
   SELECT p_client_id, v_request, r.n, r.phone_number, r.amount, r.fee, r.hold_id, p_message
   FROM unnest(v_phone_numbers, v_amounts, v_fees, v_reserved.hold_ids) WITH ORDINALITY

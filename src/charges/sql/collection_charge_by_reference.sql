@@ -10,10 +10,14 @@ RETURNS TABLE(
   payment_url text,
   next_step text
 )
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 AS $fn$
-SELECT CASE WHEN p.request_fingerprint = p_fingerprint THEN 'REPLAY' ELSE 'CONFLICT' END, NULL::jsonb,
-  p.id, p.service_amount, p.transaction_charge, p.total_amount, p.payment_url::text, p.next_step::text
-FROM payments p
-WHERE p.client_id = p_client_id AND p.external_reference = p_reference AND p.checkout_session_id IS NULL
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY
+  SELECT CASE WHEN p.request_fingerprint = p_fingerprint THEN 'REPLAY' ELSE 'CONFLICT' END, NULL::jsonb,
+    p.id, p.service_amount, p.transaction_charge, p.total_amount, p.payment_url::text, p.next_step::text
+  FROM payments p
+  WHERE p.client_id = p_client_id AND p.external_reference = p_reference AND p.checkout_session_id IS NULL;
+END
 $fn$;

@@ -13,10 +13,14 @@ RETURNS TABLE(
   amount numeric,
   expires_at timestamp with time zone
 )
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 AS $fn$
-SELECT CASE WHEN cs.request_fingerprint = p_fingerprint THEN 'REPLAY' ELSE 'CONFLICT' END, NULL::jsonb,
-  cs.merchant_transaction_id::text, cs.checkout_reference::text, cs.currency::text, cs.amount, cs.expires_at
-FROM checkout_sessions cs
-WHERE cs.client_id = p_client_id AND cs.merchant_transaction_id = p_merchant_transaction_id
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY
+  SELECT CASE WHEN cs.request_fingerprint = p_fingerprint THEN 'REPLAY' ELSE 'CONFLICT' END, NULL::jsonb,
+    cs.merchant_transaction_id::text, cs.checkout_reference::text, cs.currency::text, cs.amount, cs.expires_at
+  FROM checkout_sessions cs
+  WHERE cs.client_id = p_client_id AND cs.merchant_transaction_id = p_merchant_transaction_id;
+END
 $fn$;

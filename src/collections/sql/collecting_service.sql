@@ -11,7 +11,7 @@ BEGIN
   SELECT cs.id, cs.is_active, cs.minimum_transaction_amount AS minimum, cs.maximum_transaction_amount AS maximum,
          la.currency::text AS currency
     INTO s
-  FROM client_services cs LEFT JOIN ledger_accounts la ON la.id = cs.settlement_account_id
+  FROM client_services cs LEFT JOIN ledger_accounts la ON la.client_id = cs.client_id AND la.id = cs.settlement_account_id
   WHERE cs.client_id = p_client_id AND cs.code = p_service_code;
   v_bounds := client_service_amount_bounds(p_amount, s.minimum, s.maximum);
   IF s.id IS NULL OR s.is_active <> 1 THEN

@@ -19,7 +19,7 @@ DECLARE
 BEGIN
   SELECT coalesce(array_agg(a.account_number::text ORDER BY a.account_number), '{}') INTO v_mandatory
   FROM client_service_partners p JOIN ledger_accounts a ON a.id = p.account_id
-  WHERE p.client_service_id = p_service_id;
+  WHERE p.client_service_id = p_service_id AND a.client_id = p_client_id;
   IF p_splits IS NULL THEN
     IF cardinality(v_mandatory) > 0 THEN
       RETURN QUERY SELECT jsonb_build_object('problem', 'SPLIT_MANDATORY', 'accounts', to_jsonb(v_mandatory)), NULL::jsonb;
@@ -39,7 +39,8 @@ BEGIN
   CROSS JOIN LATERAL (SELECT e.item->>'account' AS account) i
   LEFT JOIN LATERAL (
     SELECT a.id, a.currency::text AS currency, wl.status, pr.is_active = 1 AS profile_active
-    FROM ledger_accounts a JOIN wallets wl ON wl.id = a.id JOIN profiles pr ON pr.id = wl.profile_id
+    FROM ledger_accounts a JOIN wallets wl ON wl.client_id = a.client_id AND wl.id = a.id
+    JOIN profiles pr ON pr.client_id = wl.client_id AND pr.id = wl.profile_id
     WHERE a.client_id = p_client_id AND a.account_number = i.account
   ) w ON true
   WHERE w.id IS NULL OR w.status <> 'ACTIVE' OR NOT w.profile_active OR w.currency <> p_currency

@@ -22,7 +22,8 @@ DECLARE
 BEGIN
   -- Share-locked, as in wallet_money_batch: a state change or a deactivation waits for the funding to commit.
   SELECT a.id, a.currency::text AS currency, w.status::text AS status, p.is_active = 1 AS profile_active INTO v_wallet
-  FROM ledger_accounts a JOIN wallets w ON w.id = a.id JOIN profiles p ON p.id = w.profile_id
+  FROM ledger_accounts a JOIN wallets w ON w.client_id = a.client_id AND w.id = a.id
+  JOIN profiles p ON p.client_id = w.client_id AND p.id = w.profile_id
   WHERE a.client_id = p_client_id AND a.account_number = p_account_number FOR SHARE OF w, p;
   IF v_wallet.id IS NULL THEN
     outcome := 'WALLET_NOT_FOUND'; detail := jsonb_build_object('account_number', p_account_number);
@@ -51,7 +52,7 @@ BEGIN
     p_previous_balances => ARRAY[v_before], p_current_balances => ARRAY[v_after],
     p_other_party_accounts => ARRAY[a.account_number::text], p_narrations => ARRAY[p_narration],
     p_transaction_dates => ARRAY[p_transaction_date])
-  FROM ledger_accounts a WHERE a.id = v_settlement;
+  FROM ledger_accounts a WHERE a.client_id = p_client_id AND a.id = v_settlement;
 
   outcome := 'OK'; detail := '{}';
   SELECT rec.records INTO records FROM wallet_operation_rows(v_operation) rec;

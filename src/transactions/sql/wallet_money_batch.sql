@@ -23,7 +23,7 @@ DECLARE
   v_currency text[] := '{}'; v_service uuid[] := '{}'; v_fee numeric[] := '{}';
   -- v_amount: in the wallet's currency (converted or not); v_rate: null unless converted.
   v_amount numeric[] := '{}'; v_rate numeric[] := '{}';
-  v_sys_key text[] := '{}'; v_sys_id uuid[] := '{}'; v_sys_no text[] := '{}';
+  v_sys_key text[] := '{}'; v_sys_id uuid[] := '{}'; v_sys_client uuid[] := '{}'; v_sys_no text[] := '{}';
   v_settlement uuid[] := '{}'; v_settlement_no text[] := '{}';
   v_e_item int[] := '{}'; v_to_post ledger_entry_to_post[] := '{}'; v_lines ledger_line[];
   v_entry bigint[] := '{}'; v_new_op uuid[] := '{}'; v_leg1 uuid[] := '{}'; v_leg2 uuid[] := '{}';
@@ -89,11 +89,13 @@ BEGIN
       LEFT JOIN wallet_operations o ON o.client_id = x.client_id AND o.source_transaction_id = x.ref
       LEFT JOIN LATERAL (
         SELECT a.id, a.currency::text AS currency, w.status::text AS status, p.is_active = 1 AS profile_active
-        FROM ledger_accounts a JOIN wallets w ON w.id = a.id JOIN profiles p ON p.id = w.profile_id
+        FROM ledger_accounts a JOIN wallets w ON w.client_id = a.client_id AND w.id = a.id
+        JOIN profiles p ON p.client_id = w.client_id AND p.id = w.profile_id
         WHERE a.client_id = x.client_id AND a.account_number = x.src_no FOR SHARE OF w, p) s ON true
       LEFT JOIN LATERAL (
         SELECT a.id, a.currency::text AS currency, w.status::text AS status, p.is_active = 1 AS profile_active
-        FROM ledger_accounts a JOIN wallets w ON w.id = a.id JOIN profiles p ON p.id = w.profile_id
+        FROM ledger_accounts a JOIN wallets w ON w.client_id = a.client_id AND w.id = a.id
+        JOIN profiles p ON p.client_id = w.client_id AND p.id = w.profile_id
         WHERE x.kind = 'TRANSFER' AND a.client_id = x.client_id AND a.account_number = x.dst_no FOR SHARE OF w, p) d ON true
       LEFT JOIN client_services cs ON cs.client_id = x.client_id AND cs.code = x.service_code
     ) q
@@ -155,9 +157,11 @@ BEGIN
   LOOP
     v_sys_key := v_sys_key || (r.client_id::text || r.kind || r.currency);
     v_sys_id := v_sys_id || ledger_system_account(r.client_id, r.kind, r.currency);
+    v_sys_client := v_sys_client || r.client_id;
   END LOOP;
   SELECT coalesce(array_agg(a.account_number::text ORDER BY x.n), '{}') INTO v_sys_no
-    FROM unnest(v_sys_id) WITH ORDINALITY x(id, n) JOIN ledger_accounts a ON a.id = x.id;
+    FROM unnest(v_sys_id, v_sys_client) WITH ORDINALITY x(id, client_id, n)
+    JOIN ledger_accounts a ON a.client_id = x.client_id AND a.id = x.id;
 
   -- One entry per accepted request, its lines in a fixed order: the two sides,
   -- the fee, then the currency exchange.

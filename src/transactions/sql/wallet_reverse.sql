@@ -38,7 +38,7 @@ BEGIN
   END IF;
 
   SELECT o.id, o.kind, o.entry_id INTO v_target
-  FROM wallet_transactions t JOIN wallet_operations o ON o.id = t.operation_id
+  FROM wallet_transactions t JOIN wallet_operations o ON o.client_id = t.client_id AND o.id = t.operation_id
   WHERE t.client_id = p_client_id AND t.id = p_transaction_id;
   IF v_target.id IS NULL THEN
     outcome := 'NOT_FOUND';
@@ -52,9 +52,9 @@ BEGIN
 
   -- Concurrent reversals of one operation queue here; the one that waited then finds the committed reversal
   -- (and answers it as a replay when it was the same request), instead of failing on a balance already spent.
-  PERFORM 1 FROM wallet_operations o WHERE o.id = v_target.id FOR UPDATE;
+  PERFORM 1 FROM wallet_operations o WHERE o.client_id = p_client_id AND o.id = v_target.id FOR UPDATE;
   SELECT o.id, o.source_transaction_id, o.request_fingerprint INTO v_known FROM wallet_operations o
-  WHERE o.reverses_operation_id = v_target.id;
+  WHERE o.client_id = p_client_id AND o.reverses_operation_id = v_target.id;
   IF FOUND THEN
     IF p_reference IS NOT NULL AND v_known.source_transaction_id = p_reference
        AND v_known.request_fingerprint = p_fingerprint THEN
@@ -71,8 +71,8 @@ BEGIN
   INTO v_entry, v_accounts, v_amounts, v_afters
   FROM ledger_reverse_entry(p_client_id, v_target.entry_id, 'WALLET_REVERSAL') r;
   SELECT a.account_number INTO v_closed
-  FROM wallets w JOIN ledger_accounts a ON a.id = w.id
-  WHERE w.id = ANY (v_accounts) AND w.status = 'CLOSED'
+  FROM wallets w JOIN ledger_accounts a ON a.client_id = w.client_id AND a.id = w.id
+  WHERE w.client_id = p_client_id AND w.id = ANY (v_accounts) AND w.status = 'CLOSED'
   LIMIT 1;
   IF v_closed IS NOT NULL THEN
     RAISE EXCEPTION 'wallet % is CLOSED', v_closed USING ERRCODE = 'WC001', DETAIL = v_closed;
@@ -99,8 +99,8 @@ BEGIN
              CASE t.transaction_type WHEN 'CREDIT' THEN 'DEBIT' ELSE 'CREDIT' END AS flipped_type,
              row_number() OVER (ORDER BY t.transaction_type = 'CREDIT', t.id) AS n,
              count(*) OVER () AS legs
-      FROM wallet_transactions t JOIN ledger_accounts a ON a.id = t.account_id
-      WHERE t.operation_id = v_target.id
+      FROM wallet_transactions t JOIN ledger_accounts a ON a.client_id = t.client_id AND a.id = t.account_id
+      WHERE t.client_id = p_client_id AND t.operation_id = v_target.id
     ), moved AS (
       SELECT * FROM unnest(v_accounts, v_amounts, v_afters) AS m (account_id, amount, balance_after)
     )

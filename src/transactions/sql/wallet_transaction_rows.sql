@@ -37,7 +37,7 @@ SELECT t.id, t.operation_id, o.kind::text, t.account_id, a.account_number::text,
   t.transaction_narration::text, t.transaction_date, t.original_currency::text, t.original_amount::text,
   t.exchange_rate::text
 FROM wallet_transactions t
-JOIN wallet_operations o ON o.id = t.operation_id
-JOIN ledger_accounts a ON a.id = t.account_id
-LEFT JOIN client_services s ON s.id = t.client_service_id
+JOIN wallet_operations o ON o.client_id = t.client_id AND o.id = t.operation_id
+JOIN ledger_accounts a ON a.client_id = t.client_id AND a.id = t.account_id
+LEFT JOIN client_services s ON s.client_id = t.client_id AND s.id = t.client_service_id
 $fn$;

@@ -130,26 +130,34 @@ function enclosingName(node: ts.Node): string {
   return names.join('.') || '(module)';
 }
 
+/** The variables a file declares with a value, by name. */
+function declaredIn(source: ts.SourceFile): Map<string, ts.Expression> {
+  const found = new Map<string, ts.Expression>();
+  const collect = (node: ts.Node) => {
+    if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name) && node.initializer) found.set(node.name.text, node.initializer);
+    ts.forEachChild(node, collect);
+  };
+  collect(source);
+  return found;
+}
+
 /**
- * Every SQL text written in src/*.ts. A template's `${…}` is replaced by the text of the constant it names when that
- * constant is a string of the same file, else by a parameter; a text that still does not parse (a fragment spliced
- * at run time) is returned in `unread` with its origin.
+ * Every SQL text written in src/*.ts. A template's `${…}` is replaced by the text of the constant it names (one of
+ * the same file, else the one constant of that name in src/, as an import would find it), else by a parameter; a
+ * text that still does not parse (a fragment spliced at run time) is returned in `unread` with its origin.
  */
 export function repositoryQueries(): { statements: SqlStatement[]; unread: string[] } {
   const statements: SqlStatement[] = [];
   const unread: string[] = [];
-  for (const path of tsFiles(SRC)) {
-    const file = relative(join(SRC, '..'), path);
-    const source = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true);
-    const constants = new Map<string, ts.Expression>();
-    const collect = (node: ts.Node) => {
-      if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name) && node.initializer) {
-        constants.set(node.name.text, node.initializer);
-      }
-      ts.forEachChild(node, collect);
-    };
-    collect(source);
-    // A span that is no constant of the file becomes a parameter, or, on a second reading, nothing: most are an
+  const sources = tsFiles(SRC).map((path) => ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true));
+  const everywhere = new Map<string, ts.Expression[]>();
+  for (const source of sources)
+    for (const [name, value] of declaredIn(source)) everywhere.set(name, [...(everywhere.get(name) ?? []), value]);
+  for (const source of sources) {
+    const file = relative(join(SRC, '..'), source.fileName);
+    const own = declaredIn(source);
+    const constantNamed = (name: string) => own.get(name) ?? (everywhere.get(name)?.length === 1 ? everywhere.get(name)![0] : undefined);
+    // A span that names no constant becomes a parameter, or, on a second reading, nothing: most are an
     // optional clause (`FOR UPDATE`, an extra filter), read here as absent.
     const textOf = (node: ts.Expression, spliced: 'parameter' | 'nothing', depth = 0): string | undefined => {
       if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) return node.text;
@@ -159,7 +167,7 @@ export function repositoryQueries(): { statements: SqlStatement[]; unread: strin
         node.head.text +
         node.templateSpans
           .map((span) => {
-            const named = ts.isIdentifier(span.expression) && depth < 3 ? constants.get(span.expression.text) : undefined;
+            const named = ts.isIdentifier(span.expression) && depth < 3 ? constantNamed(span.expression.text) : undefined;
             const inlined = named ? textOf(named, spliced, depth + 1) : undefined;
             return (inlined ?? (spliced === 'parameter' ? `$${parameter++}` : '')) + span.literal.text;
           })
@@ -213,6 +221,11 @@ function levels(ast: Node): Node[] {
   });
   return found;
 }
+
+/** Every table a statement reads or writes, at any level. */
+export const tablesIn = (statement: SqlStatement): string[] => [
+  ...new Set(levels(statement.ast).flatMap((level) => relationsOf(level).map((r) => r.table))),
+];
 
 /** The relations a level reads or writes itself (not those of its subqueries). */
 function relationsOf(level: Node): Relation[] {

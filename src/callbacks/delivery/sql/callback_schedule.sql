@@ -9,13 +9,15 @@ CREATE OR REPLACE FUNCTION callback_schedule(
   p_payload jsonb
 )
 RETURNS void
-LANGUAGE sql
+LANGUAGE plpgsql
 AS $fn$
-INSERT INTO callback_deliveries (client_id, kind, event, reference, url, payload)
-SELECT p_client_id, p_kind, p_event, p_reference, u.url, p_payload
-FROM unnest(p_urls || CASE WHEN p_to_endpoint THEN (
-        SELECT s.url::text FROM client_callback_settings s WHERE s.client_id = p_client_id AND s.kind = p_kind) END)
-     WITH ORDINALITY u(url, ord)
-WHERE u.url IS NOT NULL
-GROUP BY u.url ORDER BY min(u.ord)
+BEGIN
+  INSERT INTO callback_deliveries (client_id, kind, event, reference, url, payload)
+  SELECT p_client_id, p_kind, p_event, p_reference, u.url, p_payload
+  FROM unnest(p_urls || CASE WHEN p_to_endpoint THEN (
+          SELECT s.url::text FROM client_callback_settings s WHERE s.client_id = p_client_id AND s.kind = p_kind) END)
+       WITH ORDINALITY u(url, ord)
+  WHERE u.url IS NOT NULL
+  GROUP BY u.url ORDER BY min(u.ord);
+END
 $fn$;

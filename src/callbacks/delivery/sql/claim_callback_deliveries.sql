@@ -18,21 +18,25 @@ RETURNS TABLE(
   lease text,
   replay boolean
 )
-LANGUAGE sql
+LANGUAGE plpgsql
 SET enable_bitmapscan = 'off'
 SET enable_sort = 'off'
 AS $fn$
-WITH replays AS (
-  SELECT d.id FROM callback_deliveries d
-  WHERE d.replay_requested_at IS NOT NULL AND (d.lease_until IS NULL OR d.lease_until < now())
-  ORDER BY d.replay_requested_at LIMIT p_batch FOR UPDATE SKIP LOCKED
-), due AS (
-  SELECT d.id FROM callback_deliveries d
-  WHERE d.status = 'PENDING' AND d.next_attempt_at <= now() AND (d.lease_until IS NULL OR d.lease_until < now())
-  ORDER BY d.next_attempt_at LIMIT p_batch FOR UPDATE SKIP LOCKED
-)
-UPDATE callback_deliveries d SET lease_until = now() + make_interval(secs => p_lease_seconds)
-WHERE d.id IN (SELECT c.id FROM (SELECT r.id FROM replays r UNION SELECT u.id FROM due u) c LIMIT p_batch)
-RETURNING d.id, d.client_id, d.kind, d.event, d.url, d.payload, d.status, d.attempts, d.replays, d.first_attempt_at,
-  d.lease_until::text, d.replay_requested_at IS NOT NULL
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY
+  WITH replays AS (
+    SELECT d.id FROM callback_deliveries d
+    WHERE d.replay_requested_at IS NOT NULL AND (d.lease_until IS NULL OR d.lease_until < now())
+    ORDER BY d.replay_requested_at LIMIT p_batch FOR UPDATE SKIP LOCKED
+  ), due AS (
+    SELECT d.id FROM callback_deliveries d
+    WHERE d.status = 'PENDING' AND d.next_attempt_at <= now() AND (d.lease_until IS NULL OR d.lease_until < now())
+    ORDER BY d.next_attempt_at LIMIT p_batch FOR UPDATE SKIP LOCKED
+  )
+  UPDATE callback_deliveries d SET lease_until = now() + make_interval(secs => p_lease_seconds)
+  WHERE d.id IN (SELECT c.id FROM (SELECT r.id FROM replays r UNION SELECT u.id FROM due u) c LIMIT p_batch)
+  RETURNING d.id, d.client_id, d.kind, d.event, d.url, d.payload, d.status, d.attempts, d.replays, d.first_attempt_at,
+    d.lease_until::text, d.replay_requested_at IS NOT NULL;
+END
 $fn$;
