@@ -8,21 +8,23 @@ export interface InvariantResult {
 
 /**
  * The ledger invariants of the provider contract §3, one SQL query each. Each query returns the offending rows,
- * so an empty result means the invariant holds.
+ * so an empty result means the invariant holds. Rows are grouped and joined by client too: every entry, account and
+ * record is one client's, and on Citus that keeps each query on co-located shards (docs/scaling.md).
  */
 export const LEDGER_INVARIANTS: Array<{ name: string; description: string; sql: string }> = [
   {
     name: 'a_entries_balance',
     description: 'every entry balances per currency',
     sql: `SELECT entry_id, currency, sum(amount) AS imbalance
-          FROM postings GROUP BY entry_id, currency HAVING sum(amount) <> 0 LIMIT 100`,
+          FROM postings GROUP BY client_id, entry_id, currency HAVING sum(amount) <> 0 LIMIT 100`,
   },
   {
     name: 'b_balances_match_postings',
     description: "each account's stored balance equals the sum of its postings (archived months by their sum)",
     sql: `SELECT a.account_number, a.balance, coalesce(x.balance, 0) + coalesce(p.total, 0) AS postings_total
           FROM ledger_accounts a
-          LEFT JOIN (SELECT account_id, sum(amount) AS total FROM postings GROUP BY account_id) p ON p.account_id = a.id
+          LEFT JOIN (SELECT client_id, account_id, sum(amount) AS total FROM postings GROUP BY client_id, account_id) p
+            ON p.client_id = a.client_id AND p.account_id = a.id
           LEFT JOIN ledger_archived_balances x ON x.client_id = a.client_id AND x.account_id = a.id
           WHERE a.balance <> coalesce(x.balance, 0) + coalesce(p.total, 0) LIMIT 100`,
   },
@@ -32,19 +34,19 @@ export const LEDGER_INVARIANTS: Array<{ name: string; description: string; sql: 
     name: 'c_no_debit_below_floor',
     description: 'no posting that lowers a wallet leaves it below its floor, unless it can overdraw',
     sql: `SELECT a.account_number, p.entry_id, p.balance_after, a.minimum_balance
-          FROM postings p JOIN ledger_accounts a ON a.id = p.account_id
+          FROM postings p JOIN ledger_accounts a ON a.client_id = p.client_id AND a.id = p.account_id
           WHERE a.kind = 'WALLET' AND NOT a.can_overdraw AND p.amount < 0 AND p.balance_after < a.minimum_balance LIMIT 100`,
   },
   {
     name: 'd_one_entry_per_business_record',
     description: 'every business record with money effect has exactly one entry per state change, and every entry has one business record',
-    sql: `WITH refs AS (SELECT entry_id, count(*) AS n FROM ledger_business_records GROUP BY entry_id)
+    sql: `WITH refs AS (SELECT client_id, entry_id, count(*) AS n FROM ledger_business_records GROUP BY client_id, entry_id)
           SELECT e.id AS entry_id, e.kind, coalesce(r.n, 0) AS business_records
-          FROM journal_entries e LEFT JOIN refs r ON r.entry_id = e.id
+          FROM journal_entries e LEFT JOIN refs r ON r.client_id = e.client_id AND r.entry_id = e.id
           WHERE coalesce(r.n, 0) <> 1
           UNION ALL
           SELECT r.entry_id, 'missing entry', r.n FROM refs r
-          WHERE NOT EXISTS (SELECT 1 FROM journal_entries e WHERE e.id = r.entry_id)
+          WHERE NOT EXISTS (SELECT 1 FROM journal_entries e WHERE e.client_id = r.client_id AND e.id = r.entry_id)
           LIMIT 100`,
   },
 ];

@@ -76,7 +76,6 @@ const KNOWN_FINDINGS: Record<string, string[]> = {
   'src/infra/queue/outbox-relay.service.ts:OutboxRelay.relayDue': ['outbox no-client-id-filter'],
   'src/infra/queue/outbox-relay.service.ts:OutboxRelay.relayDue.rows': ['outbox no-client-id-filter'],
   'src/infra/queue/outbox-relay.service.ts:OutboxRelay.requeueLost': ['outbox no-client-id-filter'],
-  'src/ledger/ledger-invariants.ts:LEDGER_INVARIANTS.sql': ['ledger_accounts join-not-on-client-id', 'postings join-not-on-client-id'],
   'src/payouts/payouts.repository.ts:PayoutsRepository.lockMany': ['ledger_accounts no-client-id-filter', 'payouts no-client-id-filter'],
   'src/payouts/payouts.repository.ts:PayoutsRepository.claimForRecheck': ['payouts no-client-id-filter'],
   'src/rails/mpesa/mpesa-callbacks.service.ts:MpesaCallbacksService.receive': ['rail_requests no-client-id-filter'],
