@@ -38,7 +38,7 @@ const SELECT_SERVICE = `
   SELECT s.*, c.name AS client_name, la.account_number AS settlement_account_number, la.currency AS settlement_currency,
     coalesce((SELECT json_agg(json_build_object('minimum_amount', t.minimum_amount, 'maximum_amount', t.maximum_amount,
                 'fee_type', t.fee_type, 'fee', t.fee) ORDER BY t.minimum_amount)
-              FROM client_service_fee_tiers t WHERE t.client_service_id = s.id), '[]') AS tiers
+              FROM client_service_fee_tiers t WHERE t.client_id = s.client_id AND t.client_service_id = s.id), '[]') AS tiers
   FROM client_services s
   JOIN clients c ON c.id = s.client_id
   LEFT JOIN ledger_accounts la ON la.client_id = s.client_id AND la.id = s.settlement_account_id`;

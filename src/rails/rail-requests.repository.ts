@@ -86,7 +86,7 @@ export class RailRequestsRepository {
     const id = randomUUID();
     const [made] = await this.db.query(
       `INSERT INTO rail_requests (id, client_id, rail, operation, subject_kind, subject_id, amount, request, next_query_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (rail, operation, subject_kind, subject_id) DO NOTHING RETURNING *`,
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (rail, operation, subject_kind, subject_id, client_id) DO NOTHING RETURNING *`,
       [id, subject.clientId, rail, operation, subject.kind, subject.id, amount, JSON.stringify(request(id)), firstQueryAt],
     );
     if (made) return { request: made, created: true };
@@ -167,14 +167,20 @@ export class RailRequestsRepository {
    * payload) still names none, one per id: a request whose send answer was lost may be recognised in them.
    */
   async unmatchedCallbacks(rail: string, kind: string, field: string, since: Date): Promise<Record<string, unknown>[]> {
-    const rows: { payload: Record<string, unknown> }[] = await this.db.query(
-      `SELECT DISTINCT ON (c.payload->>$3) c.payload FROM unmatched_rail_callbacks c
+    const rows: { id: string; payload: Record<string, unknown> }[] = await this.db.query(
+      `SELECT DISTINCT ON (c.payload->>$3) c.payload->>$3 AS id, c.payload FROM unmatched_rail_callbacks c
        WHERE c.rail = $1 AND c.kind = $2 AND c.received_at >= $4 AND c.payload->>$3 IS NOT NULL
-         AND NOT EXISTS (SELECT 1 FROM rail_requests r WHERE r.rail = c.rail AND r.operator_request_id = c.payload->>$3)
        ORDER BY c.payload->>$3, c.received_at`,
       [rail, kind, field, since],
     );
-    return rows.map((row) => row.payload);
+    if (rows.length === 0) return [];
+    // Asked apart, not correlated: the callbacks stay on the coordinator, the requests are spread by client.
+    const named: { id: string }[] = await this.db.query(
+      `SELECT operator_request_id AS id FROM rail_requests WHERE rail = $1 AND operator_request_id = ANY ($2)`,
+      [rail, rows.map((row) => row.id)],
+    );
+    const known = new Set(named.map((row) => row.id));
+    return rows.filter((row) => !known.has(row.id)).map((row) => row.payload);
   }
 
   /** The request the operator knows by this id (its own id for it, from its answer to our send). */

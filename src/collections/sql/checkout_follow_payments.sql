@@ -22,9 +22,9 @@ BEGIN
     SELECT cs.id, cs.status, cs.amount, cs.expires_at,
       coalesce(sum(p.service_amount) FILTER (WHERE p.payment_status = payment_status_code('SUCCESSFUL')), 0) AS paid,
       coalesce(bool_or(p.payment_status = payment_status_code('JAMMED')), false) AS jammed
-    FROM checkout_sessions cs LEFT JOIN payments p ON p.checkout_session_id = cs.id
+    FROM checkout_sessions cs LEFT JOIN payments p ON p.client_id = cs.client_id AND p.checkout_session_id = cs.id
     WHERE cs.id = ANY(p_sessions)
-    GROUP BY cs.id
+    GROUP BY cs.id, cs.client_id
   ), next AS (
     SELECT t.id, p_cause = 'RESULT' AND t.jammed AS quiet, CASE p_cause
       WHEN 'RESULT' THEN CASE WHEN t.paid >= t.amount THEN checkout_status_code('PAID')

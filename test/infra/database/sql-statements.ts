@@ -253,6 +253,17 @@ function qualsOf(level: Node): Node[] {
   return quals;
 }
 
+/** The columns a level names itself (its subqueries are levels of their own). */
+function ownColumns(level: Node): string[][] {
+  const found: string[][] = [];
+  walk([level.whereClause, level.targetList, level.fromClause], (node) => {
+    if (node.SubLink || node.RangeSubselect) return 'skip';
+    const column = columnOf(node);
+    if (column) found.push(column);
+  });
+  return found;
+}
+
 /** Every column reference in a tree, as its name parts. */
 function columnsIn(tree: Node): string[][] {
   const found: string[][] = [];
@@ -289,6 +300,8 @@ export interface StatementFinding {
   origin: string;
   table: string;
   rule: 'no-client-id-filter' | 'join-not-on-client-id' | 'insert-without-client-id' | 'reference-correlates-into-distributed';
+  // reference-correlates-into-distributed: a reference or coordinator table (the `reference` argument) correlated
+  // into a distributed one.
 }
 
 /**
@@ -329,10 +342,13 @@ export function findings(statement: SqlStatement, distributed: readonly string[]
       else pinned.add(e.left!);
     }
     const pinnedGroups = new Set([...pinned].filter((a) => group.has(a)).map(root));
+    const correlated = ownColumns(level).some((c) => c.length > 1 && !aliases.has(c.at(-2)!));
     const groups = new Set(onShard.map((r) => root(r.alias)));
     for (const r of onShard) {
       if (strict && !pinnedGroups.has(root(r.alias))) out.push({ origin: statement.origin, table: r.table, rule: 'no-client-id-filter' });
-      else if (!strict && groups.size > 1) out.push({ origin: statement.origin, table: r.table, rule: 'join-not-on-client-id' });
+      // A subquery correlated to an outer query is a join with it: Citus wants that on client_id too.
+      else if (!strict && (groups.size > 1 || (correlated && !pinnedGroups.has(root(r.alias)))))
+        out.push({ origin: statement.origin, table: r.table, rule: 'join-not-on-client-id' });
     }
 
     const referenced = relations.filter((r) => reference.includes(r.table));
