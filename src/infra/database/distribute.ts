@@ -19,7 +19,7 @@ export interface DistributionSummary {
   workers: number;
   reference_tables: string[];
   distributed_tables: string[];
-  /** Tables that were distributed before this run. */
+  /** Tables of the plan that were placed before this run (their partitions go with them). */
   already_distributed: string[];
   /** Functions delegated to the node of their first `p_client_id` argument. */
   functions: string[];
@@ -48,6 +48,7 @@ export async function distribute(db: PoolClient): Promise<DistributionSummary> {
   const placed = new Set(
     (await db.query<{ name: string }>(`SELECT logicalrelid::regclass::text AS name FROM pg_dist_partition`)).rows.map((r) => r.name),
   );
+  const planned: string[] = [...DISTRIBUTION_PLAN.reference, ...DISTRIBUTION_PLAN.distributed];
   const reference = DISTRIBUTION_PLAN.reference.filter((t) => !placed.has(t));
   const ordered = [COLOCATION_ANCHOR, ...DISTRIBUTION_PLAN.distributed.filter((t) => t !== COLOCATION_ANCHOR)];
   const distributed = ordered.filter((t) => !placed.has(t));
@@ -107,7 +108,7 @@ export async function distribute(db: PoolClient): Promise<DistributionSummary> {
       workers,
       reference_tables: reference,
       distributed_tables: distributed,
-      already_distributed: [...placed].sort(),
+      already_distributed: [...placed].filter((t) => planned.includes(t)).sort(),
       functions: functions.map((f) => f.signature),
       foreign_keys_restored: keys.length,
     };
