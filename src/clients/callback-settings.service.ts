@@ -70,7 +70,7 @@ export class CallbackSettingsService implements OnApplicationBootstrap {
       throw new BadRequestException('callback username and password go together');
     await this.db.query(
       `INSERT INTO client_callback_settings (client_id, kind, url, username, password_encrypted) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (client_id, kind) DO UPDATE SET url = $3, username = $4, password_encrypted = $5, updated_at = now()`,
+       ON CONFLICT (client_id, kind) DO UPDATE SET url = $3, username = $4, password_encrypted = $5, updated_at = EXCLUDED.updated_at`,
       [clientId, kind, endpoint.url, endpoint.username, endpoint.password === null ? null : this.box.seal(endpoint.password)],
     );
   }
@@ -124,10 +124,12 @@ export class CallbackSettingsService implements OnApplicationBootstrap {
   async rotateSigningSecret(clientId: string, overlapMs = 0): Promise<string> {
     const secret = newSigningSecret();
     await this.db.query(
-      `INSERT INTO client_signing_secrets (client_id, secret_encrypted) VALUES ($1, $2)
-       ON CONFLICT (client_id) DO UPDATE SET secret_encrypted = $2, rotated_at = now(),
+      // The overlap's end is worked out in VALUES: Citus takes only immutable expressions in DO UPDATE SET.
+      `INSERT INTO client_signing_secrets (client_id, secret_encrypted, previous_valid_until)
+       VALUES ($1, $2, CASE WHEN $3::bigint > 0 THEN now() + $3::bigint * interval '1 millisecond' END)
+       ON CONFLICT (client_id) DO UPDATE SET secret_encrypted = $2, rotated_at = EXCLUDED.rotated_at,
          previous_secret_encrypted = CASE WHEN $3::bigint > 0 THEN client_signing_secrets.secret_encrypted END,
-         previous_valid_until = CASE WHEN $3::bigint > 0 THEN now() + $3::bigint * interval '1 millisecond' END`,
+         previous_valid_until = EXCLUDED.previous_valid_until`,
       [clientId, this.box.seal(secret), overlapMs],
     );
     return secret;

@@ -62,7 +62,7 @@ export class FloatAlertsService {
         `INSERT INTO float_alerts (client_id, account_id, threshold, minor_units, contact_msisdn, low)
          VALUES ($1, $2, $3, $4, $5, $6::numeric < $3::numeric)
          ON CONFLICT (client_id, account_id) DO UPDATE SET threshold = EXCLUDED.threshold, minor_units = EXCLUDED.minor_units,
-           contact_msisdn = EXCLUDED.contact_msisdn, low = EXCLUDED.low, changed_at = now()`,
+           contact_msisdn = EXCLUDED.contact_msisdn, low = EXCLUDED.low, changed_at = EXCLUDED.changed_at`,
         [clientId, float.id, threshold, minorUnits(float.currency), contact, float.balance],
       );
       const [alert] = await manager.query(`${SELECT_ALERT} WHERE f.client_id = $1 AND f.account_id = $2`, [clientId, float.id]);

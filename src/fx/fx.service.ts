@@ -49,7 +49,7 @@ export class FxService {
     if (buying.gt(selling)) throw new BadRequestException('The buying rate must not be above the selling rate');
     await manager.query(
       `INSERT INTO fx_rates (base_currency, currency, buying, selling, source, updated_at) VALUES ($1, $2, $3, $4, $5, now())
-       ON CONFLICT (base_currency, currency) DO UPDATE SET buying = $3, selling = $4, source = $5, updated_at = now()`,
+       ON CONFLICT (base_currency, currency) DO UPDATE SET buying = $3, selling = $4, source = $5, updated_at = EXCLUDED.updated_at`,
       [base, currency, buying.toFixed(), selling.toFixed(), source],
     );
   }

@@ -44,12 +44,13 @@ BEGIN
     RAISE EXCEPTION 'every entry needs one line on each of at least two accounts' USING ERRCODE = 'LB001';
   END IF;
 
-  -- One lock per account for the whole batch, always in id order: batches and single entries cannot deadlock.
+  -- One lock per account for the whole batch, always in id order: batches and single entries cannot deadlock. Only
+  -- the entries' clients' accounts are looked at: on Citus that names the shard when the batch is one client's.
   SELECT array_agg(a.id ORDER BY a.id), array_agg(a.client_id ORDER BY a.id), array_agg(a.account_number::text ORDER BY a.id),
          array_agg(a.currency::text ORDER BY a.id), array_agg(a.balance ORDER BY a.id), array_agg(a.minimum_balance ORDER BY a.id),
          array_agg(a.can_overdraw ORDER BY a.id)
     INTO v_ids, v_owners, v_numbers, v_currencies, v_balances, v_floors, v_overdraw
-    FROM (SELECT * FROM ledger_accounts WHERE id = ANY (i_line_account) ORDER BY id FOR NO KEY UPDATE) a;
+    FROM (SELECT * FROM ledger_accounts WHERE client_id = ANY (i_clients) AND id = ANY (i_line_account) ORDER BY id FOR NO KEY UPDATE) a;
   v_start := v_balances;
   FOR k IN 1 .. v_lines LOOP
     p := array_position(v_ids, i_line_account[k]);
@@ -99,8 +100,8 @@ BEGIN
     SELECT x.e, x.cl, x.a, x.c, x.amt, x.after FROM unnest(v_p_entry, v_p_client, v_p_account, v_p_currency, v_p_amount, v_p_after)
       WITH ORDINALITY x(e, cl, a, c, amt, after, n) ORDER BY x.n;
   -- Each account's row once per batch, however many entries moved it.
-  UPDATE ledger_accounts a SET balance = x.bal FROM unnest(v_ids, v_balances, v_start) x(id, bal, start)
-    WHERE a.id = x.id AND x.bal <> x.start;
+  UPDATE ledger_accounts a SET balance = x.bal FROM unnest(v_ids, v_owners, v_balances, v_start) x(id, owner, bal, start)
+    WHERE a.client_id = ANY (v_owners) AND a.client_id = x.owner AND a.id = x.id AND x.bal <> x.start;
   -- Floats' low-balance alerts follow the balances, under these locks (src/float/sql/float_low_balance_follow.sql).
   PERFORM float_low_balance_follow(v_owners, v_ids, v_balances);
 

@@ -203,6 +203,18 @@ export function repositoryQueries(): { statements: SqlStatement[]; unread: strin
   return { statements, unread };
 }
 
+/** Functions that are not IMMUTABLE, which Citus refuses in an upsert's DO UPDATE SET (use EXCLUDED's value). */
+const NOT_IMMUTABLE = ['now', 'clock_timestamp', 'statement_timestamp', 'transaction_timestamp', 'random', 'gen_random_uuid', 'nextval'];
+
+function changesWithTheClock(set: Node): boolean {
+  let found = false;
+  walk(set, (node) => {
+    const name = node.FuncCall?.funcname?.at(-1)?.String?.sval;
+    if (node.SQLValueFunction || (name && NOT_IMMUTABLE.includes(name))) found = true;
+  });
+  return found;
+}
+
 function writesOrLocks(ast: Node): boolean {
   return levels(ast).some((level) => level.kind !== 'SelectStmt' || (level.lockingClause ?? []).length > 0);
 }
@@ -299,9 +311,13 @@ function clientIdEqualities(quals: Node[]): { left?: string; right?: string[]; u
 export interface StatementFinding {
   origin: string;
   table: string;
-  rule: 'no-client-id-filter' | 'join-not-on-client-id' | 'insert-without-client-id' | 'reference-correlates-into-distributed';
-  // reference-correlates-into-distributed: a reference or coordinator table (the `reference` argument) correlated
-  // into a distributed one.
+  rule:
+    | 'no-client-id-filter'
+    | 'join-not-on-client-id'
+    | 'insert-without-client-id'
+    | 'reference-correlates-into-distributed'
+    | 'clock-in-upsert';
+  // reference-correlates-into-distributed: a reference or coordinator table correlated into a distributed one.
 }
 
 /**
@@ -309,7 +325,13 @@ export interface StatementFinding {
  * its client_id (to a value, or to the client_id of another table of the level that has one), an INSERT into a
  * distributed table without client_id, or a reference table at a level whose subquery reads a distributed table.
  */
-export function findings(statement: SqlStatement, distributed: readonly string[], reference: readonly string[]): StatementFinding[] {
+export function findings(
+  statement: SqlStatement,
+  plan: { distributed: readonly string[]; reference: readonly string[]; local: readonly string[] },
+): StatementFinding[] {
+  const { distributed, reference } = plan;
+  // Tables off the shards: copied to every node (reference) or kept on the coordinator (local).
+  const offShards = [...plan.reference, ...plan.local];
   const out: StatementFinding[] = [];
   // A write, a locking read, or any statement of a SQL function (delegated to its client's node) must stay on one
   // shard; a plain read in TypeScript may span clients (metrics, invariants, start-up), joining on client_id.
@@ -317,6 +339,9 @@ export function findings(statement: SqlStatement, distributed: readonly string[]
   for (const level of levels(statement.ast)) {
     if (level.kind === 'InsertStmt') {
       const table = level.relation.relname as string;
+      if ((distributed.includes(table) || reference.includes(table)) && changesWithTheClock(level.onConflictClause?.targetList)) {
+        out.push({ origin: statement.origin, table, rule: 'clock-in-upsert' });
+      }
       const columns = (level.cols ?? []).map((c: Node) => c.ResTarget.name as string);
       if (distributed.includes(table) && !columns.includes('client_id')) {
         out.push({ origin: statement.origin, table, rule: 'insert-without-client-id' });
@@ -351,7 +376,7 @@ export function findings(statement: SqlStatement, distributed: readonly string[]
         out.push({ origin: statement.origin, table: r.table, rule: 'join-not-on-client-id' });
     }
 
-    const referenced = relations.filter((r) => reference.includes(r.table));
+    const referenced = relations.filter((r) => offShards.includes(r.table));
     if (referenced.length > 0) {
       const sublinks: Node[] = [];
       walk([level.whereClause, level.targetList], (node) => {
