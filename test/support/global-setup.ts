@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
+import { citusWorkers, distributeTestDatabase, prepareCitusDatabase } from './citus-cluster';
 import { LocalRedisCluster, startRedisCluster } from './redis-cluster';
 
 /** The cluster TEST_REDIS_CLUSTER=1 starts: a global is how Jest lets the teardown see what the set-up made. */
@@ -10,7 +11,7 @@ export const testCluster = globalThis as { paygateTestCluster?: LocalRedisCluste
  * prepared by `npm test`), migrates it, and points the tests at it. The teardown drops it. With
  * TEST_REDIS_CLUSTER=1 it also starts a local three-master Redis Cluster and sets REDIS_CLUSTER_NODES, so every
  * Redis client of the tests' apps and processes is a cluster client (each test file's database still keeps its keys
- * apart).
+ * apart). With TEST_CITUS_WORKERS the database is made on a Citus cluster and distributed (./citus-cluster.ts).
  */
 export default async function globalSetup(): Promise<void> {
   const serverUrl = process.env.DATABASE_URL;
@@ -20,6 +21,7 @@ export default async function globalSetup(): Promise<void> {
   await admin.connect();
   await admin.query(`CREATE DATABASE ${name}`);
   await admin.end();
+  if (citusWorkers().length > 0) await prepareCitusDatabase(serverUrl, name);
 
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
@@ -42,4 +44,5 @@ export default async function globalSetup(): Promise<void> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { migrate } = require('../../scripts/migrate.js');
   await migrate(process.env.DATABASE_URL);
+  if (citusWorkers().length > 0) await distributeTestDatabase(process.env.DATABASE_URL!);
 }

@@ -1,3 +1,4 @@
+import { dropCitusDatabases } from './citus-cluster';
 import { testCluster } from './global-setup';
 import { dropTestDatabase, ledgerViolations } from './test-databases';
 
@@ -20,6 +21,7 @@ async function checkAndDropDatabase(): Promise<void> {
     violations = await ledgerViolations(process.env.DATABASE_URL!);
   } finally {
     await dropTestDatabase(serverUrl, name);
+    await dropCitusDatabases(serverUrl, name);
   }
   if (violations.length > 0) {
     throw new Error(`Ledger invariants violated after the suite:\n${violations.join('\n')}`);
