@@ -117,7 +117,7 @@ const UNREAD_FUNCTIONS = ['collection_accept_charge', 'collection_settle_apply',
  * Citus 13.2.2, on the coordinator and delegated alike), also when the function is inlined into a query with
  * parameters (wallet_transaction_rows under the history read); PL/pgSQL bodies are planned with the values.
  */
-const SQL_FUNCTIONS_ON_DISTRIBUTED_TABLES = ['notifications_queue_sms', 'wallet_transaction_rows'];
+const SQL_FUNCTIONS_ON_DISTRIBUTED_TABLES = ['wallet_transaction_rows'];
 
 const rulesOf = (sql: string, fn?: string) => findings(madeStatement(sql, fn), DISTRIBUTION_PLAN).map((f) => `${f.table} ${f.rule}`);
 
