@@ -23,6 +23,8 @@ export interface DistributionSummary {
   already_distributed: string[];
   /** Functions delegated to the node of their first `p_client_id` argument. */
   functions: string[];
+  /** Other functions copied to the workers: those Citus did not copy when they were made (a table's row type). */
+  functions_copied: string[];
   foreign_keys_restored: number;
 }
 
@@ -63,6 +65,17 @@ export async function distribute(db: PoolClient): Promise<DistributionSummary> {
       [DISTRIBUTION_ARGUMENT],
     )
   ).rows;
+  // Called by delegated functions on the workers, so they must be there too.
+  const copied = (
+    await db.query<{ signature: string }>(
+      `SELECT p.oid::regprocedure::text AS signature FROM pg_proc p
+        WHERE p.pronamespace = 'public'::regnamespace AND p.prokind = 'f' AND NOT ($1 = ANY (coalesce(p.proargnames, '{}')))
+          AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')
+          AND NOT EXISTS (SELECT 1 FROM pg_dist_object o WHERE o.classid = 'pg_proc'::regclass AND o.objid = p.oid)
+        ORDER BY 1`,
+      [DISTRIBUTION_ARGUMENT],
+    )
+  ).rows.map((r) => r.signature);
 
   let step = 'begin';
   const run = async (name: string, sql: string, values: unknown[] = []) => {
@@ -102,6 +115,7 @@ export async function distribute(db: PoolClient): Promise<DistributionSummary> {
         COLOCATION_ANCHOR,
       ]);
     }
+    for (const signature of copied) await run(`function ${signature}`, `SELECT create_distributed_function($1)`, [signature]);
     await db.query('COMMIT');
     return {
       citus: citus.version,
@@ -110,6 +124,7 @@ export async function distribute(db: PoolClient): Promise<DistributionSummary> {
       distributed_tables: distributed,
       already_distributed: [...placed].filter((t) => planned.includes(t)).sort(),
       functions: functions.map((f) => f.signature),
+      functions_copied: copied,
       foreign_keys_restored: keys.length,
     };
   } catch (error) {
