@@ -178,7 +178,11 @@ export class AirtimeProcessingService {
       // collection of the merchant also locks) are held only for the commit; a stale hold undoes the whole booking.
       const holds = await this.holds.resolve(
         manager,
-        finals.map((r) => ({ holdId: r.hold_id, outcome: r.service_status === SERVICE_STATUS.SUCCESSFUL ? 'SETTLE' : 'RELEASE' })),
+        finals.map((r) => ({
+          clientId: r.client_id,
+          holdId: r.hold_id,
+          outcome: r.service_status === SERVICE_STATUS.SUCCESSFUL ? 'SETTLE' : 'RELEASE',
+        })),
       );
       const stale = finals.find((_, i) => !holds[i].resolved);
       if (stale) throw new HoldAlreadyResolvedError(stale);

@@ -25,7 +25,6 @@ export interface AirtimeToAccept {
 
 /** One item of airtime_accept_batch: airtime_accept's arguments by name (without p_), amounts as JSON strings. */
 interface AirtimeAcceptItem {
-  client_id: string;
   reference: string;
   service_code: string | null;
   recipients: Array<{ phone_number: string; amount: string }>;
@@ -54,7 +53,7 @@ export type AirtimeAcceptance =
   | { outcome: 'AMOUNT_BOUNDS'; detail: AmountBounds & { recipient_index: number } }
   | { outcome: 'INSUFFICIENT_FLOAT'; detail: null };
 
-const ACCEPT_AIRTIME: PreparedStatement = { name: 'airtime_accept_batch', text: 'SELECT * FROM airtime_accept_batch($1)' };
+const ACCEPT_AIRTIME: PreparedStatement = { name: 'airtime_accept_batch', text: 'SELECT * FROM airtime_accept_batch($1, $2)' };
 
 /** Positions first..last of a request's recipients: what one processing row of the outbox names. */
 export interface AirtimeSlice {
@@ -105,8 +104,7 @@ export class AirtimeRepository {
    * SQL: src/airtime/sql/airtime_accept_batch.sql (airtime_accept.sql per item).
    */
   accept(r: AirtimeToAccept): Promise<AirtimeAcceptance> {
-    return this.acceptance.call({
-      client_id: r.clientId,
+    return this.acceptance.call(r.clientId, {
       reference: r.reference,
       service_code: r.serviceCode,
       recipients: r.recipients.map((x) => ({ phone_number: x.phoneNumber, amount: x.amount.toFixed() })),

@@ -7,7 +7,6 @@ import { SplitRefusal, SplitRequest } from '../split-settlements/split-settlemen
 
 /** A charge to accept: collection_accept_charge's arguments by name (src/charges/sql/collection_accept_charge.sql). */
 export interface ChargeAcceptanceItem {
-  client_id: string;
   service_code: string;
   fingerprint: string;
   /** The caller's own check that failed: REQUEST (a callback URL), SPLITS (the split list's shape), or none. */
@@ -31,7 +30,7 @@ export type ChargeAcceptanceRow = CollectionAnswer<
 
 const ACCEPT_CHARGES: PreparedStatement = {
   name: 'collection_accept_charges',
-  text: 'SELECT * FROM collection_accept_charges(p_items => $1)',
+  text: 'SELECT * FROM collection_accept_charges(p_client_id => $1, p_items => $2)',
 };
 
 /**

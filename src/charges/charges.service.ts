@@ -63,8 +63,7 @@ export class ChargesService {
       amount: payerPays,
       currency: dto.currency_code,
     });
-    const answer = await this.acceptance.call({
-      client_id: principal.clientId,
+    const answer = await this.acceptance.call(principal.clientId, {
       service_code: dto.service_code,
       fingerprint,
       caller_check: urlProblem ? 'REQUEST' : splits.error ? 'SPLITS' : null,

@@ -10,7 +10,6 @@ import { SplitRefusal, SplitRequest } from '../split-settlements/split-settlemen
  * (src/checkout/sql/collection_initiate_checkout.sql).
  */
 export interface CheckoutInitiationItem {
-  client_id: string;
   service_code: string;
   fingerprint: string;
   /** The caller's own check that failed: REQUEST (a redirect or callback URL), SPLITS (the split list's shape), or none. */
@@ -43,7 +42,7 @@ export type InitiatedCheckout = Pick<
 
 const INITIATE_CHECKOUTS: PreparedStatement = {
   name: 'collection_initiate_checkouts',
-  text: 'SELECT * FROM collection_initiate_checkouts(p_items => $1)',
+  text: 'SELECT * FROM collection_initiate_checkouts(p_client_id => $1, p_items => $2)',
 };
 
 /**

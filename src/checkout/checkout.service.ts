@@ -91,8 +91,7 @@ export class CheckoutService {
     const down = await this.health.refusal(this.rail.operator);
     if (down) throw GatewayError.unavailable(down);
     const minuteMs = this.config.isSandbox ? this.config.sandboxMinuteMs : 60_000;
-    const answer = await this.initiation.call({
-      client_id: principal.clientId,
+    const answer = await this.initiation.call(principal.clientId, {
       service_code: dto.service_code,
       fingerprint,
       caller_check: redirectProblem || callbackProblem ? 'REQUEST' : splits.error ? 'SPLITS' : null,
@@ -172,6 +171,7 @@ export class CheckoutService {
         throw new BadRequestException(`Amount must be a whole number from 1 to ${outstanding.toFixed(0)}`);
       }
       const { fee, refusal } = await merchantFee(manager, {
+        clientId: session.client_id,
         serviceId: session.client_service_id,
         amount: amount.toFixed(),
         payerPaysCharge: false,

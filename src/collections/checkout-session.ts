@@ -66,7 +66,8 @@ export interface CheckoutResultBody {
 
 const RESULT_BY_MERCHANT_ID: PreparedStatement = {
   name: 'checkout_result_payload',
-  text: `SELECT checkout_result_payload(cs.id) AS result FROM checkout_sessions cs WHERE cs.client_id = $1 AND cs.merchant_transaction_id = $2`,
+  text: `SELECT checkout_result_payload(cs.client_id, cs.id) AS result FROM checkout_sessions cs
+         WHERE cs.client_id = $1 AND cs.merchant_transaction_id = $2`,
 };
 
 /**
@@ -87,7 +88,7 @@ export type SessionFollowCause = 'RESULT' | 'REVERSAL' | 'EXPIRY';
 
 const FOLLOW: PreparedStatement = {
   name: 'checkout_follow_payments',
-  text: 'SELECT checkout_follow_payments(p_sessions => $1, p_cause => $2)',
+  text: 'SELECT checkout_follow_payments(p_client_id => $1, p_sessions => $2, p_cause => $3)',
 };
 
 /**
@@ -97,10 +98,11 @@ const FOLLOW: PreparedStatement = {
  */
 export async function followCheckoutSessions(
   db: DataSource | EntityManager,
+  clientId: string,
   sessionIds: string[],
   cause: SessionFollowCause,
 ): Promise<void> {
-  await runPrepared(db, FOLLOW, [sessionIds, cause]);
+  await runPrepared(db, FOLLOW, [clientId, sessionIds, cause]);
 }
 
 /**

@@ -22,12 +22,12 @@ export class CheckoutSessionsService {
   }
 
   /** A reversed payment turns its session to 840 once none of its payments stands; until then it is part paid. */
-  async onPaymentReversed(manager: EntityManager, sessionId: string): Promise<void> {
-    await followCheckoutSessions(manager, [sessionId], 'REVERSAL');
+  async onPaymentReversed(manager: EntityManager, clientId: string, sessionId: string): Promise<void> {
+    await followCheckoutSessions(manager, clientId, [sessionId], 'REVERSAL');
   }
 
   /** The scheduled end of a session (worker): unpaid and idle sessions expire (820). */
-  async expire(sessionId: string): Promise<void> {
-    await followCheckoutSessions(this.db, [sessionId], 'EXPIRY');
+  async expire(clientId: string, sessionId: string): Promise<void> {
+    await followCheckoutSessions(this.db, clientId, [sessionId], 'EXPIRY');
   }
 }

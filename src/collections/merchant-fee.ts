@@ -10,7 +10,7 @@ export interface MerchantFee {
 
 const MERCHANT_FEE: PreparedStatement = {
   name: 'collection_merchant_fee',
-  text: 'SELECT * FROM collection_merchant_fee(p_service_id => $1, p_amount => $2, p_payer_pays_charge => $3)',
+  text: 'SELECT * FROM collection_merchant_fee(p_client_id => $1, p_service_id => $2, p_amount => $3, p_payer_pays_charge => $4)',
 };
 
 /**
@@ -19,8 +19,13 @@ const MERCHANT_FEE: PreparedStatement = {
  */
 export async function merchantFee(
   manager: EntityManager,
-  input: { serviceId: string; amount: string; payerPaysCharge: boolean },
+  input: { clientId: string; serviceId: string; amount: string; payerPaysCharge: boolean },
 ): Promise<MerchantFee> {
-  const [row] = await runPrepared<MerchantFee>(manager, MERCHANT_FEE, [input.serviceId, input.amount, input.payerPaysCharge]);
+  const [row] = await runPrepared<MerchantFee>(manager, MERCHANT_FEE, [
+    input.clientId,
+    input.serviceId,
+    input.amount,
+    input.payerPaysCharge,
+  ]);
   return row;
 }

@@ -13,7 +13,7 @@ import { PaymentSettlementService } from './payment-settlement.service';
 /** Payments one claim takes: the settlement service's group size. */
 const SETTLEMENT_GROUP = 100;
 
-type PaymentsJob = { sessionId?: string; outboxId?: string };
+type PaymentsJob = { clientId: string; sessionId?: string; outboxId?: string };
 
 /**
  * The payments work (worker role): settling payments with the operator, in groups claimed from the outbox (the
@@ -49,7 +49,7 @@ export class PaymentsProcessor extends OutboxJobProcessor<PaymentsJob> implement
   async process(job: Job<PaymentsJob>): Promise<void> {
     switch (job.name) {
       case 'expire-checkout':
-        return this.sessions.expire(job.data.sessionId!);
+        return this.sessions.expire(job.data.clientId, job.data.sessionId!);
       default:
         throw new Error(`unknown payments job ${job.name}`);
     }

@@ -46,7 +46,7 @@ export class PaymentsService {
   /** A reversal refunded the payer; the reversal reports itself, a checkout session follows. */
   async reverse(manager: EntityManager, payment: PaymentRow): Promise<void> {
     await this.payments.setStatus(manager, payment.client_id, payment.id, PAYMENT_STATUS.REVERSED);
-    if (payment.checkout_session_id) await this.sessions.onPaymentReversed(manager, payment.checkout_session_id);
+    if (payment.checkout_session_id) await this.sessions.onPaymentReversed(manager, payment.client_id, payment.checkout_session_id);
   }
 
   /**

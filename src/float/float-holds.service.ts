@@ -23,7 +23,7 @@ export interface ResolvedHold {
 
 const RESOLVE_HOLDS: PreparedStatement = {
   name: 'float_holds_resolve',
-  text: 'SELECT * FROM float_holds_resolve(p_hold_ids => $1::bigint[], p_outcomes => $2::text[])',
+  text: 'SELECT * FROM float_holds_resolve(p_client_ids => $1::uuid[], p_hold_ids => $2::bigint[], p_outcomes => $3::text[])',
 };
 
 /**
@@ -42,9 +42,13 @@ export class FloatHoldsService {
    * in their order: SETTLE posts one entry in-flight → SETTLEMENT (amount) + FEE_INCOME (fee), RELEASE one entry
    * in-flight → float (amount + fee); a hold already resolved is left as it is (resolved: false).
    */
-  async resolve(manager: EntityManager, holds: Array<{ holdId: string; outcome: HoldOutcome }>): Promise<ResolvedHold[]> {
+  async resolve(manager: EntityManager, holds: Array<{ clientId: string; holdId: string; outcome: HoldOutcome }>): Promise<ResolvedHold[]> {
     if (holds.length === 0) return [];
-    const rows = await runPrepared<ResolvedHold>(manager, RESOLVE_HOLDS, [holds.map((h) => h.holdId), holds.map((h) => h.outcome)]);
+    const rows = await runPrepared<ResolvedHold>(manager, RESOLVE_HOLDS, [
+      holds.map((h) => h.clientId),
+      holds.map((h) => h.holdId),
+      holds.map((h) => h.outcome),
+    ]);
     return rows.map((r) => ({ ...r, hold_id: String(r.hold_id), entry_id: r.entry_id === null ? null : String(r.entry_id) }));
   }
 

@@ -131,6 +131,7 @@ export class PayoutSettlementService {
       }
       await this.payouts.markChecked(manager, checked);
       const outcomes = finals.map(({ payout, answer }) => ({
+        clientId: payout.client_id,
         holdId: payout.hold_id,
         outcome: answer.outcome.status === 'SUCCEEDED' ? ('SETTLE' as const) : ('RELEASE' as const),
       }));

@@ -38,7 +38,6 @@ export interface PayoutToAccept {
 
 /** One item of payout_accept_batch, amounts as JSON strings. */
 interface PayoutAcceptItem {
-  client_id: string;
   service_code: string;
   kind: PayoutKind;
   payout_reference: string;
@@ -72,7 +71,7 @@ export type PayoutAcceptance =
   | { outcome: 'AMOUNT_BOUNDS'; detail: AmountBounds }
   | { outcome: 'INSUFFICIENT_FLOAT'; detail: { fee: string } };
 
-const ACCEPT_PAYOUTS: PreparedStatement = { name: 'payout_accept_batch', text: 'SELECT * FROM payout_accept_batch($1)' };
+const ACCEPT_PAYOUTS: PreparedStatement = { name: 'payout_accept_batch', text: 'SELECT * FROM payout_accept_batch($1, $2)' };
 
 /** Where a payout ends up after the rail answered (or an operator decided). */
 export interface PayoutTransition {
@@ -145,8 +144,7 @@ export class PayoutsRepository {
    * SQL: src/payouts/sql/payout_accept_batch.sql.
    */
   accept(p: PayoutToAccept): Promise<PayoutAcceptance> {
-    return this.acceptance.call({
-      client_id: p.clientId,
+    return this.acceptance.call(p.clientId, {
       service_code: p.serviceCode,
       kind: p.kind,
       payout_reference: p.payoutReference,

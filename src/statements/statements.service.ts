@@ -36,12 +36,12 @@ const WALLET_SQL = `
  */
 const PERIOD_SQL = `
   SELECT min(id) AS first_id, max(id) AS last_id
-  FROM postings WHERE account_id = $1 AND created_at >= $2 AND created_at < $3`;
+  FROM postings WHERE client_id = $4 AND account_id = $1 AND created_at >= $2 AND created_at < $3`;
 
 /** The balance before the period: after the posting before it, or, when that was archived, after the archived months. */
 const OPENING_SQL = `
   SELECT coalesce(
-    (SELECT balance_after FROM postings WHERE account_id = $1 AND id < $2 ORDER BY id DESC LIMIT 1),
+    (SELECT balance_after FROM postings WHERE client_id = $3 AND account_id = $1 AND id < $2 ORDER BY id DESC LIMIT 1),
     (SELECT balance FROM ledger_archived_balances WHERE client_id = $3 AND account_id = $1)) AS balance_after`;
 
 /**
@@ -62,7 +62,7 @@ const ROWS_SQL = `
          coalesce(r.balance, p.balance_after) AS balance_after, p.entry_id, e.kind AS entry_kind,
          r.record_id, r.reference, r.narration, r.source, r.recipient, r.gross, r.fee, coalesce(r.line, 0) AS line
   FROM postings p
-  JOIN journal_entries e ON e.id = p.entry_id
+  JOIN journal_entries e ON e.client_id = p.client_id AND e.id = p.entry_id
   LEFT JOIN LATERAL (
     (SELECT t.id::text AS record_id, t.source_transaction_id AS reference, t.transaction_narration AS narration,
             t.transaction_source AS source, NULL::text AS recipient,
@@ -70,50 +70,54 @@ const ROWS_SQL = `
             t.transaction_fee AS fee, p.amount AS net, p.balance_after AS balance, 0 AS line,
             t.transaction_date AS occurred_at
      FROM wallet_operations o
-     JOIN wallet_transactions t ON t.operation_id = o.id AND t.account_id = p.account_id
-     WHERE o.entry_id = p.entry_id
+     JOIN wallet_transactions t ON t.client_id = o.client_id AND t.operation_id = o.id AND t.account_id = p.account_id
+     WHERE o.client_id = p.client_id AND o.entry_id = p.entry_id
      ORDER BY t.id
      LIMIT 1)
     UNION ALL
     SELECT pay.id::text, pay.external_reference, pay.description, e.kind, NULL,
            sign(p.amount) * pay.service_amount, pay.merchant_fee, p.amount, p.balance_after, 0, NULL::timestamptz
-    FROM payments pay WHERE e.kind = '${JOURNAL_ENTRY_KIND.PAYMENT}' AND pay.entry_id = p.entry_id
+    FROM payments pay WHERE e.kind = '${JOURNAL_ENTRY_KIND.PAYMENT}' AND pay.client_id = p.client_id AND pay.entry_id = p.entry_id
     UNION ALL
     SELECT pay.id::text, pay.external_reference, pay.description, e.kind, NULL, p.amount, 0, p.amount, p.balance_after, 0, NULL::timestamptz
-    FROM payments pay WHERE e.kind = '${JOURNAL_ENTRY_KIND.PAYMENT_SPLIT}' AND pay.split_entry_id = p.entry_id
+    FROM payments pay
+    WHERE e.kind = '${JOURNAL_ENTRY_KIND.PAYMENT_SPLIT}' AND pay.client_id = p.client_id AND pay.split_entry_id = p.entry_id
     UNION ALL
     SELECT pay.id::text, cr.reversal_reference, cr.reversal_reason, e.kind, NULL,
            sign(p.amount) * pay.service_amount, pay.merchant_fee, p.amount, p.balance_after, 0, NULL::timestamptz
-    FROM collection_reversals cr JOIN payments pay ON pay.id = cr.payment_id
-    WHERE e.kind = '${JOURNAL_ENTRY_KIND.COLLECTION_REVERSAL}' AND cr.entry_id = p.entry_id
+    FROM collection_reversals cr JOIN payments pay ON pay.client_id = cr.client_id AND pay.id = cr.payment_id
+    WHERE e.kind = '${JOURNAL_ENTRY_KIND.COLLECTION_REVERSAL}' AND cr.client_id = p.client_id AND cr.entry_id = p.entry_id
     UNION ALL
     SELECT pay.id::text, cr.reversal_reference, cr.reversal_reason, e.kind, NULL,
            sign(p.amount) * pay.service_amount, pay.merchant_fee, p.amount, p.balance_after, 0, NULL::timestamptz
-    FROM collection_reversals cr JOIN payments pay ON pay.id = cr.payment_id
-    WHERE e.kind = '${JOURNAL_ENTRY_KIND.COLLECTION_REVERSAL_COMPENSATION}' AND cr.compensation_entry_id = p.entry_id
+    FROM collection_reversals cr JOIN payments pay ON pay.client_id = cr.client_id AND pay.id = cr.payment_id
+    WHERE e.kind = '${JOURNAL_ENTRY_KIND.COLLECTION_REVERSAL_COMPENSATION}' AND cr.client_id = p.client_id
+      AND cr.compensation_entry_id = p.entry_id
     UNION ALL
     SELECT po.id::text, po.payout_reference, coalesce(po.request->>'payment_description', ''), 'PAYOUT_' || po.kind,
            po.recipient_account_number, -po.amount, po.fee, p.amount, p.balance_after, 0, NULL::timestamptz
-    FROM float_reservations fr JOIN float_holds h ON h.reservation_id = fr.id JOIN payouts po ON po.hold_id = h.id
-    WHERE e.kind = '${JOURNAL_ENTRY_KIND.FLOAT_RESERVE}' AND fr.reserve_entry_id = p.entry_id
+    FROM float_reservations fr JOIN float_holds h ON h.client_id = fr.client_id AND h.reservation_id = fr.id
+    JOIN payouts po ON po.client_id = h.client_id AND po.hold_id = h.id
+    WHERE e.kind = '${JOURNAL_ENTRY_KIND.FLOAT_RESERVE}' AND fr.client_id = p.client_id AND fr.reserve_entry_id = p.entry_id
     UNION ALL
     SELECT po.id::text, po.payout_reference, coalesce(po.result_description, ''), 'PAYOUT_REFUND', NULL,
            po.amount, po.fee, p.amount, p.balance_after, 0, NULL::timestamptz
-    FROM float_holds h JOIN payouts po ON po.hold_id = h.id
-    WHERE e.kind = '${JOURNAL_ENTRY_KIND.FLOAT_RELEASE}' AND h.outcome_entry_id = p.entry_id
+    FROM float_holds h JOIN payouts po ON po.client_id = h.client_id AND po.hold_id = h.id
+    WHERE e.kind = '${JOURNAL_ENTRY_KIND.FLOAT_RELEASE}' AND h.client_id = p.client_id AND h.outcome_entry_id = p.entry_id
     UNION ALL
     SELECT ar.correlation_id::text, rq.reference, '', 'AIRTIME', ar.phone_number, -ar.amount, ar.fee, -(ar.amount + ar.fee),
            p.balance_after - p.amount - sum(ar.amount + ar.fee) OVER (ORDER BY ar.position), ar.position, NULL::timestamptz
-    FROM float_reservations fr JOIN airtime_requests rq ON rq.reservation_id = fr.id
-    JOIN airtime_recipients ar ON ar.request_id = rq.id
-    WHERE e.kind = '${JOURNAL_ENTRY_KIND.FLOAT_RESERVE}' AND fr.reserve_entry_id = p.entry_id
+    FROM float_reservations fr JOIN airtime_requests rq ON rq.client_id = fr.client_id AND rq.reservation_id = fr.id
+    JOIN airtime_recipients ar ON ar.client_id = rq.client_id AND ar.request_id = rq.id
+    WHERE e.kind = '${JOURNAL_ENTRY_KIND.FLOAT_RESERVE}' AND fr.client_id = p.client_id AND fr.reserve_entry_id = p.entry_id
     UNION ALL
     SELECT ar.correlation_id::text, rq.reference, ar.message, 'AIRTIME_REFUND', ar.phone_number, ar.amount, ar.fee,
            p.amount, p.balance_after, 0, NULL::timestamptz
-    FROM float_holds h JOIN airtime_recipients ar ON ar.hold_id = h.id JOIN airtime_requests rq ON rq.id = ar.request_id
-    WHERE e.kind = '${JOURNAL_ENTRY_KIND.FLOAT_RELEASE}' AND h.outcome_entry_id = p.entry_id
+    FROM float_holds h JOIN airtime_recipients ar ON ar.client_id = h.client_id AND ar.hold_id = h.id
+    JOIN airtime_requests rq ON rq.client_id = ar.client_id AND rq.id = ar.request_id
+    WHERE e.kind = '${JOURNAL_ENTRY_KIND.FLOAT_RELEASE}' AND h.client_id = p.client_id AND h.outcome_entry_id = p.entry_id
   ) r ON true
-  WHERE p.account_id = $1 AND p.id BETWEEN $2 AND $3
+  WHERE p.client_id = $4 AND p.account_id = $1 AND p.id BETWEEN $2 AND $3
   ORDER BY p.id, line`;
 
 /**
@@ -208,7 +212,7 @@ export class StatementsService {
       const { rows: wallets } = await client.query(WALLET_SQL, [clientId, query.account_number]);
       const wallet = wallets[0];
       if (!wallet) throw new NotFoundException('Wallet not found');
-      const { rows: bounds } = await client.query(PERIOD_SQL, [wallet.id, period.from, period.until]);
+      const { rows: bounds } = await client.query(PERIOD_SQL, [wallet.id, period.from, period.until, clientId]);
       const { first_id: firstId, last_id: lastId } = bounds[0];
       if (firstId === null) throw new BadRequestException('No transactions in the period');
       const { rows: before } = await client.query(OPENING_SQL, [wallet.id, firstId, clientId]);
@@ -219,6 +223,7 @@ export class StatementsService {
         wallet.id,
         firstId,
         lastId,
+        clientId,
       ]);
       let prefetched = numbered ? await fetchBatch() : null;
       const rowCount = prefetched ? (prefetched[0]?.lines ?? 0) : null;

@@ -46,7 +46,14 @@ export class HistoryService {
       throw new BadRequestException([`limit must be an integer from 1 to ${HISTORY_MAX_LIMIT}`]);
     }
     const after = query.cursor ? decodeCursor(query.cursor) : null;
-    const rows = await this.records.ofAccount(db.manager, { accountId: account.id, from, until, after, limit: limit + 1 });
+    const rows = await this.records.ofAccount(db.manager, {
+      clientId: principal.clientId,
+      accountId: account.id,
+      from,
+      until,
+      after,
+      limit: limit + 1,
+    });
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return {

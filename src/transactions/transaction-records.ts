@@ -44,6 +44,7 @@ export interface TransactionRow {
 
 /** A page of a wallet's records in booking order, each with the keyset position after it. */
 export interface AccountPage {
+  clientId: string;
   accountId: string;
   /** Booking time bounds, inclusive from, exclusive until. */
   from: Date | null;
@@ -61,10 +62,7 @@ export interface AccountPage {
 export class TransactionRecords {
   async byId(manager: EntityManager, clientId: string, transactionId: string): Promise<TransactionRow | null> {
     if (!UUID.test(transactionId)) return null;
-    const [row] = await manager.query(
-      `SELECT r.* FROM wallet_transactions t JOIN wallet_transaction_rows() r ON r.id = t.id WHERE t.client_id = $1 AND t.id = $2`,
-      [clientId, transactionId],
-    );
+    const [row] = await manager.query(`SELECT r.* FROM wallet_transaction_rows($1, ARRAY[$2::uuid]) r`, [clientId, transactionId]);
     return row ?? null;
   }
 
@@ -74,20 +72,20 @@ export class TransactionRecords {
    */
   async ofAccount(manager: EntityManager, page: AccountPage): Promise<Array<TransactionRow & { cursor_at: string }>> {
     return manager.query(
-      `SELECT r.*, p.cursor_at
-       FROM (
+      `WITH page AS MATERIALIZED (
          SELECT t.id, t.created_at, to_char(t.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at
          FROM wallet_transactions t
-         WHERE t.account_id = $1
+         WHERE t.client_id = $7 AND t.account_id = $1
            AND ($2::timestamptz IS NULL OR t.created_at >= $2)
            AND ($3::timestamptz IS NULL OR t.created_at < $3)
            AND ($4::timestamptz IS NULL OR (t.created_at, t.id) > ($4::timestamptz, $5::uuid))
          ORDER BY t.created_at, t.id
          LIMIT $6
-       ) p
-       JOIN wallet_transaction_rows() r ON r.id = p.id
+       )
+       SELECT r.*, p.cursor_at
+       FROM page p JOIN wallet_transaction_rows($7, ARRAY(SELECT id FROM page)) r ON r.id = p.id
        ORDER BY p.created_at, p.id`,
-      [page.accountId, page.from, page.until, page.after?.createdAt ?? null, page.after?.id ?? null, page.limit],
+      [page.accountId, page.from, page.until, page.after?.createdAt ?? null, page.after?.id ?? null, page.limit, page.clientId],
     );
   }
 }

@@ -17,6 +17,8 @@ import {
 const DELAYS = [300, 600, 900];
 /** Scheduling slack: relay polling, queue hand-off, the attempt itself. */
 const SLACK_MS = 120;
+/** How the API prints a time: ISO 8601 in UTC with milliseconds, as JSON prints a Date. */
+const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 /**
  * Callback retries (collection document §6, provider contract §6): a callback not acknowledged with a 2xx is
@@ -74,7 +76,7 @@ describe('callback delivery retries', () => {
     expect(delivery.attempt_log).toEqual([
       {
         attempt: 1,
-        attempted_at: expect.any(String),
+        attempted_at: expect.stringMatching(ISO_UTC),
         http_status: 500,
         latency_ms: expect.any(Number),
         error: expect.stringContaining('500'),
@@ -82,13 +84,20 @@ describe('callback delivery retries', () => {
       },
       {
         attempt: 2,
-        attempted_at: expect.any(String),
+        attempted_at: expect.stringMatching(ISO_UTC),
         http_status: 500,
         latency_ms: expect.any(Number),
         error: expect.stringContaining('500'),
         replay: false,
       },
-      { attempt: 3, attempted_at: expect.any(String), http_status: 200, latency_ms: expect.any(Number), error: null, replay: false },
+      {
+        attempt: 3,
+        attempted_at: expect.stringMatching(ISO_UTC),
+        http_status: 200,
+        latency_ms: expect.any(Number),
+        error: null,
+        replay: false,
+      },
     ]);
     for (const attempt of delivery.attempt_log) expect(attempt.latency_ms).toBeGreaterThanOrEqual(0);
 
@@ -118,7 +127,7 @@ describe('callback delivery retries', () => {
     for (const attempt of delivery.attempt_log) {
       expect(attempt).toEqual({
         attempt: expect.any(Number),
-        attempted_at: expect.any(String),
+        attempted_at: expect.stringMatching(ISO_UTC),
         http_status: 500,
         latency_ms: expect.any(Number),
         error: expect.any(String),

@@ -50,8 +50,8 @@ describe('client_service_fee', () => {
       );
     }
     const rows: Array<{ fee: string }> = await db.query(
-      `SELECT round(client_service_fee($1, a), 4)::text AS fee FROM unnest($2::numeric[]) WITH ORDINALITY AS l(a, n) ORDER BY n`,
-      [serviceId, amounts],
+      `SELECT round(client_service_fee($1, $2, a), 4)::text AS fee FROM unnest($3::numeric[]) WITH ORDINALITY AS l(a, n) ORDER BY n`,
+      [tenant.clientId, serviceId, amounts],
     );
     return rows.map((r) => r.fee);
   }

@@ -51,7 +51,7 @@ describe('checkout_follow_payments: the session status its payments give', () =>
     const { sessionId, mtid } = await sessionWithPayments(app, merchant, bed.sandbox.receiver, status, payments);
     if (expired)
       await dataSource(app).query(`UPDATE checkout_sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [sessionId]);
-    await followCheckoutSessions(dataSource(app), [sessionId], cause);
+    await followCheckoutSessions(dataSource(app), merchant.clientId, [sessionId], cause);
 
     const [session] = await dataSource(app).query(`SELECT status FROM checkout_sessions WHERE id = $1`, [sessionId]);
     expect(session.status).toBe(next);
@@ -64,7 +64,9 @@ describe('checkout_follow_payments: the session status its payments give', () =>
 
   it('refuses a cause it does not know, and changes nothing', async () => {
     const { sessionId } = await sessionWithPayments(app, merchant, bed.sandbox.receiver, 851, [part(700)]);
-    await expect(followCheckoutSessions(dataSource(app), [sessionId], 'SETTLED' as SessionFollowCause)).rejects.toThrow(/unknown cause/);
+    await expect(followCheckoutSessions(dataSource(app), merchant.clientId, [sessionId], 'SETTLED' as SessionFollowCause)).rejects.toThrow(
+      /unknown cause/,
+    );
     const [session] = await dataSource(app).query(`SELECT status FROM checkout_sessions WHERE id = $1`, [sessionId]);
     expect(session.status).toBe(851);
   });

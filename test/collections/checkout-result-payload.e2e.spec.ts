@@ -51,9 +51,9 @@ describe('checkout_result_payload (SQL): the checkout document, its payments as 
     const expected = expectedResult(session, await app.get(PaymentsRepository).ofSession(db().manager, sessionId));
     const before = Date.now();
     const [row] = await db().query(
-      `SELECT checkout_result_payload($2)::text AS text, ($1::jsonb - 'timestamp')::text AS expected_stored,
-         (checkout_result_payload($2)::jsonb - 'timestamp')::text AS stored`,
-      [expected, sessionId],
+      `SELECT checkout_result_payload($3, $2)::text AS text, ($1::jsonb - 'timestamp')::text AS expected_stored,
+         (checkout_result_payload($3, $2)::jsonb - 'timestamp')::text AS stored`,
+      [expected, sessionId, merchant.clientId],
     );
     const status = await checkoutStatus(app, merchant, session.merchant_transaction_id);
     const after = Date.now();

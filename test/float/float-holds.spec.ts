@@ -67,9 +67,9 @@ describe('float holds', () => {
   }
 
   /** One hold's outcome in a transaction of its own, as the services resolve theirs: float_holds_resolve's answer. */
-  const resolve = (holdId: string, outcome: HoldOutcome) =>
+  const resolve = (merchant: GatewayMerchant, holdId: string, outcome: HoldOutcome) =>
     dataSource(app)
-      .transaction((m) => holds.resolve(m, [{ holdId, outcome }]))
+      .transaction((m) => holds.resolve(m, [{ clientId: merchant.clientId, holdId, outcome }]))
       .then(([hold]) => hold);
 
   const reserved = (merchant: GatewayMerchant) =>
@@ -92,7 +92,7 @@ describe('float holds', () => {
     );
     expect(reserveEntries).toBe(1);
 
-    const settled = await resolve(reservation.holdIds[0], 'SETTLE');
+    const settled = await resolve(merchant, reservation.holdIds[0], 'SETTLE');
     expect(settled.resolved).toBe(true);
     expect(await systemBalance(app, merchant.clientId, 'SETTLEMENT')).toBe('-899.8766'); // -1000 funded, +100.1234 paid out
     expect(await systemBalance(app, merchant.clientId, 'FEE_INCOME')).toBe('10.0001');
@@ -100,20 +100,20 @@ describe('float holds', () => {
     expect(await balanceOf(app, float)).toBe('819.8757');
     expect(await reserved(merchant)).toBe('70.0008');
 
-    const released = await resolve(reservation.holdIds[1], 'RELEASE');
+    const released = await resolve(merchant, reservation.holdIds[1], 'RELEASE');
     expect(released.resolved).toBe(true);
     expect(new Money(released.float_balance_after!).toFixed(4)).toBe('879.8763');
     expect(await balanceOf(app, float)).toBe('879.8763');
     expect(await reserved(merchant)).toBe('10.0002');
 
     // A hold with its outcome refuses a second one, of either kind, and moves nothing.
-    expect((await resolve(reservation.holdIds[1], 'SETTLE')).resolved).toBe(false);
-    expect((await resolve(reservation.holdIds[0], 'RELEASE')).resolved).toBe(false);
-    expect((await resolve(reservation.holdIds[0], 'SETTLE')).resolved).toBe(false);
+    expect((await resolve(merchant, reservation.holdIds[1], 'SETTLE')).resolved).toBe(false);
+    expect((await resolve(merchant, reservation.holdIds[0], 'RELEASE')).resolved).toBe(false);
+    expect((await resolve(merchant, reservation.holdIds[0], 'SETTLE')).resolved).toBe(false);
     expect(await balanceOf(app, float)).toBe('879.8763');
     expect(await systemBalance(app, merchant.clientId, 'FEE_INCOME')).toBe('10.0001');
 
-    await resolve(reservation.holdIds[2], 'SETTLE');
+    await resolve(merchant, reservation.holdIds[2], 'SETTLE');
     expect(await reserved(merchant)).toBe('0.0000');
     expect(await systemBalance(app, merchant.clientId, 'IN_FLIGHT_AIRTIME')).toBe('0.0000');
     expect(await systemBalance(app, merchant.clientId, 'FEE_INCOME')).toBe('20.0002');
@@ -147,7 +147,7 @@ describe('float holds', () => {
 
     const outcomes = await Promise.all(
       reservation.holdIds.map(async (holdId) => {
-        const [settled, released] = await Promise.all([resolve(holdId, 'SETTLE'), resolve(holdId, 'RELEASE')]);
+        const [settled, released] = await Promise.all([resolve(merchant, holdId, 'SETTLE'), resolve(merchant, holdId, 'RELEASE')]);
         expect([settled, released].filter((o) => o.resolved)).toHaveLength(1);
         return settled.resolved ? HOLD_STATUS.SETTLED : HOLD_STATUS.RELEASED;
       }),

@@ -124,10 +124,10 @@ describe('payouts accepted in groups', () => {
     await runner.connect();
     await runner.startTransaction();
     const item = payoutToAccept(merchant, reference, '100', { serviceCode: second.serviceCode });
-    const [held] = await runner.query(`SELECT outcome FROM payout_accept_batch($1)`, [
+    const [held] = await runner.query(`SELECT outcome FROM payout_accept_batch($1, $2)`, [
+      item.clientId,
       JSON.stringify([
         {
-          client_id: item.clientId,
           service_code: item.serviceCode,
           kind: item.kind,
           payout_reference: item.payoutReference,

@@ -274,6 +274,7 @@ describe('wallet money functions answer the outcomes their wrappers declare', ()
     const records = app.get(TransactionRecords);
     const byId = await records.byId(db.manager, tenant.clientId, answer.records[1].id);
     const [paged] = await records.ofAccount(db.manager, {
+      clientId: tenant.clientId,
       accountId: answer.records[1].account_id,
       from: null,
       until: null,

@@ -33,9 +33,9 @@ export function addServiceCommands(program: Command, run: RunCommand): void {
           [service.client_id, service.id, wallet.id],
         );
         const partners = await db.query(
-          `SELECT a.account_number FROM client_service_partners p JOIN ledger_accounts a ON a.id = p.account_id
-           WHERE p.client_service_id = $1 ORDER BY a.account_number`,
-          [service.id],
+          `SELECT a.account_number FROM client_service_partners p JOIN ledger_accounts a ON a.client_id = p.client_id AND a.id = p.account_id
+           WHERE p.client_id = $1 AND p.client_service_id = $2 ORDER BY a.account_number`,
+          [service.client_id, service.id],
         );
         return {
           service_code: opts.service,

@@ -62,7 +62,7 @@ BEGIN
     RETURN NEXT;
     RETURN;
   END IF;
-  SELECT array_agg(client_service_fee(v_service.service_id, l.amount) ORDER BY l.n) INTO v_fees
+  SELECT array_agg(client_service_fee(p_client_id, v_service.service_id, l.amount) ORDER BY l.n) INTO v_fees
   FROM unnest(v_amounts) WITH ORDINALITY AS l (amount, n);
   INSERT INTO airtime_requests (client_id, reference, client_service_id, currency, recipient_count)
   VALUES (p_client_id, p_reference, v_service.service_id, v_service.float_currency, v_count)

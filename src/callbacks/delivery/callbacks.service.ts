@@ -7,11 +7,15 @@ import type { CallbackKind } from '../../clients/callback-settings.service';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** A delivery's attempts as one JSON array (`d` the delivery), with each one's response body when `answers`. */
-const attemptLog = (answers = false) => `coalesce((SELECT json_agg(json_build_object('attempt', a.attempt, 'attempted_at', a.attempted_at,
+/**
+ * A delivery's attempts as one JSON array (`d` the delivery), with each one's response body when `answers`; times as
+ * the API prints every other one (ISO 8601, UTC, milliseconds, `Z`).
+ */
+const attemptLog = (answers = false) => `coalesce((SELECT json_agg(json_build_object('attempt', a.attempt,
+    'attempted_at', to_char(a.attempted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
     'http_status', a.http_status, 'latency_ms', a.latency_ms, 'error', a.error, 'replay', a.replay${answers ? ", 'response_body', a.response_body" : ''})
     ORDER BY a.attempt)
-  FROM callback_attempts a WHERE a.delivery_id = d.id), '[]') AS attempt_log`;
+  FROM callback_attempts a WHERE a.client_id = d.client_id AND a.delivery_id = d.id), '[]') AS attempt_log`;
 const ATTEMPT_LOG = attemptLog();
 
 /** The portal's list of deliveries, each with its attempts. */

@@ -50,7 +50,7 @@ BEGIN
     v_refusal := jsonb_build_object('problem', 'CURRENCY', 'currency', v_service.settlement_currency);
   END IF;
   IF v_refusal IS NULL THEN
-    SELECT * INTO v_fee FROM collection_merchant_fee(v_service.service_id, c.service_amount, c.add_transaction_charge);
+    SELECT * INTO v_fee FROM collection_merchant_fee(p_client_id, v_service.service_id, c.service_amount, c.add_transaction_charge);
     v_refusal := v_fee.refusal;
   END IF;
   IF v_refusal IS NULL AND p_caller_check = 'SPLITS' THEN

@@ -1,7 +1,8 @@
--- Group commit of collection_accept_charge: one call per group, items in (client, reference) order. p_items is an
--- array of objects named as collection_accept_charge's parameters (client_id, service_code, fingerprint, caller_check,
--- charge, splits, payment_url_prefix, settle_topic, settle_key, settle_at); item_no is an item's 1-based place in it.
-CREATE OR REPLACE FUNCTION collection_accept_charges(p_items jsonb)
+-- Group commit of collection_accept_charge for one client (p_client_id): one call per group, items in reference order.
+-- p_items is an array of objects named as collection_accept_charge's other parameters (service_code, fingerprint,
+-- caller_check, charge, splits, payment_url_prefix, settle_topic, settle_key, settle_at); item_no is an item's 1-based
+-- place in it.
+CREATE OR REPLACE FUNCTION collection_accept_charges(p_client_id uuid, p_items jsonb)
 RETURNS TABLE(
   item_no integer,
   outcome text,
@@ -20,10 +21,10 @@ DECLARE
 BEGIN
   FOR a, n IN
     SELECT e.a, e.n FROM jsonb_array_elements(p_items) WITH ORDINALITY e(a, n)
-    ORDER BY e.a->>'client_id', e.a->'charge'->>'external_reference', e.n
+    ORDER BY e.a->'charge'->>'external_reference', e.n
   LOOP
     RETURN QUERY SELECT n::int, r.* FROM collection_accept_charge(
-      p_client_id => (a->>'client_id')::uuid,
+      p_client_id => p_client_id,
       p_service_code => a->>'service_code',
       p_fingerprint => a->>'fingerprint',
       p_caller_check => a->>'caller_check',

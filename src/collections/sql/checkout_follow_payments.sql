@@ -6,8 +6,8 @@
 --   REVERSAL  a payment reversed: part paid 802 while a payment stands, else reversed 840;
 --   EXPIRY    the session's end came: unpaid (803) and its time up, it expires (820); any other stays as it is (a
 --             part-paid one keeps 802: 820 is "expired with no payments").
--- Whether a session's time is up is checkout_session_ended's, on the database clock.
-CREATE OR REPLACE FUNCTION checkout_follow_payments(p_sessions bigint[], p_cause text)
+-- Whether a session's time is up is checkout_session_ended's, on the database clock. The sessions are p_client_id's.
+CREATE OR REPLACE FUNCTION checkout_follow_payments(p_client_id uuid, p_sessions bigint[], p_cause text)
 RETURNS void
 LANGUAGE plpgsql
 AS $fn$
@@ -17,13 +17,13 @@ BEGIN
   IF p_cause NOT IN ('RESULT', 'REVERSAL', 'EXPIRY') THEN
     RAISE EXCEPTION 'checkout_follow_payments: unknown cause %', p_cause;
   END IF;
-  PERFORM 1 FROM checkout_sessions cs WHERE cs.id = ANY(p_sessions) ORDER BY cs.id FOR UPDATE;
+  PERFORM 1 FROM checkout_sessions cs WHERE cs.client_id = p_client_id AND cs.id = ANY(p_sessions) ORDER BY cs.id FOR UPDATE;
   WITH tally AS (
     SELECT cs.id, cs.status, cs.amount, cs.expires_at,
       coalesce(sum(p.service_amount) FILTER (WHERE p.payment_status = payment_status_code('SUCCESSFUL')), 0) AS paid,
       coalesce(bool_or(p.payment_status = payment_status_code('JAMMED')), false) AS jammed
     FROM checkout_sessions cs LEFT JOIN payments p ON p.client_id = cs.client_id AND p.checkout_session_id = cs.id
-    WHERE cs.id = ANY(p_sessions)
+    WHERE cs.client_id = p_client_id AND cs.id = ANY(p_sessions)
     GROUP BY cs.id, cs.client_id
   ), next AS (
     SELECT t.id, p_cause = 'RESULT' AND t.jammed AS quiet, CASE p_cause
@@ -39,13 +39,13 @@ BEGIN
     FROM tally t
   ), moved AS (
     UPDATE checkout_sessions cs SET status = n.status, updated_at = now()
-    FROM next n WHERE cs.id = n.id AND n.status IS NOT NULL
+    FROM next n WHERE cs.client_id = p_client_id AND cs.id = n.id AND n.status IS NOT NULL
     RETURNING cs.id, n.quiet
   )
   SELECT array_agg(m.id ORDER BY m.id) FILTER (WHERE NOT m.quiet) INTO v_notify FROM moved m;
 
   PERFORM callback_schedule(cs.client_id, 'collections', 'checkout_' || cs.status, cs.merchant_transaction_id,
-                            ARRAY[cs.callback_url::text], false, checkout_result_payload(cs.id)::jsonb)
-  FROM checkout_sessions cs WHERE cs.id = ANY(v_notify) ORDER BY cs.id;
+                            ARRAY[cs.callback_url::text], false, checkout_result_payload(cs.client_id, cs.id)::jsonb)
+  FROM checkout_sessions cs WHERE cs.client_id = p_client_id AND cs.id = ANY(v_notify) ORDER BY cs.id;
 END
 $fn$;

@@ -2,7 +2,7 @@
 -- the keys in the document's order. A payment's record is the charge result (paymentResult, src/collections/payment.ts)
 -- with a numeric payment_status and payment_account_reference: test/collections/checkout-result-payload.e2e.spec.ts
 -- holds the two equal.
-CREATE OR REPLACE FUNCTION checkout_result_payload(p_session_id bigint)
+CREATE OR REPLACE FUNCTION checkout_result_payload(p_client_id uuid, p_session_id bigint)
 RETURNS json
 LANGUAGE plpgsql
 AS $fn$
@@ -38,10 +38,11 @@ BEGIN
         'payment_method_code', p.payment_method_code,
         'payer_transaction_id', coalesce(p.payer_transaction_id, ''),
         'payment_account_reference', p.payer_msisdn) ORDER BY p.id)
-      FROM payments p JOIN clients c ON c.id = p.client_id JOIN client_services s ON s.id = p.client_service_id
-      WHERE p.checkout_session_id = cs.id AND p.payment_status <> payment_status_code('PENDING')), '[]'::json),
+      FROM payments p JOIN clients c ON c.id = p.client_id
+      JOIN client_services s ON s.client_id = p.client_id AND s.id = p.client_service_id
+      WHERE p.client_id = cs.client_id AND p.checkout_session_id = cs.id AND p.payment_status <> payment_status_code('PENDING')), '[]'::json),
     'status', cs.status,
     'timestamp', to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
-  FROM checkout_sessions cs WHERE cs.id = p_session_id);
+  FROM checkout_sessions cs WHERE cs.client_id = p_client_id AND cs.id = p_session_id);
 END
 $fn$;

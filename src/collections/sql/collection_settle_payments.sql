@@ -12,7 +12,7 @@ DECLARE
   v_account  record;
   v_rows     jsonb;
   v_item     jsonb;
-  v_sessions bigint[];
+  v_sessions bigint[]; v_client uuid;
   v_code     text;
   v_message  text;
   v_detail   text;
@@ -51,12 +51,14 @@ BEGIN
   END;
 
   -- The sessions of the checkouts' payments settled here follow once all of the group's payments are written.
-  SELECT array_agg(DISTINCT p.checkout_session_id) INTO v_sessions
-  FROM jsonb_to_recordset(v_rows) r(payment_id bigint, result text) JOIN payments p ON p.id = r.payment_id
-  WHERE r.result = 'SETTLED' AND p.checkout_session_id IS NOT NULL;
-  IF v_sessions IS NOT NULL THEN
-    PERFORM checkout_follow_payments(v_sessions, 'RESULT');
-  END IF;
+  FOR v_client, v_sessions IN
+    SELECT p.client_id, array_agg(DISTINCT p.checkout_session_id)
+    FROM jsonb_to_recordset(v_rows) r(payment_id bigint, result text) JOIN payments p ON p.id = r.payment_id
+    WHERE r.result = 'SETTLED' AND p.checkout_session_id IS NOT NULL
+    GROUP BY p.client_id ORDER BY p.client_id
+  LOOP
+    PERFORM checkout_follow_payments(v_client, v_sessions, 'RESULT');
+  END LOOP;
 
   RETURN QUERY SELECT * FROM jsonb_to_recordset(v_rows)
     AS x(payment_id bigint, result text, error_code text, error_message text, error_detail text);

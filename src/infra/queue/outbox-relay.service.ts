@@ -60,12 +60,13 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     return this.db.transaction(async (manager) => {
       const rows: Array<{
         id: string;
+        client_id: string;
         topic: string;
         payload: Record<string, string>;
         relay_count: number;
         job_key: string;
       }> = await manager.query(
-        `SELECT id, topic, payload, relay_count, job_key FROM outbox WHERE topic = ANY($1) AND relayed_at IS NULL AND available_at <= now()
+        `SELECT id, client_id, topic, payload, relay_count, job_key FROM outbox WHERE topic = ANY($1) AND relayed_at IS NULL AND available_at <= now()
          ORDER BY available_at, id LIMIT ${BATCH} FOR UPDATE SKIP LOCKED`,
         [RELAYED_TOPICS],
       );
@@ -83,7 +84,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
         const jobs = byQueue.get(queue) ?? [];
         jobs.push({
           name: job,
-          data: { ...row.payload, outboxId: row.id },
+          data: { ...row.payload, clientId: row.client_id, outboxId: row.id },
           opts: { jobId: `outbox-${row.job_key}-${row.relay_count}` },
         });
         byQueue.set(queue, jobs);

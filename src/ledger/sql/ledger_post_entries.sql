@@ -27,7 +27,7 @@ DECLARE
   v_p_after numeric[] := '{}';
   o_no int[] := '{}'; o_entry bigint[] := '{}'; o_account uuid[] := '{}'; o_amount numeric[] := '{}';
   o_before numeric[] := '{}'; o_after numeric[] := '{}'; o_refused text[] := '{}';
-  e int; l int := 1; k int; v_first int; p int; v_refused text; v_entry bigint;
+  e int; l int := 1; k int; v_first int; p int; v_refused text; v_entry bigint; v_client uuid; v_clients uuid[];
 BEGIN
   IF v_entries = 0 THEN RETURN; END IF;
   -- The records as the flat arrays the loops below walk: entries in order, each entry's lines together.
@@ -44,13 +44,19 @@ BEGIN
     RAISE EXCEPTION 'every entry needs one line on each of at least two accounts' USING ERRCODE = 'LB001';
   END IF;
 
-  -- One lock per account for the whole batch, always in id order: batches and single entries cannot deadlock. Only
-  -- the entries' clients' accounts are looked at: on Citus that names the shard when the batch is one client's.
-  SELECT array_agg(a.id ORDER BY a.id), array_agg(a.client_id ORDER BY a.id), array_agg(a.account_number::text ORDER BY a.id),
-         array_agg(a.currency::text ORDER BY a.id), array_agg(a.balance ORDER BY a.id), array_agg(a.minimum_balance ORDER BY a.id),
-         array_agg(a.can_overdraw ORDER BY a.id)
-    INTO v_ids, v_owners, v_numbers, v_currencies, v_balances, v_floors, v_overdraw
-    FROM (SELECT * FROM ledger_accounts WHERE client_id = ANY (i_clients) AND id = ANY (i_line_account) ORDER BY id FOR NO KEY UPDATE) a;
+  -- One lock per account for the whole batch, always in (client, id) order: batches and single entries cannot
+  -- deadlock. Each client's accounts are looked at by their client: on Citus a statement names its shard.
+  v_clients := ARRAY(SELECT DISTINCT c FROM unnest(i_clients) c ORDER BY c);
+  FOREACH v_client IN ARRAY v_clients LOOP
+    SELECT coalesce(v_ids, '{}') || array_agg(a.id ORDER BY a.id), coalesce(v_owners, '{}') || array_agg(a.client_id ORDER BY a.id),
+           coalesce(v_numbers, '{}') || array_agg(a.account_number::text ORDER BY a.id),
+           coalesce(v_currencies, '{}') || array_agg(a.currency::text ORDER BY a.id),
+           coalesce(v_balances, '{}') || array_agg(a.balance ORDER BY a.id),
+           coalesce(v_floors, '{}') || array_agg(a.minimum_balance ORDER BY a.id),
+           coalesce(v_overdraw, '{}') || array_agg(a.can_overdraw ORDER BY a.id)
+      INTO v_ids, v_owners, v_numbers, v_currencies, v_balances, v_floors, v_overdraw
+      FROM (SELECT * FROM ledger_accounts WHERE client_id = v_client AND id = ANY (i_line_account) ORDER BY id FOR NO KEY UPDATE) a;
+  END LOOP;
   v_start := v_balances;
   FOR k IN 1 .. v_lines LOOP
     p := array_position(v_ids, i_line_account[k]);
@@ -99,9 +105,11 @@ BEGIN
   INSERT INTO postings (entry_id, client_id, account_id, currency, amount, balance_after)
     SELECT x.e, x.cl, x.a, x.c, x.amt, x.after FROM unnest(v_p_entry, v_p_client, v_p_account, v_p_currency, v_p_amount, v_p_after)
       WITH ORDINALITY x(e, cl, a, c, amt, after, n) ORDER BY x.n;
-  -- Each account's row once per batch, however many entries moved it.
-  UPDATE ledger_accounts a SET balance = x.bal FROM unnest(v_ids, v_owners, v_balances, v_start) x(id, owner, bal, start)
-    WHERE a.client_id = ANY (v_owners) AND a.client_id = x.owner AND a.id = x.id AND x.bal <> x.start;
+  -- Each account's row once per batch, however many entries moved it, client by client.
+  FOREACH v_client IN ARRAY v_clients LOOP
+    UPDATE ledger_accounts a SET balance = x.bal FROM unnest(v_ids, v_owners, v_balances, v_start) x(id, owner, bal, start)
+      WHERE a.client_id = v_client AND x.owner = v_client AND a.id = x.id AND x.bal <> x.start;
+  END LOOP;
   -- Floats' low-balance alerts follow the balances, under these locks (src/float/sql/float_low_balance_follow.sql).
   PERFORM float_low_balance_follow(v_owners, v_ids, v_balances);
 

@@ -8,8 +8,8 @@ DECLARE
   v_amounts  numeric[];
 BEGIN
   SELECT array_agg(p.account_id ORDER BY p.id), array_agg(-p.amount ORDER BY p.id) INTO v_accounts, v_amounts
-  FROM postings p JOIN journal_entries e ON e.id = p.entry_id
-  WHERE p.entry_id = p_entry_id AND e.client_id = p_client_id;
+  FROM postings p JOIN journal_entries e ON e.client_id = p.client_id AND e.id = p.entry_id
+  WHERE p.client_id = p_client_id AND p.entry_id = p_entry_id;
   IF v_accounts IS NULL THEN
     RAISE EXCEPTION 'no entry % of this client', p_entry_id USING ERRCODE = 'LE001';
   END IF;

@@ -18,8 +18,8 @@ DECLARE
   v_total     numeric;
 BEGIN
   SELECT coalesce(array_agg(a.account_number::text ORDER BY a.account_number), '{}') INTO v_mandatory
-  FROM client_service_partners p JOIN ledger_accounts a ON a.id = p.account_id
-  WHERE p.client_service_id = p_service_id AND a.client_id = p_client_id;
+  FROM client_service_partners p JOIN ledger_accounts a ON a.client_id = p.client_id AND a.id = p.account_id
+  WHERE p.client_id = p_client_id AND p.client_service_id = p_service_id;
   IF p_splits IS NULL THEN
     IF cardinality(v_mandatory) > 0 THEN
       RETURN QUERY SELECT jsonb_build_object('problem', 'SPLIT_MANDATORY', 'accounts', to_jsonb(v_mandatory)), NULL::jsonb;

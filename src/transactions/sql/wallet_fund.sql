@@ -55,7 +55,7 @@ BEGIN
   FROM ledger_accounts a WHERE a.client_id = p_client_id AND a.id = v_settlement;
 
   outcome := 'OK'; detail := '{}';
-  SELECT rec.records INTO records FROM wallet_operation_rows(v_operation) rec;
+  SELECT rec.records INTO records FROM wallet_operation_rows(p_client_id, ARRAY[v_operation]) rec;
   RETURN NEXT;
 END
 $fn$;

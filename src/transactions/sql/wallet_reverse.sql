@@ -30,7 +30,7 @@ BEGIN
         outcome := 'REFERENCE_REUSED';
       ELSE
         outcome := 'REPLAY';
-        SELECT rec.records INTO records FROM wallet_operation_rows(v_known.id) rec;
+        SELECT rec.records INTO records FROM wallet_operation_rows(p_client_id, ARRAY[v_known.id]) rec;
       END IF;
       RETURN NEXT;
       RETURN;
@@ -59,7 +59,7 @@ BEGIN
     IF p_reference IS NOT NULL AND v_known.source_transaction_id = p_reference
        AND v_known.request_fingerprint = p_fingerprint THEN
       outcome := 'REPLAY';
-      SELECT rec.records INTO records FROM wallet_operation_rows(v_known.id) rec;
+      SELECT rec.records INTO records FROM wallet_operation_rows(p_client_id, ARRAY[v_known.id]) rec;
     ELSE
       outcome := 'ALREADY_REVERSED';
     END IF;
@@ -124,7 +124,7 @@ BEGIN
   ) r;
 
   outcome := 'REVERSED';
-  SELECT rec.records INTO records FROM wallet_operation_rows(v_operation) rec;
+  SELECT rec.records INTO records FROM wallet_operation_rows(p_client_id, ARRAY[v_operation]) rec;
   RETURN NEXT;
 END
 $fn$;

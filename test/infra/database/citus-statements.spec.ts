@@ -14,30 +14,8 @@ import { findings, loadParser, madeStatement, repositoryQueries, SqlFunction, sq
  * test") says where the list stands.
  */
 const KNOWN_FINDINGS: Record<string, string[]> = {
-  'airtime/sql/airtime_accept_batch.sql#airtime_accept_batch': ['ledger_accounts no-client-id-filter'],
   'callbacks/delivery/sql/claim_callback_deliveries.sql#claim_callback_deliveries': ['callback_deliveries no-client-id-filter'],
-  'client-services/sql/client_service_fee.sql#client_service_fee': [
-    'client_service_fee_tiers no-client-id-filter',
-    'client_services no-client-id-filter',
-  ],
-  'collections/sql/checkout_follow_payments.sql#checkout_follow_payments': [
-    'checkout_sessions no-client-id-filter',
-    'payments no-client-id-filter',
-  ],
-  'collections/sql/checkout_result_payload.sql#checkout_result_payload': [
-    'checkout_sessions no-client-id-filter',
-    'client_services no-client-id-filter',
-  ],
   'collections/sql/collection_settle_payments.sql#collection_settle_payments': ['payments no-client-id-filter'],
-  'float/sql/float_holds_resolve.sql#float_holds_resolve': ['float_holds no-client-id-filter', 'float_reservations no-client-id-filter'],
-  'ledger/sql/ledger_post_entries.sql#ledger_post_entries': ['ledger_accounts no-client-id-filter'],
-  'ledger/sql/ledger_reverse_entry.sql#ledger_reverse_entry': ['postings no-client-id-filter'],
-  'payouts/sql/payout_accept_batch.sql#payout_accept_batch': ['ledger_accounts no-client-id-filter'],
-  'split-settlements/sql/split_settlements_check.sql#split_settlements_check': ['client_service_partners no-client-id-filter'],
-  'src/admin/commands/services.ts:addServiceCommands.partners': [
-    'client_service_partners join-not-on-client-id',
-    'ledger_accounts join-not-on-client-id',
-  ],
   'src/airtime/airtime.repository.ts:AirtimeRepository.awaitingProvider': [
     'airtime_recipients join-not-on-client-id',
     'airtime_requests join-not-on-client-id',
@@ -87,14 +65,6 @@ const KNOWN_FINDINGS: Record<string, string[]> = {
   'src/rails/rail-requests.repository.ts:RailRequestsRepository.recordSend': ['rail_requests no-client-id-filter'],
   'src/rails/rail-requests.repository.ts:RailRequestsRepository.resending': ['rail_requests no-client-id-filter'],
   'src/rails/rail-requests.repository.ts:RailRequestsRepository.scheduleNextQuery': ['rail_requests no-client-id-filter'],
-  'src/statements/statements.service.ts:ROWS_SQL': ['journal_entries join-not-on-client-id', 'postings join-not-on-client-id'],
-  'src/statements/statements.service.ts:ROWS_WITH_LINES_SQL': ['journal_entries join-not-on-client-id', 'postings join-not-on-client-id'],
-  'transactions/sql/wallet_transaction_rows.sql#wallet_transaction_rows': [
-    'client_services no-client-id-filter',
-    'ledger_accounts no-client-id-filter',
-    'wallet_operations no-client-id-filter',
-    'wallet_transactions no-client-id-filter',
-  ],
 };
 
 const UNREAD_QUERIES = [
@@ -115,9 +85,9 @@ const UNREAD_FUNCTIONS = ['collection_accept_charge', 'collection_settle_apply',
  * LANGUAGE sql on distributed tables: Citus plans such a body with parameters only when it is one single-table
  * statement, and refuses a join ("could not create distributed plan … use of parameters in SQL functions", seen on
  * Citus 13.2.2, on the coordinator and delegated alike), also when the function is inlined into a query with
- * parameters (wallet_transaction_rows under the history read); PL/pgSQL bodies are planned with the values.
+ * parameters (as wallet_transaction_rows was under the history read); PL/pgSQL bodies are planned with the values.
  */
-const SQL_FUNCTIONS_ON_DISTRIBUTED_TABLES = ['wallet_transaction_rows'];
+const SQL_FUNCTIONS_ON_DISTRIBUTED_TABLES: string[] = [];
 
 const rulesOf = (sql: string, fn?: string) => findings(madeStatement(sql, fn), DISTRIBUTION_PLAN).map((f) => `${f.table} ${f.rule}`);
 

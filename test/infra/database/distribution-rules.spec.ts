@@ -20,17 +20,14 @@ const TABLES = DISTRIBUTION_PLAN;
 const KNOWN_GAPS: Record<string, string[]> = {};
 
 /**
- * Money functions with no client argument to delegate on: each takes a group of items that may span clients (or,
- * for ledger_post_entries, an array of clients). docs/scaling.md names them and how each gets one.
+ * Money functions with no client argument to delegate on: each takes items that may span clients, every statement
+ * pinned client by client. docs/scaling.md names them.
  */
 const MONEY_FUNCTIONS_WITHOUT_CLIENT = [
-  'airtime_accept_batch',
   'collection_settle_apply',
   'collection_settle_payments',
   'float_holds_resolve',
   'ledger_post_entries',
-  'payout_accept_batch',
-  'wallet_money_batch',
 ];
 
 /** Where money is written: a function that does either, or calls one that does, moves money. */

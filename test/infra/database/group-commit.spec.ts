@@ -1,8 +1,8 @@
-import { GroupCommit } from '../../../src/infra/database/group-commit';
+import { GroupCommit, GroupCommitOptions } from '../../../src/infra/database/group-commit';
 
 /** The gathering rules of group commit, with a flush that records the groups it is given. */
 describe('GroupCommit', () => {
-  function recorder(options: { maxItems: number; maxInFlight: number }, fail?: (items: number[]) => boolean) {
+  function recorder(options: GroupCommitOptions<number>, fail?: (items: number[]) => boolean) {
     const groups: number[][] = [];
     let open = 0;
     let mostOpen = 0;
@@ -48,5 +48,28 @@ describe('GroupCommit', () => {
     const { group, releaseAll } = recorder({ maxItems: 2, maxInFlight: 2 }, (items) => items.includes(1));
     const answers = [1, 2, 3].map((i) => group.submit(i).catch((e: Error) => e.message));
     expect(await releaseAll(Promise.all(answers))).toEqual(['group 1,2 failed', 'group 1,2 failed', 'done 3']);
+  });
+
+  it("with lanes, a call carries one lane's items, and each lane has its own calls out", async () => {
+    // Odd and even play two clients: groups never mix them, and one client's call out does not hold the other's.
+    const { group, groups, releaseAll, mostOpen } = recorder({ maxItems: 10, maxInFlight: 1, laneOf: (i) => String(i % 2) });
+    const answers = Promise.all([1, 2, 3, 4, 5].map((i) => group.submit(i)));
+    expect(await releaseAll(answers)).toEqual([1, 2, 3, 4, 5].map((i) => `done ${i}`));
+    expect(groups).toEqual([
+      [1, 3, 5],
+      [2, 4],
+    ]);
+    expect(mostOpen()).toBe(2);
+  });
+
+  it('a lane whose call is out queues its next items while another lane sends', async () => {
+    const { group, groups, releaseAll } = recorder({ maxItems: 10, maxInFlight: 1, laneOf: (i) => (i < 10 ? 'a' : 'b') });
+    const first = group.submit(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    const later = Promise.all([2, 3, 10].map((i) => group.submit(i)));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(groups).toEqual([[1], [10]]);
+    await releaseAll(Promise.all([first, later]));
+    expect(groups).toEqual([[1], [10], [2, 3]]);
   });
 });
