@@ -87,7 +87,14 @@ import { SandboxPayoutRail } from './sandbox-payout.rail';
     {
       // One per reconciled rail: the real operator's listing where the rail choice names it, else the simulator's.
       provide: OPERATOR_STATEMENTS,
-      inject: [RAILS_CONFIG, DarajaResultInbox, MpesaGateway, JengaGateway, AfricasTalkingGateway, { token: SANDBOX_BALANCES, optional: true }],
+      inject: [
+        RAILS_CONFIG,
+        DarajaResultInbox,
+        MpesaGateway,
+        JengaGateway,
+        AfricasTalkingGateway,
+        { token: SANDBOX_BALANCES, optional: true },
+      ],
       useFactory: (
         rails: RailsConfig,
         inbox: DarajaResultInbox,

@@ -20,7 +20,13 @@ describe('sandbox operator statement', () => {
 
   it('reports success, failure and silence by the test numbers, with the receipt it printed or a stable one', async () => {
     const statement = new SandboxStatement('mpesa', null);
-    const list = [ours('254711000222', 'SBX123'), ours('254700000001', null), ours('254700000002', null), ours('254700000003', null), ours('254711000333', null)];
+    const list = [
+      ours('254711000222', 'SBX123'),
+      ours('254700000001', null),
+      ours('254700000002', null),
+      ours('254700000003', null),
+      ours('254711000333', null),
+    ];
     const first = await statement.movements({ from: new Date(0), to: new Date() }, list);
     expect(first.map((m) => m.status)).toEqual(['SUCCEEDED', 'FAILED', 'PENDING', 'PENDING', 'SUCCEEDED']);
     expect(first[0].operatorReference).toBe('SBX123');

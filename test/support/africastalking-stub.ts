@@ -242,7 +242,8 @@ export class AfricasTalkingStub {
     }
     if (req.method === 'GET' && url.pathname === '/query/transaction/find') return this.find(res, url.searchParams);
     if (req.method === 'GET' && url.pathname === '/version1/user') {
-      if (url.searchParams.get('username') !== AfricasTalkingStub.CREDENTIALS.AFRICASTALKING_USERNAME) return text(res, 401, 'Invalid username');
+      if (url.searchParams.get('username') !== AfricasTalkingStub.CREDENTIALS.AFRICASTALKING_USERNAME)
+        return text(res, 401, 'Invalid username');
       return json(res, 200, { UserData: { balance: this.balance } });
     }
     if (req.method !== 'POST' || url.pathname !== '/version1/airtime/send') return text(res, 404, 'Not found');

@@ -420,7 +420,10 @@ export class DarajaStub {
               ...BALANCE_RESULT.Result,
               ...conversation,
               ResultParameters: {
-                ResultParameter: [{ Key: 'AccountBalance', Value: this.balanceValue }, BALANCE_RESULT.Result.ResultParameters.ResultParameter[1]],
+                ResultParameter: [
+                  { Key: 'AccountBalance', Value: this.balanceValue },
+                  BALANCE_RESULT.Result.ResultParameters.ResultParameter[1],
+                ],
               },
             },
           };

@@ -44,7 +44,13 @@ export const JENGA_BALANCE_ANSWER = {
   status: true,
   code: 0,
   message: 'success',
-  data: { balances: [{ amount: '997382.57', type: 'Current' }, { amount: '997382.57', type: 'Available' }], currency: 'KES' },
+  data: {
+    balances: [
+      { amount: '997382.57', type: 'Current' },
+      { amount: '997382.57', type: 'Available' },
+    ],
+    currency: 'KES',
+  },
 };
 
 /** "Query Transaction Details": each state word with its stateCode (2 successful, 1 failed, -1 awaiting the bank). */
@@ -203,7 +209,12 @@ export class JengaStub {
     if (fault === 'timeout') return;
     const transactions = this.statementRows.slice(start, start + Number(body.limit));
     // Amounts go out as the page writes them: JSON numbers, written here from their text so none is rounded.
-    const text = JSON.stringify({ status: true, code: 0, message: 'success', data: { balance: 0, currency: 'KES', accountNumber: body.accountNumber, transactions } });
+    const text = JSON.stringify({
+      status: true,
+      code: 0,
+      message: 'success',
+      data: { balance: 0, currency: 'KES', accountNumber: body.accountNumber, transactions },
+    });
     res.writeHead(200, { 'content-type': 'application/json' }).end(text.replace(/"@num:([-\d.]+)"/g, '$1'));
   }
 
@@ -211,7 +222,8 @@ export class JengaStub {
   private balance(req: IncomingMessage, res: ServerResponse, path: string): void {
     const [country, account] = path.slice(JENGA_PATHS.balance.length).split('/').map(decodeURIComponent);
     if (!this.signed(req, res, [country, account])) return;
-    if (account !== JengaStub.CREDENTIALS.JENGA_SOURCE_ACCOUNT_NUMBER) return json(res, 404, { status: false, code: 404, message: 'Account not found' });
+    if (account !== JengaStub.CREDENTIALS.JENGA_SOURCE_ACCOUNT_NUMBER)
+      return json(res, 404, { status: false, code: 404, message: 'Account not found' });
     const balances = JENGA_BALANCE_ANSWER.data.balances.map((b) => ({ ...b, amount: this.currentBalance }));
     json(res, 200, { ...JENGA_BALANCE_ANSWER, data: { ...JENGA_BALANCE_ANSWER.data, balances } });
   }

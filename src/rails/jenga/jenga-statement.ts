@@ -62,7 +62,12 @@ export class JengaStatement implements OperatorStatement {
   async balance(): Promise<OperatorBalance> {
     const account = this.config.sourceAccountNumber;
     // "Account Balance": signature over countryCode + accountId.
-    const answer = await this.client.call('GET', `${BALANCE_PATH}/${COUNTRY}/${encodeURIComponent(account)}`, null, this.client.signature([COUNTRY, account]));
+    const answer = await this.client.call(
+      'GET',
+      `${BALANCE_PATH}/${COUNTRY}/${encodeURIComponent(account)}`,
+      null,
+      this.client.signature([COUNTRY, account]),
+    );
     const data = (answer.data ?? {}) as JengaBody;
     const balances = Array.isArray(data.balances) ? (data.balances as JengaBody[]) : [];
     // The account's booked balance ("Current"); "Available" leaves out holds and uncleared funds.

@@ -2,13 +2,7 @@ import { randomUUID } from 'node:crypto';
 import Decimal from 'decimal.js';
 import type { MpesaConfig } from '../rails-config';
 import { operatorAmount } from '../operator-json';
-import type {
-  OperatorBalance,
-  OperatorMovement,
-  OperatorStatement,
-  OurMovement,
-  ReconciliationPeriod,
-} from '../operator-statement';
+import type { OperatorBalance, OperatorMovement, OperatorStatement, OurMovement, ReconciliationPeriod } from '../operator-statement';
 import type { DarajaBody, DarajaClient } from './daraja.client';
 import type { DarajaResultInbox } from './daraja-result-inbox';
 import type { MpesaCallbackKind } from './mpesa-gateway';
@@ -70,12 +64,19 @@ export class MpesaStatement implements OperatorStatement {
     const answers = await Promise.all(shortcodes.map((code) => this.accountBalance(code)));
     const accounts = answers.flatMap((answer) => answer.accounts);
     const currencies = [...new Set(accounts.map((account) => account.currency))];
-    if (currencies.length !== 1) throw new Error(`M-Pesa Account Balance answered ${currencies.length ? currencies.join(', ') : 'no accounts'}: not one currency`);
+    if (currencies.length !== 1)
+      throw new Error(`M-Pesa Account Balance answered ${currencies.length ? currencies.join(', ') : 'no accounts'}: not one currency`);
     return {
       amount: accounts.reduce((sum, account) => sum.plus(account.amount), new Decimal(0)),
       currency: currencies[0],
       at: new Date(Math.max(...answers.map((answer) => answer.at.getTime()))),
-      evidence: { shortcodes: answers.map(({ shortcode: code, accounts: list, result }) => ({ shortcode: code, accounts: list.map((a) => ({ ...a, amount: a.amount.toFixed() })), result })) },
+      evidence: {
+        shortcodes: answers.map(({ shortcode: code, accounts: list, result }) => ({
+          shortcode: code,
+          accounts: list.map((a) => ({ ...a, amount: a.amount.toFixed() })),
+          result,
+        })),
+      },
     };
   }
 
@@ -97,7 +98,10 @@ export class MpesaStatement implements OperatorStatement {
         OffSetValue: String(offset),
       });
       const code = String(answer.ResponseCode ?? '');
-      if (code !== '1000') throw new Error(`M-Pesa Pull Transactions answered ResponseCode ${code || 'none'} at offset ${offset}: ${String(answer.ResponseMessage ?? '')}`);
+      if (code !== '1000')
+        throw new Error(
+          `M-Pesa Pull Transactions answered ResponseCode ${code || 'none'} at offset ${offset}: ${String(answer.ResponseMessage ?? '')}`,
+        );
       const found = pageRows(answer.Response);
       if (found === null) throw new Error(`M-Pesa Pull Transactions answered no Response list at offset ${offset}`);
       if (found.length === 0) return rows;
@@ -121,7 +125,10 @@ export class MpesaStatement implements OperatorStatement {
       .then((answer) => {
         // The page writes its keys with a space ("Response Status"); accept both spellings.
         const status = String(answer['Response Status'] ?? answer.ResponseStatus ?? answer.ResponseCode ?? '');
-        if (!REGISTERED.has(status)) throw new Error(`M-Pesa refused the Pull registration: ${status} ${String(answer['Response Description'] ?? answer.ResponseDescription ?? '')}`);
+        if (!REGISTERED.has(status))
+          throw new Error(
+            `M-Pesa refused the Pull registration: ${status} ${String(answer['Response Description'] ?? answer.ResponseDescription ?? '')}`,
+          );
       })
       .catch((error: Error) => {
         this.registered = null;
@@ -198,7 +205,8 @@ export class MpesaStatement implements OperatorStatement {
       ResultURL: this.daraja.callbackUrl('query-result', id),
     });
     const read = readResult(result);
-    if (!read || read.code !== '0') throw new Error(`M-Pesa Account Balance of ${shortcode} failed: ${read ? `${read.code} ${read.description}` : 'not a result'}`);
+    if (!read || read.code !== '0')
+      throw new Error(`M-Pesa Account Balance of ${shortcode} failed: ${read ? `${read.code} ${read.description}` : 'not a result'}`);
     const accounts = balanceAccounts(resultParameter(read.parameters, 'AccountBalance'));
     if (!accounts) throw new Error(`M-Pesa Account Balance of ${shortcode} answered no readable AccountBalance`);
     const completed = resultParameter(read.parameters, 'BOCompletedTime');
@@ -209,7 +217,8 @@ export class MpesaStatement implements OperatorStatement {
   private async query(id: string, path: string, body: DarajaBody): Promise<unknown> {
     await this.inbox.open(id, this.options.resultWaitMs + 60_000);
     const answer = await this.daraja.client.post(path, body);
-    if (String(answer.ResponseCode) !== '0') throw new Error(`M-Pesa refused ${path}: ${String(answer.ResponseCode)} ${String(answer.ResponseDescription ?? '')}`);
+    if (String(answer.ResponseCode) !== '0')
+      throw new Error(`M-Pesa refused ${path}: ${String(answer.ResponseCode)} ${String(answer.ResponseDescription ?? '')}`);
     const result = await this.inbox.wait(id, this.options.resultWaitMs);
     if (result === null) throw new Error(`M-Pesa did not post the result of ${path} within ${this.options.resultWaitMs} ms`);
     if ((result as { timedOut?: unknown }).timedOut === true) throw new Error(`M-Pesa posted a queue time-out for ${path}: no result`);
@@ -227,10 +236,12 @@ function pulledMovement(row: Record<string, unknown>): OperatorMovement {
   const amount = operatorAmount(row.amount);
   const reference = row.transactionId === undefined || row.transactionId === null ? '' : String(row.transactionId);
   const at = Date.parse(String(row.trxDate ?? ''));
-  if (!amount || !reference || Number.isNaN(at)) throw new Error(`M-Pesa Pull Transactions answered a row we cannot read: ${JSON.stringify(row)}`);
+  if (!amount || !reference || Number.isNaN(at))
+    throw new Error(`M-Pesa Pull Transactions answered a row we cannot read: ${JSON.stringify(row)}`);
   return {
     operatorReference: reference,
-    ourReference: row.billreference === undefined || row.billreference === null || row.billreference === '' ? null : String(row.billreference),
+    ourReference:
+      row.billreference === undefined || row.billreference === null || row.billreference === '' ? null : String(row.billreference),
     counterparty: row.msisdn === undefined || row.msisdn === null ? null : String(row.msisdn),
     amount: amount.abs(),
     currency: 'KES',

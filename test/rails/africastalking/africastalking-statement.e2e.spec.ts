@@ -46,7 +46,11 @@ describe("Africa's Talking operator statement (stub)", () => {
       call: 0,
     });
     const before = stub.received.length;
-    const movements = await statement.movements({ from: new Date(0), to: new Date() }, [ours('ATQid_found'), ours('ATQid_unknown'), ours(null)]);
+    const movements = await statement.movements({ from: new Date(0), to: new Date() }, [
+      ours('ATQid_found'),
+      ours('ATQid_unknown'),
+      ours(null),
+    ]);
     const finds = stub.received.slice(before).filter((r) => r.path === '/query/transaction/find');
     expect(finds.map((f) => f.fields)).toEqual([
       { username: AfricasTalkingStub.CREDENTIALS.AFRICASTALKING_USERNAME, transactionId: 'ATQid_found' },
