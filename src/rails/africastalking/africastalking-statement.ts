@@ -1,4 +1,5 @@
 import type { OperatorBalance, OperatorMovement, OperatorStatement, OurMovement } from '../operator-statement';
+import { mapLimited } from '../map-limited';
 import type { AfricasTalkingClient } from './africastalking.client';
 import { airtimeValue, statusAnswer } from './africastalking-gateway';
 
@@ -18,15 +19,7 @@ export class AfricasTalkingStatement implements OperatorStatement {
 
   async movements(_period: unknown, ours: readonly OurMovement[]): Promise<OperatorMovement[]> {
     const asked = ours.filter((movement) => movement.kind === 'AIRTIME' && movement.operatorReference);
-    const found: (OperatorMovement | null)[] = new Array(asked.length).fill(null);
-    let next = 0;
-    const worker = async () => {
-      while (next < asked.length) {
-        const index = next++;
-        found[index] = await this.find(asked[index]);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(FIND_CONCURRENCY, asked.length) }, worker));
+    const found = await mapLimited(asked, FIND_CONCURRENCY, (movement) => this.find(movement));
     return found.filter((movement): movement is OperatorMovement => movement !== null);
   }
 

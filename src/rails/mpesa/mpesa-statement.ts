@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import Decimal from 'decimal.js';
 import type { MpesaConfig } from '../rails-config';
+import { mapLimited } from '../map-limited';
 import { operatorAmount } from '../operator-json';
 import type { OperatorBalance, OperatorMovement, OperatorStatement, OurMovement, ReconciliationPeriod } from '../operator-statement';
 import type { DarajaBody, DarajaClient } from './daraja.client';
@@ -139,15 +140,7 @@ export class MpesaStatement implements OperatorStatement {
 
   /** Transaction Status of each movement of ours Pull does not list, a few at a time. */
   private async confirmed(outgoing: OurMovement[]): Promise<OperatorMovement[]> {
-    const found: (OperatorMovement | null)[] = new Array(outgoing.length).fill(null);
-    let next = 0;
-    const worker = async () => {
-      while (next < outgoing.length) {
-        const index = next++;
-        found[index] = await this.status(outgoing[index]);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(STATUS_CONCURRENCY, outgoing.length) }, worker));
+    const found = await mapLimited(outgoing, STATUS_CONCURRENCY, (movement) => this.status(movement));
     return found.filter((movement): movement is OperatorMovement => movement !== null);
   }
 
