@@ -34,6 +34,10 @@ export interface MpesaConfig {
   allowedAddresses: string[];
   /** Bound on each Daraja call (MPESA_TIMEOUT_MS); an unanswered call is asked about, never sent again. */
   timeoutMs: number;
+  /** How long reconciliation awaits an Account Balance or Transaction Status result callback (MPESA_RESULT_WAIT_MS). */
+  resultWaitMs: number;
+  /** The Pull Transactions registration's NominatedNumber (MPESA_PULL_NOMINATED_NUMBER); null: registered by Safaricom. */
+  pullNominatedNumber: string | null;
 }
 
 export interface JengaConfig {
@@ -128,10 +132,10 @@ export function loadRailsConfig(
     if (chosen !== real && chosen !== 'sandbox') problems.push(`${name} must be ${real} or sandbox`);
     return chosen as T | 'sandbox';
   };
-  const timeout = (name: string): number => {
-    const raw = value(name) ?? '15000';
+  const timeout = (name: string, fallback = '15000'): number => {
+    const raw = value(name) ?? fallback;
     if (!/^[1-9]\d{2,}$/.test(raw)) problems.push(`${name} must be a whole number of milliseconds, at least 100`);
-    return Number(raw) || 15000;
+    return Number(raw) || Number(fallback);
   };
   const mobileMoney = choice('RAIL_MOBILE_MONEY', 'mpesa');
   const bank = choice('RAIL_BANK', 'jenga');
@@ -185,6 +189,8 @@ export function loadRailsConfig(
       callbackBaseUrl,
       allowedAddresses: allowed,
       timeoutMs: timeout('MPESA_TIMEOUT_MS'),
+      resultWaitMs: timeout('MPESA_RESULT_WAIT_MS', '30000'),
+      pullNominatedNumber: value('MPESA_PULL_NOMINATED_NUMBER') ?? null,
     };
   }
   let jenga: JengaConfig | null = null;

@@ -1,4 +1,6 @@
 import { Inject, Module, OnModuleInit, Optional } from '@nestjs/common';
+import { REDIS } from '../infra/queue/queue.module';
+import type { RedisClient } from '../infra/queue/redis';
 import { ModuleRef } from '@nestjs/core';
 import { readFileSync } from 'node:fs';
 import { APP_CONFIG, ConfigError, type AppConfig } from '../infra/config/app-config';
@@ -10,7 +12,13 @@ import { AIRTIME_RAIL } from './airtime.rail';
 import { MOBILE_MONEY_RAIL } from './mobile-money.rail';
 import { JengaGateway } from './jenga/jenga-gateway';
 import { JengaPayoutRail } from './jenga/jenga-payout.rail';
+import { DarajaResultInbox } from './mpesa/daraja-result-inbox';
 import { MpesaGateway } from './mpesa/mpesa-gateway';
+import { MpesaStatement } from './mpesa/mpesa-statement';
+import { JengaStatement } from './jenga/jenga-statement';
+import { AfricasTalkingStatement } from './africastalking/africastalking-statement';
+import { OPERATOR_STATEMENTS, OperatorStatement } from './operator-statement';
+import { SANDBOX_BALANCES, SandboxBalances, SandboxStatement } from './sandbox-statement';
 import { MpesaMobileMoneyRail } from './mpesa/mpesa-mobile-money.rail';
 import { MpesaPayoutRail } from './mpesa/mpesa-payout.rail';
 import { PAYOUT_RAIL, PayoutRail } from './payout.rail';
@@ -75,6 +83,33 @@ import { SandboxPayoutRail } from './sandbox-payout.rail';
         );
       },
     },
+    { provide: DarajaResultInbox, inject: [REDIS], useFactory: (redis: RedisClient) => new DarajaResultInbox(redis) },
+    {
+      // One per reconciled rail: the real operator's listing where the rail choice names it, else the simulator's.
+      provide: OPERATOR_STATEMENTS,
+      inject: [
+        RAILS_CONFIG,
+        DarajaResultInbox,
+        MpesaGateway,
+        JengaGateway,
+        AfricasTalkingGateway,
+        { token: SANDBOX_BALANCES, optional: true },
+      ],
+      useFactory: (
+        rails: RailsConfig,
+        inbox: DarajaResultInbox,
+        mpesa: MpesaGateway | null,
+        jenga: JengaGateway | null,
+        africastalking: AfricasTalkingGateway | null,
+        balances?: SandboxBalances,
+      ): OperatorStatement[] => [
+        mpesa
+          ? new MpesaStatement(mpesa, inbox, { resultWaitMs: mpesa.config.resultWaitMs, nominatedNumber: mpesa.config.pullNominatedNumber })
+          : new SandboxStatement('mpesa', balances ?? null),
+        jenga ? new JengaStatement(jenga.config, jenga.client) : new SandboxStatement('jenga', balances ?? null),
+        africastalking ? new AfricasTalkingStatement(africastalking.client) : new SandboxStatement('africastalking', balances ?? null),
+      ],
+    },
     {
       provide: AIRTIME_RAIL,
       inject: [RAILS_CONFIG, APP_CONFIG, AfricasTalkingGateway],
@@ -92,6 +127,8 @@ import { SandboxPayoutRail } from './sandbox-payout.rail';
     MOBILE_MONEY_RAIL,
     PAYOUT_RAIL,
     AIRTIME_RAIL,
+    DarajaResultInbox,
+    OPERATOR_STATEMENTS,
   ],
 })
 export class RailsModule implements OnModuleInit {

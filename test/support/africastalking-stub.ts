@@ -123,6 +123,8 @@ export const DOCUMENTED = {
       transactionDate: '2026-11-27T10:00:00.000Z',
     },
   },
+  /** docs.africastalking.com "Application Data": GET /version1/user?username=…; UserData.balance as "<currency> <amount>". */
+  applicationData: { UserData: { balance: 'KES 1785.50' } },
   /** The same page: a transaction it does not find. */
   findNotFound: { status: 'Failed', errorMessage: 'Could not find transaction' },
 };
@@ -153,6 +155,8 @@ export class AfricasTalkingStub {
   callPlan: (recipients: { phoneNumber: string; amount: string }[], idempotencyKey: string) => AfricasTalkingCallPlan = () => ({});
   /** The plan for a number, as Africa's Talking writes it (+254…). */
   plan: (phoneNumber: string) => AfricasTalkingRecipientPlan = () => ({});
+  /** The application's balance "Application Data" answers. */
+  balance = DOCUMENTED.applicationData.UserData.balance;
   statusCallbackUrl = '';
   /** The API reference's callback (requestId and status, form-encoded) or the help centre's fuller JSON one. */
   callbackShape: 'documented' | 'full' = 'documented';
@@ -237,6 +241,11 @@ export class AfricasTalkingStub {
       return text(res, 401, 'The supplied authentication is invalid');
     }
     if (req.method === 'GET' && url.pathname === '/query/transaction/find') return this.find(res, url.searchParams);
+    if (req.method === 'GET' && url.pathname === '/version1/user') {
+      if (url.searchParams.get('username') !== AfricasTalkingStub.CREDENTIALS.AFRICASTALKING_USERNAME)
+        return text(res, 401, 'Invalid username');
+      return json(res, 200, { UserData: { balance: this.balance } });
+    }
     if (req.method !== 'POST' || url.pathname !== '/version1/airtime/send') return text(res, 404, 'Not found');
     if (!String(req.headers['content-type']).startsWith('application/x-www-form-urlencoded')) return text(res, 415, 'Unsupported');
     const form = new URLSearchParams(raw);

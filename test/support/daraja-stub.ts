@@ -9,7 +9,10 @@ import {
   B2C_ANSWER,
   B2C_RESULT_DESCRIPTIONS,
   B2C_RESULT_PAID,
+  BALANCE_RESULT,
   ERRORS,
+  PULL_QUERY_ANSWER,
+  PULL_REGISTER_ANSWER,
   REVERSAL_RESULT_DONE,
   STATUS_ANSWER,
   STATUS_RESULT,
@@ -64,7 +67,16 @@ export const STUB_CREDENTIALS = {
   MPESA_CERTIFICATE_PATH: STUB_CERTIFICATE_PATH,
 };
 
-const PATHS: Record<string, DarajaOperation | 'STK_QUERY' | 'STATUS' | 'BALANCE'> = {
+/** One row of Pull Transactions as the page lists it, and from which query of the stub on it is listed (late rows). */
+export interface PullRow {
+  row: Record<string, unknown>;
+  /** Listed from this query on (1: the first); a row M-Pesa shows late. */
+  fromQuery?: number;
+}
+
+const PATHS: Record<string, DarajaOperation | 'STK_QUERY' | 'STATUS' | 'BALANCE' | 'PULL_REGISTER' | 'PULL_QUERY'> = {
+  '/pulltransactions/v1/register': 'PULL_REGISTER',
+  '/pulltransactions/v1/query': 'PULL_QUERY',
   '/mpesa/stkpush/v1/processrequest': 'STK_PUSH',
   '/mpesa/stkpushquery/v1/query': 'STK_QUERY',
   '/mpesa/b2c/v3/paymentrequest': 'B2C',
@@ -99,6 +111,19 @@ export class DarajaStub {
   answersStkQueries = true;
   /** The TransactionStatus word status queries report, when a test sets one (null: Completed or Failed). */
   statusWord: string | null = null;
+  /** Pull Transactions: the shortcode's rows (tests add them: ours, duplicates, rows we never sent, late ones). */
+  pullRows: PullRow[] = [];
+  /** Rows per Pull page. */
+  pullPageSize = 2;
+  /** How the Pull page at an OffSetValue fails, when a test says so. */
+  pullFaults = new Map<number, 'http500' | 'timeout' | 'error'>();
+  /** Pull queries answered so far (a whole listing counts once per page read). */
+  pullListings = 0;
+  /** How Account Balance results come: at once, after `balanceDelayMs`, never, or as a queue time-out. */
+  balanceCallback: 'once' | 'never' | 'timeout' = 'once';
+  balanceDelayMs = 0;
+  /** The AccountBalance value the result carries. */
+  balanceValue: string = BALANCE_RESULT.Result.ResultParameters.ResultParameter[0].Value as string;
   private readonly tokens = new Set<string>();
   private readonly pending = new Set<NodeJS.Timeout>();
   private server!: Server;
@@ -139,6 +164,8 @@ export class DarajaStub {
       return fail(res, ERRORS.invalidField, 'JSON');
     }
     this.calls.push({ operation, body, at: Date.now() });
+    if (operation === 'PULL_REGISTER') return this.pullRegister(res, body);
+    if (operation === 'PULL_QUERY') return this.pullQuery(res, body);
     if (operation === 'STK_PUSH' || operation === 'STK_QUERY') {
       if (!this.stkPasswordValid(body)) return fail(res, ERRORS.invalidField, 'Password');
     } else if (!this.credentialValid(body.SecurityCredential)) {
@@ -148,7 +175,7 @@ export class DarajaStub {
     if (invalid) return fail(res, ERRORS.invalidField, invalid);
     if (operation === 'STK_QUERY') return this.stkQuery(res, body);
     if (operation === 'STATUS') return this.statusQuery(res, body);
-    if (operation === 'BALANCE') return json(res, 200, { ...B2C_ANSWER, ConversationID: id('AG'), OriginatorConversationID: id('OC') });
+    if (operation === 'BALANCE') return this.balance(res, body);
     this.transaction(res, operation, body);
   }
 
@@ -338,6 +365,69 @@ export class DarajaStub {
           TransactionID: 'SKE0000000',
         };
     if (this.answersStatusQueries) this.later(5, () => this.post(body.ResultURL, { Result: result }));
+  }
+
+  /** "Pull Transactions" register: every field required; answered as the page shows (already registered). */
+  private pullRegister(res: ServerResponse, body: Record<string, any>): void {
+    if (!digits(body.ShortCode, /^\d{5,7}$/)) return fail(res, ERRORS.invalidField, 'ShortCode');
+    if (body.RequestType !== 'Pull') return fail(res, ERRORS.invalidField, 'RequestType');
+    if (!digits(body.NominatedNumber, /^\d{9,12}$/)) return fail(res, ERRORS.invalidField, 'NominatedNumber');
+    if (!url(body.CallBackURL)) return fail(res, ERRORS.invalidField, 'CallBackURL');
+    json(res, 200, { ...PULL_REGISTER_ANSWER, ShortCode: body.ShortCode });
+  }
+
+  /**
+   * "Pull Transactions" query: the rows between StartDate and EndDate (Nairobi time), `pullPageSize` from OffSetValue;
+   * an offset past the last row answers an empty list. A planned fault fails that page as M-Pesa does.
+   */
+  private pullQuery(res: ServerResponse, body: Record<string, any>): void {
+    const stamp = /^\d{4}-\d{2}-\d{2} \d{1,2}:\d{2}:\d{2}$/;
+    if (!stamp.test(String(body.StartDate))) return fail(res, ERRORS.invalidField, 'StartDate');
+    if (!stamp.test(String(body.EndDate))) return fail(res, ERRORS.invalidField, 'EndDate');
+    if (!/^\d+$/.test(String(body.OffSetValue))) return fail(res, ERRORS.invalidField, 'OffSetValue');
+    const offset = Number(body.OffSetValue);
+    if (offset === 0) this.pullListings += 1;
+    const fault = this.pullFaults.get(offset);
+    if (fault === 'http500') return void res.writeHead(500).end('<html>upstream error</html>');
+    if (fault === 'timeout') return;
+    if (fault === 'error') return fail(res, ERRORS.spikeArrest);
+    const from = Date.parse(`${String(body.StartDate).replace(' ', 'T')}+03:00`);
+    const to = Date.parse(`${String(body.EndDate).replace(' ', 'T')}+03:00`);
+    const listed = this.pullRows
+      .filter((r) => (r.fromQuery ?? 1) <= this.pullListings)
+      .map((r) => r.row)
+      .filter((row) => {
+        const at = Date.parse(String(row.trxDate));
+        return at >= from && at <= to;
+      });
+    json(res, 200, { ...PULL_QUERY_ANSWER, ResponseRefID: id('PR'), Response: [listed.slice(offset, offset + this.pullPageSize)] });
+  }
+
+  /** "Account Balance": answers at once, then posts the balance result (or a queue time-out, or nothing) as planned. */
+  private balance(res: ServerResponse, body: Record<string, any>): void {
+    if (body.CommandID !== 'AccountBalance') return fail(res, ERRORS.invalidField, 'CommandID');
+    if (String(body.IdentifierType) !== '4') return fail(res, ERRORS.invalidField, 'IdentifierType');
+    if (!digits(body.PartyA, /^\d{5,7}$/)) return fail(res, ERRORS.invalidField, 'PartyA');
+    if (!url(body.ResultURL) || !url(body.QueueTimeOutURL)) return fail(res, ERRORS.invalidField, 'ResultURL');
+    const conversation = { ConversationID: id('AG'), OriginatorConversationID: id('OC') };
+    json(res, 200, { ...B2C_ANSWER, ...conversation });
+    if (this.balanceCallback === 'never') return;
+    const result =
+      this.balanceCallback === 'timeout'
+        ? { Result: { ResultType: 1, ResultCode: 1, ResultDesc: 'The request was not processed in time', ...conversation } }
+        : {
+            Result: {
+              ...BALANCE_RESULT.Result,
+              ...conversation,
+              ResultParameters: {
+                ResultParameter: [
+                  { Key: 'AccountBalance', Value: this.balanceValue },
+                  BALANCE_RESULT.Result.ResultParameters.ResultParameter[1],
+                ],
+              },
+            },
+          };
+    this.later(this.balanceDelayMs, () => this.post(this.balanceCallback === 'timeout' ? body.QueueTimeOutURL : body.ResultURL, result));
   }
 
   private stkPasswordValid(body: Record<string, any>): boolean {

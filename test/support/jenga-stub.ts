@@ -12,6 +12,11 @@ import { closeServer } from './gateway-fixtures';
  *   POST /authentication/api/v3/authenticate/merchant
  * - "PesaLink - Send to Bank Account": POST /v3-apis/transaction-api/v3.0/remittance/pesalinkacc
  * - "Query Transaction Details": GET /v3-apis/transaction-api/v3.0/transactions/details/{ref}
+ * - "Account Full Statement": POST /v3-apis/account-api/v3.0/accounts/fullstatement, signed over accountNumber +
+ *   countryCode + toDate; `limit` rows a page, the next page asked with the last row's date, reference, serial,
+ *   postedDateTime and runningBalance.
+ * - "Account Balance": GET /v3-apis/account-api/v3.0/accounts/balances/{countryCode}/{accountId}, signed over
+ *   countryCode + accountId; `data.balances` with the Current and Available amounts.
  * - "Generate Signature": base64 RSA-SHA256 (PKCS#1 v1.5) with the merchant's private key over each call's fields,
  *   in the `Signature` header.
  */
@@ -19,7 +24,34 @@ export const JENGA_PATHS = {
   token: '/authentication/api/v3/authenticate/merchant',
   pesalink: '/v3-apis/transaction-api/v3.0/remittance/pesalinkacc',
   details: '/v3-apis/transaction-api/v3.0/transactions/details/',
+  statement: '/v3-apis/account-api/v3.0/accounts/fullstatement',
+  balance: '/v3-apis/account-api/v3.0/accounts/balances/',
 } as const;
+
+/** "Account Full Statement": one row as the page shows it (amount a number, Nairobi times without an offset). */
+export const JENGA_STATEMENT_ROW = {
+  date: '2022-01-01T00:00:00.000',
+  reference: 'S8328845',
+  description: 'EAZZY-FUNDS TRNSF TO A/C XXXXXXXXXXXX',
+  amount: 100,
+  serial: '1',
+  postedDateTime: '2022-01-01T10:38:39',
+  type: 'Debit',
+  runningBalance: { currency: 'KES', amount: 9799.58 },
+};
+/** "Account Balance": the page's answer. */
+export const JENGA_BALANCE_ANSWER = {
+  status: true,
+  code: 0,
+  message: 'success',
+  data: {
+    balances: [
+      { amount: '997382.57', type: 'Current' },
+      { amount: '997382.57', type: 'Available' },
+    ],
+    currency: 'KES',
+  },
+};
 
 /** "Query Transaction Details": each state word with its stateCode (2 successful, 1 failed, -1 awaiting the bank). */
 export const JENGA_STATE_CODES: Record<string, number> = { Success: 2, Failed: 1, Pending: -1 };
@@ -66,6 +98,12 @@ export class JengaStub {
   /** Calls refused for a missing or wrong signature: none is expected from our adapter. */
   readonly badSignatures: string[] = [];
   plan: (body: Record<string, any>) => JengaPlan = () => ({});
+  /** The source account's statement rows, in order (tests add ours, duplicates, rows we never sent). */
+  statementRows: Record<string, unknown>[] = [];
+  /** A statement page (1-based) that fails: a bare 500, or no answer at all. */
+  statementFaults = new Map<number, 'http500' | 'timeout'>();
+  /** The Current balance the balance call answers, as written (a string on the page). */
+  currentBalance: string | number = JENGA_BALANCE_ANSWER.data.balances[0].amount;
   readonly privateKeyPath: string;
   private readonly publicKey: string;
   private readonly tokens = new Set<string>();
@@ -125,6 +163,8 @@ export class JengaStub {
     if (!this.tokens.has((req.headers.authorization ?? '').replace(/^Bearer /, '')))
       return json(res, 401, { status: false, code: 401, message: 'Unauthorized' });
     if (url.pathname === JENGA_PATHS.pesalink && req.method === 'POST') return this.pesalink(req, res, body);
+    if (url.pathname === JENGA_PATHS.statement && req.method === 'POST') return this.statement(req, res, body ?? {});
+    if (url.pathname.startsWith(JENGA_PATHS.balance) && req.method === 'GET') return this.balance(req, res, url.pathname);
     if (url.pathname.startsWith(JENGA_PATHS.details) && req.method === 'GET')
       return this.details(req, res, decodeURIComponent(url.pathname.slice(JENGA_PATHS.details.length)));
     json(res, 404, { status: false, code: 404, message: 'Resource not found' });
@@ -148,6 +188,44 @@ export class JengaStub {
       issuedAt: new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z'),
       tokenType: 'Bearer',
     });
+  }
+
+  /**
+   * "Account Full Statement": the rows from the one after the cursor (the last row of the previous page, matched by
+   * reference and serial) on, `limit` of them.
+   */
+  private statement(req: IncomingMessage, res: ServerResponse, body: Record<string, any>): void {
+    if (!this.signed(req, res, [body.accountNumber, body.countryCode, body.toDate])) return;
+    if (body.accountNumber !== JengaStub.CREDENTIALS.JENGA_SOURCE_ACCOUNT_NUMBER || body.countryCode !== 'KE')
+      return json(res, 400, { status: false, code: 400, message: 'Invalid account' });
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(String(body.fromDate)) || !/^\d{4}-\d{2}-\d{2}$/.test(String(body.toDate)) || !(Number(body.limit) > 0))
+      return json(res, 400, { status: false, code: 400, message: 'Invalid request' });
+    const start = body.reference
+      ? this.statementRows.findIndex((row) => row.reference === body.reference && row.serial === body.serial) + 1
+      : 0;
+    const page = Math.floor(start / Number(body.limit)) + 1;
+    const fault = this.statementFaults.get(page);
+    if (fault === 'http500') return void res.writeHead(500).end('Internal Server Error');
+    if (fault === 'timeout') return;
+    const transactions = this.statementRows.slice(start, start + Number(body.limit));
+    // Amounts go out as the page writes them: JSON numbers, written here from their text so none is rounded.
+    const text = JSON.stringify({
+      status: true,
+      code: 0,
+      message: 'success',
+      data: { balance: 0, currency: 'KES', accountNumber: body.accountNumber, transactions },
+    });
+    res.writeHead(200, { 'content-type': 'application/json' }).end(text.replace(/"@num:([-\d.]+)"/g, '$1'));
+  }
+
+  /** "Account Balance": signed over countryCode + accountId. */
+  private balance(req: IncomingMessage, res: ServerResponse, path: string): void {
+    const [country, account] = path.slice(JENGA_PATHS.balance.length).split('/').map(decodeURIComponent);
+    if (!this.signed(req, res, [country, account])) return;
+    if (account !== JengaStub.CREDENTIALS.JENGA_SOURCE_ACCOUNT_NUMBER)
+      return json(res, 404, { status: false, code: 404, message: 'Account not found' });
+    const balances = JENGA_BALANCE_ANSWER.data.balances.map((b) => ({ ...b, amount: this.currentBalance }));
+    json(res, 200, { ...JENGA_BALANCE_ANSWER, data: { ...JENGA_BALANCE_ANSWER.data, balances } });
   }
 
   /** Whether the `Signature` header verifies over the documented concatenation; refused as Jenga does when not. */

@@ -1,5 +1,6 @@
 import type { RailCircuit } from '../rail-health';
 import type { AfricasTalkingConfig } from '../rails-config';
+import { parseOperatorJson } from '../operator-json';
 
 /** Africa's Talking did not take the call and said so (our key refused, throttled, down): safe to send later. */
 export class AfricasTalkingBusy extends Error {}
@@ -41,6 +42,10 @@ export interface FoundTransaction {
   description: string | null;
   destination: string | null;
   value: string | null;
+  /** When the transaction was made, as written (the page's transactionDate, or creationTime). */
+  transactionDate: string | null;
+  /** The answer as received. */
+  answer: Record<string, unknown>;
 }
 
 type Json = Record<string, unknown>;
@@ -86,7 +91,17 @@ export class AfricasTalkingClient {
       description: message(data.description) ?? message(data.errorMessage) ?? message(json.errorMessage),
       destination: text(data.destination),
       value: text(data.value),
+      transactionDate: text(data.transactionDate) ?? text(data.creationTime),
+      answer: json,
     };
+  }
+
+  /** The application's balance ("Application Data": GET /version1/user, `UserData.balance` as "KES 1785.50"). */
+  async applicationBalance(): Promise<{ balance: string | null; answer: Record<string, unknown> }> {
+    const query = new URLSearchParams({ username: this.config.username });
+    const json = await this.call(`/version1/user?${query.toString()}`, { method: 'GET', headers: {} });
+    const data = (json.UserData && typeof json.UserData === 'object' ? json.UserData : {}) as Json;
+    return { balance: text(data.balance), answer: json };
   }
 
   private async call(path: string, init: { method: string; headers: Record<string, string>; body?: string }): Promise<Json> {
@@ -114,19 +129,10 @@ export class AfricasTalkingClient {
     if (status === 429 || status === 503) throw new AfricasTalkingBusy(`Africa's Talking is busy (HTTP ${status})`);
     if (status >= 500) throw new AfricasTalkingUnknown(`Africa's Talking answered HTTP ${status}`);
     // Its refusals come as plain text ("Invalid phone number") or as JSON with an errorMessage.
-    const json = parse(body);
+    const json = parseOperatorJson(body);
     if (status >= 400) throw new AfricasTalkingRefused(message(json?.errorMessage) ?? (body.trim().slice(0, 200) || `HTTP ${status}`));
     if (!json) throw new AfricasTalkingUnknown(`Africa's Talking answered HTTP ${status} with an unreadable body`);
     return json;
-  }
-}
-
-function parse(body: string): Json | null {
-  try {
-    const parsed: unknown = JSON.parse(body);
-    return parsed && typeof parsed === 'object' ? (parsed as Json) : null;
-  } catch {
-    return null;
   }
 }
 

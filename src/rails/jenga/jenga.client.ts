@@ -1,6 +1,7 @@
 import { createSign } from 'node:crypto';
 import type { RailCircuit } from '../rail-health';
 import type { JengaConfig } from '../rails-config';
+import { parseOperatorJson } from '../operator-json';
 
 export type JengaBody = Record<string, unknown>;
 
@@ -118,11 +119,6 @@ export class JengaClient {
     await (response.status === 429 || response.status >= 500
       ? this.circuit.failed(`Jenga answered HTTP ${response.status}`)
       : this.circuit.succeeded());
-    try {
-      const parsed: unknown = JSON.parse(text);
-      return { status: response.status, json: parsed && typeof parsed === 'object' ? (parsed as JengaBody) : null };
-    } catch {
-      return { status: response.status, json: null };
-    }
+    return { status: response.status, json: parseOperatorJson(text) };
   }
 }

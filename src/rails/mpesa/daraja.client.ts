@@ -1,6 +1,7 @@
 import { constants, publicEncrypt, X509Certificate } from 'node:crypto';
 import type { RailCircuit } from '../rail-health';
 import type { MpesaConfig } from '../rails-config';
+import { parseOperatorJson } from '../operator-json';
 
 /** The operator took the request; its result comes later (or now, for an STK query). */
 export type DarajaBody = Record<string, unknown>;
@@ -155,13 +156,7 @@ export class DarajaClient {
     } catch (error) {
       throw new DarajaUnknown(`Daraja did not answer: ${(error as Error).message}`);
     }
-    let body: DarajaBody | null = null;
-    try {
-      const parsed: unknown = JSON.parse(text);
-      if (parsed && typeof parsed === 'object') body = parsed as DarajaBody;
-    } catch {
-      body = null;
-    }
+    const body: DarajaBody | null = parseOperatorJson(text);
     const errorCode = typeof body?.errorCode === 'string' ? body.errorCode : null;
     const message = typeof body?.errorMessage === 'string' ? body.errorMessage : `HTTP ${response.status}`;
     if (errorCode === DUPLICATE_CODE) throw new DarajaDuplicate(`${errorCode} ${message}`);

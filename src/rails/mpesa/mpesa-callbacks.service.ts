@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { EngineMetrics } from '../../infra/metrics/engine-metrics';
 import { RailAnswer, RailRequestRow, RailRequestsRepository } from '../rail-requests.repository';
 import { addressAllowed } from './address-allow-list';
+import { DarajaResultInbox } from './daraja-result-inbox';
 import { MOBILE_MONEY_RAIL_NAME, MPESA, MpesaCallbackKind, MpesaGateway } from './mpesa-gateway';
 import {
   DarajaResult,
@@ -20,6 +21,8 @@ import {
 export type CallbackVerdict = 'forbidden' | 'unknown' | 'malformed' | 'APPLIED' | 'REPEATED' | 'UNMATCHED';
 
 export const CALLBACK_KINDS: MpesaCallbackKind[] = ['stk', 'result', 'timeout', 'status', 'status-timeout'];
+/** Results of the reconciliation's queries, handed to the query awaiting them rather than to a rail request. */
+const QUERY_KINDS: MpesaCallbackKind[] = ['query-result', 'query-timeout'];
 
 /**
  * Daraja's callbacks. Daraja signs nothing, so a callback is believed only from an allowed address, on our
@@ -36,6 +39,7 @@ export class MpesaCallbacksService {
     private readonly gateway: MpesaGateway,
     private readonly requests: RailRequestsRepository,
     private readonly metrics: EngineMetrics,
+    private readonly inbox: DarajaResultInbox,
   ) {}
 
   async receive(token: string, kind: string, requestId: string, sourceAddress: string, body: unknown): Promise<CallbackVerdict> {
@@ -43,7 +47,10 @@ export class MpesaCallbacksService {
       this.logger.warn(`M-Pesa callback refused from ${sourceAddress}: not on MPESA_ALLOWED_IPS`);
       return 'forbidden';
     }
-    if (!sameToken(token, this.gateway.callbackToken) || !CALLBACK_KINDS.includes(kind as MpesaCallbackKind)) return 'unknown';
+    if (!sameToken(token, this.gateway.callbackToken)) return 'unknown';
+    if (kind === 'pull') return 'APPLIED'; // the Pull registration's notice: nothing to act on
+    if (QUERY_KINDS.includes(kind as MpesaCallbackKind)) return this.queryResult(kind, requestId, body);
+    if (!CALLBACK_KINDS.includes(kind as MpesaCallbackKind)) return 'unknown';
     const request = /^[0-9a-f-]{36}$/i.test(requestId) ? await this.requests.byId(requestId) : null;
     const reading = read(kind as MpesaCallbackKind, body, request);
     if (reading === 'malformed') return 'malformed';
@@ -86,6 +93,15 @@ export class MpesaCallbacksService {
       await this.requests.keepCallback(manager, MPESA, kind, request, sourceAddress, body, effect);
       return effect;
     });
+  }
+
+  /** A result of a reconciliation query: handed to the query awaiting it, or unknown once none does. */
+  private async queryResult(kind: string, queryId: string, body: unknown): Promise<CallbackVerdict> {
+    if (!/^[0-9a-f-]{36}$/i.test(queryId)) return 'unknown';
+    if (kind === 'query-result' && !readResult(body)) return 'malformed';
+    const delivered = await this.inbox.deliver(queryId, kind === 'query-timeout' ? { timedOut: true, body } : body);
+    if (!delivered) this.logger.warn(`M-Pesa ${kind} callback for ${queryId}: no query awaits it (unknown, or past its time limit)`);
+    return delivered ? 'APPLIED' : 'unknown';
   }
 }
 

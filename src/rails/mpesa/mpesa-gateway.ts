@@ -19,8 +19,11 @@ export const MPESA = 'mpesa';
 export const MOBILE_MONEY_RAIL_NAME = 'mobile_money';
 export type MpesaOperation = 'STK_PUSH' | 'B2C' | 'B2B' | 'REVERSAL';
 
-/** Callback kinds: the last-but-one path segment of every URL we give Daraja. */
-export type MpesaCallbackKind = 'stk' | 'result' | 'timeout' | 'status' | 'status-timeout';
+/**
+ * Callback kinds: the last-but-one path segment of every URL we give Daraja. The `query-*` kinds answer the
+ * reconciliation's own queries (Account Balance, Transaction Status), `pull` the Pull Transactions registration.
+ */
+export type MpesaCallbackKind = 'stk' | 'result' | 'timeout' | 'status' | 'status-timeout' | 'query-result' | 'query-timeout' | 'pull';
 
 const DAY_MS = 86_400_000;
 const MAX_BACKOFF_MS = 3_600_000;

@@ -109,6 +109,8 @@ describe("Africa's Talking calls as documented", () => {
       description: 'Airtime Delivered Successfully',
       destination: '+254711XXXYYY',
       value: 'KES 100.0000',
+      transactionDate: DOCUMENTED.findAnswer.data.transactionDate,
+      answer: DOCUMENTED.findAnswer,
     });
 
     stub.scripted.push({ path: '/query/transaction/find', status: 200, body: DOCUMENTED.findNotFound });
@@ -118,6 +120,8 @@ describe("Africa's Talking calls as documented", () => {
       description: 'Could not find transaction',
       destination: null,
       value: null,
+      transactionDate: null,
+      answer: DOCUMENTED.findNotFound,
     });
   });
 });
