@@ -57,7 +57,13 @@ export function matchMovements(ours: readonly OurMovement[], theirs: readonly Op
     seenReferences.set(row.operatorReference, seen);
     if (seen > 1) {
       // The same transaction listed again (the operator's page repeated it): the listing, not money, is doubled.
-      rows.push({ outcome: 'DUPLICATE_AT_OPERATOR', reference: `operator:${row.operatorReference}#${seen}`, ours: null, theirs: row, matchedBy: null });
+      rows.push({
+        outcome: 'DUPLICATE_AT_OPERATOR',
+        reference: `operator:${row.operatorReference}#${seen}`,
+        ours: null,
+        theirs: row,
+        matchedBy: null,
+      });
       continue;
     }
     const named = byOperatorReference.get(row.operatorReference);

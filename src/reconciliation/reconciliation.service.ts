@@ -30,11 +30,11 @@ const CLEARING_ACCOUNT: Record<ReconciledRail, string> = {
 
 /** Amount and fee of the holds still HELD for payouts and top-ups of the rail: reserved, not yet paid or given back. */
 const HELD_FOR: Record<ReconciledRail, string> = {
-  mpesa: `SELECT h.amount + h.fee AS held FROM payouts o JOIN float_holds h ON h.client_id = o.client_id AND h.id = o.hold_id
+  mpesa: `SELECT coalesce(sum(h.amount + h.fee), 0)::text AS held FROM payouts o JOIN float_holds h ON h.client_id = o.client_id AND h.id = o.hold_id
            WHERE h.status = 'HELD' AND o.destination_type NOT IN ('BANK', 'BANK_ACCOUNT_NUMBER') AND o.currency = $1`,
-  jenga: `SELECT h.amount + h.fee AS held FROM payouts o JOIN float_holds h ON h.client_id = o.client_id AND h.id = o.hold_id
+  jenga: `SELECT coalesce(sum(h.amount + h.fee), 0)::text AS held FROM payouts o JOIN float_holds h ON h.client_id = o.client_id AND h.id = o.hold_id
            WHERE h.status = 'HELD' AND o.destination_type IN ('BANK', 'BANK_ACCOUNT_NUMBER') AND o.currency = $1`,
-  africastalking: `SELECT h.amount + h.fee AS held FROM airtime_recipients a
+  africastalking: `SELECT coalesce(sum(h.amount + h.fee), 0)::text AS held FROM airtime_recipients a
             JOIN airtime_requests q ON q.client_id = a.client_id AND q.id = a.request_id
             JOIN float_holds h ON h.client_id = a.client_id AND h.id = a.hold_id
            WHERE h.status = 'HELD' AND q.currency = $1`,
@@ -77,7 +77,8 @@ export class ReconciliationService {
     const run = await this.runs.start(rail, period, by);
     // Ours with a window's slack either side, so a row the operator dates just across midnight still finds its pair.
     const slack = this.config.reconMatchWindowMs;
-    const loadOurs = () => this.ours.load(rail, { from: new Date(period.from.getTime() - slack), to: new Date(period.to.getTime() + slack) });
+    const loadOurs = () =>
+      this.ours.load(rail, { from: new Date(period.from.getTime() - slack), to: new Date(period.to.getTime() + slack) });
     const options = { ...period, windowMs: slack };
     let theirs: OperatorMovement[];
     let ours: OurMovement[];
@@ -97,7 +98,8 @@ export class ReconciliationService {
     const counts = { outcomes, operator_rows: theirs.length, our_movements: ours.length, asked: asked.size, settled };
 
     const balance = await this.balanceLine(rail, statement).catch((error: Error) => error);
-    if (balance instanceof Error) return this.runs.finish(run.id, 'INCOMPLETE', `the operator's balance failed: ${balance.message}`, counts);
+    if (balance instanceof Error)
+      return this.runs.finish(run.id, 'INCOMPLETE', `the operator's balance failed: ${balance.message}`, counts);
     await this.runs.recordBalance(run.id, balance);
     return this.runs.finish(run.id, 'COMPLETE', null, counts);
   }
@@ -130,7 +132,7 @@ export class ReconciliationService {
       `SELECT coalesce(-sum(balance), 0)::text AS ledger FROM ledger_accounts WHERE kind = $1 AND currency = $2`,
       [CLEARING_ACCOUNT[rail], operator.currency],
     );
-    const [{ held }] = await this.db.query(`SELECT coalesce(sum(held), 0)::text AS held FROM (${HELD_FOR[rail]}) x`, [operator.currency]);
+    const [{ held }] = await this.db.query(HELD_FOR[rail], [operator.currency]);
     const difference = operator.amount.minus(new Decimal(ledger).plus(held));
     return { operator, ledger: new Decimal(ledger).toFixed(4), inFlight: new Decimal(held).toFixed(4), difference: difference.toFixed(4) };
   }
@@ -146,7 +148,8 @@ export class ReconciliationService {
     if (row.state !== 'OPEN') throw new ReconciliationError(`reconciliation row ${rowId} is ${row.state ?? 'MATCHED'}, not open`);
     const pending = row.our_status === 'PENDING' && row.our_record_id !== null && row.client_id !== null;
     if (status && !pending) throw new ReconciliationError(`--status applies to a movement we hold as pending; row ${rowId} moves no money`);
-    if (!status && pending) throw new ReconciliationError(`row ${rowId} is pending at us: give --status SUCCESSFUL or FAILED from the operator's evidence`);
+    if (!status && pending)
+      throw new ReconciliationError(`row ${rowId} is pending at us: give --status SUCCESSFUL or FAILED from the operator's evidence`);
     const entryId = status ? await this.finishPending(row, status) : null;
     const resolved = await this.runs.resolve(rowId, by, note, entryId);
     if (!resolved) throw new ReconciliationError(`reconciliation row ${rowId} was closed meanwhile`);
@@ -157,9 +160,15 @@ export class ReconciliationService {
   private async finishPending(row: ReconRow, status: 'SUCCESSFUL' | 'FAILED'): Promise<string> {
     const clientId = row.client_id!;
     if (row.our_kind === 'PAYOUT') {
-      const [payout] = await this.db.query(`SELECT payout_reference FROM payouts WHERE client_id = $1 AND id = $2`, [clientId, row.our_record_id]);
+      const [payout] = await this.db.query(`SELECT payout_reference FROM payouts WHERE client_id = $1 AND id = $2`, [
+        clientId,
+        row.our_record_id,
+      ]);
       const done = await this.payouts.resolveByOperator(clientId, payout.payout_reference, status);
-      const [hold] = await this.db.query(`SELECT outcome_entry_id FROM float_holds WHERE client_id = $1 AND id = $2`, [clientId, done.hold_id]);
+      const [hold] = await this.db.query(`SELECT outcome_entry_id FROM float_holds WHERE client_id = $1 AND id = $2`, [
+        clientId,
+        done.hold_id,
+      ]);
       return String(hold.outcome_entry_id);
     }
     if (row.our_kind === 'AIRTIME') {
@@ -169,10 +178,15 @@ export class ReconciliationService {
         [clientId, row.our_record_id],
       );
       await this.airtime.resolveByOperator(clientId, recipient.reference, recipient.phone_number, status);
-      const [hold] = await this.db.query(`SELECT outcome_entry_id FROM float_holds WHERE client_id = $1 AND id = $2`, [clientId, recipient.hold_id]);
+      const [hold] = await this.db.query(`SELECT outcome_entry_id FROM float_holds WHERE client_id = $1 AND id = $2`, [
+        clientId,
+        recipient.hold_id,
+      ]);
       return String(hold.outcome_entry_id);
     }
-    throw new ReconciliationError(`a pending ${row.our_kind?.toLowerCase()} is finished by its own command, then the row resolved without --status`);
+    throw new ReconciliationError(
+      `a pending ${row.our_kind?.toLowerCase()} is finished by its own command, then the row resolved without --status`,
+    );
   }
 }
 

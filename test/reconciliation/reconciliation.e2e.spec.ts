@@ -73,7 +73,13 @@ describe('reconciliation run', () => {
     const payout = mobilePayoutBody(merchant, 'jammed'); // pending until asked, then jammed: a person's to resolve
     expect((await gateway(app, merchant.token).post(PAYOUT_PATHS.local).send(payout)).status).toBeLessThan(300);
 
-    const stranger: OperatorMovement = { ...row(asked), operatorReference: 'OPSTRANGER', ourReference: null, counterparty: '254799999999', amount: new Decimal('55.0000') };
+    const stranger: OperatorMovement = {
+      ...row(asked),
+      operatorReference: 'OPSTRANGER',
+      ourReference: null,
+      counterparty: '254799999999',
+      amount: new Decimal('55.0000'),
+    };
     const rows = [
       row(asked),
       row(asked), // the same transaction listed twice

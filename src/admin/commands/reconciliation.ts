@@ -42,16 +42,17 @@ const runOutput = (run: RunRow) => ({
   reason: run.reason,
   started_by: run.started_by,
   counts: run.counts,
-  balance: run.operator_balance === null
-    ? null
-    : {
-        currency: run.balance_currency,
-        operator: run.operator_balance,
-        ledger: run.ledger_balance,
-        in_flight: run.in_flight,
-        difference: run.balance_difference,
-        at: run.balance_at && new Date(run.balance_at).toISOString(),
-      },
+  balance:
+    run.operator_balance === null
+      ? null
+      : {
+          currency: run.balance_currency,
+          operator: run.operator_balance,
+          ledger: run.ledger_balance,
+          in_flight: run.in_flight,
+          difference: run.balance_difference,
+          at: run.balance_at && new Date(run.balance_at).toISOString(),
+        },
 });
 
 export const rowOutput = (row: ReconRow) => ({
@@ -87,7 +88,9 @@ async function plainly<T>(work: Promise<T>): Promise<T> {
 export function addReconciliationCommands(program: Command, run: RunCommand): void {
   program
     .command('recon:run')
-    .description("match a rail's operator statement for a period (default: yesterday, UTC) to what we hold; settle what our status queries can")
+    .description(
+      "match a rail's operator statement for a period (default: yesterday, UTC) to what we hold; settle what our status queries can",
+    )
     .requiredOption('--rail <rail>', RECONCILED_RAILS.join(', '))
     .option('--date <date>', 'a UTC day, YYYY-MM-DD')
     .option('--from <instant>', 'start of the period (inclusive)')
@@ -120,7 +123,7 @@ export function addReconciliationCommands(program: Command, run: RunCommand): vo
 
   program
     .command('recon:show')
-    .description("a run with its differences (--all: its matched rows too)")
+    .description('a run with its differences (--all: its matched rows too)')
     .requiredOption('--id <run>', 'run id')
     .option('--all', 'include the matched rows')
     .action((opts, cmd) =>
@@ -134,7 +137,9 @@ export function addReconciliationCommands(program: Command, run: RunCommand): vo
 
   program
     .command('recon:resolve')
-    .description("close an open difference with the person's reason; a movement pending at us is finished with --status through its own path (a ledger entry)")
+    .description(
+      "close an open difference with the person's reason; a movement pending at us is finished with --status through its own path (a ledger entry)",
+    )
     .requiredOption('--id <row>', 'reconciliation row id (recon:show lists them)')
     .requiredOption('--note <text>', 'why, with the evidence (up to 1000 characters)')
     .option('--by <name>', 'who resolves it (default: the system user)')
