@@ -34,6 +34,8 @@ import { PaymentStatementModule } from './payment-statement/payment-statement.mo
 import { CollectionsModule } from './collections/collections.module';
 import { ProfilesModule } from './wallets/profiles.module';
 import { RailsModule } from './rails/rails.module';
+import { ReconciliationModule } from './reconciliation/reconciliation.module';
+import { ReconciliationScheduler } from './reconciliation/reconciliation.scheduler';
 import { AfricasTalkingCallbacksModule } from './rails/africastalking/africastalking-callbacks.module';
 import { MpesaCallbacksModule } from './rails/mpesa/mpesa-callbacks.module';
 import { RailReconciliationScheduler } from './rails/rail-reconciliation.scheduler';
@@ -109,6 +111,7 @@ export class ApiModule {}
     AirtimeModule,
     PayoutsModule,
     NotificationsModule,
+    ReconciliationModule,
   ],
   providers: [
     OutboxRelay,
@@ -121,6 +124,7 @@ export class ApiModule {}
     NotificationsWorker,
     FxRefreshScheduler,
     RailReconciliationScheduler,
+    ReconciliationScheduler,
     PartitionsScheduler,
   ],
 })

@@ -12,6 +12,7 @@ import { GatewayAuthModule } from '../auth/gateway/gateway-auth.module';
 import { ClientsModule } from '../clients/clients.module';
 import { FxModule } from '../fx/fx.module';
 import { FloatModule } from '../float/float.module';
+import { ReconciliationModule } from '../reconciliation/reconciliation.module';
 
 /** Everything the operator CLI needs: the domain services, no HTTP and no queue processors. */
 @Module({
@@ -28,6 +29,7 @@ import { FloatModule } from '../float/float.module';
     ClientsModule,
     FxModule,
     FloatModule,
+    ReconciliationModule,
   ],
   providers: [SeedService],
 })

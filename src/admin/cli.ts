@@ -16,6 +16,7 @@ import { addFloatCommands } from './commands/floats';
 import { addPayoutCommands } from './commands/payouts';
 import { addAirtimeCommands } from './commands/airtime';
 import { addRailCommands } from './commands/rails';
+import { addReconciliationCommands } from './commands/reconciliation';
 import { addPartitionCommands } from './commands/partitions';
 import { addDatabaseCommands } from './commands/database';
 import { addSeedCommand } from './commands/seed';
@@ -44,6 +45,7 @@ export function buildProgram(run: RunCommand): Command {
     addPayoutCommands,
     addAirtimeCommands,
     addRailCommands,
+    addReconciliationCommands,
     addPartitionCommands,
     addDatabaseCommands,
     addSeedCommand,

@@ -90,6 +90,12 @@ class Environment {
 
   @IsOptional()
   @Matches(/^[1-9]\d*$/, {
+    message: 'RECON_MATCH_WINDOW_MS must be a positive whole number of milliseconds',
+  })
+  RECON_MATCH_WINDOW_MS?: string;
+
+  @IsOptional()
+  @Matches(/^[1-9]\d*$/, {
     message: 'FX_MAX_RATE_AGE_MS must be a positive whole number of milliseconds',
   })
   FX_MAX_RATE_AGE_MS?: string;
@@ -215,6 +221,8 @@ export interface AppConfig {
    * last asked is asked again (reconciliation).
    */
   payoutReconcileAfterMs: number;
+  /** How far apart in time an operator's row and a movement of ours may be to match by amount and counterparty. */
+  reconMatchWindowMs: number;
   /** Conversions refuse, and GET /v1/fx leaves out, rates last updated longer ago than this. */
   fxMaxRateAgeMs: number;
   /** Postgres connections of this process's pool. */
@@ -295,6 +303,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): EnvironmentCon
     outboxLostJobAfterMs: Number(raw.OUTBOX_LOST_JOB_AFTER_MS ?? 120000),
     fxMaxRateAgeMs: Number(raw.FX_MAX_RATE_AGE_MS ?? 7_200_000),
     payoutReconcileAfterMs: Number(raw.PAYOUT_RECONCILE_AFTER_MS ?? (appEnv === 'sandbox' ? 60000 : 900000)),
+    reconMatchWindowMs: Number(raw.RECON_MATCH_WINDOW_MS ?? 600_000),
     // Sized for a 2-core machine where Postgres shares the CPU.
     dbPoolSize: raw.DB_POOL_SIZE ?? 20,
     portalIdleTimeoutMs: Number(raw.PORTAL_IDLE_TIMEOUT_MS ?? 1_800_000),

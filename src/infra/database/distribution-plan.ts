@@ -42,6 +42,8 @@ export const DISTRIBUTION_PLAN = {
     'fx_refreshes',
     'portal_sessions',
     'rail_health',
+    'reconciliation_rows',
+    'reconciliation_runs',
     'schema_function_sources',
     'schema_migrations',
     'settings',

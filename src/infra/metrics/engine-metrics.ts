@@ -189,6 +189,26 @@ export class EngineMetrics implements OnModuleInit {
     });
   }
 
+  /** A counter whose totals are read when scraped, from records only ever added (so every process reports the same). */
+  addCounter(
+    name: string,
+    help: string,
+    labelNames: string[],
+    totals: () => Promise<{ labels: Record<string, string>; value: number }[]>,
+  ): void {
+    new Counter({
+      name,
+      help,
+      labelNames,
+      registers: [this.registry],
+      collect: async function (this: Counter) {
+        const read = await totals();
+        this.reset();
+        for (const total of read) this.inc(total.labels, total.value);
+      },
+    });
+  }
+
   /**
    * Adds a flow to paygate_rail_oldest_unresolved_seconds: `oldestSql` selects the created_at of the flow's oldest item
    * still waiting for its rail's final answer (null when none). Its domain writes it, with its own status codes.

@@ -1,0 +1,100 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import Decimal from 'decimal.js';
+import { DataSource } from 'typeorm';
+import type { MovementStatus, OurMovement, ReconciledRail, ReconciliationPeriod } from '../rails/operator-statement';
+
+/** A bank account number or bank destination goes by the bank rail; every other payout by the mobile-money operator. */
+const BANK_DESTINATIONS = `('BANK', 'BANK_ACCOUNT_NUMBER')`;
+
+/**
+ * The operator's reference and ours for a record, from the first request we made about it at a real operator (the
+ * sandbox makes none: then the record's own id is the reference and the record's operator reference stands).
+ */
+const railRequest = (kind: string, id: string, client: string, column: string) =>
+  `(SELECT r.${column} FROM rail_requests r WHERE r.client_id = ${client} AND r.subject_kind = '${kind}' AND r.subject_id = ${id}::text
+     ORDER BY r.created_at LIMIT 1)`;
+
+/** Each source's rows in one shape: kind, record, client, references, counterparty, amount, currency, direction, status, time. */
+const SOURCES: Record<ReconciledRail, string[]> = {
+  mpesa: [
+    `SELECT 'CHARGE' AS kind, p.id::text AS record_id, p.client_id, coalesce(${railRequest('PAYMENT', 'p.id', 'p.client_id', 'id::text')}, p.id::text) AS our_reference,
+            coalesce(${railRequest('PAYMENT', 'p.id', 'p.client_id', 'receipt')}, p.payer_transaction_id) AS operator_reference, p.payer_msisdn AS counterparty,
+            p.total_amount AS amount, p.currency, 'IN' AS direction,
+            CASE WHEN p.payment_status IN (700, 702) THEN 'SUCCEEDED' WHEN p.payment_status = 701 THEN 'FAILED' ELSE 'PENDING' END AS status,
+            coalesce(p.settled_at, p.created_at) AS at
+       FROM payments p
+      WHERE coalesce(p.settled_at, p.created_at) >= $1 AND coalesce(p.settled_at, p.created_at) < $2`,
+    `SELECT 'REFUND', v.id::text, v.client_id, coalesce(${railRequest('REVERSAL', 'v.id', 'v.client_id', 'id::text')}, v.id::text),
+            coalesce(${railRequest('REVERSAL', 'v.id', 'v.client_id', 'receipt')}, v.provider_transaction_id),
+            p.payer_msisdn, p.total_amount, p.currency, 'OUT',
+            CASE v.status WHEN 'successful' THEN 'SUCCEEDED' WHEN 'failed' THEN 'FAILED' ELSE 'PENDING' END,
+            coalesce(v.completed_at, v.created_at)
+       FROM collection_reversals v JOIN payments p ON p.client_id = v.client_id AND p.id = v.payment_id
+      WHERE coalesce(v.completed_at, v.created_at) >= $1 AND coalesce(v.completed_at, v.created_at) < $2`,
+    payouts(`NOT IN ${BANK_DESTINATIONS}`),
+  ],
+  jenga: [payouts(`IN ${BANK_DESTINATIONS}`)],
+  africastalking: [
+    `SELECT 'AIRTIME', a.id::text, a.client_id, coalesce(${railRequest('AIRTIME', 'a.id', 'a.client_id', 'id::text')}, a.correlation_id::text),
+            coalesce(${railRequest('AIRTIME', 'a.id', 'a.client_id', 'receipt')}, a.provider_reference),
+            a.phone_number, a.amount, q.currency, 'OUT',
+            CASE a.service_status WHEN 602 THEN 'SUCCEEDED' WHEN 603 THEN 'FAILED' ELSE 'PENDING' END,
+            coalesce(a.resolved_at, q.created_at)
+       FROM airtime_recipients a JOIN airtime_requests q ON q.client_id = a.client_id AND q.id = a.request_id
+      WHERE coalesce(a.resolved_at, q.created_at) >= $1 AND coalesce(a.resolved_at, q.created_at) < $2`,
+  ],
+};
+
+function payouts(destination: string): string {
+  return `SELECT 'PAYOUT', o.id::text, o.client_id, coalesce(${railRequest('PAYOUT', 'o.id', 'o.client_id', 'id::text')}, o.id::text),
+            coalesce(${railRequest('PAYOUT', 'o.id', 'o.client_id', 'receipt')}, o.rail_reference),
+            coalesce(o.recipient_phone_number, o.recipient_account_number), coalesce(o.recipient_amount, o.amount),
+            coalesce(o.recipient_currency, o.currency), 'OUT',
+            CASE WHEN o.status = 700 THEN 'SUCCEEDED' WHEN o.status IN (703, 704) THEN 'PENDING' ELSE 'FAILED' END,
+            coalesce(o.transaction_time, o.created_at)
+       FROM payouts o
+      WHERE o.destination_type ${destination}
+        AND coalesce(o.transaction_time, o.created_at) >= $1 AND coalesce(o.transaction_time, o.created_at) < $2`;
+}
+
+interface MovementRow {
+  kind: OurMovement['kind'];
+  record_id: string;
+  client_id: string;
+  our_reference: string;
+  operator_reference: string | null;
+  counterparty: string | null;
+  amount: string;
+  currency: string;
+  direction: 'IN' | 'OUT';
+  status: MovementStatus;
+  at: Date;
+}
+
+/** What we hold for a rail: charges, refunds, payouts and top-ups as OurMovement, read across clients. */
+@Injectable()
+export class OurMovementsRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /** Every movement of the rail whose time falls in the period (the time money moved, else when it was asked for). */
+  async load(rail: ReconciledRail, period: ReconciliationPeriod): Promise<OurMovement[]> {
+    const rows: MovementRow[] = await this.db.query(`${SOURCES[rail].join('\nUNION ALL\n')} ORDER BY at, record_id`, [
+      period.from,
+      period.to,
+    ]);
+    return rows.map((row) => ({
+      kind: row.kind,
+      recordId: row.record_id,
+      clientId: row.client_id,
+      ourReference: row.our_reference,
+      operatorReference: row.operator_reference,
+      counterparty: row.counterparty,
+      amount: new Decimal(row.amount),
+      currency: row.currency.trim(),
+      direction: row.direction,
+      status: row.status,
+      at: new Date(row.at),
+    }));
+  }
+}

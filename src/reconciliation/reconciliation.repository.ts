@@ -1,0 +1,223 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import type { OperatorBalance, ReconciledRail, ReconciliationPeriod } from '../rails/operator-statement';
+import type { MatchedRow } from './matching';
+
+export interface RunRow {
+  id: string;
+  rail: ReconciledRail;
+  period_from: Date;
+  period_to: Date;
+  started_at: Date;
+  finished_at: Date | null;
+  outcome: 'RUNNING' | 'COMPLETE' | 'INCOMPLETE';
+  reason: string | null;
+  started_by: string;
+  counts: { outcomes?: Record<string, number>; operator_rows?: number; our_movements?: number; asked?: number; settled?: number };
+  balance_currency: string | null;
+  operator_balance: string | null;
+  ledger_balance: string | null;
+  in_flight: string | null;
+  balance_difference: string | null;
+  balance_at: Date | null;
+}
+
+export interface ReconRow {
+  id: string;
+  rail: ReconciledRail;
+  outcome: MatchedRow['outcome'];
+  reference: string;
+  first_run_id: string;
+  last_run_id: string;
+  client_id: string | null;
+  our_kind: string | null;
+  our_record_id: string | null;
+  our_reference: string | null;
+  our_amount: string | null;
+  our_status: string | null;
+  operator_reference: string | null;
+  operator_amount: string | null;
+  operator_status: string | null;
+  currency: string | null;
+  moved_at: Date | null;
+  evidence: Record<string, unknown>;
+  state: 'OPEN' | 'SETTLED' | 'RESOLVED' | null;
+  settled_by: string | null;
+  resolved_by: string | null;
+  resolution_note: string | null;
+  resolution_entry_id: string | null;
+  closed_at: Date | null;
+}
+
+/** The balance line of a run, as stored. */
+export interface BalanceLine {
+  operator: OperatorBalance;
+  ledger: string;
+  inFlight: string;
+  difference: string;
+}
+
+/** Runs and their rows (coordinator tables: read and written outside money transactions). */
+@Injectable()
+export class ReconciliationRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  async start(rail: ReconciledRail, period: ReconciliationPeriod, by: string): Promise<RunRow> {
+    const [run] = await this.db.query(
+      `INSERT INTO reconciliation_runs (rail, period_from, period_to, started_by) VALUES ($1, $2, $3, $4) RETURNING *`,
+      [rail, period.from, period.to, by],
+    );
+    return run;
+  }
+
+  async finish(runId: string, outcome: 'COMPLETE' | 'INCOMPLETE', reason: string | null, counts: Record<string, unknown>): Promise<RunRow> {
+    const [[run]] = await this.db.query(
+      `UPDATE reconciliation_runs SET finished_at = now(), outcome = $2, reason = $3, counts = $4 WHERE id = $1 RETURNING *`,
+      [runId, outcome, reason, JSON.stringify(counts)],
+    );
+    return run;
+  }
+
+  async recordBalance(runId: string, line: BalanceLine): Promise<void> {
+    await this.db.query(
+      `UPDATE reconciliation_runs SET balance_currency = $2, operator_balance = $3, ledger_balance = $4, in_flight = $5,
+              balance_difference = $6, balance_at = $7, balance_evidence = $8 WHERE id = $1`,
+      [
+        runId,
+        line.operator.currency,
+        line.operator.amount.toFixed(4),
+        line.ledger,
+        line.inFlight,
+        line.difference,
+        line.operator.at,
+        JSON.stringify(line.operator.evidence),
+      ],
+    );
+  }
+
+  /**
+   * Keeps each row of a run under its key: a row found before is brought up to date (its first run kept), a new one
+   * added; a difference that was resolved by a person stays resolved. `settled` names the keys our status query
+   * settled in this run.
+   */
+  async keep(run: RunRow, rows: MatchedRow[], evidenceOf: (row: MatchedRow) => Record<string, unknown>): Promise<void> {
+    if (rows.length === 0) return;
+    const items = rows.map((row) => ({
+      outcome: row.outcome,
+      reference: row.reference,
+      client_id: row.ours?.clientId ?? null,
+      our_kind: row.ours?.kind ?? null,
+      our_record_id: row.ours?.recordId ?? null,
+      our_reference: row.ours?.ourReference ?? row.theirs?.ourReference ?? null,
+      our_amount: row.ours?.amount.toFixed(4) ?? null,
+      our_status: row.ours?.status ?? null,
+      operator_reference: row.theirs?.operatorReference ?? row.ours?.operatorReference ?? null,
+      operator_amount: row.theirs?.amount.toFixed(4) ?? null,
+      operator_status: row.theirs?.status ?? null,
+      currency: row.ours?.currency ?? row.theirs?.currency ?? null,
+      moved_at: (row.ours?.at ?? row.theirs?.at)!.toISOString(),
+      evidence: evidenceOf(row),
+    }));
+    await this.db.query(
+      `INSERT INTO reconciliation_rows (rail, outcome, reference, first_run_id, last_run_id, client_id, our_kind, our_record_id,
+              our_reference, our_amount, our_status, operator_reference, operator_amount, operator_status, currency, moved_at,
+              evidence, state)
+       SELECT $1, i.outcome, i.reference, $2, $2, i.client_id, i.our_kind, i.our_record_id, i.our_reference, i.our_amount,
+              i.our_status, i.operator_reference, i.operator_amount, i.operator_status, i.currency, i.moved_at, i.evidence,
+              CASE WHEN i.outcome = 'MATCHED' THEN NULL ELSE 'OPEN' END
+         FROM jsonb_to_recordset($3::jsonb) i(outcome text, reference text, client_id uuid, our_kind text, our_record_id text,
+              our_reference text, our_amount numeric, our_status text, operator_reference text, operator_amount numeric,
+              operator_status text, currency text, moved_at timestamptz, evidence jsonb)
+       ON CONFLICT (rail, outcome, reference) DO UPDATE SET
+              last_run_id = EXCLUDED.last_run_id, client_id = EXCLUDED.client_id, our_kind = EXCLUDED.our_kind,
+              our_record_id = EXCLUDED.our_record_id, our_reference = EXCLUDED.our_reference, our_amount = EXCLUDED.our_amount,
+              our_status = EXCLUDED.our_status, operator_reference = EXCLUDED.operator_reference,
+              operator_amount = EXCLUDED.operator_amount, operator_status = EXCLUDED.operator_status,
+              currency = EXCLUDED.currency, moved_at = EXCLUDED.moved_at, evidence = EXCLUDED.evidence,
+              state = CASE WHEN reconciliation_rows.state = 'RESOLVED' THEN 'RESOLVED' ELSE EXCLUDED.state END,
+              settled_by = CASE WHEN reconciliation_rows.state = 'RESOLVED' THEN reconciliation_rows.settled_by END,
+              closed_at = CASE WHEN reconciliation_rows.state = 'RESOLVED' THEN reconciliation_rows.closed_at END,
+              updated_at = now()`,
+      [run.rail, run.id, JSON.stringify(items)],
+    );
+  }
+
+  /**
+   * Closes the open differences of the rail and period this run no longer finds: matched now, by our status query
+   * (the keys in `asked`) or because the other side caught up. Answers how many it closed.
+   */
+  async closeGone(run: RunRow, asked: ReadonlySet<string>): Promise<number> {
+    const [, closed] = await this.db.query(
+      `UPDATE reconciliation_rows SET state = 'SETTLED', closed_at = now(), updated_at = now(),
+              settled_by = CASE WHEN reference = ANY ($5::text[]) THEN 'status query (run ' || $2 || ')' ELSE 'matched (run ' || $2 || ')' END
+        WHERE rail = $1 AND state = 'OPEN' AND last_run_id <> $2 AND moved_at >= $3 AND moved_at < $4`,
+      [run.rail, run.id, run.period_from, run.period_to, [...asked]],
+    );
+    return closed;
+  }
+
+  /** Whether the rail's period has a complete run. */
+  async completed(rail: ReconciledRail, period: ReconciliationPeriod): Promise<boolean> {
+    const rows = await this.db.query(
+      `SELECT 1 FROM reconciliation_runs WHERE rail = $1 AND period_from = $2 AND period_to = $3 AND outcome = 'COMPLETE' LIMIT 1`,
+      [rail, period.from, period.to],
+    );
+    return rows.length > 0;
+  }
+
+  async run(id: string): Promise<RunRow | null> {
+    const [run] = await this.db.query(`SELECT * FROM reconciliation_runs WHERE id = $1`, [id]);
+    return run ?? null;
+  }
+
+  async runs(rail: ReconciledRail | null, limit: number): Promise<RunRow[]> {
+    return this.db.query(`SELECT * FROM reconciliation_runs WHERE $1::text IS NULL OR rail = $1 ORDER BY id DESC LIMIT $2`, [rail, limit]);
+  }
+
+  /** The rows a run last saw, differences first. */
+  async rowsOf(runId: string, differencesOnly: boolean): Promise<ReconRow[]> {
+    return this.db.query(
+      `SELECT * FROM reconciliation_rows WHERE last_run_id = $1 AND ($2 = false OR outcome <> 'MATCHED')
+        ORDER BY (outcome = 'MATCHED'), moved_at, id`,
+      [runId, differencesOnly],
+    );
+  }
+
+  async row(id: string): Promise<ReconRow | null> {
+    const [row] = await this.db.query(`SELECT * FROM reconciliation_rows WHERE id = $1`, [id]);
+    return row ?? null;
+  }
+
+  /** A person's resolution: only an open difference moves, once. */
+  async resolve(id: string, by: string, note: string, entryId: string | null): Promise<ReconRow | null> {
+    const [[row]] = await this.db.query(
+      `UPDATE reconciliation_rows SET state = 'RESOLVED', resolved_by = $2, resolution_note = $3, resolution_entry_id = $4,
+              closed_at = now(), updated_at = now()
+        WHERE id = $1 AND state = 'OPEN' RETURNING *`,
+      [id, by, note, entryId],
+    );
+    return row ?? null;
+  }
+
+  /** Differences that touch a client's money (the merchant portal's read-only list), newest first. */
+  async differencesOf(clientId: string, limit: number): Promise<ReconRow[]> {
+    return this.db.query(
+      `SELECT * FROM reconciliation_rows WHERE client_id = $1 AND state IS NOT NULL ORDER BY updated_at DESC, id DESC LIMIT $2`,
+      [clientId, limit],
+    );
+  }
+
+  /** Open differences per rail (paygate_recon_open_exceptions). */
+  async openPerRail(): Promise<{ rail: string; open: number }[]> {
+    return this.db.query(`SELECT rail, count(*)::int AS open FROM reconciliation_rows WHERE state = 'OPEN' GROUP BY rail`);
+  }
+
+  /** Rows found by every run, per rail and outcome (paygate_recon_rows_total): runs are only ever added. */
+  async rowsPerOutcome(): Promise<{ rail: string; outcome: string; rows: number }[]> {
+    return this.db.query(
+      `SELECT r.rail, c.key AS outcome, sum(c.value::int)::int AS rows
+         FROM reconciliation_runs r, jsonb_each_text(r.counts -> 'outcomes') c GROUP BY 1, 2`,
+    );
+  }
+}
