@@ -1,4 +1,5 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
 import { ReconciliationRepository } from './reconciliation.repository';
 import { ReconciliationService } from './reconciliation.service';
 
@@ -12,8 +13,10 @@ export function previousUtcDay(now: Date): { from: Date; to: Date } {
 }
 
 /**
- * In the worker: every hour, each rail with an operator statement whose previous UTC day has no complete run yet is
- * reconciled (so a run the operator could not answer is tried again the next hour; a rerun never doubles a row).
+ * In the worker: once a day from RECON_DAILY_AT (UTC; operators' late rows for the day have landed by then), each
+ * rail with an operator statement whose previous UTC day has no complete run yet is reconciled, and looked at again
+ * every hour, so a run the operator could not answer is tried again (a rerun never doubles a row). A worker started
+ * after that time catches up at once.
  */
 @Injectable()
 export class ReconciliationScheduler implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -23,10 +26,11 @@ export class ReconciliationScheduler implements OnApplicationBootstrap, OnApplic
   constructor(
     private readonly reconciliation: ReconciliationService,
     private readonly runs: ReconciliationRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   onApplicationBootstrap(): void {
-    if (this.reconciliation.rails().length === 0) return;
+    if (this.config.reconDailyAtMinute === null || this.reconciliation.rails().length === 0) return;
     this.timer = setInterval(() => void this.tick(new Date()), HOUR_MS);
     this.timer.unref();
     void this.tick(new Date());
@@ -36,8 +40,10 @@ export class ReconciliationScheduler implements OnApplicationBootstrap, OnApplic
     if (this.timer) clearInterval(this.timer);
   }
 
-  /** Runs yesterday's reconciliation of each rail not yet complete for it. */
+  /** Runs yesterday's reconciliation of each rail not yet complete for it, once the day's run time has come. */
   async tick(now: Date): Promise<void> {
+    const dailyAt = this.config.reconDailyAtMinute;
+    if (dailyAt === null || now.getUTCHours() * 60 + now.getUTCMinutes() < dailyAt) return;
     const period = previousUtcDay(now);
     for (const rail of this.reconciliation.rails()) {
       if (await this.runs.completed(rail, period)) continue;

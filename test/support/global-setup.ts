@@ -30,6 +30,8 @@ export default async function globalSetup(): Promise<void> {
   process.env.DATABASE_URL = url.toString();
   process.env.APP_ENV = process.env.APP_ENV ?? 'sandbox';
   process.env.LOG_LEVEL = process.env.LOG_LEVEL ?? 'silent';
+  // Every test app's worker would reconcile yesterday against the stubs at boot; the scheduler's test turns it on.
+  process.env.RECON_DAILY_AT = process.env.RECON_DAILY_AT ?? 'off';
   // Every test signs in from 127.0.0.1, many with wrong credentials on purpose: sign-in limits are lifted for the
   // suite; test/auth/throttling.e2e.spec.ts sets its own and tests them.
   process.env.LOGIN_IP_RATE_LIMIT_PER_MINUTE = process.env.LOGIN_IP_RATE_LIMIT_PER_MINUTE ?? '1000000';

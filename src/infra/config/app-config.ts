@@ -95,6 +95,12 @@ class Environment {
   RECON_MATCH_WINDOW_MS?: string;
 
   @IsOptional()
+  @Matches(/^(off|([01]\d|2[0-3]):[0-5]\d)$/, {
+    message: 'RECON_DAILY_AT must be a UTC time as HH:MM, or off',
+  })
+  RECON_DAILY_AT?: string;
+
+  @IsOptional()
   @Matches(/^[1-9]\d*$/, {
     message: 'FX_MAX_RATE_AGE_MS must be a positive whole number of milliseconds',
   })
@@ -223,6 +229,8 @@ export interface AppConfig {
   payoutReconcileAfterMs: number;
   /** How far apart in time an operator's row and a movement of ours may be to match by amount and counterparty. */
   reconMatchWindowMs: number;
+  /** When the worker reconciles the previous UTC day (minutes after midnight UTC), or null for never. */
+  reconDailyAtMinute: number | null;
   /** Conversions refuse, and GET /v1/fx leaves out, rates last updated longer ago than this. */
   fxMaxRateAgeMs: number;
   /** Postgres connections of this process's pool. */
@@ -304,6 +312,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): EnvironmentCon
     fxMaxRateAgeMs: Number(raw.FX_MAX_RATE_AGE_MS ?? 7_200_000),
     payoutReconcileAfterMs: Number(raw.PAYOUT_RECONCILE_AFTER_MS ?? (appEnv === 'sandbox' ? 60000 : 900000)),
     reconMatchWindowMs: Number(raw.RECON_MATCH_WINDOW_MS ?? 600_000),
+    reconDailyAtMinute: utcMinute(raw.RECON_DAILY_AT ?? '02:00'),
     // Sized for a 2-core machine where Postgres shares the CPU.
     dbPoolSize: raw.DB_POOL_SIZE ?? 20,
     portalIdleTimeoutMs: Number(raw.PORTAL_IDLE_TIMEOUT_MS ?? 1_800_000),
@@ -337,6 +346,13 @@ function clusterNodes(value: string): Array<{ host: string; port: number }> {
   });
 }
 
+/** Minutes after midnight of an `HH:MM` (validated above), or null for `off`. */
+function utcMinute(at: string): number | null {
+  if (at === 'off') return null;
+  const [hours, minutes] = at.split(':').map(Number);
+  return hours * 60 + minutes;
+}
+
 function pick(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
   const keys = [
     'PORT',
@@ -353,6 +369,8 @@ function pick(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
     'SANDBOX_MINUTE_MS',
     'OUTBOX_LOST_JOB_AFTER_MS',
     'PAYOUT_RECONCILE_AFTER_MS',
+    'RECON_MATCH_WINDOW_MS',
+    'RECON_DAILY_AT',
     'FX_MAX_RATE_AGE_MS',
     'DB_POOL_SIZE',
     'PORTAL_IDLE_TIMEOUT_MS',
