@@ -26,7 +26,7 @@ import { PayoutsModule } from './payouts/payouts.module';
 import { PortalModule } from './portal/portal.module';
 import { PayoutsWorker } from './payouts/payouts.worker';
 import { OutboxRelay } from './infra/queue/outbox-relay.service';
-import { OutboxClaimer } from './infra/queue/outbox-claimer';
+import { OutboxWorkers } from './infra/queue/outbox-workers';
 import { QueueModule } from './infra/queue/queue.module';
 import { ThrottlingModule } from './infra/throttling/throttling.module';
 import { LedgerModule } from './ledger/ledger.module';
@@ -96,7 +96,7 @@ export type ProcessRole = 'api' | 'worker' | 'sandbox';
 export class ApiModule {}
 
 /**
- * Outbox claims and queue processors, schedulers, the outbox relay and the callback deliverer: the money cores (payments, payouts,
+ * The outbox relay and the BullMQ workers of every topic, schedulers and the callback deliverer: the money cores (payments, payouts,
  * airtime) and the reversal step.
  */
 @Module({
@@ -115,7 +115,7 @@ export class ApiModule {}
   ],
   providers: [
     OutboxRelay,
-    OutboxClaimer,
+    OutboxWorkers,
     PaymentsProcessor,
     ReversalsProcessor,
     CallbackDeliverer,

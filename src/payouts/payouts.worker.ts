@@ -1,16 +1,13 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
-import { ClaimedItem, OutboxClaimer } from '../infra/queue/outbox-claimer';
+import { OutboxItem, OutboxWorkers } from '../infra/queue/outbox-workers';
 import { TOPICS } from '../infra/queue/queues';
 import { scheduleReconciliation } from '../infra/queue/reconciliation';
 import { PayoutReconciliationService } from './payout-reconciliation.service';
 import { PayoutSettlementService } from './payout-settlement.service';
 
-/** Payouts one claim takes, and so one group applies in one transaction. */
-const GROUP = 100;
-
 /**
- * The worker side of payouts: groups of accepted payouts claimed from the outbox are submitted to the rail, groups of
+ * The worker side of payouts: groups of accepted payouts (BullMQ jobs relayed from the outbox) are submitted to the rail, groups of
  * rail answers (operator callbacks, status queries) are rechecked, and in every worker a reconciliation pass asks
  * again about stuck payouts. The outbox rows carry ids only; the settlement service reloads each payout and acts only
  * if it still applies.
@@ -22,22 +19,16 @@ export class PayoutsWorker implements OnModuleInit, OnApplicationBootstrap, OnAp
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly claimer: OutboxClaimer,
+    private readonly workers: OutboxWorkers,
     private readonly settlement: PayoutSettlementService,
     private readonly reconciliation: PayoutReconciliationService,
   ) {}
 
   onModuleInit(): void {
-    const payoutIds = (items: ClaimedItem[]) => items.map((item) => item.payload.payoutId);
-    this.claimer.handle(TOPICS.processPayout, async (items) => (await this.settlement.process(payoutIds(items))).map((p) => p.done), {
-      batch: GROUP,
-      held: 2 * GROUP,
-    });
+    const payoutIds = (items: OutboxItem[]) => items.map((item) => item.payload.payoutId);
+    this.workers.handle(TOPICS.processPayout, async (items) => (await this.settlement.process(payoutIds(items))).map((p) => p.done));
     // A rail's answer arrived (operator callback or status query): the payout takes it as reconciliation would.
-    this.claimer.handle(TOPICS.recheckPayout, async (items) => (await this.settlement.recheck(payoutIds(items))).map((p) => p.done), {
-      batch: GROUP,
-      held: 2 * GROUP,
-    });
+    this.workers.handle(TOPICS.recheckPayout, async (items) => (await this.settlement.recheck(payoutIds(items))).map((p) => p.done));
   }
 
   onApplicationBootstrap(): void {

@@ -10,7 +10,7 @@ import { ApiKeysService } from '../../src/auth/gateway/api-keys.service';
 import { CallbackSettingsService } from '../../src/clients/callback-settings.service';
 import { ClientServicesService } from '../../src/client-services/client-services.service';
 import { Money } from '../../src/common/money';
-import { OutboxClaimer } from '../../src/infra/queue/outbox-claimer';
+import { OutboxWorkers } from '../../src/infra/queue/outbox-workers';
 import { OutboxRelay } from '../../src/infra/queue/outbox-relay.service';
 import { SETTLE_PAYMENT_KEY, TOPICS } from '../../src/infra/queue/queues';
 import { createCheckedApp } from './openapi-contract';
@@ -440,17 +440,17 @@ export async function finishedCallbackLog(app: NestFastifyApplication, merchant:
 }
 
 /**
- * Stops the app's worker from claiming outbox work (the groups under way finish first), so that a test can stage what
- * a worker would otherwise race it to; the returned function starts claiming again.
+ * Stops the app's BullMQ workers of the outbox topics (the jobs under way finish first), so that a test can stage what
+ * a worker would otherwise race it to; the returned function starts them again.
  */
 export async function stopClaiming(app: NestFastifyApplication): Promise<() => void> {
-  const claimer = app.get(OutboxClaimer);
-  await claimer.onApplicationShutdown();
-  return () => claimer.onApplicationBootstrap();
+  const workers = app.get(OutboxWorkers);
+  await workers.onApplicationShutdown();
+  return () => workers.onApplicationBootstrap();
 }
 
 /**
- * Stops the app's outbox relay (the BullMQ topics: reversals, checkout expiry) after its current batch, so that no
+ * Stops the app's outbox relay after its current round, so that no
  * outbox row reaches the worker until the test says; the returned function starts relaying again.
  */
 export async function stopRelaying(app: NestFastifyApplication): Promise<() => void> {

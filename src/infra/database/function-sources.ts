@@ -110,8 +110,9 @@ export async function applyFunctionSources(
       'SELECT file, checksum, functions, definitions FROM schema_function_sources',
     );
     const recordedByFile = new Map(recorded.map((row) => [row.file, row]));
-    const { rows: existing } = await client.query<{ name: string; signature: string; definition: string }>(
-      `SELECT p.proname AS name, p.oid::regprocedure::text AS signature, pg_get_functiondef(p.oid) AS definition
+    const { rows: existing } = await client.query<{ name: string; signature: string; definition: string; trigger: boolean }>(
+      `SELECT p.proname AS name, p.oid::regprocedure::text AS signature, pg_get_functiondef(p.oid) AS definition,
+              p.prorettype = 'trigger'::regtype AS trigger
          FROM pg_proc p
         WHERE p.pronamespace = 'public'::regnamespace AND p.prokind = 'f'
           AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')
@@ -128,7 +129,8 @@ export async function applyFunctionSources(
     const dropped: string[] = [];
     for (const fn of existing) {
       if (defined.has(fn.name) && !replaced.has(fn.name)) continue;
-      await client.query(`DROP FUNCTION ${fn.signature}`);
+      // A trigger function's file makes its trigger too, so the trigger goes with the function.
+      await client.query(`DROP FUNCTION ${fn.signature}${fn.trigger ? ' CASCADE' : ''}`);
       if (!defined.has(fn.name)) dropped.push(fn.signature);
     }
     for (const source of changed) {

@@ -43,9 +43,9 @@ export class EngineMetrics implements OnModuleInit {
     labelNames: ['queue'],
     registers: [this.registry],
   });
-  private readonly claimedWork = new Counter({
+  private readonly outboxRows = new Counter({
     name: 'paygate_claimed_work_total',
-    help: 'Outbox rows claimed by workers straight from Postgres, by topic and outcome (done, or retry: tried again later)',
+    help: 'Outbox rows worked off by BullMQ jobs, by topic and outcome (done, or retry: tried again after the back-off)',
     labelNames: ['topic', 'outcome'],
     registers: [this.registry],
   });
@@ -86,7 +86,7 @@ export class EngineMetrics implements OnModuleInit {
 
   onModuleInit(): void {
     collectDefaultMetrics({ register: this.registry, prefix: 'paygate_' });
-    const queues = Object.values(QUEUES).map((name) => this.moduleRef.get<Queue>(getQueueToken(name), { strict: false }));
+    const queues = QUEUES.map((name) => this.moduleRef.get<Queue>(getQueueToken(name), { strict: false }));
     new Gauge({
       name: 'paygate_queue_jobs',
       help: 'Jobs per BullMQ queue and state (absent while Redis is unreachable)',
@@ -226,8 +226,8 @@ export class EngineMetrics implements OnModuleInit {
     this.jobFailures.inc({ queue });
   }
 
-  workClaimed(topic: string, outcome: 'done' | 'retry', rows: number): void {
-    if (rows > 0) this.claimedWork.inc({ topic, outcome }, rows);
+  outboxWork(topic: string, outcome: 'done' | 'retry', rows: number): void {
+    if (rows > 0) this.outboxRows.inc({ topic, outcome }, rows);
   }
 
   /** An operator answered a state we have no mapping for: logged by the caller, counted here, never read as a failure. */

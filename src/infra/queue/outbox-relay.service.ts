@@ -1,136 +1,245 @@
-import { InjectQueue } from '@nestjs/bullmq';
+import { getQueueToken } from '@nestjs/bullmq';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Queue } from 'bullmq';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
+import { ChannelListener } from '../database/channel-listener';
 import { withTimeout } from '../../common/with-timeout';
-import { CLAIMED_TOPICS, QUEUES, QueueName, queueOf, TOPICS } from './queues';
+import { OutboxGroup, OutboxWorkers } from './outbox-workers';
+import { LANES, QUEUES, Topic } from './queues';
 
-const BATCH = 200;
-/** The topics BullMQ runs; the others are claimed from the outbox by OutboxClaimer. */
-const RELAYED_TOPICS = Object.values(TOPICS).filter((t) => !CLAIMED_TOPICS.includes(t));
-const IDLE_POLL_MS = 50;
+/** The channel the outbox write notifies at its commit (src/infra/queue/sql/outbox_notify.sql). */
+export const OUTBOX_CHANNEL = 'outbox';
+/** Jobs of a topic waiting in BullMQ beyond which the relay leaves its due rows in Postgres, to form larger groups. */
+const MAX_WAITING_JOBS = 4;
+/** Groups of a topic one round reads at most. */
+const GROUPS_PER_ROUND = 8;
+/** The slow safety sweep: a round this often even if no notification came (one lost while the listener reconnected). */
+const SWEEP_EVERY_MS = 10_000;
 const ERROR_BACKOFF_MS = 1000;
 const ENQUEUE_TIMEOUT_MS = 3000;
-/** How often relayed-but-unfinished jobs are looked for: every 15 s, or sooner when the threshold is short. */
-const MAX_SWEEP_EVERY_MS = 15_000;
+/** How often relayed-but-unfinished rows are looked for: every 15 s, or sooner when the threshold is short. */
+const MAX_LOST_SWEEP_EVERY_MS = 15_000;
+/** One lock key for every relay, so two relays never read the same rows and hand BullMQ overlapping groups. */
+const RELAY_LOCK_KEY = 4_201_032;
+
+interface DueRow {
+  id: string;
+  client_id: string;
+  topic: Topic;
+  payload: Record<string, string>;
+  relay_count: number;
+}
 
 /**
- * Moves due outbox rows of the topics BullMQ runs to it (the others are claimed straight from Postgres by
- * OutboxClaimer). Rows are claimed with FOR UPDATE SKIP LOCKED, so several relays share the work without overlap; a row is marked relayed only after BullMQ accepted its job, and the job id is derived
- * from the row, so a relay that dies in between re-adds a job BullMQ already knows. While Redis is away the rows
- * wait in Postgres; jobs Redis lost after relaying (it keeps nothing on disk) are found by their missing done
- * mark and relayed again.
+ * Hands due outbox rows to BullMQ, one job per group of rows of one topic and one client (each lane's group size), with a
+ * job id made of the group (topic, client, first row, count, relay count): a round repeated after a failure adds the
+ * job BullMQ already has, not a second one. Rows are read across clients (a plain read) and marked relayed client by
+ * client, once BullMQ took the jobs. It runs when woken: by the outbox write's NOTIFY, by a job finishing in this
+ * process (a lane that was full has room), at the next delayed row's due time, and by a slow safety sweep. While Redis is
+ * away the rows wait in Postgres; rows relayed and not done after OUTBOX_LOST_JOB_AFTER_MS (Redis lost the job) are
+ * relayed again.
  */
 @Injectable()
 export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(OutboxRelay.name);
-  private readonly queues: Record<QueueName, Queue>;
+  private readonly queues = new Map<Topic, Queue>();
+  private readonly listener: ChannelListener;
   private running = false;
   private stopped: Promise<void> = Promise.resolve();
+  private woken = false;
+  private wake: (() => void) | null = null;
   private lastErrorLog = 0;
-  /** A relayed job not done after this long is presumed lost with Redis and relayed again (OUTBOX_LOST_JOB_AFTER_MS). */
+  /** A relayed row not done after this long is presumed lost with Redis and relayed again (OUTBOX_LOST_JOB_AFTER_MS). */
   private readonly lostJobAfterMs: number;
-  private readonly sweepEveryMs: number;
+  private readonly lostSweepEveryMs: number;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     @Inject(APP_CONFIG) config: AppConfig,
-    @InjectQueue(QUEUES.payments) payments: Queue,
-    @InjectQueue(QUEUES.reversals) reversals: Queue,
+    private readonly moduleRef: ModuleRef,
+    workers: OutboxWorkers,
   ) {
-    this.queues = { payments, reversals };
     this.lostJobAfterMs = config.outboxLostJobAfterMs;
-    this.sweepEveryMs = Math.min(MAX_SWEEP_EVERY_MS, Math.max(250, Math.floor(this.lostJobAfterMs / 4)));
+    this.lostSweepEveryMs = Math.min(MAX_LOST_SWEEP_EVERY_MS, Math.max(250, Math.floor(this.lostJobAfterMs / 4)));
+    this.listener = new ChannelListener(config.databaseUrl, OUTBOX_CHANNEL, {
+      message: () => this.poke(),
+      listening: () => this.poke(),
+      lost: () => undefined,
+    });
+    workers.onLaneFreed(() => this.poke());
   }
 
   onApplicationBootstrap(): void {
+    for (const topic of QUEUES) this.queues.set(topic, this.moduleRef.get<Queue>(getQueueToken(topic), { strict: false }));
     this.running = true;
+    this.listener.start();
     this.stopped = this.loop();
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.running = false;
+    this.poke();
     await this.stopped;
+    await this.listener.stop();
   }
 
-  /** Relays one batch of due rows; returns how many were relayed. */
-  async relayDue(): Promise<number> {
+  /**
+   * Relays one round of due rows: up to GROUPS_PER_ROUND groups of each topic whose lane is not full. Answers how
+   * many rows it relayed, and whether rows were left due (a full lane, or more than one round's worth).
+   */
+  async relayDue(): Promise<{ relayed: number; more: boolean }> {
     return this.db.transaction(async (manager) => {
-      const rows: Array<{
-        id: string;
-        client_id: string;
-        topic: string;
-        payload: Record<string, string>;
-        relay_count: number;
-        job_key: string;
-      }> = await manager.query(
-        `SELECT id, client_id, topic, payload, relay_count, job_key FROM outbox WHERE topic = ANY($1) AND relayed_at IS NULL AND available_at <= now()
-         ORDER BY available_at, id LIMIT ${BATCH} FOR UPDATE SKIP LOCKED`,
-        [RELAYED_TOPICS],
-      );
-      if (rows.length === 0) return 0;
-      const byQueue = new Map<
-        QueueName,
-        Array<{
-          name: string;
-          data: Record<string, string>;
-          opts: { jobId: string };
-        }>
-      >();
-      for (const row of rows) {
-        const { queue, job } = queueOf(row.topic);
-        const jobs = byQueue.get(queue) ?? [];
-        jobs.push({
-          name: job,
-          data: { ...row.payload, clientId: row.client_id, outboxId: row.id },
-          opts: { jobId: `outbox-${row.job_key}-${row.relay_count}` },
-        });
-        byQueue.set(queue, jobs);
+      await manager.query(`SELECT pg_advisory_xact_lock($1)`, [RELAY_LOCK_KEY]);
+      // Topic by topic, each on its own index range: a backlog of one never hides another's due rows.
+      const rows: DueRow[] = [];
+      for (const topic of QUEUES) {
+        rows.push(
+          ...(await manager.query(
+            `SELECT id, client_id, topic, payload, relay_count FROM outbox
+              WHERE topic = $1 AND relayed_at IS NULL AND available_at <= now() ORDER BY available_at, id LIMIT $2`,
+            [topic, LANES[topic].group * GROUPS_PER_ROUND],
+          )),
+        );
       }
+      if (rows.length === 0) return { relayed: 0, more: false };
+      const byTopic = groupBy(rows, (row) => row.topic);
+      let more = [...byTopic].some(([topic, due]) => due.length === LANES[topic].group * GROUPS_PER_ROUND);
+      const relayed: DueRow[] = [];
       await withTimeout(
-        Promise.all([...byQueue].map(([queue, jobs]) => this.queues[queue].addBulk(jobs))),
+        Promise.all(
+          [...byTopic].map(async ([topic, due]) => {
+            const queue = this.queues.get(topic)!;
+            const room = MAX_WAITING_JOBS - (await queue.count());
+            const all = groupsOf(due, LANES[topic].group);
+            const groups = all.slice(0, Math.max(0, room));
+            if (groups.length < all.length) more = true;
+            if (groups.length === 0) return;
+            await queue.addBulk(groups.map((group) => ({ name: topic, data: jobData(group), opts: { jobId: jobId(topic, group) } })));
+            relayed.push(...groups.flat());
+          }),
+        ),
         ENQUEUE_TIMEOUT_MS,
-        'Redis did not accept the jobs in time',
+        'enqueueing to Redis timed out',
       );
-      await manager.query(`UPDATE outbox SET relayed_at = now() WHERE id = ANY($1)`, [rows.map((r) => r.id)]);
-      return rows.length;
+      await this.markRelayed(manager, relayed);
+      return { relayed: relayed.length, more };
     });
   }
 
-  /** Puts back jobs that were relayed but never finished, e.g. because Redis restarted without its data. */
+  /** Puts back rows that were relayed but never finished, e.g. because Redis restarted without its data. */
   async requeueLost(): Promise<number> {
-    const [, count] = await this.db.query(
-      `UPDATE outbox SET relayed_at = NULL, relay_count = relay_count + 1
-       WHERE relayed_at IS NOT NULL AND done_at IS NULL AND relayed_at < now() - make_interval(secs => $1)`,
+    const lost: Array<{ client_id: string; ids: string[] }> = await this.db.query(
+      `SELECT client_id, array_agg(id) AS ids FROM outbox
+        WHERE relayed_at IS NOT NULL AND done_at IS NULL AND relayed_at < now() - make_interval(secs => $1)
+        GROUP BY client_id`,
       [this.lostJobAfterMs / 1000],
     );
-    return count;
+    let requeued = 0;
+    for (const { client_id, ids } of lost) {
+      const [, count] = await this.db.query(
+        `UPDATE outbox SET relayed_at = NULL, relay_count = relay_count + 1
+          WHERE client_id = $1 AND id = ANY($2::bigint[]) AND done_at IS NULL AND relayed_at < now() - make_interval(secs => $3)`,
+        [client_id, ids, this.lostJobAfterMs / 1000],
+      );
+      requeued += count;
+    }
+    return requeued;
+  }
+
+  /** When the next delayed row falls due (null when none waits). */
+  private async nextDue(): Promise<Date | null> {
+    const [row]: Array<{ at: Date | null }> = await this.db.query(
+      `SELECT min(available_at) AS at FROM outbox WHERE topic = ANY($1) AND relayed_at IS NULL AND available_at > now()`,
+      [QUEUES],
+    );
+    return row?.at ?? null;
+  }
+
+  private async markRelayed(manager: EntityManager, rows: DueRow[]): Promise<void> {
+    for (const [clientId, ofClient] of groupBy(rows, (row) => row.client_id)) {
+      await manager.query(`UPDATE outbox SET relayed_at = now() WHERE client_id = $1 AND id = ANY($2::bigint[])`, [
+        clientId,
+        ofClient.map((row) => row.id),
+      ]);
+    }
+  }
+
+  private poke(): void {
+    this.woken = true;
+    const wake = this.wake;
+    this.wake = null;
+    wake?.();
   }
 
   private async loop(): Promise<void> {
-    let lastSweep = 0;
+    let lastLostSweep = 0;
     while (this.running) {
+      this.woken = false;
+      let waitMs = SWEEP_EVERY_MS;
       try {
-        if (Date.now() - lastSweep > this.sweepEveryMs) {
-          lastSweep = Date.now();
+        if (Date.now() - lastLostSweep > this.lostSweepEveryMs) {
+          lastLostSweep = Date.now();
           const requeued = await this.requeueLost();
-          if (requeued > 0) this.logger.warn(`${requeued} relayed jobs never finished; relaying them again`);
+          if (requeued > 0) this.logger.warn(`${requeued} relayed outbox rows never finished; relaying them again`);
         }
-        const relayed = await this.relayDue();
-        if (relayed < BATCH) await sleep(IDLE_POLL_MS);
+        const { more } = await this.relayDue();
+        if (more) continue;
+        const next = await this.nextDue();
+        if (next) waitMs = Math.max(0, Math.min(waitMs, next.getTime() - Date.now()));
+        waitMs = Math.min(waitMs, Math.max(0, lastLostSweep + this.lostSweepEveryMs - Date.now()));
       } catch (error) {
         if (Date.now() - this.lastErrorLog > 30_000) {
           this.logger.warn(`outbox relay paused: ${(error as Error).message}; work waits in Postgres`);
           this.lastErrorLog = Date.now();
         }
-        await sleep(ERROR_BACKOFF_MS);
+        waitMs = ERROR_BACKOFF_MS;
       }
+      await this.sleep(waitMs);
     }
+  }
+
+  /** Waits `ms`, or less when poked (a poke while a round ran ends the wait at once). */
+  private sleep(ms: number): Promise<void> {
+    if (this.woken || !this.running) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.wake = null;
+        resolve();
+      }, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
   }
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+function groupBy<T, K>(items: T[], key: (item: T) => K): Map<K, T[]> {
+  const groups = new Map<K, T[]>();
+  for (const item of items) {
+    const group = groups.get(key(item));
+    if (group) group.push(item);
+    else groups.set(key(item), [item]);
+  }
+  return groups;
+}
+
+/** A topic's due rows (oldest first) as groups of one client each, of at most `size` rows, in the order of their first row. */
+function groupsOf(due: DueRow[], size: number): DueRow[][] {
+  const position = new Map(due.map((row, i) => [row, i]));
+  return [...groupBy(due, (row) => row.client_id).values()]
+    .flatMap((ofClient) => Array.from({ length: Math.ceil(ofClient.length / size) }, (_, i) => ofClient.slice(i * size, (i + 1) * size)))
+    .sort((a, b) => position.get(a[0])! - position.get(b[0])!);
+}
+
+function jobData(group: DueRow[]): OutboxGroup {
+  return { clientId: group[0].client_id, items: group.map((row) => ({ outboxId: String(row.id), payload: row.payload })) };
+}
+
+/** BullMQ refuses ':' in a job id; a topic's '.' and a client id's '-' are kept. */
+function jobId(topic: Topic, group: DueRow[]): string {
+  return `${topic}_${group[0].client_id}_${group[0].id}_${group.length}_${group[0].relay_count}`;
 }

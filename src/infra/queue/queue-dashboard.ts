@@ -22,7 +22,7 @@ export async function mountQueueDashboard(app: NestFastifyApplication, config: A
   }
   const serverAdapter = new BullBoardFastifyAdapter().setBasePath(QUEUE_DASHBOARD_PATH);
   createBullBoard({
-    queues: Object.values(QUEUES).map((name) => new BullMQAdapter(app.get<Queue>(getQueueToken(name)), { readOnlyMode: false })),
+    queues: QUEUES.map((name) => new BullMQAdapter(app.get<Queue>(getQueueToken(name)), { readOnlyMode: false })),
     serverAdapter,
   });
   const expected = `Basic ${Buffer.from(`${config.adminUsername}:${config.adminPassword}`).toString('base64')}`;

@@ -36,10 +36,10 @@ class ListenedQueue extends Queue {
 BullModule.queueClass = ListenedQueue;
 
 /**
- * A worker runs on its queue's connection. A queue's cluster client is the queue's own and Nest closes the queue
- * before its workers, so a worker on a cluster works on a duplicate of its own, closed with it.
+ * A worker runs on its queue's connection (OutboxWorkers). A queue's cluster client is the queue's own and Nest closes
+ * the queue before the workers, so a worker on a cluster works on a duplicate of its own, closed with it.
  */
-class OwnClientWorker extends Worker {
+export class OwnClientWorker extends Worker {
   private readonly ownClient: Cluster | null;
 
   constructor(name: string, processor: Processor, opts: WorkerOptions) {
@@ -53,7 +53,6 @@ class OwnClientWorker extends Worker {
     this.ownClient?.disconnect();
   }
 }
-BullModule.workerClass = OwnClientWorker;
 
 /**
  * A queue's connection, which fails fast while Redis is away. On one server BullMQ makes (and closes) it from these
@@ -79,7 +78,7 @@ const JOB_DEFAULTS: DefaultJobOptions = {
 @Global()
 @Module({
   imports: [
-    ...Object.values(QUEUES).map((name) =>
+    ...QUEUES.map((name) =>
       BullModule.registerQueueAsync({
         name,
         inject: [APP_CONFIG],

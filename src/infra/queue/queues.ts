@@ -1,13 +1,7 @@
 /**
- * The BullMQ queue and the outbox topics: `<area>.<work>`. Topics of CLAIMED_TOPICS are claimed from the outbox by the
- * workers; the others are relayed to the queue named by their area, as jobs named by their work.
+ * The outbox topics, `<area>.<work>`: each is a BullMQ queue of its own, named as the topic, so that every money path
+ * has its own lane (its own concurrency, its own backlog in the queue dashboard) and none waits behind another.
  */
-export const QUEUES = {
-  payments: 'payments',
-  reversals: 'reversals',
-} as const;
-export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
-
 export const TOPICS = {
   settlePayment: 'payments.settle',
   expireCheckout: 'payments.expire-checkout',
@@ -20,6 +14,32 @@ export const TOPICS = {
 } as const;
 export type Topic = (typeof TOPICS)[keyof typeof TOPICS];
 
+/** Every queue: one per topic. */
+export const QUEUES: readonly Topic[] = Object.values(TOPICS);
+
+export interface Lane {
+  /** The most outbox rows (of one client) one job carries, and so one handler call gets. */
+  group: number;
+  /** The jobs of the topic a worker process runs at once. */
+  concurrency: number;
+}
+
+/**
+ * Each topic's lane: groups sized to what its handler books in one transaction, and how many groups a worker runs
+ * at once. Checkout expiry and reversals step one record at a time, so their groups run their items side by side.
+ */
+export const LANES: Record<Topic, Lane> = {
+  [TOPICS.settlePayment]: { group: 100, concurrency: 2 },
+  [TOPICS.expireCheckout]: { group: 50, concurrency: 2 },
+  [TOPICS.processReversal]: { group: 50, concurrency: 2 },
+  // Slices of RECIPIENTS_PER_JOB recipients each: a 1,000-recipient request is one group.
+  [TOPICS.processAirtime]: { group: 20, concurrency: 2 },
+  [TOPICS.recheckAirtime]: { group: 100, concurrency: 2 },
+  [TOPICS.processPayout]: { group: 100, concurrency: 2 },
+  [TOPICS.recheckPayout]: { group: 100, concurrency: 2 },
+  [TOPICS.sendNotification]: { group: 100, concurrency: 2 },
+};
+
 /**
  * A payments.settle job names the payment to settle by its id under this one key: built by settlePaymentJob for the
  * TypeScript producers (PaymentsService.scheduleSettlement, a rail's answer), given to a charge's acceptance SQL
@@ -30,22 +50,4 @@ export const SETTLE_PAYMENT_KEY = 'paymentId';
 /** The payload of a payments.settle job: the payment to settle. */
 export function settlePaymentJob(paymentId: string): Record<string, string> {
   return { [SETTLE_PAYMENT_KEY]: paymentId };
-}
-
-/**
- * Topics whose work the workers claim straight from the outbox, many rows per query (OutboxClaimer), instead of one
- * BullMQ job per row: the money paths' follow-ups, where a job's Redis round trips cost more than the work.
- */
-export const CLAIMED_TOPICS: readonly Topic[] = [
-  TOPICS.settlePayment,
-  TOPICS.processAirtime,
-  TOPICS.recheckAirtime,
-  TOPICS.processPayout,
-  TOPICS.recheckPayout,
-  TOPICS.sendNotification,
-];
-
-export function queueOf(topic: string): { queue: QueueName; job: string } {
-  const [queue, job] = topic.split('.');
-  return { queue: queue as QueueName, job };
 }

@@ -71,32 +71,35 @@ function plpgsqlQueries(tree: unknown): string[] {
 
 const optionValue = (options: Node[], name: string) => options.find((o) => o.DefElem?.defname === name)?.DefElem?.arg;
 
-/** Every function of src/<domain>/sql/, with each statement it runs parsed. */
+/** Every function of src/<domain>/sql/, with each statement it runs parsed (a trigger function's file makes its trigger too). */
 export function sqlFunctions(): SqlFunction[] {
   return readFunctionSources().flatMap((source) =>
-    pg.parseSync(source.text).stmts.map(({ stmt }) => {
-      const create = stmt.CreateFunctionStmt;
-      const name = create.funcname.at(-1).String.sval as string;
-      const language = optionValue(create.options, 'language').String.sval as string;
-      const parameters = (create.parameters ?? [])
-        .filter((p: Node) => p.FunctionParameter.mode !== 'FUNC_PARAM_OUT' && p.FunctionParameter.mode !== 'FUNC_PARAM_TABLE')
-        .map((p: Node) => p.FunctionParameter.name as string);
-      const body = (optionValue(create.options, 'as').List.items[0].String.sval as string) ?? '';
-      let texts = [body];
-      let unread: string | undefined;
-      if (language === 'plpgsql') {
-        try {
-          texts = plpgsqlQueries(pg.parsePlPgSQLSync(source.text));
-        } catch (error) {
-          texts = [];
-          unread = (error as Error).message;
+    pg
+      .parseSync(source.text)
+      .stmts.filter(({ stmt }) => !stmt.CreateTrigStmt)
+      .map(({ stmt }) => {
+        const create = stmt.CreateFunctionStmt;
+        const name = create.funcname.at(-1).String.sval as string;
+        const language = optionValue(create.options, 'language').String.sval as string;
+        const parameters = (create.parameters ?? [])
+          .filter((p: Node) => p.FunctionParameter.mode !== 'FUNC_PARAM_OUT' && p.FunctionParameter.mode !== 'FUNC_PARAM_TABLE')
+          .map((p: Node) => p.FunctionParameter.name as string);
+        const body = (optionValue(create.options, 'as').List.items[0].String.sval as string) ?? '';
+        let texts = [body];
+        let unread: string | undefined;
+        if (language === 'plpgsql') {
+          try {
+            texts = plpgsqlQueries(pg.parsePlPgSQLSync(source.text));
+          } catch (error) {
+            texts = [];
+            unread = (error as Error).message;
+          }
         }
-      }
-      const statements = texts.flatMap((sql) =>
-        pg.parseSync(sql).stmts.map(({ stmt: ast }) => ({ origin: `${source.file}#${name}`, fn: name, sql, ast })),
-      );
-      return { name, file: source.file, language, parameters, statements, dynamic: (body.match(/\bEXECUTE\b/gi) ?? []).length, unread };
-    }),
+        const statements = texts.flatMap((sql) =>
+          pg.parseSync(sql).stmts.map(({ stmt: ast }) => ({ origin: `${source.file}#${name}`, fn: name, sql, ast })),
+        );
+        return { name, file: source.file, language, parameters, statements, dynamic: (body.match(/\bEXECUTE\b/gi) ?? []).length, unread };
+      }),
   );
 }
 

@@ -8,10 +8,10 @@ import { dataSource } from '../../support/test-app';
 const SETTLE_DELAY_MS = 600_000;
 
 /**
- * Claimed work is fair between kinds of work and merchants: each topic is claimed within its own bound, so a backlog
- * of one kind, due first, does not hold back the other's work that falls due after it.
+ * Outbox work is fair between kinds of work and merchants: each topic is a lane of its own (its BullMQ queue, bounded
+ * in what waits there), so a backlog of one kind, due first, does not hold back the other's work that falls due after it.
  */
-describe('outbox claims: one kind of backlog does not starve another', () => {
+describe('outbox lanes: one kind of backlog does not starve another', () => {
   let sandbox: IsolatedSandbox;
   let app: NestFastifyApplication;
   let bulk: GatewayMerchant;
