@@ -64,10 +64,14 @@ export interface CheckoutResultBody {
   timestamp: string;
 }
 
-const RESULT_BY_MERCHANT_ID: PreparedStatement = {
+const SESSION_BY_MERCHANT_ID: PreparedStatement = {
+  name: 'checkout_session_by_merchant_id',
+  text: 'SELECT cs.id FROM checkout_sessions cs WHERE cs.client_id = $1 AND cs.merchant_transaction_id = $2',
+};
+
+const RESULT: PreparedStatement = {
   name: 'checkout_result_payload',
-  text: `SELECT checkout_result_payload(cs.client_id, cs.id) AS result FROM checkout_sessions cs
-         WHERE cs.client_id = $1 AND cs.merchant_transaction_id = $2`,
+  text: `SELECT checkout_result_payload($1, $2) AS result`,
 };
 
 /**
@@ -79,8 +83,11 @@ export async function checkoutResultOf(
   clientId: string,
   merchantTransactionId: string,
 ): Promise<CheckoutResultBody | null> {
-  const [row] = await runPrepared<{ result: CheckoutResultBody }>(db, RESULT_BY_MERCHANT_ID, [clientId, merchantTransactionId]);
-  return row?.result ?? null;
+  // Found first, then shaped: on Citus a function reading shards may not run inside a query on a shard.
+  const [session] = await runPrepared<{ id: string }>(db, SESSION_BY_MERCHANT_ID, [clientId, merchantTransactionId]);
+  if (!session) return null;
+  const [row] = await runPrepared<{ result: CheckoutResultBody }>(db, RESULT, [clientId, session.id]);
+  return row.result;
 }
 
 /** What moved a session's payments (checkout_follow_payments' p_cause): a result, a reversal, or the session's end. */

@@ -54,11 +54,18 @@ export class PaymentsService {
    * to whom the settlement's SQL sends it too.
    */
   private async announce(manager: EntityManager, payment: PaymentRow): Promise<void> {
-    await runPrepared(manager, ANNOUNCE, [payment.id, paymentResult(payment)]);
+    await runPrepared(manager, ANNOUNCE, [
+      payment.client_id,
+      payment.external_reference,
+      payment.callback_url,
+      payment.notify_client || payment.notify_originator,
+      paymentResult(payment),
+    ]);
   }
 }
 
 const ANNOUNCE: PreparedStatement = {
   name: 'collection_payment_announce',
-  text: 'SELECT collection_payment_announce(p, p_payload => $2) FROM payments p WHERE p.id = $1',
+  text: `SELECT collection_payment_announce(p_client_id => $1, p_external_reference => $2, p_callback_url => $3, p_notify => $4,
+           p_payload => $5)`,
 };

@@ -13,6 +13,7 @@ LANGUAGE plpgsql
 AS $fn$
 DECLARE
   v_notify bigint[];
+  v_session record;
 BEGIN
   IF p_cause NOT IN ('RESULT', 'REVERSAL', 'EXPIRY') THEN
     RAISE EXCEPTION 'checkout_follow_payments: unknown cause %', p_cause;
@@ -44,8 +45,13 @@ BEGIN
   )
   SELECT array_agg(m.id ORDER BY m.id) FILTER (WHERE NOT m.quiet) INTO v_notify FROM moved m;
 
-  PERFORM callback_schedule(cs.client_id, 'collections', 'checkout_' || cs.status, cs.merchant_transaction_id,
-                            ARRAY[cs.callback_url::text], false, checkout_result_payload(cs.client_id, cs.id)::jsonb)
-  FROM checkout_sessions cs WHERE cs.client_id = p_client_id AND cs.id = ANY(v_notify) ORDER BY cs.id;
+  -- Read first, then scheduled one by one: on Citus a function reading shards may not run inside a query on a shard.
+  FOR v_session IN
+    SELECT cs.id, cs.status, cs.merchant_transaction_id::text AS merchant_transaction_id, cs.callback_url::text AS callback_url
+    FROM checkout_sessions cs WHERE cs.client_id = p_client_id AND cs.id = ANY(v_notify) ORDER BY cs.id
+  LOOP
+    PERFORM callback_schedule(p_client_id, 'collections', 'checkout_' || v_session.status, v_session.merchant_transaction_id,
+                              ARRAY[v_session.callback_url], false, checkout_result_payload(p_client_id, v_session.id)::jsonb);
+  END LOOP;
 END
 $fn$;

@@ -1,10 +1,19 @@
 -- Schedules a direct charge's result callback (the payload, paymentResult in src/collections/payment.ts): to the request's
 -- callback URL and, when the charge asked to notify, to the client's collections endpoint. The one rule of who hears
--- of a charge's result, for the settlement (collection_settle_apply) and the OTP limit (PaymentsService.fail).
-CREATE OR REPLACE FUNCTION collection_payment_announce(p payments, p_payload jsonb)
+-- of a charge's result, for the settlement (collection_settle_apply) and the OTP limit (PaymentsService.fail). Takes
+-- the payment's values, not its row: on Citus a function reading shards may not run inside a query on a shard.
+CREATE OR REPLACE FUNCTION collection_payment_announce(
+  p_client_id uuid,
+  p_external_reference text,
+  p_callback_url text,
+  p_notify boolean,
+  p_payload jsonb
+)
 RETURNS void
-LANGUAGE sql
+LANGUAGE plpgsql
 AS $fn$
-SELECT callback_schedule(p.client_id, 'collections', p_payload->>'event', p.external_reference, ARRAY[p.callback_url::text],
-                         p.notify_client OR p.notify_originator, p_payload)
+BEGIN
+  PERFORM callback_schedule(p_client_id, 'collections', p_payload->>'event', p_external_reference, ARRAY[p_callback_url],
+                            p_notify, p_payload);
+END
 $fn$;

@@ -10,6 +10,7 @@ DECLARE
   v_to_post      ledger_entry_to_post[];
   v_posted       jsonb := '{}';
   v_answers      jsonb;
+  v_announced    record;
 BEGIN
   WITH moving AS (
     SELECT DISTINCT ON (p.id) e.ord, p.id, p.client_id, p.total_amount, p.service_amount, p.merchant_fee, p.transaction_charge,
@@ -69,13 +70,20 @@ BEGIN
     INTO v_answers
   FROM items i LEFT JOIN moved m ON m.ord = i.ord;
 
-  -- The result callbacks of the direct charges settled here (an item with a payload).
-  PERFORM collection_payment_announce(p, e.item->'payload')
-  FROM jsonb_array_elements(p_items) WITH ORDINALITY e(item, ord)
-  JOIN jsonb_to_recordset(v_answers) a(ord bigint, result text) ON a.ord = e.ord
-  JOIN payments p ON p.id = (e.item->>'payment_id')::bigint
-  WHERE a.result = 'SETTLED' AND jsonb_typeof(e.item->'payload') = 'object'
-  ORDER BY e.ord;
+  -- The result callbacks of the direct charges settled here (an item with a payload), each scheduled on its own: the
+  -- payments are read first (on Citus a function reading shards may not run inside a query on a shard).
+  FOR v_announced IN
+    SELECT p.client_id, p.external_reference::text AS external_reference, p.callback_url::text AS callback_url,
+           p.notify_client OR p.notify_originator AS notify, e.item->'payload' AS payload
+    FROM jsonb_array_elements(p_items) WITH ORDINALITY e(item, ord)
+    JOIN jsonb_to_recordset(v_answers) a(ord bigint, result text) ON a.ord = e.ord
+    JOIN payments p ON p.id = (e.item->>'payment_id')::bigint
+    WHERE a.result = 'SETTLED' AND jsonb_typeof(e.item->'payload') = 'object'
+    ORDER BY e.ord
+  LOOP
+    PERFORM collection_payment_announce(v_announced.client_id, v_announced.external_reference, v_announced.callback_url,
+                                        v_announced.notify, v_announced.payload);
+  END LOOP;
 
   RETURN QUERY
   SELECT a.payment_id, a.result,

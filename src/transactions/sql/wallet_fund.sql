@@ -15,6 +15,7 @@ AS $fn$
 DECLARE
   v_wallet record;
   v_settlement uuid;
+  v_settlement_number text;
   v_entry bigint;
   v_before numeric;
   v_after numeric;
@@ -46,13 +47,13 @@ BEGIN
   INSERT INTO wallet_operations (client_id, kind, source_transaction_id, request_fingerprint, entry_id)
   VALUES (p_client_id, 'FUNDING', NULL, p_fingerprint, v_entry)
   RETURNING wallet_operations.id INTO v_operation;
+  SELECT a.account_number::text INTO v_settlement_number FROM ledger_accounts a WHERE a.client_id = p_client_id AND a.id = v_settlement;
   PERFORM wallet_record_transactions(p_operation_ids => ARRAY[v_operation], p_client_ids => ARRAY[p_client_id],
     p_account_ids => ARRAY[v_wallet.id], p_types => ARRAY['CREDIT'], p_sources => ARRAY['EXTERNAL_CREDIT'],
     p_currencies => ARRAY[v_wallet.currency], p_amounts => ARRAY[p_amount], p_fees => ARRAY[0::numeric],
     p_previous_balances => ARRAY[v_before], p_current_balances => ARRAY[v_after],
-    p_other_party_accounts => ARRAY[a.account_number::text], p_narrations => ARRAY[p_narration],
-    p_transaction_dates => ARRAY[p_transaction_date])
-  FROM ledger_accounts a WHERE a.client_id = p_client_id AND a.id = v_settlement;
+    p_other_party_accounts => ARRAY[v_settlement_number], p_narrations => ARRAY[p_narration],
+    p_transaction_dates => ARRAY[p_transaction_date]);
 
   outcome := 'OK'; detail := '{}';
   SELECT rec.records INTO records FROM wallet_operation_rows(p_client_id, ARRAY[v_operation]) rec;

@@ -21,6 +21,11 @@ DECLARE
   v_closed    text;
   v_leg_ids   uuid[] := ARRAY[gen_random_uuid(), gen_random_uuid()];
   v_other_leg uuid := gen_random_uuid();
+  -- The reversal's records, one array per column (wallet_record_transactions).
+  r_ids uuid[]; r_accounts uuid[]; r_types text[]; r_sources text[]; r_currencies text[]; r_amounts numeric[];
+  r_fees numeric[]; r_previous_balances numeric[]; r_current_balances numeric[]; r_other_parties text[];
+  r_other_legs text[]; r_data jsonb[]; r_narrations text[]; r_original_currencies text[]; r_original_amounts numeric[];
+  r_rates numeric[];
 BEGIN
   IF p_reference IS NOT NULL THEN
     SELECT o.id, o.kind, o.request_fingerprint INTO v_known FROM wallet_operations o
@@ -84,15 +89,14 @@ BEGIN
 
   -- One record per original record, direction flipped, balances as the reversing entry moved them; a
   -- single-wallet original had the settlement account as its other side, which gets a record of its own.
-  PERFORM wallet_record_transactions(p_ids => array_agg(r.id), p_operation_ids => array_agg(v_operation),
-    p_client_ids => array_agg(p_client_id), p_account_ids => array_agg(r.account_id), p_types => array_agg(r.type),
-    p_sources => array_agg(r.source), p_currencies => array_agg(r.currency), p_amounts => array_agg(r.amount),
-    p_fees => array_agg(r.fee), p_previous_balances => array_agg(r.previous_balance),
-    p_current_balances => array_agg(r.current_balance), p_other_party_accounts => array_agg(r.other_party_account),
-    p_other_party_transaction_hashes => array_agg(r.other_leg), p_source_transaction_ids => array_agg(p_reference),
-    p_source_transaction_data => array_agg(r.data), p_narrations => array_agg(r.narration),
-    p_transaction_dates => array_agg(now()), p_original_currencies => array_agg(r.original_currency),
-    p_original_amounts => array_agg(r.original_amount), p_exchange_rates => array_agg(r.exchange_rate))
+  -- Read first, then written: on Citus a function writing shards may not run inside a query on a shard.
+  SELECT array_agg(r.id), array_agg(r.account_id), array_agg(r.type), array_agg(r.source), array_agg(r.currency),
+         array_agg(r.amount), array_agg(r.fee), array_agg(r.previous_balance), array_agg(r.current_balance),
+         array_agg(r.other_party_account), array_agg(r.other_leg), array_agg(r.data), array_agg(r.narration),
+         array_agg(r.original_currency), array_agg(r.original_amount), array_agg(r.exchange_rate)
+    INTO r_ids, r_accounts, r_types, r_sources, r_currencies, r_amounts, r_fees,
+         r_previous_balances, r_current_balances, r_other_parties, r_other_legs, r_data,
+         r_narrations, r_original_currencies, r_original_amounts, r_rates
   FROM (
     WITH originals AS (
       SELECT t.*, a.account_number AS own_account_number,
@@ -122,6 +126,17 @@ BEGIN
     JOIN moved p ON p.account_id = s.id
     WHERE o.legs = 1
   ) r;
+  PERFORM wallet_record_transactions(p_ids => r_ids,
+    p_operation_ids => array_fill(v_operation, ARRAY[cardinality(r_ids)]),
+    p_client_ids => array_fill(p_client_id, ARRAY[cardinality(r_ids)]), p_account_ids => r_accounts,
+    p_types => r_types, p_sources => r_sources, p_currencies => r_currencies, p_amounts => r_amounts,
+    p_fees => r_fees, p_previous_balances => r_previous_balances, p_current_balances => r_current_balances,
+    p_other_party_accounts => r_other_parties, p_other_party_transaction_hashes => r_other_legs,
+    p_source_transaction_ids => array_fill(p_reference, ARRAY[cardinality(r_ids)]),
+    p_source_transaction_data => r_data, p_narrations => r_narrations,
+    p_transaction_dates => array_fill(now(), ARRAY[cardinality(r_ids)]),
+    p_original_currencies => r_original_currencies, p_original_amounts => r_original_amounts,
+    p_exchange_rates => r_rates);
 
   outcome := 'REVERSED';
   SELECT rec.records INTO records FROM wallet_operation_rows(p_client_id, ARRAY[v_operation]) rec;

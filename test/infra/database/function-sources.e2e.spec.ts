@@ -106,7 +106,7 @@ describe('applying function sources', () => {
   });
 
   it('re-applies the file of a function dropped or redefined by other means than its file', async () => {
-    await db.query('DROP FUNCTION client_service_fee(uuid, numeric)');
+    await db.query('DROP FUNCTION client_service_fee(uuid, uuid, numeric)');
     expect(await applyFunctionSources(db)).toEqual({ applied: ['client-services/sql/client_service_fee.sql'], dropped: [] });
     await db.query(`CREATE OR REPLACE FUNCTION ledger_reverse_entry(p_client_id uuid, p_entry_id bigint, p_kind text)
       RETURNS TABLE(entry_id bigint, account_id uuid, amount numeric, balance_before numeric, balance_after numeric)

@@ -319,8 +319,22 @@ export interface StatementFinding {
     | 'join-not-on-client-id'
     | 'insert-without-client-id'
     | 'reference-correlates-into-distributed'
-    | 'clock-in-upsert';
+    | 'clock-in-upsert'
+    | 'function-in-shard-query';
   // reference-correlates-into-distributed: a reference or coordinator table correlated into a distributed one.
+  // function-in-shard-query: `table` is a function that reads distributed tables, called by a level that reads one
+  // (Citus runs it inside the query on the shard, and refuses its queries: "cannot execute a distributed query from
+  // a query on a shard").
+}
+
+/** The functions called by name anywhere in a statement. */
+export function functionsCalledBy(statement: SqlStatement): string[] {
+  const found = new Set<string>();
+  walk(statement.ast, (node) => {
+    const name = node.FuncCall?.funcname?.at(-1)?.String?.sval;
+    if (name) found.add(name);
+  });
+  return [...found];
 }
 
 /**
@@ -331,6 +345,7 @@ export interface StatementFinding {
 export function findings(
   statement: SqlStatement,
   plan: { distributed: readonly string[]; reference: readonly string[]; local: readonly string[] },
+  shardFunctions: ReadonlySet<string> = new Set(),
 ): StatementFinding[] {
   const { distributed, reference } = plan;
   // Tables off the shards: copied to every node (reference) or kept on the coordinator (local).
@@ -377,6 +392,20 @@ export function findings(
       // A subquery correlated to an outer query is a join with it: Citus wants that on client_id too.
       else if (!strict && (groups.size > 1 || (correlated && !pinnedGroups.has(root(r.alias)))))
         out.push({ origin: statement.origin, table: r.table, rule: 'join-not-on-client-id' });
+    }
+
+    // A subquery in FROM is on the shard with its level: Citus plans the pair as one router query.
+    let fromShards = onShard.length > 0;
+    walk(level.fromClause, (node) => {
+      if (node.SubLink) return 'skip'; // a function's argument, planned on its own
+      if (node.RangeVar && distributed.includes(node.RangeVar.relname)) fromShards = true;
+    });
+    if (fromShards) {
+      walk([level.targetList, level.whereClause, level.fromClause, level.returningList], (node) => {
+        if (node.SubLink || node.RangeSubselect) return 'skip';
+        const name = node.FuncCall?.funcname?.at(-1)?.String?.sval;
+        if (name && shardFunctions.has(name)) out.push({ origin: statement.origin, table: name, rule: 'function-in-shard-query' });
+      });
     }
 
     const referenced = relations.filter((r) => offShards.includes(r.table));
