@@ -40,13 +40,13 @@ export const LEDGER_INVARIANTS: Array<{ name: string; description: string; sql: 
   {
     name: 'd_one_entry_per_business_record',
     description: 'every business record with money effect has exactly one entry per state change, and every entry has one business record',
-    sql: `WITH refs AS (SELECT client_id, entry_id, count(*) AS n FROM ledger_business_records GROUP BY client_id, entry_id)
-          SELECT e.id AS entry_id, e.kind, coalesce(r.n, 0) AS business_records
-          FROM journal_entries e LEFT JOIN refs r ON r.client_id = e.client_id AND r.entry_id = e.id
-          WHERE coalesce(r.n, 0) <> 1
-          UNION ALL
-          SELECT r.entry_id, 'missing entry', r.n FROM refs r
-          WHERE NOT EXISTS (SELECT 1 FROM journal_entries e WHERE e.client_id = r.client_id AND e.id = r.entry_id)
+    // One full join on (client_id, entry): Citus runs it shard by shard (no CTE correlated into a shard's query).
+    sql: `SELECT coalesce(e.id, r.entry_id) AS entry_id, coalesce(e.kind::text, 'missing entry') AS kind,
+                 coalesce(r.n, 0) AS business_records
+          FROM journal_entries e
+          FULL JOIN (SELECT client_id, entry_id, count(*) AS n FROM ledger_business_records GROUP BY client_id, entry_id) r
+            ON r.client_id = e.client_id AND r.entry_id = e.id
+          WHERE e.id IS NULL OR coalesce(r.n, 0) <> 1
           LIMIT 100`,
   },
 ];

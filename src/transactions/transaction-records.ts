@@ -71,22 +71,25 @@ export class TransactionRecords {
    * row of a page would then sort after its own cursor and come back on the next page.
    */
   async ofAccount(manager: EntityManager, page: AccountPage): Promise<Array<TransactionRow & { cursor_at: string }>> {
-    return manager.query(
-      `WITH page AS MATERIALIZED (
-         SELECT t.id, t.created_at, to_char(t.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at
-         FROM wallet_transactions t
-         WHERE t.client_id = $7 AND t.account_id = $1
-           AND ($2::timestamptz IS NULL OR t.created_at >= $2)
-           AND ($3::timestamptz IS NULL OR t.created_at < $3)
-           AND ($4::timestamptz IS NULL OR (t.created_at, t.id) > ($4::timestamptz, $5::uuid))
-         ORDER BY t.created_at, t.id
-         LIMIT $6
-       )
-       SELECT r.*, p.cursor_at
-       FROM page p JOIN wallet_transaction_rows($7, ARRAY(SELECT id FROM page)) r ON r.id = p.id
-       ORDER BY p.created_at, p.id`,
+    // The page's ids first, then their records: on Citus a function reading shards may not run inside a query on one.
+    const ids: Array<{ id: string; cursor_at: string }> = await manager.query(
+      `SELECT t.id, to_char(t.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at
+       FROM wallet_transactions t
+       WHERE t.client_id = $7 AND t.account_id = $1
+         AND ($2::timestamptz IS NULL OR t.created_at >= $2)
+         AND ($3::timestamptz IS NULL OR t.created_at < $3)
+         AND ($4::timestamptz IS NULL OR (t.created_at, t.id) > ($4::timestamptz, $5::uuid))
+       ORDER BY t.created_at, t.id
+       LIMIT $6`,
       [page.accountId, page.from, page.until, page.after?.createdAt ?? null, page.after?.id ?? null, page.limit, page.clientId],
     );
+    if (ids.length === 0) return [];
+    const rows: TransactionRow[] = await manager.query(`SELECT r.* FROM wallet_transaction_rows($1, $2::uuid[]) r`, [
+      page.clientId,
+      ids.map((r) => r.id),
+    ]);
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    return ids.map(({ id, cursor_at }) => ({ ...byId.get(id)!, cursor_at }));
   }
 }
 

@@ -8,16 +8,18 @@ LANGUAGE plpgsql
 AS $fn$
 DECLARE
   v_accounts uuid[];
+  v_codes text[]; v_rails text[];
   i record;
 BEGIN
   -- The floats of the paying services and the in-flight accounts of the rail in their currencies; as for payouts, one
   -- not created yet is created by the first reservation that needs it.
+  -- The paying services named first: on Citus a function reading shards may not run inside a query on a shard.
+  SELECT array_agg(airtime_service_code(p_client_id => p_client_id, p_service_code => q.service_code)), array_agg(q.rail)
+    INTO v_codes, v_rails
+    FROM jsonb_to_recordset(p_items) AS q(service_code text, rail text);
   WITH floats AS (
     SELECT DISTINCT s.settlement_account_id AS id, q.rail
-    FROM (
-      SELECT airtime_service_code(p_client_id => p_client_id, p_service_code => q.service_code) AS code, q.rail
-      FROM jsonb_to_recordset(p_items) AS q(service_code text, rail text)
-    ) q
+    FROM unnest(v_codes, v_rails) q(code, rail)
     JOIN client_services s ON s.client_id = p_client_id AND s.code = q.code
     WHERE s.settlement_account_id IS NOT NULL
   )

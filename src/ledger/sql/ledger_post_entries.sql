@@ -105,13 +105,13 @@ BEGIN
   INSERT INTO postings (entry_id, client_id, account_id, currency, amount, balance_after)
     SELECT x.e, x.cl, x.a, x.c, x.amt, x.after FROM unnest(v_p_entry, v_p_client, v_p_account, v_p_currency, v_p_amount, v_p_after)
       WITH ORDINALITY x(e, cl, a, c, amt, after, n) ORDER BY x.n;
-  -- Each account's row once per batch, however many entries moved it, client by client.
+  -- Each account's row once per batch, however many entries moved it, client by client; floats' low-balance alerts
+  -- follow the balances, under these locks (src/float/sql/float_low_balance_follow.sql).
   FOREACH v_client IN ARRAY v_clients LOOP
     UPDATE ledger_accounts a SET balance = x.bal FROM unnest(v_ids, v_owners, v_balances, v_start) x(id, owner, bal, start)
       WHERE a.client_id = v_client AND x.owner = v_client AND a.id = x.id AND x.bal <> x.start;
+    PERFORM float_low_balance_follow(v_client, v_owners, v_ids, v_balances);
   END LOOP;
-  -- Floats' low-balance alerts follow the balances, under these locks (src/float/sql/float_low_balance_follow.sql).
-  PERFORM float_low_balance_follow(v_owners, v_ids, v_balances);
 
   RETURN QUERY SELECT * FROM unnest(o_no, o_entry, o_account, o_amount, o_before, o_after, o_refused);
 END

@@ -354,6 +354,13 @@ export function findings(
   // A write, a locking read, or any statement of a SQL function (delegated to its client's node) must stay on one
   // shard; a plain read in TypeScript may span clients (metrics, invariants, start-up), joining on client_id.
   const strict = statement.fn !== undefined || writesOrLocks(statement.ast);
+  // A statement that reads a shard anywhere (a subquery, a CTE, a function's argument) is planned by Citus as one
+  // router query and run on the shard whole, with every function it calls.
+  if (tablesIn(statement).some((t) => distributed.includes(t))) {
+    for (const name of functionsCalledBy(statement).filter((f) => shardFunctions.has(f))) {
+      out.push({ origin: statement.origin, table: name, rule: 'function-in-shard-query' });
+    }
+  }
   for (const level of levels(statement.ast)) {
     if (level.kind === 'InsertStmt') {
       const table = level.relation.relname as string;
@@ -392,20 +399,6 @@ export function findings(
       // A subquery correlated to an outer query is a join with it: Citus wants that on client_id too.
       else if (!strict && (groups.size > 1 || (correlated && !pinnedGroups.has(root(r.alias)))))
         out.push({ origin: statement.origin, table: r.table, rule: 'join-not-on-client-id' });
-    }
-
-    // A subquery in FROM is on the shard with its level: Citus plans the pair as one router query.
-    let fromShards = onShard.length > 0;
-    walk(level.fromClause, (node) => {
-      if (node.SubLink) return 'skip'; // a function's argument, planned on its own
-      if (node.RangeVar && distributed.includes(node.RangeVar.relname)) fromShards = true;
-    });
-    if (fromShards) {
-      walk([level.targetList, level.whereClause, level.fromClause, level.returningList], (node) => {
-        if (node.SubLink || node.RangeSubselect) return 'skip';
-        const name = node.FuncCall?.funcname?.at(-1)?.String?.sval;
-        if (name && shardFunctions.has(name)) out.push({ origin: statement.origin, table: name, rule: 'function-in-shard-query' });
-      });
     }
 
     const referenced = relations.filter((r) => offShards.includes(r.table));
