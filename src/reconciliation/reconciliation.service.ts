@@ -7,6 +7,10 @@ import { CollectionReversalsService } from '../collection-reversals/collection-r
 import { PaymentSettlementService } from '../collections/payment-settlement.service';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
 import { PayoutSettlementService } from '../payouts/payout-settlement.service';
+import { AfricasTalkingGateway } from '../rails/africastalking/africastalking-gateway';
+import { JengaGateway } from '../rails/jenga/jenga-gateway';
+import { MpesaGateway } from '../rails/mpesa/mpesa-gateway';
+import { RailRequestsRepository, type ReconcilingGateway } from '../rails/rail-requests.repository';
 import {
   OPERATOR_STATEMENTS,
   type OperatorMovement,
@@ -40,6 +44,14 @@ const HELD_FOR: Record<ReconciledRail, string> = {
            WHERE h.status = 'HELD' AND q.currency = $1`,
 };
 
+/** The subject_kind of rail requests about each kind of movement. */
+const REQUEST_SUBJECT: Record<OurMovement['kind'], string> = {
+  CHARGE: 'PAYMENT',
+  REFUND: 'REVERSAL',
+  PAYOUT: 'PAYOUT',
+  AIRTIME: 'AIRTIME',
+};
+
 /** The error a person's command gets: a clear line, never a stack. */
 export class ReconciliationError extends Error {}
 
@@ -52,6 +64,7 @@ export class ReconciliationError extends Error {}
 @Injectable()
 export class ReconciliationService {
   private readonly statements: Map<ReconciledRail, OperatorStatement>;
+  private readonly gateways: Map<string, ReconcilingGateway>;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -62,9 +75,14 @@ export class ReconciliationService {
     private readonly payouts: PayoutSettlementService,
     private readonly airtime: AirtimeProcessingService,
     private readonly reversals: CollectionReversalsService,
+    private readonly requests: RailRequestsRepository,
     @Optional() @Inject(OPERATOR_STATEMENTS) statements: OperatorStatement[] | null,
+    @Optional() @Inject(MpesaGateway) mpesa: MpesaGateway | null,
+    @Optional() @Inject(JengaGateway) jenga: JengaGateway | null,
+    @Optional() @Inject(AfricasTalkingGateway) africastalking: AfricasTalkingGateway | null,
   ) {
     this.statements = new Map((statements ?? []).map((statement) => [statement.rail, statement]));
+    this.gateways = new Map([mpesa, jenga, africastalking].filter((g): g is NonNullable<typeof g> => !!g).map((g) => [g.rail, g]));
   }
 
   /** The rails with an operator statement to reconcile against. */
@@ -113,6 +131,7 @@ export class ReconciliationService {
     for (const row of rows) {
       if (row.outcome === 'MATCHED' || row.outcome === 'MISSING_AT_US' || row.ours?.status !== 'PENDING') continue;
       const { kind, recordId } = row.ours;
+      await this.askOperator(row.ours);
       if (kind === 'CHARGE') await this.payments.settle(recordId);
       else if (kind === 'PAYOUT') await this.payouts.recheck([recordId]);
       else if (kind === 'AIRTIME') await this.airtime.recheck([recordId]);
@@ -120,6 +139,23 @@ export class ReconciliationService {
       asked.add(ourKey(row.ours));
     }
     return asked;
+  }
+
+  /**
+   * A real operator is asked now about each request of ours about the movement that has no final answer (its status
+   * query, as the rail's own reconciliation would ask once due); the record's path then books the answer.
+   */
+  private async askOperator(movement: OurMovement): Promise<void> {
+    const open: { id: string }[] = await this.db.query(
+      `SELECT id::text AS id FROM rail_requests WHERE client_id = $1 AND subject_kind = $2 AND subject_id = $3
+          AND (outcome IS NULL OR outcome = 'JAMMED') ORDER BY created_at`,
+      [movement.clientId, REQUEST_SUBJECT[movement.kind], movement.recordId],
+    );
+    for (const { id } of open) {
+      const request = await this.requests.byId(id);
+      const gateway = request && this.gateways.get(request.rail);
+      if (gateway) await gateway.reconcile(request);
+    }
   }
 
   /**

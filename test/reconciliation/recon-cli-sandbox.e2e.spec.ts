@@ -60,7 +60,7 @@ describe('recon:run on the sandbox rails', () => {
   const show = async (runId: string) => cliJson(await runCli(sandbox.db.url, 'recon:show', '--id', runId, '--json')) as Record<string, any>;
 
   it('matches what the simulators did, completes every rail with a zero balance difference', async () => {
-    const charges = [];
+    const charges: string[] = [];
     for (const amount of ['100', '250.50']) {
       const body = chargeBody(merchant, { amount });
       expect((await gateway(app, merchant.token).post('/v1/mobile-money/charge').send(body)).status).toBeLessThan(300);
