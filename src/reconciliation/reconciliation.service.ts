@@ -4,7 +4,7 @@ import Decimal from 'decimal.js';
 import { DataSource } from 'typeorm';
 import { AirtimeProcessingService } from '../airtime/airtime-processing.service';
 import { CollectionReversalsService } from '../collection-reversals/collection-reversals.service';
-import { PaymentSettlementService } from '../collections/payment-settlement.service';
+import { ChargeResolutionError, PaymentSettlementService } from '../collections/payment-settlement.service';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
 import { PayoutSettlementService } from '../payouts/payout-settlement.service';
 import { AfricasTalkingGateway } from '../rails/africastalking/africastalking-gateway';
@@ -178,7 +178,13 @@ export class ReconciliationService {
    * finished through its operator-resolution path (`status`: what the operator's evidence says), which posts the
    * ledger entry; that entry is recorded with the resolution. Any other resolution moves no money and is recorded so.
    */
-  async resolve(rowId: string, by: string, note: string, status: 'SUCCESSFUL' | 'FAILED' | null): Promise<ReconRow> {
+  async resolve(
+    rowId: string,
+    by: string,
+    note: string,
+    status: 'SUCCESSFUL' | 'FAILED' | null,
+    receipt: string | null = null,
+  ): Promise<ReconRow> {
     const row = await this.runs.row(rowId);
     if (!row) throw new ReconciliationError(`reconciliation row ${rowId} not found`);
     if (row.state !== 'OPEN') throw new ReconciliationError(`reconciliation row ${rowId} is ${row.state ?? 'MATCHED'}, not open`);
@@ -186,15 +192,21 @@ export class ReconciliationService {
     if (status && !pending) throw new ReconciliationError(`--status applies to a movement we hold as pending; row ${rowId} moves no money`);
     if (!status && pending)
       throw new ReconciliationError(`row ${rowId} is pending at us: give --status SUCCESSFUL or FAILED from the operator's evidence`);
-    const entryId = status ? await this.finishPending(row, status) : null;
+    const entryId = status ? await this.finishPending(row, status, receipt) : null;
     const resolved = await this.runs.resolve(rowId, by, note, entryId);
     if (!resolved) throw new ReconciliationError(`reconciliation row ${rowId} was closed meanwhile`);
     return resolved;
   }
 
-  /** The entry of the record's own operator resolution. */
-  private async finishPending(row: ReconRow, status: 'SUCCESSFUL' | 'FAILED'): Promise<string> {
+  /** The entry of the record's own operator resolution (none for a charge that failed: no money moved). */
+  private async finishPending(row: ReconRow, status: 'SUCCESSFUL' | 'FAILED', receipt: string | null): Promise<string | null> {
     const clientId = row.client_id!;
+    if (row.our_kind === 'CHARGE') {
+      const payment = await this.payments.resolveByOperator(clientId, row.our_record_id!, status, receipt).catch((error: Error) => {
+        throw error instanceof ChargeResolutionError ? new ReconciliationError(error.message) : error;
+      });
+      return payment.entry_id === null ? null : String(payment.entry_id);
+    }
     if (row.our_kind === 'PAYOUT') {
       const [payout] = await this.db.query(`SELECT payout_reference FROM payouts WHERE client_id = $1 AND id = $2`, [
         clientId,
