@@ -2,6 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import Decimal from 'decimal.js';
 import { DataSource } from 'typeorm';
+import { SERVICE_STATUS } from '../airtime/airtime';
+import { PAYMENT_STATUS } from '../collections/payment';
+import { PAYOUT_STATUS } from '../payouts/payout';
 import type { MovementStatus, OurMovement, ReconciledRail, ReconciliationPeriod } from '../rails/operator-statement';
 
 /** A bank account number or bank destination goes by the bank rail; every other payout by the mobile-money operator. */
@@ -27,7 +30,7 @@ const SOURCES: Record<ReconciledRail, string[]> = {
     `SELECT 'CHARGE' AS kind, p.id::text AS record_id, p.client_id, coalesce(${railRequest('PAYMENT', 'p.id', 'p.client_id', `request -> 'body' ->> 'AccountReference'`)}, p.id::text) AS our_reference,
             coalesce(${railRequest('PAYMENT', 'p.id', 'p.client_id', 'receipt')}, p.payer_transaction_id) AS operator_reference, p.payer_msisdn AS counterparty,
             p.total_amount AS amount, p.currency, 'IN' AS direction,
-            CASE WHEN p.payment_status IN (700, 702) THEN 'SUCCEEDED' WHEN p.payment_status = 701 THEN 'FAILED' ELSE 'PENDING' END AS status,
+            CASE WHEN p.payment_status IN (${PAYMENT_STATUS.SUCCESSFUL}, ${PAYMENT_STATUS.REVERSED}) THEN 'SUCCEEDED' WHEN p.payment_status = ${PAYMENT_STATUS.FAILED} THEN 'FAILED' ELSE 'PENDING' END AS status,
             coalesce(p.settled_at, p.created_at) AS at
        FROM payments p
       WHERE coalesce(p.settled_at, p.created_at) >= $1 AND coalesce(p.settled_at, p.created_at) < $2`,
@@ -47,7 +50,7 @@ const SOURCES: Record<ReconciledRail, string[]> = {
             coalesce(${railRequest('AIRTIME', 'a.id', 'a.client_id', 'id::text')}, a.correlation_id::text) AS our_reference,
             coalesce(${railRequest('AIRTIME', 'a.id', 'a.client_id', 'coalesce(operator_request_id, receipt)')}, a.provider_reference) AS operator_reference,
             a.phone_number AS counterparty, a.amount, q.currency, 'OUT' AS direction,
-            CASE a.service_status WHEN 602 THEN 'SUCCEEDED' WHEN 603 THEN 'FAILED' ELSE 'PENDING' END AS status,
+            CASE a.service_status WHEN ${SERVICE_STATUS.SUCCESSFUL} THEN 'SUCCEEDED' WHEN ${SERVICE_STATUS.FAILED} THEN 'FAILED' ELSE 'PENDING' END AS status,
             coalesce(a.resolved_at, q.created_at) AS at
        FROM airtime_recipients a JOIN airtime_requests q ON q.client_id = a.client_id AND q.id = a.request_id
       WHERE coalesce(a.resolved_at, q.created_at) >= $1 AND coalesce(a.resolved_at, q.created_at) < $2`,
@@ -60,7 +63,7 @@ function payouts(destination: string, ourReference: string): string {
             coalesce(${railRequest('PAYOUT', 'o.id', 'o.client_id', 'receipt')}, o.rail_reference) AS operator_reference,
             coalesce(o.recipient_phone_number, o.recipient_account_number) AS counterparty, coalesce(o.recipient_amount, o.amount) AS amount,
             coalesce(o.recipient_currency, o.currency) AS currency, 'OUT' AS direction,
-            CASE WHEN o.status = 700 THEN 'SUCCEEDED' WHEN o.status IN (703, 704) THEN 'PENDING' ELSE 'FAILED' END AS status,
+            CASE WHEN o.status = ${PAYOUT_STATUS.SUCCESSFUL} THEN 'SUCCEEDED' WHEN o.status IN (${PAYOUT_STATUS.PENDING}, ${PAYOUT_STATUS.JAMMED}) THEN 'PENDING' ELSE 'FAILED' END AS status,
             coalesce(o.transaction_time, o.created_at) AS at
        FROM payouts o
       WHERE o.destination_type ${destination}

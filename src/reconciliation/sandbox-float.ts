@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import Decimal from 'decimal.js';
 import { DataSource } from 'typeorm';
+import { PAYMENT_STATUS } from '../collections/payment';
 import type { OperatorBalance, ReconciledRail } from '../rails/operator-statement';
 
 /** The simulated operator accounts hold shillings, as the Kenyan operators they play. */
@@ -9,12 +10,12 @@ const SANDBOX_CURRENCY = 'KES';
 
 /**
  * What the simulated M-Pesa account holds of one client's money: the charges it took in less the reversals it paid
- * back (a reversed charge, 702, was taken in first). Payouts and top-ups leave nothing there: the simulator pays out
+ * back (a reversed charge was taken in first). Payouts and top-ups leave nothing there: the simulator pays out
  * exactly what their hold funds, once we settle them, and a hold not yet settled has not reached it.
  */
 const MPESA_FLOAT_OF_CLIENT = `
   SELECT (coalesce((SELECT sum(p.total_amount) FROM payments p
-                     WHERE p.client_id = $1 AND p.currency = $2 AND p.payment_status IN (700, 702)), 0)
+                     WHERE p.client_id = $1 AND p.currency = $2 AND p.payment_status IN (${PAYMENT_STATUS.SUCCESSFUL}, ${PAYMENT_STATUS.REVERSED})), 0)
         - coalesce((SELECT sum(p.total_amount) FROM collection_reversals v
                       JOIN payments p ON p.client_id = v.client_id AND p.id = v.payment_id
                      WHERE v.client_id = $1 AND p.currency = $2 AND v.status = 'successful'), 0))::text AS float`;
