@@ -10,7 +10,7 @@ import {
   runCli,
   waitForPayoutStatus,
 } from '../support/disbursement-fixtures';
-import { chargeBody, gateway, GatewayMerchant, waitFor, waitForPaymentStatus } from '../support/gateway-fixtures';
+import { chargeBody, gateway, GatewayMerchant, waitForPaymentStatus } from '../support/gateway-fixtures';
 import { MpesaSandbox, startMpesaSandbox, stubTransaction } from '../support/mpesa-fixtures';
 import { dataSource } from '../support/test-app';
 
