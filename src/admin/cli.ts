@@ -15,6 +15,7 @@ import { addCallbackCommands } from './commands/callbacks';
 import { addFloatCommands } from './commands/floats';
 import { addPayoutCommands } from './commands/payouts';
 import { addAirtimeCommands } from './commands/airtime';
+import { addChargeCommands } from './commands/charges';
 import { addRailCommands } from './commands/rails';
 import { addReconciliationCommands } from './commands/reconciliation';
 import { addPartitionCommands } from './commands/partitions';
@@ -44,6 +45,7 @@ export function buildProgram(run: RunCommand): Command {
     addFloatCommands,
     addPayoutCommands,
     addAirtimeCommands,
+    addChargeCommands,
     addRailCommands,
     addReconciliationCommands,
     addPartitionCommands,

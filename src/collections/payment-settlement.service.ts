@@ -18,7 +18,12 @@ export interface OperatorResult {
   settled_at: string;
   /** A direct charge's result callback; null for a checkout's payment (its session calls back) and a jammed one. */
   payload: PaymentResultBody | null;
+  /** OPERATOR: a person's resolution from the operator's evidence, the only result a jammed payment takes. */
+  resolution?: 'OPERATOR';
 }
+
+/** A person's resolution of a charge that cannot be made: unknown charge, one not jammed, or evidence missing. */
+export class ChargeResolutionError extends Error {}
 
 /** collection_settle_payments' answer for one item: SETTLED, SKIPPED, or FAILED with the error that failed it. */
 export interface SettlementAnswer {
@@ -93,6 +98,40 @@ export class PaymentSettlementService {
         Object.assign(new Error(answer.error_message ?? 'settlement failed'), { code: answer.error_code, detail: answer.error_detail }),
       );
     }
+  }
+
+  /**
+   * A jammed charge (704) finished by a person from the operator's evidence (charge:resolve): SUCCESSFUL with the
+   * operator's receipt settles it as its callback would have (one entry, the merchant's callback), FAILED moves no
+   * money. Any other status is refused: a pending charge is still the operator's to answer.
+   */
+  async resolveByOperator(
+    clientId: string,
+    paymentId: string,
+    resolution: 'SUCCESSFUL' | 'FAILED',
+    receipt: string | null,
+  ): Promise<PaymentRow> {
+    const payment = await this.payments.byId(this.db.manager, clientId, paymentId);
+    if (!payment) throw new ChargeResolutionError(`charge ${paymentId} not found for this client`);
+    if (payment.payment_status !== PAYMENT_STATUS.JAMMED)
+      throw new ChargeResolutionError(
+        `charge ${paymentId} is not jammed (status ${payment.payment_status}): only a jammed charge is resolved by hand`,
+      );
+    if (resolution === 'SUCCESSFUL' && !receipt)
+      throw new ChargeResolutionError("--receipt (the operator's receipt) is required with SUCCESSFUL");
+    if (resolution === 'FAILED' && receipt) throw new ChargeResolutionError('--receipt goes with SUCCESSFUL only');
+    const outcome: Exclude<ChargeOutcome, { status: 'PENDING' }> =
+      resolution === 'SUCCESSFUL'
+        ? { status: 'SUCCEEDED', operatorReference: receipt! }
+        : { status: 'FAILED', reason: 'Failed (resolved by operator)' };
+    const answer = await this.settlements.submit({ ...operatorResult(payment, outcome), resolution: 'OPERATOR' });
+    if (answer.result === 'FAILED') {
+      throw ledgerError(
+        Object.assign(new Error(answer.error_message ?? 'settlement failed'), { code: answer.error_code, detail: answer.error_detail }),
+      );
+    }
+    if (answer.result === 'SKIPPED') throw new ChargeResolutionError(`charge ${paymentId} was finished meanwhile`);
+    return (await this.payments.byId(this.db.manager, clientId, paymentId))!;
   }
 }
 

@@ -87,28 +87,28 @@ import { SandboxPayoutRail } from './sandbox-payout.rail';
     {
       // One per reconciled rail: the real operator's listing where the rail choice names it, else the simulator's.
       provide: OPERATOR_STATEMENTS,
-      inject: [
-        RAILS_CONFIG,
-        DarajaResultInbox,
-        MpesaGateway,
-        JengaGateway,
-        AfricasTalkingGateway,
-        { token: SANDBOX_BALANCES, optional: true },
-      ],
+      inject: [RAILS_CONFIG, DarajaResultInbox, MpesaGateway, JengaGateway, AfricasTalkingGateway, ModuleRef],
       useFactory: (
         rails: RailsConfig,
         inbox: DarajaResultInbox,
         mpesa: MpesaGateway | null,
         jenga: JengaGateway | null,
         africastalking: AfricasTalkingGateway | null,
-        balances?: SandboxBalances,
-      ): OperatorStatement[] => [
-        mpesa
-          ? new MpesaStatement(mpesa, inbox, { resultWaitMs: mpesa.config.resultWaitMs, nominatedNumber: mpesa.config.pullNominatedNumber })
-          : new SandboxStatement('mpesa', balances ?? null),
-        jenga ? new JengaStatement(jenga.config, jenga.client) : new SandboxStatement('jenga', balances ?? null),
-        africastalking ? new AfricasTalkingStatement(africastalking.client) : new SandboxStatement('africastalking', balances ?? null),
-      ],
+        moduleRef: ModuleRef,
+      ): OperatorStatement[] => {
+        // Bound by the reconciliation module, which imports this one: found when a balance is asked for, not at build.
+        const balances: SandboxBalances = (rail) => moduleRef.get<SandboxBalances>(SANDBOX_BALANCES, { strict: false })(rail);
+        return [
+          mpesa
+            ? new MpesaStatement(mpesa, inbox, {
+                resultWaitMs: mpesa.config.resultWaitMs,
+                nominatedNumber: mpesa.config.pullNominatedNumber,
+              })
+            : new SandboxStatement('mpesa', balances),
+          jenga ? new JengaStatement(jenga.config, jenga.client) : new SandboxStatement('jenga', balances),
+          africastalking ? new AfricasTalkingStatement(africastalking.client) : new SandboxStatement('africastalking', balances),
+        ];
+      },
     },
     {
       provide: AIRTIME_RAIL,

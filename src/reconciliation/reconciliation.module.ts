@@ -5,14 +5,29 @@ import { CollectionsModule } from '../collections/collections.module';
 import { EngineMetrics } from '../infra/metrics/engine-metrics';
 import { PayoutsModule } from '../payouts/payouts.module';
 import { RailsModule } from '../rails/rails.module';
+import { SANDBOX_BALANCES, type SandboxBalances } from '../rails/sandbox-statement';
 import { OurMovementsRepository } from './our-movements.repository';
 import { ReconciliationRepository } from './reconciliation.repository';
 import { ReconciliationService } from './reconciliation.service';
+import { SandboxFloat } from './sandbox-float';
 
 /** Reconciliation against the operators: runs, their rows, the resolutions of differences (docs/rails.md). */
 @Module({
   imports: [RailsModule, CollectionsModule, CollectionReversalsModule, PayoutsModule, AirtimeModule],
-  providers: [OurMovementsRepository, ReconciliationRepository, ReconciliationService],
+  providers: [
+    OurMovementsRepository,
+    ReconciliationRepository,
+    ReconciliationService,
+    SandboxFloat,
+    {
+      provide: SANDBOX_BALANCES,
+      inject: [SandboxFloat],
+      useFactory:
+        (float: SandboxFloat): SandboxBalances =>
+        (rail) =>
+          float.balance(rail),
+    },
+  ],
   exports: [ReconciliationRepository, ReconciliationService],
 })
 export class ReconciliationModule implements OnModuleInit {

@@ -4,9 +4,13 @@ import Decimal from 'decimal.js';
 import { DataSource } from 'typeorm';
 import { AirtimeProcessingService } from '../airtime/airtime-processing.service';
 import { CollectionReversalsService } from '../collection-reversals/collection-reversals.service';
-import { PaymentSettlementService } from '../collections/payment-settlement.service';
+import { ChargeResolutionError, PaymentSettlementService } from '../collections/payment-settlement.service';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
 import { PayoutSettlementService } from '../payouts/payout-settlement.service';
+import { AfricasTalkingGateway } from '../rails/africastalking/africastalking-gateway';
+import { JengaGateway } from '../rails/jenga/jenga-gateway';
+import { MpesaGateway } from '../rails/mpesa/mpesa-gateway';
+import { RailRequestsRepository, type ReconcilingGateway } from '../rails/rail-requests.repository';
 import {
   OPERATOR_STATEMENTS,
   type OperatorMovement,
@@ -40,6 +44,14 @@ const HELD_FOR: Record<ReconciledRail, string> = {
            WHERE h.status = 'HELD' AND q.currency = $1`,
 };
 
+/** The subject_kind of rail requests about each kind of movement. */
+const REQUEST_SUBJECT: Record<OurMovement['kind'], string> = {
+  CHARGE: 'PAYMENT',
+  REFUND: 'REVERSAL',
+  PAYOUT: 'PAYOUT',
+  AIRTIME: 'AIRTIME',
+};
+
 /** The error a person's command gets: a clear line, never a stack. */
 export class ReconciliationError extends Error {}
 
@@ -52,6 +64,7 @@ export class ReconciliationError extends Error {}
 @Injectable()
 export class ReconciliationService {
   private readonly statements: Map<ReconciledRail, OperatorStatement>;
+  private readonly gateways: Map<string, ReconcilingGateway>;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -62,9 +75,14 @@ export class ReconciliationService {
     private readonly payouts: PayoutSettlementService,
     private readonly airtime: AirtimeProcessingService,
     private readonly reversals: CollectionReversalsService,
+    private readonly requests: RailRequestsRepository,
     @Optional() @Inject(OPERATOR_STATEMENTS) statements: OperatorStatement[] | null,
+    @Optional() @Inject(MpesaGateway) mpesa: MpesaGateway | null,
+    @Optional() @Inject(JengaGateway) jenga: JengaGateway | null,
+    @Optional() @Inject(AfricasTalkingGateway) africastalking: AfricasTalkingGateway | null,
   ) {
     this.statements = new Map((statements ?? []).map((statement) => [statement.rail, statement]));
+    this.gateways = new Map([mpesa, jenga, africastalking].filter((g): g is NonNullable<typeof g> => !!g).map((g) => [g.rail, g]));
   }
 
   /** The rails with an operator statement to reconcile against. */
@@ -113,6 +131,7 @@ export class ReconciliationService {
     for (const row of rows) {
       if (row.outcome === 'MATCHED' || row.outcome === 'MISSING_AT_US' || row.ours?.status !== 'PENDING') continue;
       const { kind, recordId } = row.ours;
+      await this.askOperator(row.ours);
       if (kind === 'CHARGE') await this.payments.settle(recordId);
       else if (kind === 'PAYOUT') await this.payouts.recheck([recordId]);
       else if (kind === 'AIRTIME') await this.airtime.recheck([recordId]);
@@ -120,6 +139,23 @@ export class ReconciliationService {
       asked.add(ourKey(row.ours));
     }
     return asked;
+  }
+
+  /**
+   * A real operator is asked now about each request of ours about the movement that has no final answer (its status
+   * query, as the rail's own reconciliation would ask once due); the record's path then books the answer.
+   */
+  private async askOperator(movement: OurMovement): Promise<void> {
+    const open: { id: string }[] = await this.db.query(
+      `SELECT id::text AS id FROM rail_requests WHERE client_id = $1 AND subject_kind = $2 AND subject_id = $3
+          AND (outcome IS NULL OR outcome = 'JAMMED') ORDER BY created_at`,
+      [movement.clientId, REQUEST_SUBJECT[movement.kind], movement.recordId],
+    );
+    for (const { id } of open) {
+      const request = await this.requests.byId(id);
+      const gateway = request && this.gateways.get(request.rail);
+      if (gateway) await gateway.reconcile(request);
+    }
   }
 
   /**
@@ -142,7 +178,13 @@ export class ReconciliationService {
    * finished through its operator-resolution path (`status`: what the operator's evidence says), which posts the
    * ledger entry; that entry is recorded with the resolution. Any other resolution moves no money and is recorded so.
    */
-  async resolve(rowId: string, by: string, note: string, status: 'SUCCESSFUL' | 'FAILED' | null): Promise<ReconRow> {
+  async resolve(
+    rowId: string,
+    by: string,
+    note: string,
+    status: 'SUCCESSFUL' | 'FAILED' | null,
+    receipt: string | null = null,
+  ): Promise<ReconRow> {
     const row = await this.runs.row(rowId);
     if (!row) throw new ReconciliationError(`reconciliation row ${rowId} not found`);
     if (row.state !== 'OPEN') throw new ReconciliationError(`reconciliation row ${rowId} is ${row.state ?? 'MATCHED'}, not open`);
@@ -150,15 +192,21 @@ export class ReconciliationService {
     if (status && !pending) throw new ReconciliationError(`--status applies to a movement we hold as pending; row ${rowId} moves no money`);
     if (!status && pending)
       throw new ReconciliationError(`row ${rowId} is pending at us: give --status SUCCESSFUL or FAILED from the operator's evidence`);
-    const entryId = status ? await this.finishPending(row, status) : null;
+    const entryId = status ? await this.finishPending(row, status, receipt) : null;
     const resolved = await this.runs.resolve(rowId, by, note, entryId);
     if (!resolved) throw new ReconciliationError(`reconciliation row ${rowId} was closed meanwhile`);
     return resolved;
   }
 
-  /** The entry of the record's own operator resolution. */
-  private async finishPending(row: ReconRow, status: 'SUCCESSFUL' | 'FAILED'): Promise<string> {
+  /** The entry of the record's own operator resolution (none for a charge that failed: no money moved). */
+  private async finishPending(row: ReconRow, status: 'SUCCESSFUL' | 'FAILED', receipt: string | null): Promise<string | null> {
     const clientId = row.client_id!;
+    if (row.our_kind === 'CHARGE') {
+      const payment = await this.payments.resolveByOperator(clientId, row.our_record_id!, status, receipt).catch((error: Error) => {
+        throw error instanceof ChargeResolutionError ? new ReconciliationError(error.message) : error;
+      });
+      return payment.entry_id === null ? null : String(payment.entry_id);
+    }
     if (row.our_kind === 'PAYOUT') {
       const [payout] = await this.db.query(`SELECT payout_reference FROM payouts WHERE client_id = $1 AND id = $2`, [
         clientId,

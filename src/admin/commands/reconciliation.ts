@@ -144,6 +144,7 @@ export function addReconciliationCommands(program: Command, run: RunCommand): vo
     .requiredOption('--note <text>', 'why, with the evidence (up to 1000 characters)')
     .option('--by <name>', 'who resolves it (default: the system user)')
     .option('--status <status>', "SUCCESSFUL or FAILED: the operator's evidence for a movement we hold as pending")
+    .option('--receipt <receipt>', "the operator's receipt, with --status SUCCESSFUL for a jammed charge")
     .action((opts, cmd) =>
       run(async (app) => {
         requireText('note', opts.note, 1000);
@@ -153,7 +154,9 @@ export function addReconciliationCommands(program: Command, run: RunCommand): vo
         }
         const by = opts.by ?? userInfo().username;
         requireText('by', by, 200);
-        const row = await plainly(app.get(ReconciliationService).resolve(opts.id, by, opts.note, opts.status ?? null));
+        const row = await plainly(
+          app.get(ReconciliationService).resolve(opts.id, by, opts.note, opts.status ?? null, opts.receipt ?? null),
+        );
         return { ...rowOutput(row), moved_money: row.resolution_entry_id !== null };
       }, json(cmd)),
     );

@@ -1,5 +1,7 @@
 -- The set-based body of collection_settle_payments (p_items as it takes them; p_accounts the in-flight and fee income
--- accounts by 'client kind currency'): posts the entries through ledger_post_entries and writes statuses and callbacks.
+-- accounts by 'client kind currency'). A jammed payment moves only on an item marked "resolution": "OPERATOR" (a
+-- person's charge:resolve with the operator's evidence). Posts the entries through ledger_post_entries and writes
+-- statuses and callbacks.
 CREATE OR REPLACE FUNCTION collection_settle_apply(p_items jsonb, p_accounts jsonb)
 RETURNS TABLE(payment_id bigint, result text, error_code text, error_message text, error_detail text)
 LANGUAGE plpgsql
@@ -20,7 +22,7 @@ BEGIN
     FROM jsonb_array_elements(p_items) WITH ORDINALITY e(item, ord)
     JOIN payments p ON p.id = (e.item->>'payment_id')::bigint
     JOIN client_services s ON s.id = p.client_service_id
-    WHERE e.item->>'outcome' = 'SUCCEEDED' AND p.payment_status = payment_status_code('PENDING')
+    WHERE e.item->>'outcome' = 'SUCCEEDED' AND (p.payment_status = payment_status_code('PENDING') OR (p.payment_status = payment_status_code('JAMMED') AND e.item->>'resolution' = 'OPERATOR'))
       AND (p.next_step IS DISTINCT FROM 'VERIFY_OTP' OR p.otp_verified_at IS NOT NULL)
     ORDER BY p.id, e.ord
   ), entries AS (
@@ -53,7 +55,7 @@ BEGIN
       (v_posted -> array_position(v_payments, p.id)::text ->> 'entry_id')::bigint AS entry_id,
       v_posted -> array_position(v_payments, p.id)::text ->> 'refused' AS refused
     FROM items i JOIN payments p ON p.id = i.pid
-    WHERE i.first AND p.payment_status = payment_status_code('PENDING') AND (p.next_step IS DISTINCT FROM 'VERIFY_OTP' OR p.otp_verified_at IS NOT NULL)
+    WHERE i.first AND (p.payment_status = payment_status_code('PENDING') OR (p.payment_status = payment_status_code('JAMMED') AND i.item->>'resolution' = 'OPERATOR')) AND (p.next_step IS DISTINCT FROM 'VERIFY_OTP' OR p.otp_verified_at IS NOT NULL)
   ), updated AS (
     UPDATE payments p SET
       payment_status = CASE m.outcome WHEN 'SUCCEEDED' THEN payment_status_code('SUCCESSFUL') WHEN 'FAILED' THEN payment_status_code('FAILED')
