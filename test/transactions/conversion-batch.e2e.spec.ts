@@ -67,7 +67,8 @@ describe('conversions in groups', () => {
   async function postingsOf(reference: string): Promise<Array<[string, string]>> {
     const rows = await dataSource(app).query(
       `SELECT CASE a.kind WHEN 'WALLET' THEN a.account_number ELSE a.kind || ' ' || a.currency END AS account, p.amount
-       FROM wallet_operations o JOIN postings p ON p.entry_id = o.entry_id JOIN ledger_accounts a ON a.id = p.account_id
+       FROM wallet_operations o JOIN postings p ON p.client_id = o.client_id AND p.entry_id = o.entry_id
+       JOIN ledger_accounts a ON a.client_id = p.client_id AND a.id = p.account_id
        WHERE o.client_id = $1 AND o.source_transaction_id = $2 ORDER BY p.id`,
       [tenant.clientId, reference],
     );

@@ -117,8 +117,9 @@ describe('transaction history', () => {
   it('bare dates name whole UTC days, as on statements: a bare end_date includes that day', async () => {
     const [row] = await dataSource(app).query(
       `SELECT min(t.created_at) AS first, max(t.created_at) AS last
-       FROM wallet_transactions t JOIN ledger_accounts a ON a.id = t.account_id WHERE a.account_number = $1`,
-      [account],
+       FROM wallet_transactions t JOIN ledger_accounts a ON a.client_id = t.client_id AND a.id = t.account_id
+       WHERE a.client_id = $2 AND a.account_number = $1`,
+      [account, tenant.clientId],
     );
     const [firstDay, lastDay] = [row.first, row.last].map((at: Date) => at.toISOString().slice(0, 10));
     const res = await history(account, `?start_date=${firstDay}&end_date=${lastDay}&limit=100`).expect(200);
