@@ -14,7 +14,7 @@ import {
 } from '../support/airtime-fixtures';
 import { IsolatedSandbox, MerchantReceiver, startIsolatedSandbox, waitFor } from '../support/gateway-fixtures';
 import { ledgerViolations } from '../support/money-fixtures';
-import { dataSource } from '../support/test-app';
+import { countsOf, dataSource } from '../support/test-app';
 
 jest.setTimeout(120_000);
 
@@ -67,12 +67,8 @@ describe('airtime reconciliation (worker, sandbox provider)', () => {
   }
 
   async function footprint(merchant: AirtimeMerchant) {
-    const [row] = await dataSource(app).query(
-      `SELECT (SELECT count(*)::int FROM journal_entries WHERE client_id = $1) AS entries,
-              (SELECT count(*)::int FROM callback_deliveries WHERE client_id = $1) AS callbacks`,
-      [merchant.clientId],
-    );
-    return { ...row, money: await airtimeMoney(app, merchant) };
+    const [entries, callbacks] = await countsOf(app, merchant.clientId, ['journal_entries', 'callback_deliveries']);
+    return { entries, callbacks, money: await airtimeMoney(app, merchant) };
   }
 
   /** The provider now answers `answers` by correlation id, and the sandbox's answer for every other top-up. */

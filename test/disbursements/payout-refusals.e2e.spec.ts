@@ -34,8 +34,8 @@ async function footprint(app: NestFastifyApplication, merchant: GatewayMerchant)
 async function orphanJobs(app: NestFastifyApplication): Promise<number> {
   const [row] = await dataSource(app).query(
     `SELECT count(*)::int AS n FROM outbox o
-     WHERE (o.topic = 'payouts.process' AND NOT EXISTS (SELECT 1 FROM payouts p WHERE p.id::text = o.payload->>'payoutId'))
-        OR (o.topic = 'airtime.process' AND NOT EXISTS (SELECT 1 FROM airtime_requests q WHERE q.id::text = o.payload->>'requestId'))`,
+     WHERE (o.topic = 'payouts.process' AND NOT EXISTS (SELECT 1 FROM payouts p WHERE p.client_id = o.client_id AND p.id::text = o.payload->>'payoutId'))
+        OR (o.topic = 'airtime.process' AND NOT EXISTS (SELECT 1 FROM airtime_requests q WHERE q.client_id = o.client_id AND q.id::text = o.payload->>'requestId'))`,
   );
   return row.n;
 }

@@ -5,7 +5,7 @@ import { CallbackSettingsService } from '../../src/clients/callback-settings.ser
 import { verifySignature } from './callback-signature';
 import { createPayoutMerchant } from './disbursement-fixtures';
 import { gateway, GatewayMerchant, ledgerBalance, MerchantReceiver, ReceivedCallback, systemBalance, waitFor } from './gateway-fixtures';
-import { dataSource } from './test-app';
+import { countsOf, dataSource } from './test-app';
 
 /**
  * Helpers for the bulk airtime tests (disbursement document "Airtime"; provider contract §5, §7 airtime column,
@@ -97,14 +97,13 @@ export async function airtimeMoney(app: NestFastifyApplication, merchant: Gatewa
 
 /** Everything an airtime request could have written for a client. A rejection changes none of it. */
 export async function airtimeStored(app: NestFastifyApplication, clientId: string) {
-  const [row] = await dataSource(app).query(
-    `SELECT (SELECT count(*)::int FROM journal_entries WHERE client_id = $1) AS entries,
-            (SELECT count(*)::int FROM float_holds WHERE client_id = $1) AS holds,
-            (SELECT count(*)::int FROM airtime_requests WHERE client_id = $1) AS requests,
-            (SELECT count(*)::int FROM airtime_recipients r JOIN airtime_requests q ON q.id = r.request_id WHERE q.client_id = $1) AS recipients`,
-    [clientId],
-  );
-  return row as { entries: number; holds: number; requests: number; recipients: number };
+  const [entries, holds, requests, recipients] = await countsOf(app, clientId, [
+    'journal_entries',
+    'float_holds',
+    'airtime_requests',
+    'airtime_recipients',
+  ]);
+  return { entries, holds, requests, recipients };
 }
 
 /** A callback as the merchant must check it: POST JSON, the airtime endpoint's Basic auth, a valid signature. */

@@ -8,7 +8,7 @@ import { verifySignature } from './callback-signature';
 import type { PayoutToAccept } from '../../src/payouts/payouts.repository';
 import { MoneyMovementsService } from '../../src/transactions/money-movements.service';
 import { addPayingService, CLI_JS, createGatewayMerchant, gateway, GatewayMerchant, ReceivedCallback, waitFor } from './gateway-fixtures';
-import { dataSource } from './test-app';
+import { countsOf, dataSource } from './test-app';
 
 /**
  * Helpers for the disbursement tests (disbursement document; provider contract §5–§7, §10 "Payouts"): a merchant
@@ -332,13 +332,8 @@ export async function storedCounts(
   app: NestFastifyApplication,
   clientId: string,
 ): Promise<{ entries: number; holds: number; payouts: number }> {
-  const [row] = await dataSource(app).query(
-    `SELECT (SELECT count(*)::int FROM journal_entries WHERE client_id = $1) AS entries,
-            (SELECT count(*)::int FROM float_holds WHERE client_id = $1) AS holds,
-            (SELECT count(*)::int FROM payouts WHERE client_id = $1) AS payouts`,
-    [clientId],
-  );
-  return row;
+  const [entries, holds, payouts] = await countsOf(app, clientId, ['journal_entries', 'float_holds', 'payouts']);
+  return { entries, holds, payouts };
 }
 
 /** A request refused before acceptance (721 VALIDATION_FAILED), its description matching `message`, storing nothing. */

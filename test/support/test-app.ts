@@ -47,6 +47,16 @@ export async function appWithTenants(): Promise<{ app: NestFastifyApplication; t
   return { app, tenant: await createTenant(app), other: await createTenant(app) };
 }
 
+/** How many rows of each table are the client's, one query each (a distributed table's count runs on its shard). */
+export async function countsOf(app: NestFastifyApplication, clientId: string, tables: string[]): Promise<number[]> {
+  return Promise.all(
+    tables.map(async (table) => {
+      const [row] = await dataSource(app).query(`SELECT count(*)::int AS n FROM ${table} WHERE client_id = $1`, [clientId]);
+      return row.n as number;
+    }),
+  );
+}
+
 /**
  * Deadlocks Postgres has detected in the test database so far (statistics flushed first). A deadlock retried by the
  * application leaves no trace in its answers; tests of lock order compare this before and after.

@@ -19,6 +19,9 @@ DECLARE
   v_float    uuid[];
   v_service  uuid[];
   v_tries    boolean[];
+  v_amounts  numeric[];
+  -- Each named service's paying_service answer, by code and paying states.
+  v_services jsonb;
   -- Per tried item: its hold and the float's balance after its reservation (no hold: the float was short).
   v_tried    int[] := '{}';
   v_hold     bigint[] := '{}';
@@ -41,6 +44,13 @@ BEGIN
   ) x;
   PERFORM 1 FROM ledger_accounts la WHERE la.client_id = p_client_id AND la.id = ANY (v_accounts) ORDER BY la.id FOR NO KEY UPDATE;
 
+  -- The paying services, each once, before the statement that reads the payouts: on Citus a function reading shards
+  -- may not run inside a query on a shard.
+  SELECT jsonb_object_agg(c.code || ':' || array_to_string(c.paying_states, ','), to_jsonb(s)) INTO v_services
+  FROM (SELECT DISTINCT q.service_code AS code, q.paying_states
+        FROM jsonb_to_recordset(p_items) AS q(service_code text, paying_states text[])) c
+  CROSS JOIN LATERAL paying_service(p_client_id => p_client_id, p_service_code => c.code, p_paying_states => c.paying_states) s;
+
   -- The checks, then the reference: taken before (read after the float's lock, so a group of the same float that
   -- took it has committed), or named by an earlier item of this group that passed the checks. Planned afresh at each
   -- call (EXECUTE): the payouts table grows from empty, and a plan cached while it was small scans it whole.
@@ -57,8 +67,9 @@ BEGIN
     FROM ROWS FROM (jsonb_to_recordset($1) AS (
       service_code text, payout_reference text, amount numeric, currency text, paying_states text[]
     )) WITH ORDINALITY AS p
-    CROSS JOIN LATERAL paying_service(p_client_id => $2, p_service_code => p.service_code,
-                                      p_paying_states => p.paying_states) s
+    CROSS JOIN LATERAL jsonb_to_record($3 -> (p.service_code || ':' || array_to_string(p.paying_states, ','))) AS s (
+      refusal text, service_id uuid, float_account_id uuid, float_currency text, minimum_amount numeric, maximum_amount numeric
+    )
     CROSS JOIN LATERAL (SELECT client_service_amount_bounds(p.amount, s.minimum_amount, s.maximum_amount))
       AS a (outside_bounds)
     -- An index probe per item: the planner takes a group for 100 items and hashes an EXISTS, reading every payout of
@@ -78,13 +89,14 @@ BEGIN
                      WHEN 'CURRENCY' THEN jsonb_build_object('float_currency', c.float_currency)
                      WHEN 'AMOUNT_BOUNDS' THEN c.outside_bounds
                    END ORDER BY c.payout_reference, c.ordinality),
-         array_agg(CASE WHEN c.tries THEN client_service_fee($2, c.service_id, c.amount) END
-                   ORDER BY c.payout_reference, c.ordinality),
+         array_agg(c.amount ORDER BY c.payout_reference, c.ordinality),
          array_agg(c.float_account_id ORDER BY c.payout_reference, c.ordinality),
          array_agg(c.service_id ORDER BY c.payout_reference, c.ordinality),
          array_agg(c.tries ORDER BY c.payout_reference, c.ordinality)
   FROM checked c
-  $sql$ INTO v_no, v_refusal, v_detail, v_fee, v_float, v_service, v_tries USING p_items, p_client_id;
+  $sql$ INTO v_no, v_refusal, v_detail, v_amounts, v_float, v_service, v_tries USING p_items, p_client_id, v_services;
+  SELECT array_agg(CASE WHEN x.tries THEN client_service_fee(p_client_id, x.service_id, x.amount) END ORDER BY x.n) INTO v_fee
+  FROM unnest(v_tries, v_service, v_amounts) WITH ORDINALITY AS x (tries, service_id, amount, n);
 
   -- The reservations, one float_reserve call per float (in id order), a reservation per payout in the group's order.
   FOR f IN

@@ -95,12 +95,20 @@ export function sqlFunctions(): SqlFunction[] {
             unread = (error as Error).message;
           }
         }
-        const statements = texts.flatMap((sql) =>
-          pg.parseSync(sql).stmts.map(({ stmt: ast }) => ({ origin: `${source.file}#${name}`, fn: name, sql, ast })),
-        );
+        const statements = texts
+          .flatMap((sql) => pg.parseSync(sql).stmts.map(({ stmt: ast }) => executedText(ast) ?? { sql, ast }))
+          .map(({ sql, ast }) => ({ origin: `${source.file}#${name}`, fn: name, sql, ast }));
         return { name, file: source.file, language, parameters, statements, dynamic: (body.match(/\bEXECUTE\b/gi) ?? []).length, unread };
       }),
   );
+}
+
+/** `EXECUTE $sql$ … $sql$`, which the body reads as the expression `SELECT '<text>'`: the statement in the text. */
+function executedText(ast: Node): { sql: string; ast: Node } | undefined {
+  const targets = ast.SelectStmt?.targetList;
+  const text = targets?.length === 1 && !ast.SelectStmt.fromClause ? targets[0].ResTarget.val?.A_Const?.sval?.sval : undefined;
+  if (typeof text !== 'string' || !QUERY_START.test(text)) return undefined;
+  return { sql: text, ast: pg.parseSync(text).stmts[0].stmt };
 }
 
 const SRC = join(__dirname, '../../../src');
