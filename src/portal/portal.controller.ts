@@ -19,7 +19,7 @@ import { CallbacksService } from '../callbacks/delivery/callbacks.service';
 import { FloatAlertsService } from '../float/float-alerts.service';
 import { StatementQueryDto } from '../statements/statement-query.dto';
 import { StatementsService } from '../statements/statements.service';
-import { csvStream, textCell } from './csv';
+import { csvStream, textCell } from '../common/csv';
 import { readCursor, readFilter } from './list-query';
 import { PortalErrorFilter } from './portal-error.filter';
 import { redirect, sendPage } from './portal-http';
