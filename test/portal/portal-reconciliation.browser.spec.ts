@@ -1,7 +1,6 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import Decimal from 'decimal.js';
-import { existsSync } from 'node:fs';
-import { Browser, chromium, Page } from 'playwright-core';
+import { Browser, Page } from 'playwright-core';
 import type { OperatorMovement, OperatorStatement } from '../../src/rails/operator-statement';
 import { ReconciliationService } from '../../src/reconciliation/reconciliation.service';
 import {
@@ -14,9 +13,8 @@ import {
   paymentRow,
   startIsolatedSandbox,
 } from '../support/gateway-fixtures';
+import { launchChromium, signInPortal } from '../support/portal-browser';
 import { dataSource, TestTenant } from '../support/test-app';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /**
  * The merchant portal's reconciliation page in headless Chromium (issue 33, item 4): a merchant sees, read-only, the
@@ -36,7 +34,6 @@ describe('merchant portal: reconciliation differences', () => {
   const problems: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`Chromium was not found at ${CHROMIUM}: install it or set CHROMIUM_PATH.`);
     const port = await freePort();
     baseUrl = `http://127.0.0.1:${port}`;
     // Charges stay pending (the sandbox settles them after 10 minutes) until the run asks about them.
@@ -45,10 +42,7 @@ describe('merchant portal: reconciliation differences', () => {
     await app.listen(port, '127.0.0.1');
     merchant = await createGatewayMerchant(app);
     other = await createGatewayMerchant(app);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
     page = await (await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-GB' })).newPage();
     page.on('console', (message) => {
       if (message.text().startsWith('Failed to load resource') && message.location().url === page.url()) return;
@@ -60,12 +54,7 @@ describe('merchant portal: reconciliation differences', () => {
     await sandbox?.close();
   });
 
-  async function signIn(tenant: Pick<TestTenant, 'username' | 'password'>): Promise<void> {
-    await page.goto(`${baseUrl}/portal/login`);
-    await page.getByLabel('Username').fill(tenant.username);
-    await page.getByLabel('Password').fill(tenant.password);
-    await Promise.all([page.waitForURL(`${baseUrl}/portal`), page.getByRole('button', { name: 'Sign in' }).click()]);
-  }
+  const signIn = (tenant: Pick<TestTenant, 'username' | 'password'>) => signInPortal(page, baseUrl, tenant);
 
   async function charge(of: GatewayMerchant, amount: string) {
     const body = chargeBody(of, { amount });

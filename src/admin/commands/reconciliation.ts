@@ -88,6 +88,13 @@ export const rowOutput = (row: ReconRow) => ({
   evidence: row.evidence,
 });
 
+/** The run a person names, or the error saying there is none. */
+async function runOf(runs: ReconciliationRepository, id: string): Promise<RunRow> {
+  const found = /^\d{1,18}$/.test(id) ? await runs.run(id) : null;
+  if (!found) throw new CliError(`reconciliation run ${id} not found`);
+  return found;
+}
+
 /** A command's domain error as the one line a person acts on. */
 async function plainly<T>(work: Promise<T>): Promise<T> {
   return work.catch((error: Error) => {
@@ -172,8 +179,7 @@ export function addReconciliationCommands(program: Command, run: RunCommand): vo
     .action((opts, cmd) =>
       run(async (app) => {
         const runs = app.get(ReconciliationRepository);
-        const found = /^\d{1,18}$/.test(opts.id) ? await runs.run(opts.id) : null;
-        if (!found) throw new CliError(`reconciliation run ${opts.id} not found`);
+        const found = await runOf(runs, opts.id);
         return { ...runOutput(found), rows: (await runs.rowsOf(found.id, !opts.all)).map(rowOutput) };
       }, json(cmd)),
     );
@@ -189,8 +195,7 @@ export function addReconciliationCommands(program: Command, run: RunCommand): vo
         if (!(REPORT_FORMATS as readonly string[]).includes(opts.format))
           throw new CliError(`--format must be ${REPORT_FORMATS.join(' or ')}`);
         const runs = app.get(ReconciliationRepository);
-        const found = /^\d{1,18}$/.test(opts.id) ? await runs.run(opts.id) : null;
-        if (!found) throw new CliError(`reconciliation run ${opts.id} not found`);
+        const found = await runOf(runs, opts.id);
         const rows = await runs.rowsOf(found.id, true);
         const clients = await runs.clientCodes(rows.flatMap((row) => (row.client_id === null ? [] : [row.client_id])));
         const out = createWriteStream(opts.out);
