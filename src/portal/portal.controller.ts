@@ -18,8 +18,9 @@ import { isCallbackKind } from '../clients/callback-settings.service';
 import { CallbacksService } from '../callbacks/delivery/callbacks.service';
 import { FloatAlertsService } from '../float/float-alerts.service';
 import { StatementQueryDto } from '../statements/statement-query.dto';
+import { ReconciliationRepository } from '../reconciliation/reconciliation.repository';
 import { StatementsService } from '../statements/statements.service';
-import { csvStream, textCell } from './csv';
+import { csvStream, textCell } from '../common/csv';
 import { readCursor, readFilter } from './list-query';
 import { PortalErrorFilter } from './portal-error.filter';
 import { redirect, sendPage } from './portal-http';
@@ -34,6 +35,7 @@ import {
   DELIVERY_STATUS_NAMES,
   deliveriesPage,
   deliveryPage,
+  differencePage,
   overviewPage,
   PAYMENT_STATUS_NAMES,
   paymentPage,
@@ -41,10 +43,14 @@ import {
   PAYOUT_STATUS_NAMES,
   payoutPage,
   payoutsPage,
+  reconciliationPage,
   statementsPage,
 } from './views/pages';
 
 type QueryParams = Record<string, unknown>;
+
+/** The latest differences the reconciliation page lists. */
+const DIFFERENCES_SHOWN = 200;
 
 const SEARCH_LABEL = 'Reference (its start), phone number or exact amount';
 
@@ -69,6 +75,7 @@ export class PortalController {
     private readonly callbacks: CallbacksService,
     private readonly statements: StatementsService,
     private readonly floatAlerts: FloatAlertsService,
+    private readonly reconciliationRows: ReconciliationRepository,
   ) {}
 
   @Get()
@@ -327,6 +334,19 @@ export class PortalController {
   }
 
   /** Any other address under /portal: the portal's own 404 page, with its navigation. */
+  @Get('reconciliation')
+  async reconciliation(@CurrentPortalSession() session: PortalSession, @Res() reply: FastifyReply): Promise<void> {
+    const differences = await this.reconciliationRows.differencesOf(session.clientId, DIFFERENCES_SHOWN);
+    sendPage(reply, 200, (nonce) => reconciliationPage(frame(session, 'Reconciliation', '/portal/reconciliation')(nonce), differences));
+  }
+
+  @Get('reconciliation/:id')
+  async difference(@CurrentPortalSession() session: PortalSession, @Param('id') id: string, @Res() reply: FastifyReply): Promise<void> {
+    const difference = /^\d{1,18}$/.test(id) ? await this.reconciliationRows.differenceOf(session.clientId, id) : null;
+    if (!difference) throw new NotFoundException();
+    sendPage(reply, 200, (nonce) => differencePage(frame(session, 'Difference', '/portal/reconciliation')(nonce), difference));
+  }
+
   @Get('*')
   unknown(): never {
     throw new NotFoundException();

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { FloatModule } from '../float/float.module';
 import { CollectionsModule } from '../collections/collections.module';
 import { PayoutsModule } from '../payouts/payouts.module';
+import { ReconciliationModule } from '../reconciliation/reconciliation.module';
 import { StatementsModule } from '../statements/statements.module';
 import { PortalAuthController } from './portal-auth.controller';
 import { PortalSessionGuard } from './portal-session.guard';
@@ -15,9 +16,19 @@ import { ClientsModule } from '../clients/clients.module';
 import { AuthModule } from '../auth/auth.module';
 import { GatewayAuthModule } from '../auth/gateway/gateway-auth.module';
 
-/** The merchant portal at /portal: server-rendered pages over the client's keys, callbacks, payments, payouts and statements. */
+/** The merchant portal at /portal: server-rendered pages over the client's keys, callbacks, payments, payouts, statements and reconciliation differences. */
 @Module({
-  imports: [FloatModule, CollectionsModule, PayoutsModule, StatementsModule, CallbacksModule, ClientsModule, AuthModule, GatewayAuthModule],
+  imports: [
+    FloatModule,
+    CollectionsModule,
+    PayoutsModule,
+    ReconciliationModule,
+    StatementsModule,
+    CallbacksModule,
+    ClientsModule,
+    AuthModule,
+    GatewayAuthModule,
+  ],
   controllers: [PortalAuthController, PortalController],
   providers: [PortalSessionsService, PortalSignInService, PortalSessionStrategy, PortalSessionGuard, PortalService],
 })

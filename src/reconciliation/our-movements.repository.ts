@@ -109,4 +109,11 @@ export class OurMovementsRepository {
       at: new Date(row.at),
     }));
   }
+
+  /** Our movements of the rail in the currency that succeeded in the period, IN minus OUT (the balance roll-forward). */
+  async netSucceeded(rail: ReconciledRail, currency: string, period: ReconciliationPeriod): Promise<Decimal> {
+    return (await this.load(rail, period))
+      .filter((movement) => movement.status === 'SUCCEEDED' && movement.currency === currency)
+      .reduce((sum, movement) => (movement.direction === 'IN' ? sum.plus(movement.amount) : sum.minus(movement.amount)), new Decimal(0));
+  }
 }

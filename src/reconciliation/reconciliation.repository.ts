@@ -17,7 +17,11 @@ export interface RunRow {
   counts: { outcomes?: Record<string, number>; operator_rows?: number; our_movements?: number; asked?: number; settled?: number };
   balance_currency: string | null;
   operator_balance: string | null;
-  ledger_balance: string | null;
+  opening_balance: string | null;
+  opening_at: Date | null;
+  opening_source: string | null;
+  period_movements: string | null;
+  expected_balance: string | null;
   in_flight: string | null;
   balance_difference: string | null;
   balance_at: Date | null;
@@ -53,9 +57,36 @@ export interface ReconRow {
 /** The balance line of a run, as stored. */
 export interface BalanceLine {
   operator: OperatorBalance;
-  ledger: string;
+  /** When we had the operator's answer, by our clock: the end of this roll-forward and the start of the next. */
+  at: Date;
+  /** Null when the rail has no complete run and no opening set before the balance's instant. */
+  opening: Opening | null;
+  /** Our movements that succeeded from the opening to the balance's instant, IN minus OUT. */
+  movements: string | null;
+  /** The opening plus the movements: what the operator should hold. */
+  expected: string | null;
   inFlight: string;
-  difference: string;
+  /** The operator's balance less the expected one. */
+  difference: string | null;
+}
+
+/** The operator's balance a roll-forward starts from. */
+export interface Opening {
+  amount: string;
+  at: Date;
+  /** 'run N' or 'opening N'. */
+  source: string;
+}
+
+export interface OpeningRow {
+  id: string;
+  rail: ReconciledRail;
+  amount: string;
+  currency: string;
+  at: Date;
+  set_by: string;
+  note: string | null;
+  created_at: Date;
 }
 
 /** Runs and their rows (coordinator tables: read and written outside money transactions). */
@@ -81,19 +112,49 @@ export class ReconciliationRepository {
 
   async recordBalance(runId: string, line: BalanceLine): Promise<void> {
     await this.db.query(
-      `UPDATE reconciliation_runs SET balance_currency = $2, operator_balance = $3, ledger_balance = $4, in_flight = $5,
-              balance_difference = $6, balance_at = $7, balance_evidence = $8 WHERE id = $1`,
+      `UPDATE reconciliation_runs SET balance_currency = $2, operator_balance = $3, expected_balance = $4, in_flight = $5,
+              balance_difference = $6, balance_at = $7, balance_evidence = $8, opening_balance = $9, opening_at = $10,
+              opening_source = $11, period_movements = $12 WHERE id = $1`,
       [
         runId,
         line.operator.currency,
         line.operator.amount.toFixed(4),
-        line.ledger,
+        line.expected,
         line.inFlight,
         line.difference,
-        line.operator.at,
+        line.at,
         JSON.stringify(line.operator.evidence),
+        line.opening?.amount ?? null,
+        line.opening?.at ?? null,
+        line.opening?.source ?? null,
+        line.movements,
       ],
     );
+  }
+
+  /**
+   * The latest operator balance in the currency at or before an instant: a complete run's, or an opening a person set.
+   */
+  async opening(rail: ReconciledRail, currency: string, at: Date): Promise<Opening | null> {
+    const [found] = await this.db.query(
+      `SELECT amount::text AS amount, at, source FROM (
+         SELECT operator_balance AS amount, balance_at AS at, 'run ' || id AS source, 1 AS rank FROM reconciliation_runs
+          WHERE rail = $1 AND outcome = 'COMPLETE' AND balance_currency = $2 AND balance_at <= $3
+         UNION ALL
+         SELECT amount, at, 'opening ' || id, 2 FROM reconciliation_openings WHERE rail = $1 AND currency = $2 AND at <= $3
+       ) o ORDER BY at DESC, rank DESC LIMIT 1`,
+      [rail, currency, at],
+    );
+    return found ? { amount: found.amount, at: new Date(found.at), source: found.source } : null;
+  }
+
+  /** A person's opening balance of the rail's operator account at an instant, kept with who set it and why. */
+  async setOpening(rail: ReconciledRail, amount: string, currency: string, at: Date, by: string, note: string | null): Promise<OpeningRow> {
+    const [row] = await this.db.query(
+      `INSERT INTO reconciliation_openings (rail, amount, currency, at, set_by, note) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
+      [rail, amount, currency, at, by, note],
+    );
+    return row;
   }
 
   /**
@@ -200,12 +261,30 @@ export class ReconciliationRepository {
     return row ?? null;
   }
 
+  /** The codes of clients by id (a report names each row's client). */
+  async clientCodes(ids: readonly string[]): Promise<Map<string, string>> {
+    const rows: { id: string; code: string }[] = await this.db.query(
+      `SELECT id::text AS id, code FROM clients WHERE id = ANY ($1::uuid[])`,
+      [[...new Set(ids)]],
+    );
+    return new Map(rows.map((row) => [row.id, row.code]));
+  }
+
   /** Differences that touch a client's money (the merchant portal's read-only list), newest first. */
   async differencesOf(clientId: string, limit: number): Promise<ReconRow[]> {
     return this.db.query(
       `SELECT * FROM reconciliation_rows WHERE client_id = $1 AND state IS NOT NULL ORDER BY updated_at DESC, id DESC LIMIT $2`,
       [clientId, limit],
     );
+  }
+
+  /** One difference that touches a client's money, or null (another client's, a matched row, none). */
+  async differenceOf(clientId: string, id: string): Promise<ReconRow | null> {
+    const [row] = await this.db.query(`SELECT * FROM reconciliation_rows WHERE client_id = $1 AND id = $2 AND state IS NOT NULL`, [
+      clientId,
+      id,
+    ]);
+    return row ?? null;
   }
 
   /** Open differences per rail (paygate_recon_open_exceptions). */

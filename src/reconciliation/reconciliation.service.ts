@@ -25,13 +25,6 @@ import { type BalanceLine, ReconciliationRepository, type ReconRow, type RunRow 
 
 export const RECONCILED_RAILS: readonly ReconciledRail[] = ['mpesa', 'jenga', 'africastalking'];
 
-/** Each rail's in-flight account: where the operator's money passes in our ledger (docs/decisions.md, "Reconciliation"). */
-const CLEARING_ACCOUNT: Record<ReconciledRail, string> = {
-  mpesa: 'IN_FLIGHT_MOBILE_MONEY',
-  jenga: 'IN_FLIGHT_BANK',
-  africastalking: 'IN_FLIGHT_AIRTIME',
-};
-
 /** Amount and fee of the holds still HELD for payouts and top-ups of the rail: reserved, not yet paid or given back. */
 const HELD_FOR: Record<ReconciledRail, string> = {
   mpesa: `SELECT coalesce(sum(h.amount + h.fee), 0)::text AS held FROM payouts o JOIN float_holds h ON h.client_id = o.client_id AND h.id = o.hold_id
@@ -159,18 +152,31 @@ export class ReconciliationService {
   }
 
   /**
-   * The operator's balance against our clearing account for the rail (its in-flight accounts, negated: money the rail
-   * brought in less what it paid out) plus what is in flight (held for payouts and top-ups not yet answered).
+   * The balance line as a roll-forward (docs/decisions.md, "Reconciliation"): the operator's balance at the opening
+   * (the rail's previous complete run, or an opening a person set with recon:opening) plus our movements of the rail
+   * that succeeded from then to the balance's instant, IN minus OUT, is what the operator should hold now; the
+   * difference is what it reports beyond that. What is in flight (held for payouts and top-ups not yet answered) is
+   * shown beside it. Without an opening the line has no expected balance: this run's becomes the next one's opening.
    */
   private async balanceLine(rail: ReconciledRail, statement: OperatorStatement): Promise<BalanceLine> {
     const operator = await statement.balance();
-    const [{ ledger }] = await this.db.query(
-      `SELECT coalesce(-sum(balance), 0)::text AS ledger FROM ledger_accounts WHERE kind = $1 AND currency = $2`,
-      [CLEARING_ACCOUNT[rail], operator.currency],
-    );
+    // Our clock, as our movements' times are: the operator's own time (seconds, its clock) stays in the evidence.
+    const at = new Date();
     const [{ held }] = await this.db.query(HELD_FOR[rail], [operator.currency]);
-    const difference = operator.amount.minus(new Decimal(ledger).plus(held));
-    return { operator, ledger: new Decimal(ledger).toFixed(4), inFlight: new Decimal(held).toFixed(4), difference: difference.toFixed(4) };
+    const inFlight = new Decimal(held).toFixed(4);
+    const opening = await this.runs.opening(rail, operator.currency, at);
+    if (!opening) return { operator, at, opening: null, movements: null, expected: null, inFlight, difference: null };
+    const movements = await this.ours.netSucceeded(rail, operator.currency, { from: opening.at, to: at });
+    const expected = new Decimal(opening.amount).plus(movements);
+    return {
+      operator,
+      at,
+      opening,
+      movements: movements.toFixed(4),
+      expected: expected.toFixed(4),
+      inFlight,
+      difference: operator.amount.minus(expected).toFixed(4),
+    };
   }
 
   /**

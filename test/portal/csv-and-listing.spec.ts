@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { signatureHeader } from '../../src/callbacks/delivery/signature';
 import { verifySignature } from '../support/callback-signature';
 import { everyRow, ListQuery } from '../../src/common/listing';
-import { csvCell, csvLine, csvStream, textCell } from '../../src/portal/csv';
+import { csvCell, csvLine, csvStream, textCell } from '../../src/common/csv';
 
 describe('CSV cells', () => {
   it('quotes commas, quotes and line breaks (RFC 4180), and leaves plain text alone', () => {

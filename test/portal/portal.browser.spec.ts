@@ -1,7 +1,6 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
+import { Browser, BrowserContext, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import request from 'supertest';
 import { ApiKeysService } from '../../src/auth/gateway/api-keys.service';
@@ -24,8 +23,8 @@ import {
   waitForPaymentStatus,
 } from '../support/gateway-fixtures';
 import { createPayoutMerchant, localPayoutBody, PAYOUT_PATHS, waitForPayoutStatus } from '../support/disbursement-fixtures';
+import { launchChromium, signInPortal } from '../support/portal-browser';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** Long enough for one test's steps; every test starts with a fresh session (beforeEach). */
 const IDLE_MS = 15_000;
 const screenshot = (name: string) => join(ROOT, 'docs', `portal-${name}.png`);
@@ -49,7 +48,6 @@ describe('merchant portal in headless Chromium', () => {
   const visited = new Set<string>();
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`Chromium was not found at ${CHROMIUM}: install it or set CHROMIUM_PATH.`);
     const port = await freePort();
     baseUrl = `http://127.0.0.1:${port}`;
     sandbox = await startIsolatedSandbox({
@@ -64,10 +62,7 @@ describe('merchant portal in headless Chromium', () => {
     await app.listen(port, '127.0.0.1');
     merchant = await createPayoutMerchant(app);
     other = await createGatewayMerchant(app);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
     ({ page } = await openContext());
   });
 
@@ -92,12 +87,7 @@ describe('merchant portal in headless Chromium', () => {
     return { context: ctx, page: p };
   }
 
-  async function signIn(p: Page, tenant: Pick<TestTenant, 'username' | 'password'>): Promise<void> {
-    await p.goto(`${baseUrl}/portal/login`);
-    await p.getByLabel('Username').fill(tenant.username);
-    await p.getByLabel('Password').fill(tenant.password);
-    await Promise.all([p.waitForURL(`${baseUrl}/portal`), p.getByRole('button', { name: 'Sign in' }).click()]);
-  }
+  const signIn = (p: Page, tenant: Pick<TestTenant, 'username' | 'password'>) => signInPortal(p, baseUrl, tenant);
 
   const csrfOf = (p: Page) => p.locator('input[name=_csrf]').first().inputValue();
   const http = () => request(app.getHttpServer());

@@ -1,5 +1,10 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import Decimal from 'decimal.js';
+import ExcelJS from 'exceljs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { REPORT_COLUMNS } from '../../src/reconciliation/recon-report';
 import { verifyLedger } from '../../src/ledger/ledger-invariants';
 import { StubTransaction } from '../support/daraja-stub';
 import {
@@ -68,6 +73,27 @@ describe('recon:run against the Daraja stub', () => {
   }
 
   it('finds every fault, settles the lost callback by asking, closes the late row on a rerun, and balances through the result callback', async () => {
+    // A person records the account's balance as M-Pesa reported it before the day's movements: the roll-forward's opening.
+    const opening = cliJson(
+      await runCli(
+        sandbox.db.url,
+        'recon:opening',
+        '--rail',
+        'mpesa',
+        '--amount',
+        '100000.01',
+        '--currency',
+        'KES',
+        '--at',
+        new Date(now - 60_000).toISOString(),
+        '--note',
+        'Account Balance before go-live',
+        '--by',
+        'alice',
+        '--json',
+      ),
+    ) as Record<string, any>;
+    expect([opening.amount, opening.set_by]).toEqual(['100000.0100', 'alice']);
     const [matched, listedTwice, centOff, late] = [await charge('101'), await charge('102'), await charge('103'), await charge('104')];
     for (const c of [matched, listedTwice, centOff, late]) await waitForPaymentStatus(app, merchant, c.id, 700);
     sandbox.stub.plan = (operation) => (operation === 'STK_PUSH' ? { callback: 'never' } : {});
@@ -102,8 +128,9 @@ describe('recon:run against the Daraja stub', () => {
     expect([incomplete.outcome, incomplete.counts]).toEqual(['INCOMPLETE', {}]);
     expect(await show(incomplete.run_id)).toEqual([]);
     sandbox.stub.pullFaults.clear();
-    // Each shortcode's accounts as the Account Balance result writes them (summed over both shortcodes).
-    sandbox.stub.balanceValue = 'Working Account|KES|0.10|0.10|0.00|0.00&Utility Account|KES|228037.20|228037.20|0.00|0.00';
+    // Each shortcode's accounts as the Account Balance result writes them (summed over both shortcodes): the opening,
+    // plus the charges as M-Pesa took them (one a cent more than we hold), less the payout, plus the stranger's 77.
+    sandbox.stub.balanceValue = 'Working Account|KES|0.10|0.10|0.00|0.00&Utility Account|KES|50145.91|50145.91|0.00|0.00';
 
     const first = cliJson(await recon()) as Record<string, any>;
     expect(first.outcome).toBe('COMPLETE');
@@ -132,14 +159,70 @@ describe('recon:run against the Daraja stub', () => {
       ['MATCHED', '300.0000', 'TransactionStatus'],
     ]);
     // The balance line from Account Balance of both shortcodes, its result posted to the api and read by the CLI.
-    expect(first.balance.currency).toBe('KES');
-    expect(first.balance.operator).toBe('456074.6000');
-    expect(first.balance.in_flight).toBe('0.0000');
-    expect(first.balance.difference).toBe(new Decimal('456074.6').minus(first.balance.ledger).toFixed(4));
+    // Rolled forward from the opening by what succeeded (five charges, the lost one settled by the run, less the
+    // payout): off by exactly what M-Pesa moved that we did not, the stranger and the cent.
+    expect(first.balance).toMatchObject({
+      currency: 'KES',
+      opening: { amount: '100000.0100', source: `opening ${opening.opening_id}` },
+      movements: '215.0000',
+      expected: '100215.0100',
+      operator: '100292.0200',
+      difference: '77.0100',
+      in_flight: '0.0000',
+    });
+    const open = rows.filter((r) => r.state === 'OPEN' && r.outcome !== 'DUPLICATE_AT_OPERATOR');
+    const unexplained = open.reduce(
+      (sum, r) => sum.plus(r.operator_amount ?? 0).minus(r.operator_amount ? (r.our_amount ?? 0) : 0),
+      new Decimal(0),
+    );
+    expect(unexplained.toFixed(4)).toBe(first.balance.difference);
+
+    // The run's report, CSV and XLSX, read back: one line per difference, with its client, amounts and state.
+    const differences = rows.filter((r) => r.outcome !== 'MATCHED');
+    const dir = mkdtempSync(join(tmpdir(), 'recon-report-'));
+    const written = cliJson(
+      await runCli(sandbox.db.url, 'recon:report', '--id', first.run_id, '--format', 'csv', '--out', join(dir, 'run.csv'), '--json'),
+    ) as Record<string, any>;
+    expect(written.lines).toBe(differences.length);
+    const csv = readFileSync(join(dir, 'run.csv'), 'utf8').trimEnd().split('\r\n');
+    expect(csv[0].split(',')).toEqual([...REPORT_COLUMNS]);
+    expect(csv).toHaveLength(differences.length + 1);
+    const centLine = csv.find((line) => line.split(',')[3] === 'AMOUNT_MISMATCH')!.split(',');
+    expect([centLine[0], centLine[1], centLine[4], centLine[10], centLine[11], centLine[12]]).toEqual([
+      'mpesa',
+      first.run_id,
+      'OPEN',
+      'KES',
+      '103.0000',
+      '103.0100',
+    ]);
+    expect(centLine[15]).toContain(merchant.clientCode);
+    const report = await runCli(sandbox.db.url, 'recon:report', '--id', first.run_id, '--format', 'xlsx', '--out', join(dir, 'run.xlsx'));
+    expect(report.code).toBe(0);
+    const book = new ExcelJS.Workbook();
+    await book.xlsx.readFile(join(dir, 'run.xlsx'));
+    const sheet = book.worksheets[0];
+    const values = (n: number) => (sheet.getRow(n).values as ExcelJS.CellValue[]).slice(1);
+    expect(values(1)).toEqual([...REPORT_COLUMNS]);
+    expect(sheet.rowCount).toBe(differences.length + 1);
+    const lines = Array.from({ length: differences.length }, (_, i) => values(i + 2));
+    const strangerLine = lines.find((line) => line[3] === 'MISSING_AT_US')!;
+    expect([strangerLine[0], strangerLine[4], strangerLine[9], strangerLine[10], strangerLine[12]]).toEqual([
+      'mpesa',
+      'OPEN',
+      'QSTRANGER1',
+      'KES',
+      77,
+    ]);
+    const cent = lines.find((line) => line[3] === 'AMOUNT_MISMATCH')!;
+    expect([cent[11], cent[12], cent[15]]).toEqual([103, 103.01, merchant.clientCode]);
+    expect(lines.map((line) => line[3]).sort()).toEqual(differences.map((r) => r.outcome).sort());
 
     // The late row is listed now: the rerun matches it and closes its difference; nothing is doubled.
     const second = cliJson(await recon()) as Record<string, any>;
     const again = await show(second.run_id);
+    // Nothing moved since the first run's balance: the roll-forward from it is zero.
+    expect(second.balance).toMatchObject({ opening: { source: `run ${first.run_id}` }, movements: '0.0000', difference: '0.0000' });
     expect(again.filter((r) => r.our_record_id === late.id).map((r) => r.outcome)).toEqual(['MATCHED']);
     const closed = rows.find((r) => r.our_record_id === late.id)!;
     const [kept] = await dataSource(app).query(`SELECT state, settled_by FROM reconciliation_rows WHERE id = $1`, [closed.id]);

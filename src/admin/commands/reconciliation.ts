@@ -1,6 +1,9 @@
 import { Command } from 'commander';
+import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
 import { userInfo } from 'node:os';
 import type { ReconciledRail } from '../../rails/operator-statement';
+import { REPORT_FORMATS, type ReportFormat, writeReconReport } from '../../reconciliation/recon-report';
 import { ReconciliationRepository, type ReconRow, type RunRow } from '../../reconciliation/reconciliation.repository';
 import { RECONCILED_RAILS, ReconciliationError, ReconciliationService } from '../../reconciliation/reconciliation.service';
 import { CliError, json, requireText, RunCommand } from './command';
@@ -47,13 +50,21 @@ const runOutput = (run: RunRow) => ({
       ? null
       : {
           currency: run.balance_currency,
+          opening:
+            run.opening_balance === null
+              ? null
+              : { amount: run.opening_balance, at: new Date(run.opening_at!).toISOString(), source: run.opening_source },
+          movements: run.period_movements,
+          expected: run.expected_balance,
           operator: run.operator_balance,
-          ledger: run.ledger_balance,
-          in_flight: run.in_flight,
           difference: run.balance_difference,
+          in_flight: run.in_flight,
           at: run.balance_at && new Date(run.balance_at).toISOString(),
         },
 });
+
+/** An amount in a statement's currency: up to four decimals, as the runs keep them; an overdrawn account below zero. */
+const OPENING_AMOUNT = /^-?\d{1,16}(\.\d{1,4})?$/;
 
 export const rowOutput = (row: ReconRow) => ({
   id: String(row.id),
@@ -76,6 +87,13 @@ export const rowOutput = (row: ReconRow) => ({
   resolution_entry_id: row.resolution_entry_id === null ? null : String(row.resolution_entry_id),
   evidence: row.evidence,
 });
+
+/** The run a person names, or the error saying there is none. */
+async function runOf(runs: ReconciliationRepository, id: string): Promise<RunRow> {
+  const found = /^\d{1,18}$/.test(id) ? await runs.run(id) : null;
+  if (!found) throw new CliError(`reconciliation run ${id} not found`);
+  return found;
+}
 
 /** A command's domain error as the one line a person acts on. */
 async function plainly<T>(work: Promise<T>): Promise<T> {
@@ -108,6 +126,38 @@ export function addReconciliationCommands(program: Command, run: RunCommand): vo
     );
 
   program
+    .command('recon:opening')
+    .description("record the operator's balance of a rail's account at an instant: the next run's balance line rolls forward from it")
+    .requiredOption('--rail <rail>', RECONCILED_RAILS.join(', '))
+    .requiredOption('--amount <amount>', "the operator's balance (up to four decimals)")
+    .requiredOption('--currency <code>', "the account's currency (ISO 4217)")
+    .option('--at <instant>', 'when the operator reported it (default: now)')
+    .option('--note <text>', "where the figure comes from (the operator's statement, a screenshot)")
+    .option('--by <name>', 'who sets it (default: the system user)')
+    .action((opts, cmd) =>
+      run(async (app) => {
+        const rail = railOf(opts.rail);
+        if (!OPENING_AMOUNT.test(opts.amount)) throw new CliError('--amount must be a number with at most four decimals');
+        if (!/^[A-Z]{3}$/.test(opts.currency)) throw new CliError('--currency must be a three-letter ISO 4217 code');
+        const at = opts.at === undefined ? new Date() : instantOf('at', opts.at);
+        if (at.getTime() > Date.now()) throw new CliError('--at must not be in the future');
+        if (opts.note !== undefined) requireText('note', opts.note, 1000);
+        const by = opts.by ?? userInfo().username;
+        requireText('by', by, 200);
+        const row = await app.get(ReconciliationRepository).setOpening(rail, opts.amount, opts.currency, at, by, opts.note ?? null);
+        return {
+          opening_id: String(row.id),
+          rail: row.rail,
+          amount: row.amount,
+          currency: row.currency,
+          at: new Date(row.at).toISOString(),
+          set_by: row.set_by,
+          note: row.note,
+        };
+      }, json(cmd)),
+    );
+
+  program
     .command('recon:list')
     .description('the latest reconciliation runs')
     .option('--rail <rail>', RECONCILED_RAILS.join(', '))
@@ -129,9 +179,32 @@ export function addReconciliationCommands(program: Command, run: RunCommand): vo
     .action((opts, cmd) =>
       run(async (app) => {
         const runs = app.get(ReconciliationRepository);
-        const found = /^\d{1,18}$/.test(opts.id) ? await runs.run(opts.id) : null;
-        if (!found) throw new CliError(`reconciliation run ${opts.id} not found`);
+        const found = await runOf(runs, opts.id);
         return { ...runOutput(found), rows: (await runs.rowsOf(found.id, !opts.all)).map(rowOutput) };
+      }, json(cmd)),
+    );
+
+  program
+    .command('recon:report')
+    .description("a run's differences as a file, one line per difference (rail, outcome, references, amounts, client, state, note)")
+    .requiredOption('--id <run>', 'run id')
+    .requiredOption('--format <format>', REPORT_FORMATS.join(' or '))
+    .requiredOption('--out <file>', 'the file to write')
+    .action((opts, cmd) =>
+      run(async (app) => {
+        if (!(REPORT_FORMATS as readonly string[]).includes(opts.format))
+          throw new CliError(`--format must be ${REPORT_FORMATS.join(' or ')}`);
+        const runs = app.get(ReconciliationRepository);
+        const found = await runOf(runs, opts.id);
+        const rows = await runs.rowsOf(found.id, true);
+        const clients = await runs.clientCodes(rows.flatMap((row) => (row.client_id === null ? [] : [row.client_id])));
+        const out = createWriteStream(opts.out);
+        const opened = once(out, 'open').catch((error: Error) => {
+          throw new CliError(`cannot write ${opts.out}: ${error.message}`);
+        });
+        await opened;
+        await writeReconReport(opts.format as ReportFormat, found, rows, clients, out);
+        return { run_id: String(found.id), format: opts.format, out: opts.out, lines: rows.length };
       }, json(cmd)),
     );
 

@@ -42,6 +42,7 @@ export const DISTRIBUTION_PLAN = {
     'fx_refreshes',
     'portal_sessions',
     'rail_health',
+    'reconciliation_openings',
     'reconciliation_rows',
     'reconciliation_runs',
     'schema_function_sources',

@@ -129,6 +129,7 @@ const NAV: Array<[string, string]> = [
   ['/portal/payments', 'Payments'],
   ['/portal/payouts', 'Payouts'],
   ['/portal/deliveries', 'Deliveries'],
+  ['/portal/reconciliation', 'Reconciliation'],
   ['/portal/statements', 'Statements'],
   ['/portal/api-keys', 'API keys'],
   ['/portal/callbacks', 'Callbacks'],

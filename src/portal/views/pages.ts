@@ -8,6 +8,7 @@ import type { FloatAlert } from '../../float/float-alerts.service';
 import type { FloatBalance } from '../../float/float-balance.service';
 import type { PaymentDetail, PaymentListRow } from '../../collections/payments.repository';
 import type { PayoutDetail, PayoutListRow } from '../../payouts/payouts.repository';
+import type { ReconRow } from '../../reconciliation/reconciliation.repository';
 import { barChart } from './charts';
 import { buttonForm, Column, csrfField, esc, layout, money, PageFrame, table, when } from './html';
 
@@ -530,5 +531,83 @@ the opening and closing balance. Dates are UTC days, both included.</p>
 <div><label for="s-to">To</label><input id="s-to" name="end_date" type="date" required value="${today}"></div>
 <div><label for="s-format">Format</label><select id="s-format" name="doc_type"><option value="PDF">PDF</option><option value="EXCEL">Excel (XLSX)</option></select></div></div>
 <div class="actions"><button type="submit">Download the statement</button></div></form>`,
+  );
+}
+
+/** What each reconciliation outcome means to the merchant whose money it touches. */
+export const RECON_OUTCOME_NAMES: Record<string, string> = {
+  MISSING_AT_OPERATOR: "Not in the operator's records",
+  AMOUNT_MISMATCH: 'Amounts differ',
+  STATUS_MISMATCH: 'Outcomes differ',
+  DUPLICATE_AT_OPERATOR: 'Listed twice by the operator',
+  MISSING_AT_US: 'Not in our records',
+};
+const RECON_STATE_NAMES: Record<string, string> = { OPEN: 'Being worked on', SETTLED: 'Settled', RESOLVED: 'Resolved' };
+const RAIL_NAMES: Record<string, string> = { mpesa: 'M-Pesa', jenga: 'Equity (Jenga)', africastalking: "Africa's Talking" };
+const RECORD_LINKS: Record<string, string> = { CHARGE: '/portal/payments/', PAYOUT: '/portal/payouts/' };
+
+/** The record a difference is about: a link to the payment or payout page, else its kind and id. */
+function recordOf(d: ReconRow): string {
+  if (!d.our_kind || !d.our_record_id) return '—';
+  const base = RECORD_LINKS[d.our_kind];
+  const label = `${esc(d.our_kind.toLowerCase())} <code>${esc(d.our_record_id)}</code>`;
+  return base ? `<a href="${base}${esc(encodeURIComponent(d.our_record_id))}">${label}</a>` : label;
+}
+
+/** The differences reconciliation found on the merchant's movements: read-only, newest first. */
+export function reconciliationPage(frame: SignedInFrame, differences: ReconRow[]): string {
+  const tz = frame.user.timeZone;
+  const rows = differences.map((d) => [
+    esc(when(d.moved_at, tz)),
+    esc(RAIL_NAMES[d.rail] ?? d.rail),
+    `<a href="/portal/reconciliation/${esc(d.id)}">${esc(RECON_OUTCOME_NAMES[d.outcome] ?? d.outcome)}</a>`,
+    recordOf(d),
+    money(d.our_amount, d.currency ?? ''),
+    money(d.operator_amount, d.currency ?? ''),
+    esc(RECON_STATE_NAMES[d.state ?? ''] ?? d.state),
+  ]);
+  return layout(
+    frame,
+    `<p>Each day we compare what the operators say they moved with our records. These are the differences found on your
+payments and payouts, and where each stands; we work every one of them to the end.</p>
+${table(
+  'Differences',
+  [
+    'Moved at',
+    'Operator',
+    'Difference',
+    'Record',
+    { label: 'Our amount', amount: true },
+    { label: "Operator's amount", amount: true },
+    'State',
+  ],
+  rows,
+  'No differences: everything the operators reported matched our records.',
+)}`,
+  );
+}
+
+export function differencePage(frame: SignedInFrame, d: ReconRow): string {
+  const tz = frame.user.timeZone;
+  const closed =
+    d.state === 'RESOLVED' ? `Resolved: ${esc(d.resolution_note)}` : d.state === 'SETTLED' ? 'Settled by the operator’s answer' : '—';
+  return layout(
+    frame,
+    `<div class="card">${facts([
+      ['Difference', esc(RECON_OUTCOME_NAMES[d.outcome] ?? d.outcome)],
+      ['State', esc(RECON_STATE_NAMES[d.state ?? ''] ?? d.state)],
+      ['Operator', esc(RAIL_NAMES[d.rail] ?? d.rail)],
+      ['Moved at', esc(when(d.moved_at, tz))],
+      ['Record', recordOf(d)],
+      ['Our reference', d.our_reference ? `<code>${esc(d.our_reference)}</code>` : '—'],
+      ["Operator's reference", d.operator_reference ? `<code>${esc(d.operator_reference)}</code>` : '—'],
+      ['Our amount', money(d.our_amount, d.currency ?? '')],
+      ["Operator's amount", money(d.operator_amount, d.currency ?? '')],
+      ['Our status', esc(d.our_status ?? '—')],
+      ["Operator's status", esc(d.operator_status ?? '—')],
+      ['Outcome', closed],
+      ['Closed', esc(when(d.closed_at, tz))],
+    ])}
+<div class="actions"><a href="/portal/reconciliation">All differences</a></div></div>`,
   );
 }
