@@ -4,6 +4,7 @@ import { AirtimeWorker } from './airtime/airtime.worker';
 import { AuthModule } from './auth/auth.module';
 import { GatewayAuthModule } from './auth/gateway/gateway-auth.module';
 import { CallbackDeliverer } from './callbacks/delivery/callback-deliverer.service';
+import { CallbackRelay } from './callbacks/delivery/callback-relay.service';
 import { CallbacksModule } from './callbacks/callbacks.module';
 import { ClientServicesModule } from './client-services/client-services.module';
 import { ChargesModule } from './charges/charges.module';
@@ -118,6 +119,7 @@ export class ApiModule {}
     OutboxWorkers,
     PaymentsProcessor,
     ReversalsProcessor,
+    CallbackRelay,
     CallbackDeliverer,
     AirtimeWorker,
     PayoutsWorker,

@@ -1,29 +1,36 @@
+import { InjectQueue } from '@nestjs/bullmq';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { DelayedError, Job, Queue } from 'bullmq';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../../infra/config/app-config';
+import { GroupCommit } from '../../infra/database/group-commit';
 import { EngineMetrics } from '../../infra/metrics/engine-metrics';
+import { OwnClientWorker } from '../../infra/queue/queue.module';
+import { CALLBACKS_QUEUE } from '../../infra/queue/queues';
 import { CallbackEndpoint, CallbackKind, CallbackSettingsService, DeliverySettings } from '../../clients/callback-settings.service';
 import { resolveCallbackTarget } from '../../common/url-safety/callback-url';
 import { CallbackResolver, PinnedConnections } from '../../common/url-safety/pinned-post';
 import { signatureHeaders } from './signature';
 import { RESPONSE_BODY_CHARS } from './callbacks.service';
+import type { DeliveryJob } from './callback-relay.service';
 
 const TIMEOUT_MS = 10_000;
-/** Deliveries one claim takes at most. */
-const CLAIM_BATCH = 100;
-/** Deliveries a worker holds (claimed, not yet recorded); it claims again once a whole batch fits. */
-const MAX_IN_FLIGHT = 2 * CLAIM_BATCH;
-/** How often a worker with nothing to send looks for due deliveries. */
-const IDLE_POLL_MS = 50;
-const ERROR_BACKOFF_MS = 1000;
+/** Deliveries a worker posts at once. */
+const CONCURRENCY = 200;
+/** Reads and records of one client's deliveries go to Postgres together: at most this many per statement. */
+const GROUP = 100;
+/** A scheduled job that runs this much before its delivery's attempt is due waits again (clocks of other processes). */
+const EARLY_MS = 50;
+/** A job whose worker died is taken up again (stalled) this many times before the lost-delivery sweep takes over. */
+const MAX_STALLED = 5;
 
 /** callback_deliveries.status: PENDING until acknowledged (DELIVERED) or out of retries (FAILED). */
 export const DELIVERY_STATUS = { PENDING: 'PENDING', DELIVERED: 'DELIVERED', FAILED: 'FAILED' } as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUS)[keyof typeof DELIVERY_STATUS];
 
-/** A row of claim_callback_deliveries: the delivery as claimed. */
-interface ClaimedDelivery {
+/** A delivery as its job reads it when it runs. */
+interface Delivery {
   id: string;
   client_id: string;
   kind: CallbackKind;
@@ -35,10 +42,18 @@ interface ClaimedDelivery {
   replays: number;
   /** When the first attempt was made (null before it): the retry schedule counts from it. */
   first_attempt_at: Date | null;
-  /** The lease this claim took, at full precision: the attempt is recorded only while the delivery still has it. */
-  lease: string;
-  /** A re-send the merchant asked for (CallbacksService.replay), outside the retry schedule. */
-  replay: boolean;
+  next_attempt_at: Date;
+  replay_requested: boolean;
+}
+
+interface Loaded {
+  delivery: Delivery;
+  settings: DeliverySettings | undefined;
+}
+
+interface DeliveryKey {
+  clientId: string;
+  deliveryId: string;
 }
 
 interface Post {
@@ -50,8 +65,8 @@ interface Post {
 }
 
 interface Attempt {
-  delivery: ClaimedDelivery;
-  number: number;
+  delivery: Delivery;
+  replay: boolean;
   post: Post;
   delivered: boolean;
   status: DeliveryStatus;
@@ -59,24 +74,26 @@ interface Attempt {
 }
 
 /**
- * Claims due deliveries from Postgres, many per query, with FOR UPDATE SKIP LOCKED: pending ones whose attempt is
- * due and those whose replay was asked for, each leased (CALLBACK_LEASE_MS) so no other worker posts it meanwhile.
- * Posts them over kept-alive connections, and records the attempts, and each delivery's outcome and next attempt,
- * together in one statement for all the posts that finished meanwhile. The delivery row is its own outbox: a due
- * time or a replay request is the job, so no Redis is involved and none can be lost. A worker killed mid-post leaves
- * leases that simply run out; the deliveries are claimed again then (same event id).
+ * The status an attempt leaves: acknowledged, DELIVERED; a replay not acknowledged, or an attempt on a delivery that
+ * another attempt finished meanwhile, leaves the status as it is; otherwise the schedule's (PENDING or FAILED).
+ */
+const RECORDED_STATUS = `CASE WHEN a.delivered THEN '${DELIVERY_STATUS.DELIVERED}' WHEN a.replay OR d.status <> '${DELIVERY_STATUS.PENDING}' THEN d.status ELSE a.status END`;
+
+/**
+ * Runs the callback deliveries' BullMQ jobs (CallbackRelay hands them over): a job per delivery, delayed between its
+ * attempts on the retry schedule (CALLBACK_RETRY_DELAYS_MS), and a job per replay asked for. A job reads its delivery
+ * when it runs and acts only if it still applies; the reads and the records of one client's attempts that run at the
+ * same time share a statement. The row is written before the job moves on, so the row stays the truth. A worker
+ * killed mid-post leaves jobs whose lock (CALLBACK_LEASE_MS) runs out; BullMQ takes them up again on another worker
+ * (same event id): at-least-once, as merchants deduplicate by X-Event-Id.
  */
 @Injectable()
 export class CallbackDeliverer implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(CallbackDeliverer.name);
   private readonly connections = new PinnedConnections();
-  private running = false;
-  private stopped: Promise<void> = Promise.resolve();
-  /** Claimed and not yet recorded. */
-  private held = 0;
-  private readonly finished: Attempt[] = [];
-  private recording = false;
-  private onRecorded: (() => void) | null = null;
+  private readonly loads: GroupCommit<DeliveryKey, Loaded | null>;
+  private readonly records: GroupCommit<Attempt, boolean>;
+  private worker: OwnClientWorker | null = null;
   private lastErrorLog = 0;
 
   constructor(
@@ -85,112 +102,125 @@ export class CallbackDeliverer implements OnApplicationBootstrap, OnApplicationS
     private readonly settings: CallbackSettingsService,
     private readonly resolver: CallbackResolver,
     private readonly metrics: EngineMetrics,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    this.running = true;
-    this.stopped = this.loop();
-  }
-
-  /** Stops claiming, lets the posts under way finish and be recorded, then closes the connections. */
-  async onApplicationShutdown(): Promise<void> {
-    this.running = false;
-    this.onRecorded?.();
-    await this.stopped;
-    while (this.held > 0) await this.recorded();
-    this.connections.close();
-  }
-
-  private async loop(): Promise<void> {
-    while (this.running) {
-      if (this.held > MAX_IN_FLIGHT - CLAIM_BATCH) {
-        await this.recorded();
-        continue;
-      }
-      try {
-        const claimed = await this.claim();
-        if (claimed.length > 0) {
-          const settings = await this.settings.deliverySettingsOf([...new Set(claimed.map((d) => d.client_id))]);
-          for (const delivery of claimed) this.deliver(delivery, settings.get(delivery.client_id));
-        }
-        if (claimed.length < CLAIM_BATCH) await sleep(IDLE_POLL_MS);
-      } catch (error) {
-        // Claimed deliveries whose settings could not be read wait for their lease to end.
-        this.warnThrottled(`callback delivery paused: ${(error as Error).message}`);
-        await sleep(ERROR_BACKOFF_MS);
-      }
-    }
-  }
-
-  /**
-   * Replays asked for, and pending deliveries due (oldest first), that no live lease holds, leased for
-   * CALLBACK_LEASE_MS. A replay of a pending, due delivery is sent first; its scheduled attempt is claimed by a later
-   * query, as it is still due. SQL: src/callbacks/delivery/sql/claim_callback_deliveries.sql.
-   */
-  private claim(): Promise<ClaimedDelivery[]> {
-    return this.db.query(`SELECT * FROM claim_callback_deliveries(p_batch => $1, p_lease_seconds => $2)`, [
-      CLAIM_BATCH,
-      this.config.callbackLeaseMs / 1000,
-    ]);
-  }
-
-  private deliver(delivery: ClaimedDelivery, settings: DeliverySettings | undefined): void {
-    this.held++;
-    void this.post(delivery, settings).then((post) => {
-      const delivered = post.httpStatus !== null && post.httpStatus >= 200 && post.httpStatus < 300;
-      const outcome = delivery.replay ? replayOutcome(delivery, delivered) : this.scheduledOutcome(delivery, post, delivered);
-      this.finished.push({ delivery, number: delivery.attempts + 1, post, delivered, ...outcome });
-      if (!this.recording) void this.recordFinished();
+    @InjectQueue(CALLBACKS_QUEUE) private readonly queue: Queue<DeliveryJob>,
+  ) {
+    this.loads = new GroupCommit((keys) => this.load(keys), { maxItems: GROUP, maxInFlight: 2, laneOf: (key) => key.clientId });
+    this.records = new GroupCommit((attempts) => this.record(attempts), {
+      maxItems: GROUP,
+      maxInFlight: 2,
+      laneOf: (attempt) => attempt.delivery.client_id,
     });
   }
 
-  /** Records what finished, in one statement per round: what finishes while one is written goes in the next. */
-  private async recordFinished(): Promise<void> {
-    this.recording = true;
-    while (this.finished.length > 0) {
-      const attempts = this.finished.splice(0);
-      const recorded = await this.record(attempts);
-      for (const attempt of attempts.filter((a) => recorded.has(a.delivery.id))) this.report(attempt);
-      this.held -= attempts.length;
-      this.onRecorded?.();
-    }
-    this.recording = false;
+  onApplicationBootstrap(): void {
+    const lease = this.config.callbackLeaseMs;
+    this.worker = new OwnClientWorker(CALLBACKS_QUEUE, (job: Job<DeliveryJob>, token?: string) => this.run(job, token), {
+      connection: this.queue.opts.connection,
+      prefix: this.queue.opts.prefix,
+      concurrency: CONCURRENCY,
+      lockDuration: lease,
+      stalledInterval: Math.floor(lease / 2),
+      maxStalledCount: MAX_STALLED,
+    });
+    this.worker.on('error', (error) => this.warnThrottled(`callback worker: ${error.message}`));
+    this.worker.on('failed', (job, error) => {
+      this.metrics.jobFailed(CALLBACKS_QUEUE);
+      this.warnThrottled(`callback job ${job?.id} failed (attempt ${job?.attemptsMade}): ${error.message}`);
+    });
+  }
+
+  /** Stops taking jobs, lets the posts under way finish and be recorded, then closes the connections. */
+  async onApplicationShutdown(): Promise<void> {
+    await this.worker?.close();
+    this.connections.close();
   }
 
   /**
-   * Writes the attempts and their deliveries' outcomes; returns the ids recorded. A delivery whose lease ran out
-   * meanwhile is left to whoever claimed it since. When the statement fails, each attempt is tried alone, so one
-   * bad row holds back no other; one that still fails is left to its lease's end, and the delivery is sent again.
+   * One attempt of the job's delivery, if it still applies: a replay still asked for, or a scheduled attempt of a
+   * delivery still PENDING (not yet due: the job waits until it is). After a scheduled attempt that was not
+   * acknowledged, the job waits, delayed, for the next one.
    */
-  private async record(attempts: Attempt[]): Promise<Set<string>> {
+  private async run(job: Job<DeliveryJob>, token?: string): Promise<void> {
+    const { clientId, deliveryId, replay } = job.data;
+    const loaded = await this.loads.submit({ clientId, deliveryId });
+    if (!loaded) return;
+    const { delivery, settings } = loaded;
+    if (replay ? !delivery.replay_requested : delivery.status !== DELIVERY_STATUS.PENDING) return;
+    if (!replay && new Date(delivery.next_attempt_at).getTime() > Date.now() + EARLY_MS)
+      return this.later(job, token, delivery.next_attempt_at);
+    const post = await this.post(delivery, settings);
+    const delivered = post.httpStatus !== null && post.httpStatus >= 200 && post.httpStatus < 300;
+    const outcome = replay ? replayOutcome(delivery, delivered) : this.scheduledOutcome(delivery, post, delivered);
+    const attempt: Attempt = { delivery, replay, post, delivered, ...outcome };
+    // Not recorded: the job fails and BullMQ runs it again after its back-off, which sends the attempt again.
+    if (!(await this.records.submit(attempt))) throw new Error(`callback ${delivery.id}: attempt not recorded`);
+    this.report(attempt);
+    if (outcome.nextAt) return this.later(job, token, outcome.nextAt);
+  }
+
+  /** The job waits, delayed in BullMQ, until `at`. */
+  private async later(job: Job<DeliveryJob>, token: string | undefined, at: Date): Promise<never> {
+    await job.moveToDelayed(new Date(at).getTime(), token);
+    throw new DelayedError();
+  }
+
+  /** One client's deliveries (all keys of a call share the client), with the client's delivery settings. */
+  private async load(keys: DeliveryKey[]): Promise<Array<Loaded | null>> {
+    const clientId = keys[0].clientId;
+    const [rows, settings] = await Promise.all([
+      this.db.query(
+        `SELECT id, client_id, kind, event, url, payload, status, attempts, replays, first_attempt_at, next_attempt_at,
+                replay_requested_at IS NOT NULL AS replay_requested
+           FROM callback_deliveries WHERE client_id = $1 AND id = ANY($2::uuid[])`,
+        [clientId, keys.map((key) => key.deliveryId)],
+      ) as Promise<Delivery[]>,
+      this.settings.deliverySettingsOf([clientId]),
+    ]);
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    return keys.map((key) => {
+      const delivery = byId.get(key.deliveryId);
+      return delivery ? { delivery, settings: settings.get(clientId) } : null;
+    });
+  }
+
+  /**
+   * Writes one client's attempts and their deliveries' outcomes in one statement; answers, per attempt, whether it
+   * was recorded. The attempt's number is the delivery's count at the write, so attempts that ran side by side (a
+   * replay and a scheduled one) are numbered in the order they were written. When the statement fails, or names a
+   * delivery twice, each attempt is written alone, so one bad row holds back no other.
+   */
+  private async record(attempts: Attempt[]): Promise<boolean[]> {
+    const ids = attempts.map((a) => a.delivery.id);
+    if (attempts.length > 1 && new Set(ids).size < ids.length) return this.recordEachAlone(attempts);
     try {
       const rows: Array<{ delivery_id: string }> = await this.db.query(
         `WITH attempt AS (
-           SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::smallint[], $4::varchar[], $5::timestamptz[], $6::jsonb[], $7::boolean[],
+           SELECT * FROM unnest($2::uuid[], $3::varchar[], $4::timestamptz[], $5::jsonb[], $6::boolean[], $7::boolean[],
                                 $8::timestamptz[], $9::smallint[], $10::integer[], $11::varchar[], $12::varchar[])
-             AS a(delivery_id, lease, attempt, status, next_at, acknowledgement, replay, attempted_at, http_status, latency_ms, error,
+             AS a(delivery_id, status, next_at, acknowledgement, replay, delivered, attempted_at, http_status, latency_ms, error,
                   response_body)
          ), recorded AS (
-           UPDATE callback_deliveries d SET attempts = a.attempt, replays = d.replays + a.replay::int, status = a.status, lease_until = NULL,
+           UPDATE callback_deliveries d SET attempts = d.attempts + 1, replays = d.replays + a.replay::int, status = ${RECORDED_STATUS},
              first_attempt_at = coalesce(d.first_attempt_at, a.attempted_at),
              replay_requested_at = CASE WHEN a.replay THEN NULL ELSE d.replay_requested_at END,
              next_attempt_at = coalesce(a.next_at, d.next_attempt_at), acknowledgement = coalesce(a.acknowledgement, d.acknowledgement),
-             completed_at = CASE WHEN a.status = '${DELIVERY_STATUS.PENDING}' THEN NULL WHEN d.status = a.status THEN coalesce(d.completed_at, now()) ELSE now() END
-           FROM attempt a WHERE d.id = a.delivery_id AND d.lease_until = a.lease
-           RETURNING d.id, d.client_id
+             completed_at = CASE WHEN ${RECORDED_STATUS} = '${DELIVERY_STATUS.PENDING}' THEN NULL
+                                 WHEN d.status = ${RECORDED_STATUS} THEN coalesce(d.completed_at, now()) ELSE now() END
+           FROM attempt a WHERE d.client_id = $1 AND d.id = a.delivery_id
+           RETURNING d.id, d.attempts
          )
          INSERT INTO callback_attempts (client_id, delivery_id, attempt, attempted_at, http_status, latency_ms, error, replay, response_body)
-         SELECT r.client_id, a.delivery_id, a.attempt, a.attempted_at, a.http_status, a.latency_ms, a.error, a.replay, a.response_body
+         SELECT $1, a.delivery_id, r.attempts, a.attempted_at, a.http_status, a.latency_ms, a.error, a.replay, a.response_body
          FROM attempt a JOIN recorded r ON r.id = a.delivery_id
          RETURNING delivery_id`,
         [
-          attempts.map((a) => a.delivery.id),
-          attempts.map((a) => a.delivery.lease),
-          attempts.map((a) => a.number),
+          attempts[0].delivery.client_id,
+          ids,
           attempts.map((a) => a.status),
           attempts.map((a) => a.nextAt),
           attempts.map((a) => (a.delivered ? acknowledgement(a.post.body) : null)),
-          attempts.map((a) => a.delivery.replay),
+          attempts.map((a) => a.replay),
+          attempts.map((a) => a.delivered),
           attempts.map((a) => a.post.startedAt),
           attempts.map((a) => a.post.httpStatus),
           attempts.map((a) => a.post.latencyMs),
@@ -198,36 +228,29 @@ export class CallbackDeliverer implements OnApplicationBootstrap, OnApplicationS
           attempts.map((a) => responseBody(a.post)),
         ],
       );
-      return new Set(rows.map((r) => r.delivery_id));
+      const recorded = new Set(rows.map((r) => r.delivery_id));
+      return ids.map((id) => recorded.has(id));
     } catch (error) {
-      if (attempts.length > 1) {
-        const alone = await Promise.all(attempts.map((a) => this.record([a])));
-        return new Set(alone.flatMap((ids) => [...ids]));
-      }
-      this.warnThrottled(
-        `callback ${attempts[0].delivery.id}: attempt not recorded (${(error as Error).message}); sent again when its lease ends`,
-      );
-      return new Set();
+      if (attempts.length > 1) return this.recordEachAlone(attempts);
+      this.warnThrottled(`callback ${attempts[0].delivery.id}: attempt not recorded (${(error as Error).message}); sent again`);
+      return [false];
     }
   }
 
-  private report({ delivery, number, post, delivered, nextAt }: Attempt): void {
-    this.metrics.callbackOutcome(delivered ? 'delivered' : nextAt ? 'retry_scheduled' : 'failed');
-    if (!delivered) this.logger.warn(`callback ${delivery.id} attempt ${number} not acknowledged: ${post.error ?? post.httpStatus}`);
+  private async recordEachAlone(attempts: Attempt[]): Promise<boolean[]> {
+    const recorded: boolean[] = [];
+    for (const attempt of attempts) recorded.push(...(await this.record([attempt])));
+    return recorded;
   }
 
-  /** Resolves when the next round of attempts has been recorded (or at shutdown). */
-  private recorded(): Promise<void> {
-    return new Promise((resolve) => {
-      this.onRecorded = () => {
-        this.onRecorded = null;
-        resolve();
-      };
-    });
+  private report({ delivery, post, delivered, nextAt }: Attempt): void {
+    this.metrics.callbackOutcome(delivered ? 'delivered' : nextAt ? 'retry_scheduled' : 'failed');
+    if (!delivered)
+      this.logger.warn(`callback ${delivery.id} attempt ${delivery.attempts + 1} not acknowledged: ${post.error ?? post.httpStatus}`);
   }
 
   /** The retry schedule counts its own attempts only (replays are extra), from when the first attempt was made. */
-  private scheduledOutcome(delivery: ClaimedDelivery, post: Post, delivered: boolean): { status: DeliveryStatus; nextAt: Date | null } {
+  private scheduledOutcome(delivery: Delivery, post: Post, delivered: boolean): { status: DeliveryStatus; nextAt: Date | null } {
     if (delivered) return { status: DELIVERY_STATUS.DELIVERED, nextAt: null };
     const delays = this.config.callbackRetryDelaysMs;
     const scheduled = delivery.attempts - delivery.replays + 1;
@@ -236,7 +259,7 @@ export class CallbackDeliverer implements OnApplicationBootstrap, OnApplicationS
     return { status: DELIVERY_STATUS.PENDING, nextAt: new Date(new Date(firstAttemptAt).getTime() + delays[scheduled - 1]) };
   }
 
-  private async post(delivery: ClaimedDelivery, settings: DeliverySettings | undefined): Promise<Post> {
+  private async post(delivery: Delivery, settings: DeliverySettings | undefined): Promise<Post> {
     const startedAt = new Date();
     const started = performance.now();
     const failed = (error: string): Post => ({
@@ -260,7 +283,7 @@ export class CallbackDeliverer implements OnApplicationBootstrap, OnApplicationS
       };
       const credentials = credentialsFor(delivery.url, settings.endpoints[delivery.kind]);
       if (credentials) headers.authorization = `Basic ${Buffer.from(credentials).toString('base64')}`;
-      // Well inside the lease, so no other worker can take the delivery over while this post may still land.
+      // Well inside the job's lock, so no other worker takes the job over while this post may still land.
       const timeoutMs = Math.min(TIMEOUT_MS, this.config.callbackLeaseMs / 2);
       const response = await this.connections.post(resolved.target, headers, body, timeoutMs);
       const ok = response.status >= 200 && response.status < 300;
@@ -287,7 +310,7 @@ export class CallbackDeliverer implements OnApplicationBootstrap, OnApplicationS
  * A replay is one attempt outside the schedule: acknowledged, the delivery is delivered (a pending one's scheduled
  * attempt then finds nothing to do); not acknowledged, the delivery keeps its status and its schedule.
  */
-function replayOutcome(delivery: ClaimedDelivery, delivered: boolean): { status: DeliveryStatus; nextAt: null } {
+function replayOutcome(delivery: Delivery, delivered: boolean): { status: DeliveryStatus; nextAt: null } {
   return { status: delivered ? DELIVERY_STATUS.DELIVERED : delivery.status, nextAt: null };
 }
 
@@ -318,8 +341,4 @@ function acknowledgement(body: string): string | null {
   } catch {
     return null;
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -91,6 +91,9 @@ const SCHEDULE: PreparedStatement = {
 };
 
 /** Schedules callbacks and shows merchants their delivery log. */
+/** The channel callback_schedule (its SQL names it) and a replay request notify at their commit: CallbackRelay listens. */
+export const CALLBACKS_CHANNEL = 'callbacks';
+
 @Injectable()
 export class CallbacksService {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
@@ -98,7 +101,7 @@ export class CallbacksService {
   /**
    * callback_schedule (src/callbacks/delivery/sql/callback_schedule.sql), the one writer of deliveries, also for the SQL that
    * announces: one delivery per distinct URL, written in the caller's transaction with the state change it reports, due
-   * now (the delivery row is its own outbox: the worker's deliverer claims it); the payload is frozen now, so every
+   * now (the delivery row is its own outbox: the worker's relay hands it to BullMQ); the payload is frozen now, so every
    * retry sends the same bytes under the same X-Event-Id. Any number of events in one statement.
    */
   async schedule(manager: EntityManager, ...events: CallbackEvent[]): Promise<void> {
@@ -164,17 +167,18 @@ export class CallbacksService {
   /**
    * Sends one of the client's callbacks again (replay API, portal's Resend): the same event id and frozen body, to
    * the URL stored with the delivery (never one given now), newly signed when the worker sends it, recorded as an
-   * attempt of that delivery marked as a replay. The request itself is what the deliverer claims; until that
-   * attempt is recorded, asking again changes nothing (a double click sends one callback). Null when the client has
-   * no such delivery.
+   * attempt of that delivery marked as a replay. The request itself is what the relay hands to BullMQ (woken by the
+   * NOTIFY); until that attempt is recorded, asking again changes nothing (a double click sends one callback). Null
+   * when the client has no such delivery.
    */
   async replay(clientId: string, eventId: string): Promise<{ event_id: string; replay_requested_at: Date } | null> {
     if (!UUID.test(eventId)) return null;
     const [[requested]]: [{ replay_requested_at: Date }[], number] = await this.db.query(
-      `UPDATE callback_deliveries SET replay_requested_at = coalesce(replay_requested_at, now())
+      `UPDATE callback_deliveries SET replay_requested_at = coalesce(replay_requested_at, now()), relayed_at = NULL
        WHERE id = $1 AND client_id = $2 RETURNING replay_requested_at`,
       [eventId, clientId],
     );
+    if (requested) await this.db.query(`SELECT pg_notify($1, '')`, [CALLBACKS_CHANNEL]);
     return requested ? { event_id: eventId, replay_requested_at: requested.replay_requested_at } : null;
   }
 }

@@ -6,7 +6,7 @@ import { Queue } from 'bullmq';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { withTimeout } from '../../common/with-timeout';
-import { QUEUES } from '../queue/queues';
+import { ALL_QUEUES } from '../queue/queues';
 
 const JOB_STATES = ['waiting', 'active', 'delayed', 'failed', 'completed'] as const;
 
@@ -86,7 +86,7 @@ export class EngineMetrics implements OnModuleInit {
 
   onModuleInit(): void {
     collectDefaultMetrics({ register: this.registry, prefix: 'paygate_' });
-    const queues = QUEUES.map((name) => this.moduleRef.get<Queue>(getQueueToken(name), { strict: false }));
+    const queues = ALL_QUEUES.map((name) => this.moduleRef.get<Queue>(getQueueToken(name), { strict: false }));
     new Gauge({
       name: 'paygate_queue_jobs',
       help: 'Jobs per BullMQ queue and state (absent while Redis is unreachable)',

@@ -1,14 +1,14 @@
 import { getQueueToken } from '@nestjs/bullmq';
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Queue } from 'bullmq';
 import { DataSource, EntityManager } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
-import { ChannelListener } from '../database/channel-listener';
 import { withTimeout } from '../../common/with-timeout';
 import { OutboxGroup, OutboxWorkers } from './outbox-workers';
 import { LANES, QUEUES, Topic } from './queues';
+import { Relaying, RelayLoop } from './relay-loop';
 
 /** The channel the outbox write notifies at its commit (src/infra/queue/sql/outbox_notify.sql). */
 export const OUTBOX_CHANNEL = 'outbox';
@@ -16,12 +16,7 @@ export const OUTBOX_CHANNEL = 'outbox';
 const MAX_WAITING_JOBS = 4;
 /** Groups of a topic one round reads at most. */
 const GROUPS_PER_ROUND = 8;
-/** The slow safety sweep: a round this often even if no notification came (one lost while the listener reconnected). */
-const SWEEP_EVERY_MS = 10_000;
-const ERROR_BACKOFF_MS = 1000;
 const ENQUEUE_TIMEOUT_MS = 3000;
-/** How often relayed-but-unfinished rows are looked for: every 15 s, or sooner when the threshold is short. */
-const MAX_LOST_SWEEP_EVERY_MS = 15_000;
 /** One lock key for every relay, so two relays never read the same rows and hand BullMQ overlapping groups. */
 const RELAY_LOCK_KEY = 4_201_032;
 
@@ -43,18 +38,11 @@ interface DueRow {
  * relayed again.
  */
 @Injectable()
-export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger(OutboxRelay.name);
+export class OutboxRelay implements Relaying, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly queues = new Map<Topic, Queue>();
-  private readonly listener: ChannelListener;
-  private running = false;
-  private stopped: Promise<void> = Promise.resolve();
-  private woken = false;
-  private wake: (() => void) | null = null;
-  private lastErrorLog = 0;
+  private readonly rounds: RelayLoop;
   /** A relayed row not done after this long is presumed lost with Redis and relayed again (OUTBOX_LOST_JOB_AFTER_MS). */
   private readonly lostJobAfterMs: number;
-  private readonly lostSweepEveryMs: number;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -63,27 +51,21 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     workers: OutboxWorkers,
   ) {
     this.lostJobAfterMs = config.outboxLostJobAfterMs;
-    this.lostSweepEveryMs = Math.min(MAX_LOST_SWEEP_EVERY_MS, Math.max(250, Math.floor(this.lostJobAfterMs / 4)));
-    this.listener = new ChannelListener(config.databaseUrl, OUTBOX_CHANNEL, {
-      message: () => this.poke(),
-      listening: () => this.poke(),
-      lost: () => undefined,
-    });
-    workers.onLaneFreed(() => this.poke());
+    this.rounds = new RelayLoop(OutboxRelay.name, this, { databaseUrl: config.databaseUrl, channel: OUTBOX_CHANNEL }, this.lostJobAfterMs);
+    workers.onLaneFreed(() => this.rounds.poke());
   }
 
   onApplicationBootstrap(): void {
     for (const topic of QUEUES) this.queues.set(topic, this.moduleRef.get<Queue>(getQueueToken(topic), { strict: false }));
-    this.running = true;
-    this.listener.start();
-    this.stopped = this.loop();
+    this.rounds.start();
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    this.running = false;
-    this.poke();
-    await this.stopped;
-    await this.listener.stop();
+  onApplicationShutdown(): Promise<void> {
+    return this.rounds.stop();
+  }
+
+  relay(): Promise<{ more: boolean }> {
+    return this.relayDue();
   }
 
   /**
@@ -150,7 +132,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   }
 
   /** When the next delayed row falls due (null when none waits). */
-  private async nextDue(): Promise<Date | null> {
+  async nextDue(): Promise<Date | null> {
     const [row]: Array<{ at: Date | null }> = await this.db.query(
       `SELECT min(available_at) AS at FROM outbox WHERE topic = ANY($1) AND relayed_at IS NULL AND available_at > now()`,
       [QUEUES],
@@ -165,55 +147,6 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
         ofClient.map((row) => row.id),
       ]);
     }
-  }
-
-  private poke(): void {
-    this.woken = true;
-    const wake = this.wake;
-    this.wake = null;
-    wake?.();
-  }
-
-  private async loop(): Promise<void> {
-    let lastLostSweep = 0;
-    while (this.running) {
-      this.woken = false;
-      let waitMs = SWEEP_EVERY_MS;
-      try {
-        if (Date.now() - lastLostSweep > this.lostSweepEveryMs) {
-          lastLostSweep = Date.now();
-          const requeued = await this.requeueLost();
-          if (requeued > 0) this.logger.warn(`${requeued} relayed outbox rows never finished; relaying them again`);
-        }
-        const { more } = await this.relayDue();
-        if (more) continue;
-        const next = await this.nextDue();
-        if (next) waitMs = Math.max(0, Math.min(waitMs, next.getTime() - Date.now()));
-        waitMs = Math.min(waitMs, Math.max(0, lastLostSweep + this.lostSweepEveryMs - Date.now()));
-      } catch (error) {
-        if (Date.now() - this.lastErrorLog > 30_000) {
-          this.logger.warn(`outbox relay paused: ${(error as Error).message}; work waits in Postgres`);
-          this.lastErrorLog = Date.now();
-        }
-        waitMs = ERROR_BACKOFF_MS;
-      }
-      await this.sleep(waitMs);
-    }
-  }
-
-  /** Waits `ms`, or less when poked (a poke while a round ran ends the wait at once). */
-  private sleep(ms: number): Promise<void> {
-    if (this.woken || !this.running) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.wake = null;
-        resolve();
-      }, ms);
-      this.wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
   }
 }
 

@@ -7,7 +7,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Queue } from 'bullmq';
 import { timingSafeEqual } from 'node:crypto';
 import { AppConfig } from '../config/app-config';
-import { QUEUES } from './queues';
+import { ALL_QUEUES } from './queues';
 
 export const QUEUE_DASHBOARD_PATH = '/admin/queues';
 
@@ -22,7 +22,7 @@ export async function mountQueueDashboard(app: NestFastifyApplication, config: A
   }
   const serverAdapter = new BullBoardFastifyAdapter().setBasePath(QUEUE_DASHBOARD_PATH);
   createBullBoard({
-    queues: QUEUES.map((name) => new BullMQAdapter(app.get<Queue>(getQueueToken(name)), { readOnlyMode: false })),
+    queues: ALL_QUEUES.map((name) => new BullMQAdapter(app.get<Queue>(getQueueToken(name)), { readOnlyMode: false })),
     serverAdapter,
   });
   const expected = `Basic ${Buffer.from(`${config.adminUsername}:${config.adminPassword}`).toString('base64')}`;

@@ -4,7 +4,7 @@ import { ConnectionOptions, DefaultJobOptions, Processor, Queue, Worker, WorkerO
 import { Cluster } from 'ioredis';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { OutboxService } from './outbox.service';
-import { QUEUES } from './queues';
+import { ALL_QUEUES } from './queues';
 import { createRedis, queuePrefix, type RedisClient, reconnectDelay } from './redis';
 
 export const REDIS = Symbol('REDIS');
@@ -78,7 +78,7 @@ const JOB_DEFAULTS: DefaultJobOptions = {
 @Global()
 @Module({
   imports: [
-    ...QUEUES.map((name) =>
+    ...ALL_QUEUES.map((name) =>
       BullModule.registerQueueAsync({
         name,
         inject: [APP_CONFIG],

@@ -14,8 +14,17 @@ export const TOPICS = {
 } as const;
 export type Topic = (typeof TOPICS)[keyof typeof TOPICS];
 
-/** Every queue: one per topic. */
+/** The outbox's queues: one per topic. */
 export const QUEUES: readonly Topic[] = Object.values(TOPICS);
+
+/**
+ * Callback deliveries: not an outbox topic (the delivery row is its own outbox, CallbackRelay hands it over), a job
+ * per delivery that lives until the delivery is DELIVERED or FAILED, delayed between its attempts.
+ */
+export const CALLBACKS_QUEUE = 'callbacks.deliver';
+
+/** Every BullMQ queue: registered, measured and shown in the queue dashboard. */
+export const ALL_QUEUES: readonly string[] = [...QUEUES, CALLBACKS_QUEUE];
 
 export interface Lane {
   /** The most outbox rows (of one client) one job carries, and so one handler call gets. */

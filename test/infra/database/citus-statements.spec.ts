@@ -23,7 +23,6 @@ import {
  * test") says where the list stands.
  */
 const KNOWN_FINDINGS: Record<string, string[]> = {
-  'callbacks/delivery/sql/claim_callback_deliveries.sql#claim_callback_deliveries': ['callback_deliveries no-client-id-filter'],
   'collections/sql/collection_settle_payments.sql#collection_settle_payments': ['payments no-client-id-filter'],
   'src/airtime/airtime.repository.ts:AirtimeRepository.awaitingProvider': [
     'airtime_recipients join-not-on-client-id',
@@ -56,7 +55,6 @@ const KNOWN_FINDINGS: Record<string, string[]> = {
     'airtime_requests join-not-on-client-id',
     'float_holds join-not-on-client-id',
   ],
-  'src/callbacks/delivery/callback-deliverer.service.ts:CallbackDeliverer.record.rows': ['callback_deliveries no-client-id-filter'],
   'src/payouts/payouts.repository.ts:PayoutsRepository.lockMany': ['ledger_accounts no-client-id-filter', 'payouts no-client-id-filter'],
   'src/payouts/payouts.repository.ts:PayoutsRepository.claimForRecheck': ['payouts no-client-id-filter'],
   'src/rails/mpesa/mpesa-callbacks.service.ts:MpesaCallbacksService.receive': ['rail_requests no-client-id-filter'],

@@ -1,7 +1,7 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Cluster } from 'ioredis';
 import { createHttpApp } from '../../../src/http-app';
-import { QUEUES } from '../../../src/infra/queue/queues';
+import { ALL_QUEUES } from '../../../src/infra/queue/queues';
 import { Child, diagnostics, startChild, stopChild } from '../../support/child-processes';
 import { createPayoutMerchant, mobilePayoutBody, PAYOUT_PATHS, statusPath } from '../../support/disbursement-fixtures';
 import {
@@ -177,8 +177,8 @@ describe('Redis Cluster: api and worker processes on three masters', () => {
       const queue = new RegExp(`^\\{paygate:${db.name}:([\\w.-]+)\\}:\\1:`).exec(key)?.[1];
       if (queue) byQueue.set(queue, [...(byQueue.get(queue) ?? []), key]);
     }
-    // Every queue has its keys there (every worker path is a queue; callbacks do not use Redis).
-    expect([...byQueue.keys()].sort()).toEqual([...QUEUES].sort());
+    // Every queue has its keys there (every worker path is a queue, callback deliveries too).
+    expect([...byQueue.keys()].sort()).toEqual([...ALL_QUEUES].sort());
     for (const [queue, queueKeys] of byQueue) {
       expect(queueKeys.length).toBeGreaterThan(1);
       const slots = new Set(await Promise.all(queueKeys.map(slotOf)));

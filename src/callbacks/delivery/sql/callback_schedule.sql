@@ -1,4 +1,6 @@
--- Writes the callback deliveries of an event: the one writer of deliveries.
+-- Writes the callback deliveries of an event: the one writer of deliveries. Its NOTIFY, delivered at the caller's
+-- commit, wakes the callback relays (CallbackRelay, src/callbacks/delivery/callback-relay.service.ts); Postgres folds
+-- the equal notifications of one transaction into one.
 CREATE OR REPLACE FUNCTION callback_schedule(
   p_client_id uuid,
   p_kind text,
@@ -19,5 +21,8 @@ BEGIN
        WITH ORDINALITY u(url, ord)
   WHERE u.url IS NOT NULL
   GROUP BY u.url ORDER BY min(u.ord);
+  IF FOUND THEN
+    PERFORM pg_notify('callbacks', '');
+  END IF;
 END
 $fn$;

@@ -1,0 +1,112 @@
+import { Logger } from '@nestjs/common';
+import { ChannelListener } from '../database/channel-listener';
+
+/** What a relay does in its rounds: hands Postgres rows to BullMQ. */
+export interface Relaying {
+  /** Hands over again work handed over that never finished (Redis lost it); answers how much. */
+  requeueLost(): Promise<number>;
+  /** Hands over one round; `more` when work was left due (the next round runs at once). */
+  relay(): Promise<{ more: boolean }>;
+  /** When the next work not yet due falls due, for a relay that hands work over only once it is due. */
+  nextDue?(): Promise<Date | null>;
+}
+
+/** The slow safety sweep: a round this often even if no notification came (one lost while the listener reconnected). */
+const SWEEP_EVERY_MS = 10_000;
+const ERROR_BACKOFF_MS = 1000;
+/** How often lost work is looked for: every 15 s, or sooner when the threshold is short. */
+const MAX_LOST_SWEEP_EVERY_MS = 15_000;
+
+/**
+ * A relay's rounds, woken rather than polling: a round runs when poked (a NOTIFY on the relay's channel, which it
+ * LISTENs to on a connection of its own, or the relay's own poke), when the next
+ * work falls due, and every SWEEP_EVERY_MS; lost work is looked for every quarter of the lost threshold (15 s at
+ * most). A poke while a round runs makes the next round run at once, so no wake-up is lost between two waits.
+ */
+export class RelayLoop {
+  private readonly logger: Logger;
+  private readonly lostSweepEveryMs: number;
+  private readonly listener: ChannelListener;
+  private running = false;
+  private stopped: Promise<void> = Promise.resolve();
+  private woken = false;
+  private wake: (() => void) | null = null;
+  private lastErrorLog = 0;
+
+  constructor(
+    name: string,
+    private readonly relaying: Relaying,
+    notified: { databaseUrl: string; channel: string },
+    lostJobAfterMs: number,
+  ) {
+    this.logger = new Logger(name);
+    this.listener = new ChannelListener(notified.databaseUrl, notified.channel, {
+      message: () => this.poke(),
+      listening: () => this.poke(),
+      lost: () => undefined,
+    });
+    this.lostSweepEveryMs = Math.min(MAX_LOST_SWEEP_EVERY_MS, Math.max(250, Math.floor(lostJobAfterMs / 4)));
+  }
+
+  start(): void {
+    this.running = true;
+    this.listener.start();
+    this.stopped = this.loop();
+  }
+
+  /** Stops after the round under way. */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.poke();
+    await this.stopped;
+    await this.listener.stop();
+  }
+
+  poke(): void {
+    this.woken = true;
+    const wake = this.wake;
+    this.wake = null;
+    wake?.();
+  }
+
+  private async loop(): Promise<void> {
+    let lastLostSweep = 0;
+    while (this.running) {
+      this.woken = false;
+      let waitMs = SWEEP_EVERY_MS;
+      try {
+        if (Date.now() - lastLostSweep > this.lostSweepEveryMs) {
+          lastLostSweep = Date.now();
+          const requeued = await this.relaying.requeueLost();
+          if (requeued > 0) this.logger.warn(`${requeued} handed over and never finished (Redis lost them?); handing them over again`);
+        }
+        if ((await this.relaying.relay()).more) continue;
+        const next = await this.relaying.nextDue?.();
+        if (next) waitMs = Math.max(0, Math.min(waitMs, next.getTime() - Date.now()));
+        waitMs = Math.min(waitMs, Math.max(0, lastLostSweep + this.lostSweepEveryMs - Date.now()));
+      } catch (error) {
+        if (Date.now() - this.lastErrorLog > 30_000) {
+          this.logger.warn(`paused: ${(error as Error).message}; the work waits in Postgres`);
+          this.lastErrorLog = Date.now();
+        }
+        waitMs = ERROR_BACKOFF_MS;
+      }
+      await this.sleep(waitMs);
+    }
+  }
+
+  /** Waits `ms`, or less when poked (a poke while a round ran ends the wait at once). */
+  private sleep(ms: number): Promise<void> {
+    if (this.woken || !this.running) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.wake = null;
+        resolve();
+      }, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+}
