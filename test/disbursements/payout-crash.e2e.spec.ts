@@ -183,7 +183,7 @@ describe('payouts survive a worker killed mid-settlement', () => {
       outcome_entry_id: string | null;
     }> = await query(
       `SELECT p.payout_reference, p.status, h.status AS hold_status, h.amount, h.fee, h.outcome_entry_id
-         FROM payouts p JOIN float_holds h ON h.id = p.hold_id WHERE p.client_id = $1`,
+         FROM payouts p JOIN float_holds h ON h.client_id = p.client_id AND h.id = p.hold_id WHERE p.client_id = $1`,
       [merchant.clientId],
     );
     expect(rows).toHaveLength(planned.length);

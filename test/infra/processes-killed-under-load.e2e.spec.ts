@@ -347,7 +347,7 @@ describe('two api and two worker processes, killed under load (seeded)', () => {
     // Payouts: one per reference, each hold with exactly one outcome, matching the payout's status.
     const payoutRows: Array<{ ref: string; status: number; hold: string; outcome: string | null }> = await query(
       `SELECT p.payout_reference AS ref, p.status, h.status AS hold, h.outcome_entry_id AS outcome
-       FROM payouts p JOIN float_holds h ON h.id = p.hold_id WHERE p.client_id = $1`,
+       FROM payouts p JOIN float_holds h ON h.client_id = p.client_id AND h.id = p.hold_id WHERE p.client_id = $1`,
       [clientId],
     );
     expect(sortBy(payoutRows.map(({ ref, status, hold }) => ({ ref, status, hold })))).toEqual(

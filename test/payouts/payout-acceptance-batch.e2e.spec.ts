@@ -63,8 +63,8 @@ describe('payouts accepted in groups', () => {
     expect(answers.map((a) => a.outcome)).toEqual(['ACCEPTED', 'INSUFFICIENT_FLOAT', 'ACCEPTED', 'ACCEPTED']);
     const rows: Array<{ payout_reference: string; float_balance_after: string; entry_amount: string }> = await dataSource(app).query(
       `SELECT p.payout_reference, p.float_balance_after::text, po.amount::text AS entry_amount
-       FROM payouts p JOIN float_holds h ON h.id = p.hold_id JOIN float_reservations r ON r.id = h.reservation_id
-       JOIN postings po ON po.entry_id = r.reserve_entry_id AND po.account_id = p.float_account_id
+       FROM payouts p JOIN float_holds h ON h.client_id = p.client_id AND h.id = p.hold_id JOIN float_reservations r ON r.client_id = h.client_id AND r.id = h.reservation_id
+       JOIN postings po ON po.client_id = r.client_id AND po.entry_id = r.reserve_entry_id AND po.account_id = p.float_account_id
        WHERE p.client_id = $1 ORDER BY p.payout_reference`,
       [merchant.clientId],
     );

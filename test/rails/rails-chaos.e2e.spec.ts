@@ -402,7 +402,7 @@ describe("M-Pesa, Jenga and Africa's Talking under chaos (seeded)", () => {
 
     // Each payout's hold has exactly one outcome, matching the payout's status.
     const holds: Array<{ status: number; hold_status: string; outcome_entry_id: string | null; id: string }> = await query(
-      `SELECT p.id, p.status, h.status AS hold_status, h.outcome_entry_id FROM payouts p JOIN float_holds h ON h.id = p.hold_id
+      `SELECT p.id, p.status, h.status AS hold_status, h.outcome_entry_id FROM payouts p JOIN float_holds h ON h.client_id = p.client_id AND h.id = p.hold_id
        WHERE p.client_id = $1`,
       [merchant.clientId],
     );

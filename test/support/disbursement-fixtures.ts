@@ -305,7 +305,7 @@ export async function payoutRow(
   reference: string,
 ): Promise<Record<string, any> | undefined> {
   const [row] = await dataSource(app).query(
-    `SELECT p.*, h.status AS hold_status, h.outcome_entry_id FROM payouts p LEFT JOIN float_holds h ON h.id = p.hold_id
+    `SELECT p.*, h.status AS hold_status, h.outcome_entry_id FROM payouts p LEFT JOIN float_holds h ON h.client_id = p.client_id AND h.id = p.hold_id
      WHERE p.client_id = $1 AND p.payout_reference = $2`,
     [clientId, reference],
   );
