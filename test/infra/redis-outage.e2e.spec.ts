@@ -14,6 +14,7 @@ import {
   sleep,
   startIsolatedSandbox,
   stopClaiming,
+  stopRelaying,
   waitFor,
 } from '../support/gateway-fixtures';
 import { dataSource } from '../support/test-app';
@@ -116,8 +117,9 @@ describe('Redis outage', () => {
     await expectAllSettledAndCalledBack(charges);
   });
 
-  it('work claimed by a worker that died is claimed again once its lease runs out, and completes exactly once', async () => {
-    // The worker stops claiming while the charges are posted, so every settlement waits unclaimed in the outbox.
+  it('work relayed and then lost before a worker finished it is relayed again by the sweep, and completes exactly once', async () => {
+    // The relay and the worker stop while the charges are posted, so every settlement waits unrelayed in the outbox.
+    const startRelaying = await stopRelaying(app);
     const startClaiming = await stopClaiming(app);
     const charges: Array<{ id: number; reference: string; url: string }> = [];
     for (let i = 0; i < 5; i++) {
@@ -136,6 +138,7 @@ describe('Redis outage', () => {
       )
     )[0].map((r: { id: string }) => r.id);
     expect(lost.sort()).toEqual([...ids].sort());
+    startRelaying();
     startClaiming();
     await sleep(LOST_JOB_AFTER_MS / 2);
     expect(await statuses(lost.map(Number))).toEqual(Array(lost.length).fill(703));
