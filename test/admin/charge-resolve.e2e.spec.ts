@@ -15,6 +15,7 @@ import {
   waitFor,
   waitForPaymentStatus,
 } from '../support/gateway-fixtures';
+import { operatorRowOfCharge } from '../support/recon-fixtures';
 import { dataSource } from '../support/test-app';
 
 /**
@@ -100,17 +101,7 @@ describe('admin charge:resolve', () => {
     const statement: OperatorStatement = {
       rail: 'mpesa',
       movements: async () => [
-        {
-          operatorReference: 'QRECON0001',
-          ourReference: null,
-          counterparty: payment.payer_msisdn,
-          amount: new Decimal(payment.total_amount),
-          currency: 'KES',
-          direction: 'IN',
-          status: 'SUCCEEDED',
-          at: new Date(payment.created_at),
-          evidence: { TransID: 'QRECON0001' },
-        },
+        operatorRowOfCharge(payment, { operatorReference: 'QRECON0001', ourReference: null, evidence: { TransID: 'QRECON0001' } }),
       ],
       balance: async () => ({ amount: new Decimal(0), currency: 'KES', at: new Date(), evidence: {} }),
     };

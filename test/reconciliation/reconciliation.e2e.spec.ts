@@ -6,6 +6,7 @@ import { ReconciliationRepository } from '../../src/reconciliation/reconciliatio
 import { ReconciliationService } from '../../src/reconciliation/reconciliation.service';
 import { createPayoutMerchant, mobilePayoutBody, PAYOUT_PATHS } from '../support/disbursement-fixtures';
 import { chargeBody, gateway, GatewayMerchant, IsolatedSandbox, paymentRow, startIsolatedSandbox } from '../support/gateway-fixtures';
+import { operatorRowOfCharge } from '../support/recon-fixtures';
 import { dataSource } from '../support/test-app';
 
 /**
@@ -38,21 +39,7 @@ describe('reconciliation run', () => {
     return row!;
   }
 
-  /** The operator's row for one of our charges, as an adapter would give it. */
-  function row(payment: Record<string, any>, overrides: Partial<OperatorMovement> = {}): OperatorMovement {
-    return {
-      operatorReference: `OP${payment.id}`,
-      ourReference: String(payment.id),
-      counterparty: payment.payer_msisdn,
-      amount: new Decimal(payment.total_amount),
-      currency: 'KES',
-      direction: 'IN',
-      status: 'SUCCEEDED',
-      at: new Date(payment.created_at),
-      evidence: { TransID: `OP${payment.id}` },
-      ...overrides,
-    };
-  }
+  const row = operatorRowOfCharge;
 
   const statementOf = (rows: OperatorMovement[], balance = '1000.0000'): OperatorStatement => ({
     rail: 'mpesa',
