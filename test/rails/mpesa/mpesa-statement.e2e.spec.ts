@@ -28,7 +28,12 @@ describe('M-Pesa operator statement (Daraja stub)', () => {
   });
 
   beforeAll(async () => {
-    sandbox = await startMpesaSandbox({ MPESA_RESULT_WAIT_MS: '1500', MPESA_PULL_NOMINATED_NUMBER: '0722000000' });
+    // A call is bounded apart from the result's wait: what these tests time out on is the result, never the call.
+    sandbox = await startMpesaSandbox({
+      MPESA_RESULT_WAIT_MS: '1500',
+      MPESA_TIMEOUT_MS: '10000',
+      MPESA_PULL_NOMINATED_NUMBER: '0722000000',
+    });
     statement = (sandbox.app.get(OPERATOR_STATEMENTS) as OperatorStatement[]).find((s) => s.rail === 'mpesa')!;
   });
   afterAll(async () => sandbox?.close());
