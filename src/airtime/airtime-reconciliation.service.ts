@@ -22,9 +22,16 @@ export class AirtimeReconciliationService {
   /** One pass over every overdue recipient; answers how many were asked and how many reached a final status. */
   async reconcile(now = new Date()): Promise<ReconciliationPass> {
     const checkedBefore = new Date(now.getTime() - this.config.payoutReconcileAfterMs);
-    return reconcileInBatches(
-      (limit) => this.airtime.claimForRecheck(this.db.manager, checkedBefore, limit),
-      (ids) => this.processing.recheck(ids),
-    );
+    const pass: ReconciliationPass = { checked: 0, finished: 0 };
+    // Client by client: a claim locks rows of one client's shard.
+    for (const clientId of await this.airtime.clientsToRecheck(this.db.manager, checkedBefore)) {
+      const done = await reconcileInBatches(
+        (limit) => this.airtime.claimForRecheck(this.db.manager, clientId, checkedBefore, limit),
+        (ids) => this.processing.recheck(ids),
+      );
+      pass.checked += done.checked;
+      pass.finished += done.finished;
+    }
+    return pass;
   }
 }

@@ -24,8 +24,9 @@ export class AirtimeWorker implements OnModuleInit, OnApplicationBootstrap, OnAp
   ) {}
 
   onModuleInit(): void {
-    this.workers.handle(TOPICS.processAirtime, (items) =>
+    this.workers.handle(TOPICS.processAirtime, (items, clientId) =>
       this.processing.process(
+        clientId,
         items.map((item) => ({ requestId: item.payload.requestId, first: Number(item.payload.first), last: Number(item.payload.last) })),
       ),
     );

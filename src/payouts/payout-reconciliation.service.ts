@@ -22,9 +22,16 @@ export class PayoutReconciliationService {
   /** One pass over every overdue payout; answers how many were asked and how many reached a final status. */
   async reconcile(now = new Date()): Promise<ReconciliationPass> {
     const checkedBefore = new Date(now.getTime() - this.config.payoutReconcileAfterMs);
-    return reconcileInBatches(
-      (limit) => this.payouts.claimForRecheck(this.db.manager, checkedBefore, limit),
-      async (ids) => (await this.settlement.recheck(ids)).filter((p) => p.finished).length,
-    );
+    const pass: ReconciliationPass = { checked: 0, finished: 0 };
+    // Client by client: a claim locks rows of one client's shard.
+    for (const clientId of await this.payouts.clientsToRecheck(this.db.manager, checkedBefore)) {
+      const done = await reconcileInBatches(
+        (limit) => this.payouts.claimForRecheck(this.db.manager, clientId, checkedBefore, limit),
+        async (ids) => (await this.settlement.recheck(ids)).filter((p) => p.finished).length,
+      );
+      pass.checked += done.checked;
+      pass.finished += done.finished;
+    }
+    return pass;
   }
 }

@@ -9,7 +9,7 @@ import { RAILS_CONFIG, type RailsConfig } from './rails-config';
 /**
  * In every worker, for each real operator configured: requests without an answer after RAIL_RECONCILE_AFTER_MS are
  * asked about (or sent again, when the operator said it did not take them), then again on a back-off. Workers claim
- * disjoint batches (SKIP LOCKED), each claim leasing its requests for a minute so a crashed worker's are asked again.
+ * disjoint batches client by client (SKIP LOCKED), each claim leasing its requests for a minute so a crashed worker's are asked again.
  */
 @Injectable()
 export class RailReconciliationScheduler implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -28,19 +28,25 @@ export class RailReconciliationScheduler implements OnApplicationBootstrap, OnAp
     for (const gateway of [this.mpesa, this.jenga, this.africastalking]) {
       if (!gateway) continue;
       this.stops.push(
-        scheduleReconciliation(this.logger, `${gateway.rail} request(s)`, this.rails.reconcileAfterMs, () =>
-          reconcileInBatches(
-            async (limit) => (await this.requests.claimDue(gateway.rail, limit, 60_000)).map((request) => request.id),
-            async (ids) => {
-              for (const id of ids) {
-                const request = await this.requests.byId(id);
-                if (request)
-                  await gateway.reconcile(request).catch((error: Error) => this.logger.warn(`${gateway.rail} ${id}: ${error.message}`));
-              }
-              return 0;
-            },
-          ),
-        ),
+        scheduleReconciliation(this.logger, `${gateway.rail} request(s)`, this.rails.reconcileAfterMs, async () => {
+          const pass = { checked: 0, finished: 0 };
+          // Client by client: a claim locks rows of one client's shard.
+          for (const clientId of await this.requests.clientsDue(gateway.rail)) {
+            const done = await reconcileInBatches(
+              async (limit) => (await this.requests.claimDue(gateway.rail, clientId, limit, 60_000)).map((request) => request.id),
+              async (ids) => {
+                for (const id of ids) {
+                  const request = await this.requests.byId(id);
+                  if (request)
+                    await gateway.reconcile(request).catch((error: Error) => this.logger.warn(`${gateway.rail} ${id}: ${error.message}`));
+                }
+                return 0;
+              },
+            );
+            pass.checked += done.checked;
+          }
+          return pass;
+        }),
       );
     }
   }
