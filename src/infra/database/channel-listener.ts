@@ -60,7 +60,7 @@ export class ChannelListener {
     client.on('error', () => this.onLost(client));
     client.on('end', () => this.onLost(client));
     this.client = client;
-    let citus = false;
+    let citus: boolean;
     try {
       await client.connect();
       await client.query(`LISTEN ${client.escapeIdentifier(this.channel)}`);
