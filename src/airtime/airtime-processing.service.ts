@@ -37,12 +37,12 @@ export class AirtimeProcessingService {
    * The work queued at acceptance, a group of slices at once: their recipients still awaiting the provider are read in
    * one query, topped up a slice per provider call (ASKS_IN_FLIGHT calls at a time), and every answer booked in one
    * transaction. Answers, per slice, whether it is done; a slice whose provider call failed is to be tried
-   * again (asking again is safe: a top-up is keyed by its recipient).
+   * again (asking again is safe: a top-up is keyed by its recipient). The slices are one client's (a group's).
    */
-  async process(slices: AirtimeSlice[]): Promise<boolean[]> {
+  async process(clientId: string, slices: AirtimeSlice[]): Promise<boolean[]> {
     // The provider is asked a slice's worth at a time, as many at once as REQUESTS_IN_FLIGHT (its batches within each).
     const bySlice = new Map<string, RecipientRow[]>();
-    for (const r of await this.airtime.awaitingProvider(this.db.manager, slices)) {
+    for (const r of await this.airtime.awaitingProvider(this.db.manager, clientId, slices)) {
       const key = `${r.request_id}:${Math.floor((r.position - 1) / RECIPIENTS_PER_JOB)}`;
       const recipients = bySlice.get(key);
       if (recipients) recipients.push(r);
@@ -61,9 +61,9 @@ export class AirtimeProcessingService {
       }
     });
     // One transaction for the group; when it fails, each slice's answers alone, so one holds back no other.
-    await this.book(new Map(answered.flatMap((a) => [...a.outcomes]))).catch(async () => {
+    await this.book(clientId, new Map(answered.flatMap((a) => [...a.outcomes]))).catch(async () => {
       for (const { requestId, outcomes } of answered) {
-        await this.book(outcomes).catch((error: Error) => {
+        await this.book(clientId, outcomes).catch((error: Error) => {
           this.logger.warn(`airtime request ${requestId}: answers could not be booked: ${error.message}`);
           failed.add(requestId);
         });
@@ -85,7 +85,7 @@ export class AirtimeProcessingService {
     let finished = 0;
     for (const [requestId, recipients] of byRequest) {
       finished += await this.ask(recipients, (topUps) => this.rail.outcomeOf(topUps))
-        .then((outcomes) => this.book(outcomes))
+        .then((outcomes) => this.book(recipients[0].client_id, outcomes))
         .catch((error: Error) => {
           this.logger.warn(`airtime request ${requestId}: recipients could not be re-checked: ${error.message}`);
           return 0;
@@ -143,7 +143,7 @@ export class AirtimeProcessingService {
       resolution === 'SUCCESSFUL'
         ? { status: 'SUCCESSFUL', providerReference: recipient.provider_reference ?? `MANUAL-${recipient.correlation_id}` }
         : { status: 'FAILED', reason: 'resolved by operator' };
-    if ((await this.book(new Map([[recipient.id, outcome]]))) === 0) {
+    if ((await this.book(clientId, new Map([[recipient.id, outcome]]))) === 0) {
       throw new AirtimeResolutionError(`airtime recipient ${phoneNumber} of ${reference} became final meanwhile`);
     }
     const rows = await this.airtime.results(this.db.manager, clientId, reference);
@@ -151,28 +151,22 @@ export class AirtimeProcessingService {
   }
 
   /**
-   * Books outcomes of recipients (of any requests) under the row locks, in one transaction; answers how many reached
-   * a final status. Only recipients still not final move.
+   * Books outcomes of the client's recipients (of any of its requests) under the row locks, in one transaction;
+   * answers how many reached a final status. Only recipients still not final move.
    */
-  private async book(outcomes: Map<string, AirtimeOutcome>): Promise<number> {
+  private async book(clientId: string, outcomes: Map<string, AirtimeOutcome>): Promise<number> {
     if (outcomes.size === 0) return 0;
-    return this.lane.run(() => this.bookNow(outcomes));
+    return this.lane.run(() => this.bookNow(clientId, outcomes));
   }
 
-  private bookNow(outcomes: Map<string, AirtimeOutcome>): Promise<number> {
+  private bookNow(clientId: string, outcomes: Map<string, AirtimeOutcome>): Promise<number> {
     return this.db.transaction(async (manager) => {
-      const locked = await this.airtime.lockUnresolved(manager, [...outcomes.keys()]);
+      const locked = await this.airtime.lockUnresolved(manager, clientId, [...outcomes.keys()]);
       if (locked.length === 0) return 0;
       const changed = locked.map((r) => nextState(r, outcomes.get(r.id)!)).filter((r): r is RecipientRow => r !== null);
       const finals = changed.filter((r) => FINAL_STATUSES.includes(r.service_status));
-      await this.airtime.setStatuses(manager, changed);
-      for (const clientId of new Set(finals.map((r) => r.client_id))) {
-        await this.announce(
-          manager,
-          clientId,
-          finals.filter((r) => r.client_id === clientId),
-        );
-      }
+      await this.airtime.setStatuses(manager, clientId, changed);
+      await this.announce(manager, clientId, finals);
       // Every final status resolves its hold, all in one call: settled on success, amount and fee back to the float on
       // failure. Last, so that the merchant's float, in-flight and fee accounts (which every payout, airtime and
       // collection of the merchant also locks) are held only for the commit; a stale hold undoes the whole booking.

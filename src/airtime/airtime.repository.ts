@@ -66,8 +66,8 @@ const SELECT_RECIPIENT = `
   SELECT r.id, r.request_id, q.client_id, q.reference, q.currency, r.position, r.phone_number, r.amount, r.fee, r.hold_id,
     h.float_account_id, r.correlation_id, r.service_status, r.provider_reference, r.message
   FROM airtime_recipients r
-  JOIN airtime_requests q ON q.id = r.request_id
-  JOIN float_holds h ON h.id = r.hold_id`;
+  JOIN airtime_requests q ON q.client_id = r.client_id AND q.id = r.request_id
+  JOIN float_holds h ON h.client_id = r.client_id AND h.id = r.hold_id`;
 
 /**
  * The client service that pays a request naming `serviceCode`: that one, else the client's default airtime service;
@@ -83,7 +83,8 @@ export async function airtimeServiceCode(
 }
 
 /** The created_at of the request of the oldest top-up still waiting for the provider's final answer (not final yet). */
-export const OLDEST_UNRESOLVED_TOP_UP_SQL = `SELECT min(q.created_at) FROM airtime_recipients r JOIN airtime_requests q ON q.id = r.request_id
+export const OLDEST_UNRESOLVED_TOP_UP_SQL = `SELECT min(q.created_at) FROM airtime_recipients r
+  JOIN airtime_requests q ON q.client_id = r.client_id AND q.id = r.request_id
   WHERE r.service_status IN (${SERVICE_STATUS.UNPROCESSED}, ${SERVICE_STATUS.PROCESSING}, ${SERVICE_STATUS.JAMMED})`;
 
 /** The SQL of the airtime tables. */
@@ -126,14 +127,17 @@ export class AirtimeRepository {
     return rows.length > 0 ? rows : null;
   }
 
-  /** Recipients of slices of requests that still await the provider, in one query (read without locks, to ask the provider). */
-  async awaitingProvider(manager: EntityManager, slices: AirtimeSlice[]): Promise<RecipientRow[]> {
+  /**
+   * The client's recipients of slices of its requests that still await the provider, in one query (read without
+   * locks, to ask the provider).
+   */
+  async awaitingProvider(manager: EntityManager, clientId: string, slices: AirtimeSlice[]): Promise<RecipientRow[]> {
     return manager.query(
       `${SELECT_RECIPIENT}
        JOIN unnest($1::bigint[], $2::int[], $3::int[]) s(request_id, first, last)
          ON r.request_id = s.request_id AND r.position BETWEEN s.first AND s.last
-       WHERE r.service_status = ANY($4) ORDER BY r.id`,
-      [slices.map((s) => s.requestId), slices.map((s) => s.first), slices.map((s) => s.last), AWAITING_PROVIDER],
+       WHERE r.client_id = $5 AND r.service_status = ANY($4) ORDER BY r.id`,
+      [slices.map((s) => s.requestId), slices.map((s) => s.first), slices.map((s) => s.last), AWAITING_PROVIDER, clientId],
     );
   }
 
@@ -143,49 +147,70 @@ export class AirtimeRepository {
   }
 
   /**
-   * The given recipients that are not final yet, with their holds, under row locks taken in id order (the business
-   * row before its hold, as FloatHoldsService expects).
+   * The client's given recipients that are not final yet, with their holds, under row locks taken in id order (the
+   * business row before its hold, as FloatHoldsService expects).
    */
-  async lockUnresolved(manager: EntityManager, ids: string[]): Promise<RecipientRow[]> {
-    return manager.query(`${SELECT_RECIPIENT} WHERE r.id = ANY($1) AND r.service_status <> ALL($2) ORDER BY r.id FOR UPDATE OF r, h`, [
-      ids,
-      FINAL_STATUSES,
-    ]);
+  async lockUnresolved(manager: EntityManager, clientId: string, ids: string[]): Promise<RecipientRow[]> {
+    return manager.query(
+      `${SELECT_RECIPIENT} WHERE r.client_id = $3 AND r.id = ANY($1) AND r.service_status <> ALL($2) ORDER BY r.id FOR UPDATE OF r, h`,
+      [ids, FINAL_STATUSES, clientId],
+    );
   }
 
   /**
    * Records where recipients now stand after the provider was asked, in one statement; final statuses are dated
-   * (resolved_at).
+   * (resolved_at). The recipients are one client's.
    */
-  async setStatuses(manager: EntityManager, recipients: RecipientRow[]): Promise<void> {
+  async setStatuses(manager: EntityManager, clientId: string, recipients: RecipientRow[]): Promise<void> {
     if (recipients.length === 0) return;
     await manager.query(
       `UPDATE airtime_recipients r SET service_status = c.status, message = c.message, provider_reference = c.provider_reference,
          resolved_at = CASE WHEN c.status = ANY($5) THEN now() END, checked_at = now(), updated_at = now()
        FROM unnest($1::bigint[], $2::smallint[], $3::text[], $4::text[]) AS c(id, status, message, provider_reference)
-       WHERE r.id = c.id`,
+       WHERE r.client_id = $6 AND r.id = c.id`,
       [
         recipients.map((r) => r.id),
         recipients.map((r) => r.service_status),
         recipients.map((r) => r.message),
         recipients.map((r) => r.provider_reference),
         FINAL_STATUSES,
+        clientId,
       ],
     );
   }
 
+  /** When the provider was last asked about the recipient left processing or jammed asked longest ago; null when none. */
+  async oldestChecked(manager: EntityManager): Promise<Date | null> {
+    const [row] = await manager.query(
+      `SELECT min(checked_at) AS at FROM airtime_recipients WHERE service_status IN (${SERVICE_STATUS.PROCESSING}, ${SERVICE_STATUS.JAMMED})`,
+    );
+    return row?.at ? new Date(row.at) : null;
+  }
+
+  /** The clients with recipients left processing or jammed whose provider was last asked before `checkedBefore` (a plain read). */
+  async clientsToRecheck(manager: EntityManager, checkedBefore: Date): Promise<string[]> {
+    const rows: Array<{ client_id: string }> = await manager.query(
+      `SELECT DISTINCT client_id FROM airtime_recipients
+       WHERE service_status IN (${SERVICE_STATUS.PROCESSING}, ${SERVICE_STATUS.JAMMED}) AND checked_at < $1`,
+      [checkedBefore],
+    );
+    return rows.map((r) => r.client_id);
+  }
+
   /**
-   * Claims up to `limit` recipients left processing (601) or jammed (604) whose provider was last asked before
-   * `checkedBefore`, oldest first, by stamping them as asked now: concurrent workers claim disjoint batches (SKIP LOCKED).
+   * Claims up to `limit` of the client's recipients left processing (601) or jammed (604) whose provider was last
+   * asked before `checkedBefore`, oldest first, by stamping them as asked now: concurrent workers claim disjoint
+   * batches (SKIP LOCKED).
    */
-  async claimForRecheck(manager: EntityManager, checkedBefore: Date, limit: number): Promise<string[]> {
+  async claimForRecheck(manager: EntityManager, clientId: string, checkedBefore: Date, limit: number): Promise<string[]> {
     // An UPDATE answers [rows, count] through TypeORM. The statuses are written out so that the partial index serves.
     const [rows]: [Array<{ id: string }>, number] = await manager.query(
-      `UPDATE airtime_recipients SET checked_at = now() WHERE id IN (
-         SELECT id FROM airtime_recipients WHERE service_status IN (${SERVICE_STATUS.PROCESSING}, ${SERVICE_STATUS.JAMMED})
+      `UPDATE airtime_recipients SET checked_at = now() WHERE client_id = $3 AND id IN (
+         SELECT id FROM airtime_recipients
+         WHERE client_id = $3 AND service_status IN (${SERVICE_STATUS.PROCESSING}, ${SERVICE_STATUS.JAMMED})
          AND checked_at < $1 ORDER BY checked_at LIMIT $2 FOR UPDATE SKIP LOCKED)
        RETURNING id`,
-      [checkedBefore, limit],
+      [checkedBefore, limit, clientId],
     );
     return rows.map((r) => String(r.id));
   }

@@ -24,8 +24,9 @@ export class AirtimeWorker implements OnModuleInit, OnApplicationBootstrap, OnAp
   ) {}
 
   onModuleInit(): void {
-    this.workers.handle(TOPICS.processAirtime, (items) =>
+    this.workers.handle(TOPICS.processAirtime, (items, clientId) =>
       this.processing.process(
+        clientId,
         items.map((item) => ({ requestId: item.payload.requestId, first: Number(item.payload.first), last: Number(item.payload.last) })),
       ),
     );
@@ -37,8 +38,12 @@ export class AirtimeWorker implements OnModuleInit, OnApplicationBootstrap, OnAp
   }
 
   onApplicationBootstrap(): void {
-    this.stopReconciling = scheduleReconciliation(this.logger, 'airtime recipient(s)', this.config.payoutReconcileAfterMs, () =>
-      this.reconciliation.reconcile(),
+    this.stopReconciling = scheduleReconciliation(
+      this.logger,
+      'airtime recipient(s)',
+      this.config.payoutReconcileAfterMs,
+      () => this.reconciliation.reconcile(),
+      () => this.reconciliation.nextDue(),
     );
   }
 

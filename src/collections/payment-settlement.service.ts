@@ -36,15 +36,21 @@ export interface SettlementAnswer {
 
 const SETTLE_PAYMENTS: PreparedStatement = {
   name: 'collection_settle_payments',
-  text: 'SELECT * FROM collection_settle_payments(p_items => $1)',
+  text: 'SELECT * FROM collection_settle_payments(p_client_id => $1, p_items => $2)',
 };
 
 /**
- * collection_settle_payments (src/collections/sql/collection_settle_payments.sql): settles a group of operator results in
- * one call, one answer per item in the items' order.
+ * collection_settle_payments (src/collections/sql/collection_settle_payments.sql): settles a group of one client's
+ * operator results in one call, one answer per item in the items' order.
  */
-export function settlePayments(db: DataSource, items: OperatorResult[]): Promise<SettlementAnswer[]> {
-  return runPrepared<SettlementAnswer>(db, SETTLE_PAYMENTS, [JSON.stringify(items)]);
+export function settlePayments(db: DataSource, clientId: string, items: OperatorResult[]): Promise<SettlementAnswer[]> {
+  return runPrepared<SettlementAnswer>(db, SETTLE_PAYMENTS, [clientId, JSON.stringify(items)]);
+}
+
+/** An operator result with the client whose payment it settles: a call settles one client's. */
+interface ClientResult {
+  clientId: string;
+  result: OperatorResult;
 }
 
 /** Batches of concurrent jobs in one worker process: one call per batch, two batches out at most. */
@@ -67,9 +73,16 @@ export class PaymentSettlementService {
     return ids.map((id) => rows.find((row) => row.id === id) ?? null);
   }, BATCHES);
 
-  private readonly settlements = new GroupCommit<OperatorResult, SettlementAnswer>(
-    (items) => this.lane.run(() => settlePayments(this.db, items)),
-    BATCHES,
+  private readonly settlements = new GroupCommit<ClientResult, SettlementAnswer>(
+    (items) =>
+      this.lane.run(() =>
+        settlePayments(
+          this.db,
+          items[0].clientId,
+          items.map((item) => item.result),
+        ),
+      ),
+    { ...BATCHES, laneOf: (item) => item.clientId },
   );
 
   constructor(
@@ -91,7 +104,7 @@ export class PaymentSettlementService {
     });
     if (outcome.status === 'PENDING') return; // stays 703 until the operator answers
 
-    const answer = await this.settlements.submit(operatorResult(pending, outcome));
+    const answer = await this.settlements.submit({ clientId: pending.client_id, result: operatorResult(pending, outcome) });
     // Only this payment failed (its entry was refused): its job fails and is retried, as a failed transaction was.
     if (answer.result === 'FAILED') {
       throw ledgerError(
@@ -124,7 +137,10 @@ export class PaymentSettlementService {
       resolution === 'SUCCESSFUL'
         ? { status: 'SUCCEEDED', operatorReference: receipt! }
         : { status: 'FAILED', reason: 'Failed (resolved by operator)' };
-    const answer = await this.settlements.submit({ ...operatorResult(payment, outcome), resolution: 'OPERATOR' });
+    const answer = await this.settlements.submit({
+      clientId: payment.client_id,
+      result: { ...operatorResult(payment, outcome), resolution: 'OPERATOR' },
+    });
     if (answer.result === 'FAILED') {
       throw ledgerError(
         Object.assign(new Error(answer.error_message ?? 'settlement failed'), { code: answer.error_code, detail: answer.error_detail }),

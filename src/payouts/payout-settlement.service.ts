@@ -88,7 +88,7 @@ export class PayoutSettlementService {
         ? { status: 'SUCCEEDED', railReference: payout.rail_reference ?? `MANUAL-${payout.id}` }
         : { status: 'FAILED', reason: 'Failed (resolved by operator)' };
     const description = resolution === 'SUCCESSFUL' ? 'Processed successfully (resolved by operator)' : 'Failed (resolved by operator)';
-    const [applied] = await this.apply([{ payoutId: payout.id, outcome, description }]);
+    const [applied] = await this.apply(payout.client_id, [{ payoutId: payout.id, outcome, description }]);
     if (!applied?.finished) throw new PayoutResolutionError(`payout ${reference} became final meanwhile (status ${applied?.status})`);
     return (await this.payouts.byId(this.db.manager, payout.id))!;
   }
@@ -96,18 +96,20 @@ export class PayoutSettlementService {
   /**
    * Applies answers to payouts not yet final, in one transaction: success settles the hold (700), failure, reversal
    * or refund return it to the float (701, 702, 705), pending or jammed keep it (703, 704). One answer per item, in
-   * order: null when the payout does not exist; a payout already final is left as it is (finished: false).
+   * order: null when the payout does not exist (or is not the client's); a payout already final is left as it is
+   * (finished: false). The answers are one client's: a group is one client's, and its locks stay on its shard.
    */
-  async apply(answers: PayoutAnswer[]): Promise<Array<AppliedOutcome | null>> {
-    return this.lane.run(() => this.applyNow(answers));
+  async apply(clientId: string, answers: PayoutAnswer[]): Promise<Array<AppliedOutcome | null>> {
+    return this.lane.run(() => this.applyNow(clientId, answers));
   }
 
-  private applyNow(answers: PayoutAnswer[]): Promise<Array<AppliedOutcome | null>> {
+  private applyNow(clientId: string, answers: PayoutAnswer[]): Promise<Array<AppliedOutcome | null>> {
     return this.db.transaction(async (manager) => {
       const locked = new Map(
         (
           await this.payouts.lockMany(
             manager,
+            clientId,
             answers.map((a) => a.payoutId),
           )
         ).map((p) => [p.id, p]),
@@ -151,17 +153,20 @@ export class PayoutSettlementService {
   }
 
   /**
-   * Asks the rail about each payout at once and applies the answers as one group. A payout whose question failed
-   * (the rail was away) is not done; when the group's transaction fails, each answer is applied alone, so one bad
-   * payout holds back no other.
+   * Asks the rail about each payout at once and applies the answers as one group per client (a worker's group is one
+   * client's). A payout whose question failed (the rail was away) is not done; when a group's transaction fails, each
+   * answer is applied alone, so one bad payout holds back no other.
    */
   private async ask(ids: string[], payouts: PayoutRow[], question: (payout: PayoutRow) => Promise<PayoutOutcome>): Promise<WorkedPayout[]> {
     const asked = await settleBounded(payouts, RAIL_CALLS_IN_FLIGHT, question);
-    const answers: PayoutAnswer[] = [];
+    const byClient = new Map<string, PayoutAnswer[]>();
     const failed = new Set<string>();
     asked.forEach((result, i) => {
-      if (result.status === 'fulfilled') answers.push({ payoutId: payouts[i].id, outcome: result.value });
-      else {
+      if (result.status === 'fulfilled') {
+        const answers = byClient.get(payouts[i].client_id) ?? [];
+        answers.push({ payoutId: payouts[i].id, outcome: result.value });
+        byClient.set(payouts[i].client_id, answers);
+      } else {
         failed.add(payouts[i].id);
         this.logger.warn(`payout ${payouts[i].id}: the rail could not be asked: ${(result.reason as Error).message}`);
       }
@@ -169,12 +174,12 @@ export class PayoutSettlementService {
     const finished = new Set<string>();
     const noteFinished = (group: PayoutAnswer[], applied: Array<AppliedOutcome | null>) =>
       applied.forEach((a, i) => a?.finished && finished.add(group[i].payoutId));
-    if (answers.length > 0) {
-      await this.apply(answers)
+    for (const [clientId, answers] of byClient) {
+      await this.apply(clientId, answers)
         .then((applied) => noteFinished(answers, applied))
         .catch(async () => {
           for (const answer of answers) {
-            await this.apply([answer])
+            await this.apply(clientId, [answer])
               .then((applied) => noteFinished([answer], applied))
               .catch((error: Error) => {
                 this.logger.warn(`payout ${answer.payoutId}: the answer could not be applied: ${error.message}`);

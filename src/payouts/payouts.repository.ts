@@ -191,9 +191,12 @@ export class PayoutsRepository {
     return manager.query(`${SELECT_PAYOUT} WHERE p.id = ANY($1::bigint[]) ORDER BY p.id`, [ids]);
   }
 
-  /** The payouts with these ids under their row locks, taken in id order (so two groups never deadlock). */
-  async lockMany(manager: EntityManager, ids: string[]): Promise<PayoutRow[]> {
-    return manager.query(`${SELECT_PAYOUT} WHERE p.id = ANY($1::bigint[]) ORDER BY p.id FOR UPDATE OF p`, [ids]);
+  /** The client's payouts with these ids under their row locks, taken in id order (so two groups never deadlock). */
+  async lockMany(manager: EntityManager, clientId: string, ids: string[]): Promise<PayoutRow[]> {
+    return manager.query(`${SELECT_PAYOUT} WHERE p.client_id = $2 AND p.id = ANY($1::bigint[]) ORDER BY p.id FOR UPDATE OF p`, [
+      ids,
+      clientId,
+    ]);
   }
 
   /** The rail was asked and these payouts are still pending or jammed: remember when, for reconciliation. */
@@ -231,18 +234,36 @@ export class PayoutsRepository {
     );
   }
 
+  /** When the rail was last asked about the payout still pending or jammed that was asked longest ago; null when none. */
+  async oldestChecked(manager: EntityManager): Promise<Date | null> {
+    const [row] = await manager.query(
+      `SELECT min(checked_at) AS at FROM payouts WHERE status IN (${PAYOUT_STATUS.PENDING}, ${PAYOUT_STATUS.JAMMED})`,
+    );
+    return row?.at ? new Date(row.at) : null;
+  }
+
+  /** The clients with payouts still pending or jammed whose rail was last asked before `checkedBefore` (a plain read). */
+  async clientsToRecheck(manager: EntityManager, checkedBefore: Date): Promise<string[]> {
+    const rows: Array<{ client_id: string }> = await manager.query(
+      `SELECT DISTINCT client_id FROM payouts WHERE status IN (${PAYOUT_STATUS.PENDING}, ${PAYOUT_STATUS.JAMMED}) AND checked_at < $1`,
+      [checkedBefore],
+    );
+    return rows.map((r) => r.client_id);
+  }
+
   /**
-   * Claims up to `limit` submitted payouts still pending or jammed whose rail was last asked before `checkedBefore`,
-   * oldest first, by stamping them as asked now: concurrent workers claim disjoint batches (SKIP LOCKED).
+   * Claims up to `limit` of the client's submitted payouts still pending or jammed whose rail was last asked before
+   * `checkedBefore`, oldest first, by stamping them as asked now: concurrent workers claim disjoint batches (SKIP LOCKED).
    */
-  async claimForRecheck(manager: EntityManager, checkedBefore: Date, limit: number): Promise<string[]> {
+  async claimForRecheck(manager: EntityManager, clientId: string, checkedBefore: Date, limit: number): Promise<string[]> {
     // An UPDATE answers [rows, count] through TypeORM.
     const [rows]: [Array<{ id: string }>, number] = await manager.query(
-      `UPDATE payouts SET checked_at = now() WHERE id IN (
-         SELECT id FROM payouts WHERE status IN (${PAYOUT_STATUS.PENDING}, ${PAYOUT_STATUS.JAMMED}) AND checked_at < $1
+      `UPDATE payouts SET checked_at = now() WHERE client_id = $3 AND id IN (
+         SELECT id FROM payouts
+         WHERE client_id = $3 AND status IN (${PAYOUT_STATUS.PENDING}, ${PAYOUT_STATUS.JAMMED}) AND checked_at < $1
          ORDER BY checked_at LIMIT $2 FOR UPDATE SKIP LOCKED)
        RETURNING id`,
-      [checkedBefore, limit],
+      [checkedBefore, limit, clientId],
     );
     return rows.map((r) => String(r.id));
   }

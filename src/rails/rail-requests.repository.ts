@@ -38,6 +38,9 @@ export interface RailRequestRow {
   answered_at: Date | null;
 }
 
+/** A request as the statements about it name it: by its id, on its client's shard. */
+export type RailRequestKey = Pick<RailRequestRow, 'id' | 'client_id'>;
+
 /** A real operator's adapter as reconciliation sees it: its rail name, and one step for a request without an answer. */
 export interface ReconcilingGateway {
   readonly rail: string;
@@ -113,13 +116,13 @@ export class RailRequestsRepository {
 
   /**
    * Adds to what was sent about these requests (`request.call`: how a batching operator's call carried them), merged
-   * into what is there.
+   * into what is there. A call carries one client's requests (its top-ups come from one client's group).
    */
-  async noteCall(ids: string[], call: Record<string, unknown>): Promise<void> {
+  async noteCall(clientId: string, ids: string[], call: Record<string, unknown>): Promise<void> {
     await this.db.query(
       `UPDATE rail_requests SET request = jsonb_set(request, '{call}', coalesce(request->'call', '{}'::jsonb) || $2::jsonb)
-       WHERE id = ANY($1::uuid[])`,
-      [ids, JSON.stringify(call)],
+       WHERE client_id = $3 AND id = ANY($1::uuid[])`,
+      [ids, JSON.stringify(call), clientId],
     );
   }
 
@@ -128,13 +131,13 @@ export class RailRequestsRepository {
    * not sent again under another key), and answers them in the call's order. A request that one of its sends found not
    * taken (BUSY) first is left out: it is sent again under a key of its own, so the repeat must not carry it.
    */
-  async noteRepeat(ids: string[], idempotencyKey: string): Promise<string[]> {
+  async noteRepeat(clientId: string, ids: string[], idempotencyKey: string): Promise<string[]> {
     const [rows]: [{ id: string }[], number] = await this.db.query(
       `UPDATE rail_requests SET request = jsonb_set(request, '{call,repeatedAt}', to_jsonb(now()))
-       WHERE id = ANY($1::uuid[]) AND outcome IS NULL AND operator_request_id IS NULL AND state IN ('SENDING', 'UNKNOWN')
+       WHERE client_id = $3 AND id = ANY($1::uuid[]) AND outcome IS NULL AND operator_request_id IS NULL AND state IN ('SENDING', 'UNKNOWN')
          AND request->'call'->>'idempotencyKey' = $2
        RETURNING id`,
-      [ids, idempotencyKey],
+      [ids, idempotencyKey, clientId],
     );
     return ids.filter((id) => rows.some((row) => row.id === id));
   }
@@ -154,12 +157,21 @@ export class RailRequestsRepository {
 
   /** Asks now about the open requests of this operation whose send answer was lost, without an id from the operator. */
   async askUnidentifiedNow(rail: string, operation: string): Promise<void> {
-    await this.db.query(
-      `UPDATE rail_requests SET next_query_at = now()
+    // Found across clients by a plain read, then moved client by client: a write stays on one client's shard.
+    const clients: { client_id: string }[] = await this.db.query(
+      `SELECT DISTINCT client_id FROM rail_requests
        WHERE rail = $1 AND operation = $2 AND outcome IS NULL AND state = 'UNKNOWN' AND operator_request_id IS NULL
          AND next_query_at > now()`,
       [rail, operation],
     );
+    for (const { client_id } of clients) {
+      await this.db.query(
+        `UPDATE rail_requests SET next_query_at = now()
+         WHERE client_id = $3 AND rail = $1 AND operation = $2 AND outcome IS NULL AND state = 'UNKNOWN'
+           AND operator_request_id IS NULL AND next_query_at > now()`,
+        [rail, operation, client_id],
+      );
+    }
   }
 
   /**
@@ -199,7 +211,7 @@ export class RailRequestsRepository {
    * whose call was repeated (noteRepeat): the repeat under the call's key may have been taken.
    */
   async recordSend(
-    id: string,
+    request: RailRequestKey,
     state: 'SENT' | 'BUSY' | 'UNKNOWN',
     fields: { operatorRequestId?: string | null; operatorConversationId?: string | null; error?: string | null },
     onlyWhileSending = false,
@@ -208,9 +220,17 @@ export class RailRequestsRepository {
       `UPDATE rail_requests SET state = $2, operator_request_id = coalesce($3, operator_request_id),
          operator_conversation_id = coalesce($4, operator_conversation_id), last_error = $5,
          sent_at = CASE WHEN $2 = 'SENT' THEN now() ELSE sent_at END
-       WHERE id = $1 AND outcome IS NULL AND NOT ($2 = 'BUSY' AND state = 'SENT')
+       WHERE client_id = $7 AND id = $1 AND outcome IS NULL AND NOT ($2 = 'BUSY' AND state = 'SENT')
          AND NOT ($6 AND (state <> 'SENDING' OR request->'call'->>'repeatedAt' IS NOT NULL))`,
-      [id, state, fields.operatorRequestId ?? null, fields.operatorConversationId ?? null, fields.error ?? null, onlyWhileSending],
+      [
+        request.id,
+        state,
+        fields.operatorRequestId ?? null,
+        fields.operatorConversationId ?? null,
+        fields.error ?? null,
+        onlyWhileSending,
+        request.client_id,
+      ],
     );
   }
 
@@ -218,10 +238,10 @@ export class RailRequestsRepository {
    * Takes a request the operator did not take (BUSY) back to SENDING before it is sent again, so that a process dying
    * mid-send leaves a request whose fate is asked about, never one sent blindly again. False when it is no longer BUSY.
    */
-  async resending(id: string): Promise<boolean> {
+  async resending(request: RailRequestKey): Promise<boolean> {
     const [rows] = await this.db.query(
-      `UPDATE rail_requests SET state = 'SENDING' WHERE id = $1 AND outcome IS NULL AND state = 'BUSY' RETURNING id`,
-      [id],
+      `UPDATE rail_requests SET state = 'SENDING' WHERE client_id = $2 AND id = $1 AND outcome IS NULL AND state = 'BUSY' RETURNING id`,
+      [request.id, request.client_id],
     );
     return rows.length > 0;
   }
@@ -230,15 +250,15 @@ export class RailRequestsRepository {
    * Gives the request its answer, once: a final answer wins over none or JAMMED, never over another final one. The
    * subject's follow-up job is queued in the same transaction. False when the request already had a final answer.
    */
-  async answer(id: string, answer: RailAnswer, manager?: EntityManager): Promise<boolean> {
+  async answer(request: RailRequestKey, answer: RailAnswer, manager?: EntityManager): Promise<boolean> {
     const run = async (tx: EntityManager) => {
       // An UPDATE answers [rows, count] through TypeORM.
       const [[row]] = await tx.query(
         `UPDATE rail_requests SET outcome = $2, result_code = $3, result_description = $4, receipt = coalesce($5, receipt),
            state = 'ANSWERED', answered_at = now()
-         WHERE id = $1 AND (outcome IS NULL OR (outcome = 'JAMMED' AND $2 <> 'JAMMED'))
+         WHERE client_id = $6 AND id = $1 AND (outcome IS NULL OR (outcome = 'JAMMED' AND $2 <> 'JAMMED'))
          RETURNING client_id, subject_kind, subject_id`,
-        [id, answer.outcome, answer.resultCode, answer.description, answer.receipt],
+        [request.id, answer.outcome, answer.resultCode, answer.description, answer.receipt, request.client_id],
       );
       if (!row) return false;
       const followUp = FOLLOW_UP[row.subject_kind as SubjectKind];
@@ -248,25 +268,37 @@ export class RailRequestsRepository {
     return manager ? run(manager) : this.db.transaction(run);
   }
 
-  /** Requests without a final answer whose next question is due, oldest first, claimed by pushing their next time. */
-  async claimDue(rail: string, limit: number, leaseMs: number): Promise<RailRequestRow[]> {
+  /** The clients with requests of this rail whose next question is due (a plain read across clients). */
+  async clientsDue(rail: string): Promise<string[]> {
+    const rows: { client_id: string }[] = await this.db.query(
+      `SELECT DISTINCT client_id FROM rail_requests WHERE rail = $1 AND (outcome IS NULL OR outcome = 'JAMMED') AND next_query_at <= now()`,
+      [rail],
+    );
+    return rows.map((row) => row.client_id);
+  }
+
+  /**
+   * One client's requests without a final answer whose next question is due, oldest first, claimed by pushing their
+   * next time.
+   */
+  async claimDue(rail: string, clientId: string, limit: number, leaseMs: number): Promise<RailRequestRow[]> {
     const [rows] = await this.db.query(
       `UPDATE rail_requests r SET next_query_at = now() + make_interval(secs => $3 / 1000.0)
-       FROM (SELECT id FROM rail_requests WHERE rail = $1 AND (outcome IS NULL OR outcome = 'JAMMED') AND next_query_at <= now()
+       FROM (SELECT id FROM rail_requests
+             WHERE client_id = $4 AND rail = $1 AND (outcome IS NULL OR outcome = 'JAMMED') AND next_query_at <= now()
              ORDER BY next_query_at LIMIT $2 FOR UPDATE SKIP LOCKED) due
-       WHERE r.id = due.id RETURNING r.*`,
-      [rail, limit, leaseMs],
+       WHERE r.client_id = $4 AND r.id = due.id RETURNING r.*`,
+      [rail, limit, leaseMs, clientId],
     );
     return rows;
   }
 
   /** After a question: counted, and the next one after the back-off. */
-  async scheduleNextQuery(id: string, at: Date, error: string | null): Promise<void> {
-    await this.db.query(`UPDATE rail_requests SET queries = queries + 1, next_query_at = $2, last_error = $3 WHERE id = $1`, [
-      id,
-      at,
-      error,
-    ]);
+  async scheduleNextQuery(request: RailRequestKey, at: Date, error: string | null): Promise<void> {
+    await this.db.query(
+      `UPDATE rail_requests SET queries = queries + 1, next_query_at = $2, last_error = $3 WHERE client_id = $4 AND id = $1`,
+      [request.id, at, error, request.client_id],
+    );
   }
 
   /**

@@ -131,8 +131,8 @@ describe('bulk airtime end to end (sandbox provider)', () => {
 
       const slice = { requestId: String(requestId), first: 1, last: recipients.length };
       // Twice in one group, and once more alone.
-      expect(await app.get(AirtimeProcessingService).process([slice, slice])).toEqual([true, true]);
-      expect(await app.get(AirtimeProcessingService).process([slice])).toEqual([true]);
+      expect(await app.get(AirtimeProcessingService).process(merchant.clientId, [slice, slice])).toEqual([true, true]);
+      expect(await app.get(AirtimeProcessingService).process(merchant.clientId, [slice])).toEqual([true]);
       await db.query(
         `UPDATE outbox SET relayed_at = NULL, done_at = NULL, relay_count = relay_count + 1
          WHERE topic = 'airtime.process' AND payload->>'requestId' = $1`,

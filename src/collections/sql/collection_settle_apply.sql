@@ -1,8 +1,8 @@
--- The set-based body of collection_settle_payments (p_items as it takes them; p_accounts the in-flight and fee income
+-- The set-based body of collection_settle_payments (p_client_id and p_items as it takes them; p_accounts the in-flight and fee income
 -- accounts by 'client kind currency'). A jammed payment moves only on an item marked "resolution": "OPERATOR" (a
 -- person's charge:resolve with the operator's evidence). Posts the entries through ledger_post_entries and writes
 -- statuses and callbacks.
-CREATE OR REPLACE FUNCTION collection_settle_apply(p_items jsonb, p_accounts jsonb)
+CREATE OR REPLACE FUNCTION collection_settle_apply(p_client_id uuid, p_items jsonb, p_accounts jsonb)
 RETURNS TABLE(payment_id bigint, result text, error_code text, error_message text, error_detail text)
 LANGUAGE plpgsql
 AS $fn$
@@ -20,8 +20,8 @@ BEGIN
       (p_accounts ->> concat_ws(' ', p.client_id, 'IN_FLIGHT_MOBILE_MONEY', p.currency::text))::uuid AS in_flight_id,
       (p_accounts ->> concat_ws(' ', p.client_id, 'FEE_INCOME', p.currency::text))::uuid AS fee_income_id
     FROM jsonb_array_elements(p_items) WITH ORDINALITY e(item, ord)
-    JOIN payments p ON p.id = (e.item->>'payment_id')::bigint
-    JOIN client_services s ON s.id = p.client_service_id
+    JOIN payments p ON p.client_id = p_client_id AND p.id = (e.item->>'payment_id')::bigint
+    JOIN client_services s ON s.client_id = p.client_id AND s.id = p.client_service_id
     WHERE e.item->>'outcome' = 'SUCCEEDED' AND (p.payment_status = payment_status_code('PENDING') OR (p.payment_status = payment_status_code('JAMMED') AND e.item->>'resolution' = 'OPERATOR'))
       AND (p.next_step IS DISTINCT FROM 'VERIFY_OTP' OR p.otp_verified_at IS NOT NULL)
     ORDER BY p.id, e.ord
@@ -54,7 +54,7 @@ BEGIN
     SELECT i.ord, i.item, i.item->>'outcome' AS outcome, p.id,
       (v_posted -> array_position(v_payments, p.id)::text ->> 'entry_id')::bigint AS entry_id,
       v_posted -> array_position(v_payments, p.id)::text ->> 'refused' AS refused
-    FROM items i JOIN payments p ON p.id = i.pid
+    FROM items i JOIN payments p ON p.client_id = p_client_id AND p.id = i.pid
     WHERE i.first AND (p.payment_status = payment_status_code('PENDING') OR (p.payment_status = payment_status_code('JAMMED') AND i.item->>'resolution' = 'OPERATOR')) AND (p.next_step IS DISTINCT FROM 'VERIFY_OTP' OR p.otp_verified_at IS NOT NULL)
   ), updated AS (
     UPDATE payments p SET
@@ -64,7 +64,7 @@ BEGIN
       payer_transaction_id = CASE WHEN m.outcome = 'SUCCEEDED' THEN m.item->>'payer_transaction_id' ELSE p.payer_transaction_id END,
       settled_at = CASE WHEN m.outcome = 'JAMMED' THEN p.settled_at ELSE (m.item->>'settled_at')::timestamptz END,
       updated_at = now()
-    FROM moved m WHERE p.id = m.id AND m.refused IS NULL
+    FROM moved m WHERE p.client_id = p_client_id AND p.id = m.id AND m.refused IS NULL
   )
   SELECT jsonb_agg(jsonb_build_object('ord', i.ord, 'payment_id', i.pid,
            'result', CASE WHEN m.id IS NULL THEN 'SKIPPED' WHEN m.refused IS NOT NULL THEN 'FAILED' ELSE 'SETTLED' END,
@@ -79,7 +79,7 @@ BEGIN
            p.notify_client OR p.notify_originator AS notify, e.item->'payload' AS payload
     FROM jsonb_array_elements(p_items) WITH ORDINALITY e(item, ord)
     JOIN jsonb_to_recordset(v_answers) a(ord bigint, result text) ON a.ord = e.ord
-    JOIN payments p ON p.id = (e.item->>'payment_id')::bigint
+    JOIN payments p ON p.client_id = p_client_id AND p.id = (e.item->>'payment_id')::bigint
     WHERE a.result = 'SETTLED' AND jsonb_typeof(e.item->'payload') = 'object'
     ORDER BY e.ord
   LOOP

@@ -4,8 +4,12 @@ import { Client } from 'pg';
 export interface ChannelEvents {
   /** A notification on the channel, with its payload. */
   message(payload: string): void;
-  /** LISTEN holds from now on (first time, or again after a loss): nothing said before is known. */
-  listening(): void;
+  /**
+   * LISTEN holds from now on (first time, or again after a loss): nothing said before is known. `citus`: the database
+   * is a Citus coordinator, where a NOTIFY made on a worker node (by a delegated function, or a write routed to a
+   * shard) is never heard here.
+   */
+  listening(database: { citus: boolean }): void;
   /** The connection was lost (or never made): notifications may be missed until `listening` comes again. */
   lost(): void;
 }
@@ -56,9 +60,11 @@ export class ChannelListener {
     client.on('error', () => this.onLost(client));
     client.on('end', () => this.onLost(client));
     this.client = client;
+    let citus: boolean;
     try {
       await client.connect();
       await client.query(`LISTEN ${client.escapeIdentifier(this.channel)}`);
+      citus = (await client.query(`SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') AS citus`)).rows[0].citus;
     } catch (error) {
       if (this.failures === 0) this.logger.warn(`cannot listen on ${this.channel}: ${(error as Error).message}`);
       this.onLost(client);
@@ -69,7 +75,7 @@ export class ChannelListener {
       return;
     }
     this.failures = 0;
-    this.events.listening();
+    this.events.listening({ citus });
   }
 
   private onLost(client: Client): void {

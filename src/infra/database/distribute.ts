@@ -26,6 +26,8 @@ export interface DistributionSummary {
   /** Other functions copied to the workers: those Citus did not copy when they were made (a table's row type). */
   functions_copied: string[];
   foreign_keys_restored: number;
+  /** Triggers dropped from tables being distributed (Citus refuses a table with triggers): the outbox's NOTIFY. */
+  triggers_dropped: string[];
 }
 
 /** The table every distributed table is co-located with: accounts are what every money row points at. */
@@ -35,7 +37,9 @@ const COLOCATION_ANCHOR = 'ledger_accounts';
  * Puts the schema on a Citus cluster, as docs/scaling.md lays out, in one transaction: foreign keys are dropped (Citus
  * refuses to distribute a table while a key ties it to one not yet distributed) and re-added at the end; the
  * reference tables are copied to every node; the distributed tables are hash-distributed by client_id, co-located
- * with ledger_accounts; the functions taking `p_client_id` are delegated on it. Run again, it does only what is left.
+ * with ledger_accounts, once their triggers are dropped (Citus refuses a table with triggers; the outbox's NOTIFY
+ * would fire on the workers anyway, and its source file makes it no more once the outbox is distributed); the
+ * functions taking `p_client_id` are delegated on it. Run again, it does only what is left.
  */
 export async function distribute(db: PoolClient): Promise<DistributionSummary> {
   const [citus] = (await db.query<{ version: string }>(`SELECT extversion AS version FROM pg_extension WHERE extname = 'citus'`)).rows;
@@ -98,6 +102,16 @@ export async function distribute(db: PoolClient): Promise<DistributionSummary> {
             )
           ).rows;
     for (const key of keys) await run(`drop ${key.name}`, `ALTER TABLE ${key.table} DROP CONSTRAINT ${escapeIdentifier(key.name)}`);
+    const triggers = (
+      await db.query<{ table: string; name: string }>(
+        `SELECT t.tgrelid::regclass::text AS table, t.tgname AS name FROM pg_trigger t
+          WHERE NOT t.tgisinternal AND t.tgrelid = ANY (SELECT to_regclass(n) FROM unnest($1::text[]) n)
+          ORDER BY 1, 2`,
+        [distributed],
+      )
+    ).rows;
+    for (const trigger of triggers)
+      await run(`drop trigger ${trigger.name}`, `DROP TRIGGER ${escapeIdentifier(trigger.name)} ON ${trigger.table}`);
     for (const table of reference) await run(`reference table ${table}`, `SELECT create_reference_table($1)`, [table]);
     for (const table of distributed) {
       const colocateWith = table === COLOCATION_ANCHOR ? 'default' : COLOCATION_ANCHOR;
@@ -126,6 +140,7 @@ export async function distribute(db: PoolClient): Promise<DistributionSummary> {
       functions: functions.map((f) => f.signature),
       functions_copied: copied,
       foreign_keys_restored: keys.length,
+      triggers_dropped: triggers.map((t) => `${t.table}.${t.name}`),
     };
   } catch (error) {
     await db.query('ROLLBACK');

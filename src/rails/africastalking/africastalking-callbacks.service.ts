@@ -55,7 +55,7 @@ export class AfricasTalkingCallbacksService {
       return 'UNMATCHED';
     }
     return this.db.transaction(async (manager) => {
-      const effect = (await this.requests.answer(request.id, answer, manager)) ? 'APPLIED' : 'REPEATED';
+      const effect = (await this.requests.answer(request, answer, manager)) ? 'APPLIED' : 'REPEATED';
       await this.requests.keepCallback(manager, AFRICASTALKING, STATUS_CALLBACK, request, sourceAddress, body, effect);
       return effect;
     });

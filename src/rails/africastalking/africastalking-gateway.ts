@@ -144,7 +144,7 @@ export class AfricasTalkingGateway implements ReconcilingGateway {
     const idempotencyKey = repeatedKey ?? idempotencyKeyOf(ids);
     if (kind !== 'repeat') {
       const sent: SentCall = { members: ids, idempotencyKey, sentAt: new Date().toISOString(), taken: false, repeatedAt: null };
-      await this.requests.noteCall(ids, { ...sent });
+      await this.requests.noteCall(call[0].client_id, ids, { ...sent });
     }
     const recipients = call.map((request) => request.request.body as unknown as AirtimeRecipient);
     let answer: AirtimeSendAnswer;
@@ -155,15 +155,15 @@ export class AfricasTalkingGateway implements ReconcilingGateway {
       if (error instanceof AfricasTalkingRefused && duplicate(reason)) return this.taken(call, reason);
       for (const request of call) {
         if (error instanceof AfricasTalkingRefused) {
-          await this.requests.answer(request.id, refusal('REFUSED', reason));
+          await this.requests.answer(request, refusal('REFUSED', reason));
         } else if (error instanceof AfricasTalkingBusy && kind !== 'repeat') {
           // Only while it is being sent: a slow step's 503 never reopens a top-up whose fate is open.
-          await this.requests.recordSend(request.id, 'BUSY', { error: reason }, true);
-          await this.requests.scheduleNextQuery(request.id, new Date(Date.now() + Math.min(60_000, this.rails.reconcileAfterMs)), reason);
+          await this.requests.recordSend(request, 'BUSY', { error: reason }, true);
+          await this.requests.scheduleNextQuery(request, new Date(Date.now() + Math.min(60_000, this.rails.reconcileAfterMs)), reason);
         } else {
           // Lost (or, for a repeat, not taken this time): the key is repeated within its window, never a new one.
-          await this.requests.recordSend(request.id, 'UNKNOWN', { error: reason });
-          if (kind !== 'repeat') await this.askSoon(request.id, reason);
+          await this.requests.recordSend(request, 'UNKNOWN', { error: reason });
+          if (kind !== 'repeat') await this.askSoon(request, reason);
         }
       }
       if (!(error instanceof AfricasTalkingRefused || error instanceof AfricasTalkingBusy)) {
@@ -180,19 +180,19 @@ export class AfricasTalkingGateway implements ReconcilingGateway {
         // A call answered without a word on each number took none of those it is silent about when it names an
         // error and no number at all; otherwise its fate is open.
         if (answer.responses.length === 0 && answer.errorMessage) {
-          await this.requests.answer(request.id, refusal('REFUSED', answer.errorMessage));
+          await this.requests.answer(request, refusal('REFUSED', answer.errorMessage));
         } else {
-          await this.requests.recordSend(request.id, 'UNKNOWN', { error: answer.errorMessage ?? 'not in the answer' });
-          if (kind !== 'repeat') await this.askSoon(request.id, 'not in the answer');
+          await this.requests.recordSend(request, 'UNKNOWN', { error: answer.errorMessage ?? 'not in the answer' });
+          if (kind !== 'repeat') await this.askSoon(request, 'not in the answer');
         }
       } else if (response.status === 'Failed' && !duplicate(response.errorMessage ?? '')) {
-        await this.requests.answer(request.id, refusal('Failed', response.errorMessage ?? 'Failed'));
+        await this.requests.answer(request, refusal('Failed', response.errorMessage ?? 'Failed'));
       } else if (response.status === 'Sent' && response.requestId) {
-        await this.requests.recordSend(request.id, 'SENT', { operatorRequestId: response.requestId, error: null });
+        await this.requests.recordSend(request, 'SENT', { operatorRequestId: response.requestId, error: null });
       } else {
         if (response.status !== 'Sent' && response.status !== 'Failed') this.unknownWord('send', response.status, request);
         // Taken or not, it has no id to ask by (yet): its callback, or a repeat of the call, tells.
-        await this.requests.recordSend(request.id, response.requestId ? 'SENT' : 'UNKNOWN', {
+        await this.requests.recordSend(request, response.requestId ? 'SENT' : 'UNKNOWN', {
           operatorRequestId: response.requestId,
           error: response.errorMessage ?? `answered "${response.status}"`,
         });
@@ -203,14 +203,15 @@ export class AfricasTalkingGateway implements ReconcilingGateway {
   /** Africa's Talking has these requests' call (it answered a repeat as a duplicate): no use repeating it again. */
   private async taken(call: RailRequestRow[], reason: string): Promise<void> {
     await this.requests.noteCall(
+      call[0].client_id,
       call.map((request) => request.id),
       { taken: true },
     );
-    for (const request of call) await this.requests.recordSend(request.id, 'UNKNOWN', { error: reason });
+    for (const request of call) await this.requests.recordSend(request, 'UNKNOWN', { error: reason });
   }
 
-  private async askSoon(id: string, reason: string): Promise<void> {
-    await this.requests.scheduleNextQuery(id, new Date(Date.now() + Math.min(LOST_ASK_AFTER_MS, this.rails.reconcileAfterMs)), reason);
+  private async askSoon(request: RailRequestRow, reason: string): Promise<void> {
+    await this.requests.scheduleNextQuery(request, new Date(Date.now() + Math.min(LOST_ASK_AFTER_MS, this.rails.reconcileAfterMs)), reason);
   }
 
   /**
@@ -220,7 +221,7 @@ export class AfricasTalkingGateway implements ReconcilingGateway {
   async reconcile(request: RailRequestRow): Promise<void> {
     if (request.outcome === null && Date.now() - new Date(request.created_at).getTime() >= DAY_MS) {
       await this.requests.answer(
-        request.id,
+        request,
         request.state === 'BUSY'
           ? refusal('BUSY', "Africa's Talking did not take the top-up within 24 hours")
           : { outcome: 'JAMMED', resultCode: null, description: "No final status from Africa's Talking within 24 hours", receipt: null },
@@ -230,14 +231,14 @@ export class AfricasTalkingGateway implements ReconcilingGateway {
     let error: string | null = null;
     try {
       if (request.state === 'BUSY') {
-        if (await this.requests.resending(request.id)) await this.send([request], 'again');
+        if (await this.requests.resending(request)) await this.send([request], 'again');
       } else if (request.operator_request_id) {
         const known = this.foundAnswer(
           request,
           request.operator_request_id,
           await this.client.findTransaction(request.operator_request_id),
         );
-        if (known) await this.requests.answer(request.id, known);
+        if (known) await this.requests.answer(request, known);
       } else if (request.outcome === null && this.answerLost(request)) {
         await this.recognise(request);
       }
@@ -248,7 +249,7 @@ export class AfricasTalkingGateway implements ReconcilingGateway {
     // A call still under way (or whose process died) is asked about as soon as it counts as lost, within the window.
     const lostAt = request.state === 'SENDING' ? this.lostAt(request) : null;
     const next = lostAt !== null && lostAt > Date.now() ? Math.min(backoff, lostAt - Date.now() + 100) : backoff;
-    await this.requests.scheduleNextQuery(request.id, new Date(Date.now() + next), error);
+    await this.requests.scheduleNextQuery(request, new Date(Date.now() + next), error);
   }
 
   /** When a call left without an answer counts as lost: twice the time-out after it left (null: it never left). */
@@ -275,7 +276,7 @@ export class AfricasTalkingGateway implements ReconcilingGateway {
     const call = sentCall((await this.requests.byId(request.id)) ?? request)!;
     if (!call.taken && Date.now() - Date.parse(call.sentAt) < REPEAT_WINDOW_MS) {
       // Only the call's requests still waiting on it, under its own key: never a request sent again under another.
-      const waiting = await this.requests.noteRepeat(call.members, call.idempotencyKey);
+      const waiting = await this.requests.noteRepeat(request.client_id, call.members, call.idempotencyKey);
       if (waiting.length > 0) await this.send(await this.requests.byIds(waiting), 'repeat', call.idempotencyKey);
       const now = (await this.requests.byId(request.id))!;
       if (now.operator_request_id || now.outcome || now.state === 'BUSY') return;
@@ -304,9 +305,9 @@ export class AfricasTalkingGateway implements ReconcilingGateway {
     }
     const [{ requestId, found }] = candidates;
     this.logger.log(`airtime top-up ${request.id}, whose send answer was lost, is Africa's Talking's ${requestId}`);
-    await this.requests.recordSend(request.id, 'SENT', { operatorRequestId: requestId, error: null });
+    await this.requests.recordSend(request, 'SENT', { operatorRequestId: requestId, error: null });
     const known = this.foundAnswer(request, requestId, found);
-    if (known) await this.requests.answer(request.id, known);
+    if (known) await this.requests.answer(request, known);
   }
 
   /** query/transaction/find's answer as an outcome: null while under way, not found, or in words we do not know. */

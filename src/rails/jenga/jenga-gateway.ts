@@ -101,10 +101,10 @@ export class JengaGateway implements ReconcilingGateway {
     try {
       const answer = await this.client.call('POST', request.request.path, body, signed, notAfter);
       const data = (answer.data ?? {}) as JengaBody;
-      await this.requests.recordSend(request.id, 'SENT', { operatorRequestId: data.transactionId ? String(data.transactionId) : null });
+      await this.requests.recordSend(request, 'SENT', { operatorRequestId: data.transactionId ? String(data.transactionId) : null });
       const status = String(data.status ?? '');
       if (status === 'SUCCESS') {
-        await this.requests.answer(request.id, {
+        await this.requests.answer(request, {
           outcome: 'SUCCEEDED',
           resultCode: '0',
           description: 'Processed successfully',
@@ -120,22 +120,18 @@ export class JengaGateway implements ReconcilingGateway {
         return;
       }
       if (error instanceof JengaRefused && !(!first && /duplicate|already/i.test(error.message))) {
-        await this.requests.answer(request.id, {
+        await this.requests.answer(request, {
           outcome: 'FAILED',
           resultCode: error.code,
           description: `Jenga refused the transfer: ${error.message}`,
           receipt: null,
         });
       } else if (error instanceof JengaBusy) {
-        await this.requests.recordSend(request.id, 'BUSY', { error: error.message });
-        await this.requests.scheduleNextQuery(
-          request.id,
-          new Date(Date.now() + Math.min(60_000, this.rails.reconcileAfterMs)),
-          error.message,
-        );
+        await this.requests.recordSend(request, 'BUSY', { error: error.message });
+        await this.requests.scheduleNextQuery(request, new Date(Date.now() + Math.min(60_000, this.rails.reconcileAfterMs)), error.message);
       } else {
         this.logger.warn(`PesaLink ${request.id}: ${(error as Error).message}; its outcome will be asked for`);
-        await this.requests.recordSend(request.id, 'UNKNOWN', { error: (error as Error).message });
+        await this.requests.recordSend(request, 'UNKNOWN', { error: (error as Error).message });
       }
     }
   }
@@ -150,7 +146,7 @@ export class JengaGateway implements ReconcilingGateway {
   async reconcile(request: RailRequestRow): Promise<void> {
     if (request.outcome === null && Date.now() - new Date(request.created_at).getTime() >= DAY_MS) {
       await this.requests.answer(
-        request.id,
+        request,
         request.state === 'BUSY'
           ? { outcome: 'FAILED', resultCode: 'BUSY', description: 'Jenga did not take the transfer within 24 hours', receipt: null }
           : { outcome: 'JAMMED', resultCode: null, description: 'No answer from Jenga within 24 hours', receipt: null },
@@ -160,7 +156,7 @@ export class JengaGateway implements ReconcilingGateway {
     let error: string | null = null;
     try {
       if (request.state === 'BUSY') {
-        if (await this.requests.resending(request.id)) await this.send(request, false, Date.now() + this.config.timeoutMs);
+        if (await this.requests.resending(request)) await this.send(request, false, Date.now() + this.config.timeoutMs);
       } else {
         const reference = String((request.request.body.transfer as JengaBody).reference);
         // "Query Transaction Details": the signature is over the reference alone.
@@ -174,7 +170,7 @@ export class JengaGateway implements ReconcilingGateway {
             `state ${JSON.stringify(data.state)}, stateCode ${JSON.stringify(data.stateCode)}`,
           );
         } else if (state !== 'NOT_YET') {
-          await this.requests.answer(request.id, state);
+          await this.requests.answer(request, state);
         }
       }
     } catch (failure) {
@@ -188,11 +184,11 @@ export class JengaGateway implements ReconcilingGateway {
         firstSendOver &&
         /not found|no record|does not exist/i.test(failure.message)
       ) {
-        await this.requests.recordSend(request.id, 'BUSY', { error: failure.message });
+        await this.requests.recordSend(request, 'BUSY', { error: failure.message });
       } else if (!(failure instanceof JengaBusy)) error = (failure as Error).message;
     }
     const backoff = Math.min(this.rails.reconcileAfterMs * 2 ** request.queries, MAX_BACKOFF_MS);
-    await this.requests.scheduleNextQuery(request.id, new Date(Date.now() + backoff), error);
+    await this.requests.scheduleNextQuery(request, new Date(Date.now() + backoff), error);
   }
 }
 

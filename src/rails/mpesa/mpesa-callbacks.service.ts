@@ -69,26 +69,27 @@ export class MpesaCallbacksService {
       let effect: 'APPLIED' | 'REPEATED' = 'REPEATED';
       if (reading.checkoutRequestId && !request.operator_request_id) {
         // The push's own answer was lost: its callback tells us Daraja's id for it.
-        await manager.query(`UPDATE rail_requests SET operator_request_id = $2 WHERE id = $1 AND operator_request_id IS NULL`, [
-          request.id,
-          reading.checkoutRequestId,
-        ]);
+        await manager.query(
+          `UPDATE rail_requests SET operator_request_id = $2 WHERE client_id = $3 AND id = $1 AND operator_request_id IS NULL`,
+          [request.id, reading.checkoutRequestId, request.client_id],
+        );
       }
-      if (reading.answer && (await this.requests.answer(request.id, reading.answer, manager))) effect = 'APPLIED';
+      if (reading.answer && (await this.requests.answer(request, reading.answer, manager))) effect = 'APPLIED';
       if (reading.notTaken && request.operation === 'B2C') {
         // M-Pesa never took a B2C whose answer we lost (or never saw leave): it may be sent again under the same
         // OriginatorConversationID, which M-Pesa itself refuses to take twice.
         await manager.query(
           `UPDATE rail_requests SET state = 'BUSY', next_query_at = now(), last_error = 'not known to M-Pesa: sent again'
-           WHERE id = $1 AND outcome IS NULL AND state IN ('SENDING', 'UNKNOWN')`,
-          [request.id],
+           WHERE client_id = $2 AND id = $1 AND outcome IS NULL AND state IN ('SENDING', 'UNKNOWN')`,
+          [request.id, request.client_id],
         );
       }
       if (reading.askNow) {
         // A queue time-out or a result code we do not know is not an outcome: the request is asked about at once.
-        await manager.query(`UPDATE rail_requests SET next_query_at = now() WHERE id = $1 AND (outcome IS NULL OR outcome = 'JAMMED')`, [
-          request.id,
-        ]);
+        await manager.query(
+          `UPDATE rail_requests SET next_query_at = now() WHERE client_id = $2 AND id = $1 AND (outcome IS NULL OR outcome = 'JAMMED')`,
+          [request.id, request.client_id],
+        );
       }
       await this.requests.keepCallback(manager, MPESA, kind, request, sourceAddress, body, effect);
       return effect;

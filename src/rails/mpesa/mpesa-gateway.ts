@@ -171,29 +171,25 @@ export class MpesaGateway implements ReconcilingGateway {
       // The synchronous answer: ResponseCode "0" is taken; any other code is Daraja's refusal (the pages' "Response
       // Parameter Definition": "0 means success and any other code means an error occurred").
       if (String(answer.ResponseCode) !== '0') {
-        await this.requests.answer(request.id, refusal(String(answer.ResponseCode), String(answer.ResponseDescription ?? '')));
+        await this.requests.answer(request, refusal(String(answer.ResponseCode), String(answer.ResponseDescription ?? '')));
         return;
       }
-      await this.requests.recordSend(request.id, 'SENT', {
+      await this.requests.recordSend(request, 'SENT', {
         operatorRequestId: String(answer.CheckoutRequestID ?? answer.ConversationID ?? '') || null,
         operatorConversationId: String(answer.OriginatorConversationID ?? answer.MerchantRequestID ?? '') || null,
       });
     } catch (error) {
       if (error instanceof DarajaDuplicate) {
         // M-Pesa already holds a request under this OriginatorConversationID: ours, taken earlier. It is asked about.
-        await this.requests.recordSend(request.id, 'UNKNOWN', { error: error.message });
+        await this.requests.recordSend(request, 'UNKNOWN', { error: error.message });
       } else if (error instanceof DarajaRefused) {
-        await this.requests.answer(request.id, refusal(error.code, error.message));
+        await this.requests.answer(request, refusal(error.code, error.message));
       } else if (error instanceof DarajaBusy) {
-        await this.requests.recordSend(request.id, 'BUSY', { error: error.message });
-        await this.requests.scheduleNextQuery(
-          request.id,
-          new Date(Date.now() + Math.min(60_000, this.rails.reconcileAfterMs)),
-          error.message,
-        );
+        await this.requests.recordSend(request, 'BUSY', { error: error.message });
+        await this.requests.scheduleNextQuery(request, new Date(Date.now() + Math.min(60_000, this.rails.reconcileAfterMs)), error.message);
       } else {
         this.logger.warn(`${operation} ${request.id}: ${(error as Error).message}; its outcome will be asked for`);
-        await this.requests.recordSend(request.id, 'UNKNOWN', { error: (error as Error).message });
+        await this.requests.recordSend(request, 'UNKNOWN', { error: (error as Error).message });
       }
     }
   }
@@ -207,7 +203,7 @@ export class MpesaGateway implements ReconcilingGateway {
     const age = Date.now() - new Date(request.created_at).getTime();
     if (request.outcome === null && age >= DAY_MS) {
       await this.requests.answer(
-        request.id,
+        request,
         request.state === 'BUSY'
           ? refusal('BUSY', 'M-Pesa did not take the request within 24 hours')
           : { outcome: 'JAMMED', resultCode: null, description: 'No answer from M-Pesa within 24 hours', receipt: null },
@@ -217,13 +213,13 @@ export class MpesaGateway implements ReconcilingGateway {
     let error: string | null = null;
     try {
       if (request.state === 'BUSY') {
-        if (await this.requests.resending(request.id)) await this.send(request);
+        if (await this.requests.resending(request)) await this.send(request);
       } else await this.ask(request);
     } catch (failure) {
       error = (failure as Error).message;
     }
     const backoff = Math.min(this.rails.reconcileAfterMs * 2 ** request.queries, MAX_BACKOFF_MS);
-    await this.requests.scheduleNextQuery(request.id, new Date(Date.now() + backoff), error);
+    await this.requests.scheduleNextQuery(request, new Date(Date.now() + backoff), error);
   }
 
   private async ask(request: RailRequestRow): Promise<void> {
@@ -239,7 +235,7 @@ export class MpesaGateway implements ReconcilingGateway {
         if (answer.ResultCode === undefined || answer.ResultCode === null) return;
         const code = String(answer.ResultCode);
         const known = stkAnswer(code, String(answer.ResultDesc ?? ''), null);
-        if (known) await this.requests.answer(request.id, known);
+        if (known) await this.requests.answer(request, known);
         else {
           this.logger.warn(`STK query about ${request.id} answers ResultCode ${code}, which we do not know: asked again later`);
           this.metrics.railUnknownAnswer(MOBILE_MONEY_RAIL_NAME, 'stk_query');

@@ -22,51 +22,7 @@ import {
  * new statement off its shard fails the test and a fixed one must leave the list. docs/scaling.md ("Checked by a
  * test") says where the list stands.
  */
-const KNOWN_FINDINGS: Record<string, string[]> = {
-  'collections/sql/collection_settle_payments.sql#collection_settle_payments': ['payments no-client-id-filter'],
-  'src/airtime/airtime.repository.ts:AirtimeRepository.awaitingProvider': [
-    'airtime_recipients join-not-on-client-id',
-    'airtime_requests join-not-on-client-id',
-    'float_holds join-not-on-client-id',
-  ],
-  'src/airtime/airtime.repository.ts:AirtimeRepository.claimForRecheck': ['airtime_recipients no-client-id-filter'],
-  'src/airtime/airtime.repository.ts:AirtimeRepository.lockUnresolved': [
-    'airtime_recipients no-client-id-filter',
-    'airtime_requests no-client-id-filter',
-    'float_holds no-client-id-filter',
-  ],
-  'src/airtime/airtime.repository.ts:AirtimeRepository.results.rows': [
-    'airtime_recipients join-not-on-client-id',
-    'airtime_requests join-not-on-client-id',
-    'float_holds join-not-on-client-id',
-  ],
-  'src/airtime/airtime.repository.ts:AirtimeRepository.setStatuses': ['airtime_recipients no-client-id-filter'],
-  'src/airtime/airtime.repository.ts:AirtimeRepository.unresolved': [
-    'airtime_recipients join-not-on-client-id',
-    'airtime_requests join-not-on-client-id',
-    'float_holds join-not-on-client-id',
-  ],
-  'src/airtime/airtime.repository.ts:OLDEST_UNRESOLVED_TOP_UP_SQL': [
-    'airtime_recipients join-not-on-client-id',
-    'airtime_requests join-not-on-client-id',
-  ],
-  'src/airtime/airtime.repository.ts:SELECT_RECIPIENT': [
-    'airtime_recipients join-not-on-client-id',
-    'airtime_requests join-not-on-client-id',
-    'float_holds join-not-on-client-id',
-  ],
-  'src/payouts/payouts.repository.ts:PayoutsRepository.lockMany': ['ledger_accounts no-client-id-filter', 'payouts no-client-id-filter'],
-  'src/payouts/payouts.repository.ts:PayoutsRepository.claimForRecheck': ['payouts no-client-id-filter'],
-  'src/rails/mpesa/mpesa-callbacks.service.ts:MpesaCallbacksService.receive': ['rail_requests no-client-id-filter'],
-  'src/rails/rail-requests.repository.ts:RailRequestsRepository.answer.run': ['rail_requests no-client-id-filter'],
-  'src/rails/rail-requests.repository.ts:RailRequestsRepository.askUnidentifiedNow': ['rail_requests no-client-id-filter'],
-  'src/rails/rail-requests.repository.ts:RailRequestsRepository.claimDue': ['rail_requests no-client-id-filter'],
-  'src/rails/rail-requests.repository.ts:RailRequestsRepository.noteCall': ['rail_requests no-client-id-filter'],
-  'src/rails/rail-requests.repository.ts:RailRequestsRepository.noteRepeat': ['rail_requests no-client-id-filter'],
-  'src/rails/rail-requests.repository.ts:RailRequestsRepository.recordSend': ['rail_requests no-client-id-filter'],
-  'src/rails/rail-requests.repository.ts:RailRequestsRepository.resending': ['rail_requests no-client-id-filter'],
-  'src/rails/rail-requests.repository.ts:RailRequestsRepository.scheduleNextQuery': ['rail_requests no-client-id-filter'],
-};
+const KNOWN_FINDINGS: Record<string, string[]> = {};
 
 const UNREAD_QUERIES = [
   'src/collection-reversals/collection-reversals.service.ts:CollectionReversalsService.load',

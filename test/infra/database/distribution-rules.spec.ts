@@ -23,12 +23,7 @@ const KNOWN_GAPS: Record<string, string[]> = {};
  * Money functions with no client argument to delegate on: each takes items that may span clients, every statement
  * pinned client by client. docs/scaling.md names them.
  */
-const MONEY_FUNCTIONS_WITHOUT_CLIENT = [
-  'collection_settle_apply',
-  'collection_settle_payments',
-  'float_holds_resolve',
-  'ledger_post_entries',
-];
+const MONEY_FUNCTIONS_WITHOUT_CLIENT = ['float_holds_resolve', 'ledger_post_entries'];
 
 /** Where money is written: a function that does either, or calls one that does, moves money. */
 const WRITES_MONEY = [/\bINSERT\s+INTO\s+postings\b/i, /\bUPDATE\s+ledger_accounts\b/i];

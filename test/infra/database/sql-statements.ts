@@ -76,7 +76,7 @@ export function sqlFunctions(): SqlFunction[] {
   return readFunctionSources().flatMap((source) =>
     pg
       .parseSync(source.text)
-      .stmts.filter(({ stmt }) => !stmt.CreateTrigStmt)
+      .stmts.filter(({ stmt }) => stmt.CreateFunctionStmt)
       .map(({ stmt }) => {
         const create = stmt.CreateFunctionStmt;
         const name = create.funcname.at(-1).String.sval as string;
