@@ -165,8 +165,9 @@ export class AirtimeRepository {
     if (recipients.length === 0) return;
     await manager.query(
       `UPDATE airtime_recipients r SET service_status = c.status, message = c.message, provider_reference = c.provider_reference,
-         resolved_at = CASE WHEN c.status = ANY($5) THEN now() END, checked_at = now(), updated_at = now()
-       FROM unnest($1::bigint[], $2::smallint[], $3::text[], $4::text[]) AS c(id, status, message, provider_reference)
+         resolved_at = CASE WHEN c.status = ANY($5) THEN clock.at END, checked_at = now(), updated_at = now()
+       FROM unnest($1::bigint[], $2::smallint[], $3::text[], $4::text[]) AS c(id, status, message, provider_reference),
+         (SELECT now() AS at) clock -- outside the CASE: Citus refuses a clock inside CASE or COALESCE in an UPDATE
        WHERE r.client_id = $6 AND r.id = c.id`,
       [
         recipients.map((r) => r.id),

@@ -215,7 +215,8 @@ export class PayoutsRepository {
     await manager.query(
       `UPDATE payouts p SET status = t.status, rail_reference = coalesce(t.rail_reference, p.rail_reference),
          result_description = t.result_description, float_balance_after = coalesce(t.float_balance_after, p.float_balance_after),
-         transaction_time = now(), checked_at = coalesce(p.checked_at, now()), updated_at = now()
+         -- least, not coalesce: Citus refuses a clock inside CASE or COALESCE in an UPDATE.
+         transaction_time = now(), checked_at = least(p.checked_at, now()), updated_at = now()
        FROM unnest($1::uuid[], $2::bigint[], $3::smallint[], $4::text[], $5::text[], $6::numeric[])
          t(client_id, id, status, rail_reference, result_description, float_balance_after)
        WHERE p.client_id = t.client_id AND p.id = t.id`,

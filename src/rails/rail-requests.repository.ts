@@ -219,7 +219,8 @@ export class RailRequestsRepository {
     await this.db.query(
       `UPDATE rail_requests SET state = $2, operator_request_id = coalesce($3, operator_request_id),
          operator_conversation_id = coalesce($4, operator_conversation_id), last_error = $5,
-         sent_at = CASE WHEN $2 = 'SENT' THEN now() ELSE sent_at END
+         sent_at = CASE WHEN $2 = 'SENT' THEN clock.at ELSE sent_at END
+       FROM (SELECT now() AS at) clock -- outside the CASE: Citus refuses a clock inside CASE or COALESCE in an UPDATE
        WHERE client_id = $7 AND id = $1 AND outcome IS NULL AND NOT ($2 = 'BUSY' AND state = 'SENT')
          AND NOT ($6 AND (state <> 'SENDING' OR request->'call'->>'repeatedAt' IS NOT NULL))`,
       [

@@ -263,7 +263,7 @@ describe('admin CLI: gateway credentials, callback settings and seed', () => {
       // The seeded service: FIXED fee 10, bounds 1 to 1,000,000, settling into that wallet.
       const [service] = await dataSource(app).query(
         `SELECT s.transaction_fee_type, s.transaction_fee, s.minimum_transaction_amount, s.maximum_transaction_amount, a.account_number
-         FROM client_services s JOIN ledger_accounts a ON a.id = s.settlement_account_id WHERE s.code = $1`,
+         FROM client_services s JOIN ledger_accounts a ON a.client_id = s.client_id AND a.id = s.settlement_account_id WHERE s.code = $1`,
         [first.service_code],
       );
       expect(service).toEqual({

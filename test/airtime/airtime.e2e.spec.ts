@@ -1,6 +1,7 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import Decimal from 'decimal.js';
 import { AirtimeProcessingService } from '../../src/airtime/airtime-processing.service';
+import { OUTBOX_CHANNEL } from '../../src/infra/queue/outbox-relay.service';
 import {
   airtimeCallbacksScheduled,
   AIRTIME_SANDBOX,
@@ -66,8 +67,9 @@ describe('bulk airtime end to end (sandbox provider)', () => {
       const total = sum(amounts.map((a) => new Decimal(a).plus(10)));
       expect(afterAcceptance.float).toBe(new Decimal(before.float).minus(total).toFixed(4));
       const [reservation] = await dataSource(app).query(
-        `SELECT count(DISTINCT p.entry_id)::int AS entries FROM airtime_requests q JOIN float_reservations r ON r.id = q.reservation_id
-         JOIN postings p ON p.entry_id = r.reserve_entry_id WHERE q.client_id = $1 AND q.reference = $2`,
+        `SELECT count(DISTINCT p.entry_id)::int AS entries FROM airtime_requests q
+         JOIN float_reservations r ON r.client_id = q.client_id AND r.id = q.reservation_id
+         JOIN postings p ON p.client_id = r.client_id AND p.entry_id = r.reserve_entry_id WHERE q.client_id = $1 AND q.reference = $2`,
         [merchant.clientId, reference],
       );
       expect(reservation.entries).toBe(1);
@@ -102,8 +104,8 @@ describe('bulk airtime end to end (sandbox provider)', () => {
       // As the merchant reads it: available balance, and the held recipients as reserved.
       expect(await floatBalance(app, merchant)).toMatchObject({ balance: after.float, reserved_balance: held.toFixed(4) });
       const holds = await dataSource(app).query(
-        `SELECT r.phone_number, h.status FROM airtime_recipients r JOIN airtime_requests q ON q.id = r.request_id
-         JOIN float_holds h ON h.id = r.hold_id WHERE q.reference = $1 ORDER BY r.position`,
+        `SELECT r.phone_number, h.status FROM airtime_recipients r JOIN airtime_requests q ON q.client_id = r.client_id AND q.id = r.request_id
+         JOIN float_holds h ON h.client_id = r.client_id AND h.id = r.hold_id WHERE q.reference = $1 ORDER BY r.position`,
         [reference],
       );
       expect(holds.map((h: { status: string }) => h.status)).toEqual(['RELEASED', 'HELD', 'HELD', 'SETTLED', 'SETTLED', 'SETTLED']);
@@ -138,6 +140,8 @@ describe('bulk airtime end to end (sandbox provider)', () => {
          WHERE topic = 'airtime.process' AND payload->>'requestId' = $1`,
         [String(requestId)],
       );
+      // Rows put back by hand wake the relay as the outbox's writers do (else its sweep finds them within 30 s).
+      await db.query(`SELECT pg_notify($1, '')`, [OUTBOX_CHANNEL]);
       await waitFor('the relayed jobs to run again', async () => {
         const rows = await db.query(`SELECT done_at FROM outbox WHERE topic = 'airtime.process' AND payload->>'requestId' = $1`, [
           String(requestId),

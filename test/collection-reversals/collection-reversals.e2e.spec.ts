@@ -226,7 +226,7 @@ describe('collection reversals', () => {
     expect(await systemBalance(app, merchant.clientId, 'FEE_INCOME')).toBe(feeBefore);
     const [row] = await dataSourceOf(app).query(
       `SELECT r.entry_id IS NOT NULL AS booked, r.compensation_entry_id IS NOT NULL AS compensated FROM collection_reversals r
-       JOIN payments p ON p.id = r.payment_id WHERE p.id = $1`,
+       JOIN payments p ON p.client_id = r.client_id AND p.id = r.payment_id WHERE p.id = $1`,
       [payment.id],
     );
     expect(row).toEqual({ booked: true, compensated: true });

@@ -45,7 +45,7 @@ describe('float holds', () => {
       processAt: new Date(Date.now() + 3_600_000),
     });
     const rows: Array<{ hold_id: string; reservation_id: string }> = await dataSource(app).query(
-      `SELECT r.hold_id, q.reservation_id FROM airtime_recipients r JOIN airtime_requests q ON q.id = r.request_id
+      `SELECT r.hold_id, q.reservation_id FROM airtime_recipients r JOIN airtime_requests q ON q.client_id = r.client_id AND q.id = r.request_id
        WHERE q.client_id = $1 AND q.reference = $2 ORDER BY r.position`,
       [merchant.clientId, reference],
     );

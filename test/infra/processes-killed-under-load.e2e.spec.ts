@@ -278,7 +278,7 @@ describe('two api and two worker processes, killed under load (seeded)', () => {
       const [row] = await query(
         `SELECT (SELECT count(*)::int FROM payments WHERE client_id = $1 AND payment_status IN (700, 701)) AS payments,
                 (SELECT count(*)::int FROM payouts WHERE client_id = $1 AND status IN (700, 701)) AS payouts,
-                (SELECT count(*)::int FROM airtime_recipients r JOIN airtime_requests q ON q.id = r.request_id
+                (SELECT count(*)::int FROM airtime_recipients r JOIN airtime_requests q ON q.client_id = r.client_id AND q.id = r.request_id
                   WHERE q.client_id = $1 AND r.service_status IN (602, 603)) AS recipients,
                 (SELECT count(*)::int FROM callback_deliveries WHERE client_id = $1 AND status <> 'DELIVERED') AS undelivered,
                 (SELECT count(*)::int FROM outbox WHERE done_at IS NULL) AS jobs`,
@@ -358,7 +358,7 @@ describe('two api and two worker processes, killed under load (seeded)', () => {
     // Airtime: one request per reference, each recipient final once, its hold with one outcome.
     const airtimeRows: Array<{ ref: string; phone: string; status: number; hold: string; outcome: string | null }> = await query(
       `SELECT q.reference AS ref, r.phone_number AS phone, r.service_status AS status, h.status AS hold, h.outcome_entry_id AS outcome
-       FROM airtime_recipients r JOIN airtime_requests q ON q.id = r.request_id JOIN float_holds h ON h.id = r.hold_id
+       FROM airtime_recipients r JOIN airtime_requests q ON q.client_id = r.client_id AND q.id = r.request_id JOIN float_holds h ON h.client_id = r.client_id AND h.id = r.hold_id
        WHERE q.client_id = $1`,
       [clientId],
     );

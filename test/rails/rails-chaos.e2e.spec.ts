@@ -188,7 +188,7 @@ describe("M-Pesa, Jenga and Africa's Talking under chaos (seeded)", () => {
               rr.id AS rail_request_id,
               (r.service_status IN (601, 604) AND rr.outcome IS NULL AND rr.operator_request_id IS NULL
                 AND rr.state IN ('SENDING', 'UNKNOWN') AND rr.created_at < now() - interval '10 seconds') AS lost
-       FROM airtime_recipients r JOIN airtime_requests q ON q.id = r.request_id JOIN float_holds h ON h.id = r.hold_id
+       FROM airtime_recipients r JOIN airtime_requests q ON q.client_id = r.client_id AND q.id = r.request_id JOIN float_holds h ON h.client_id = r.client_id AND h.id = r.hold_id
        LEFT JOIN rail_requests rr ON rr.subject_kind = 'AIRTIME' AND rr.subject_id = r.id::text
        WHERE q.client_id = $1 ORDER BY r.id`,
       [cluster.airtimeMerchant!.clientId],

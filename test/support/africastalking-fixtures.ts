@@ -54,7 +54,7 @@ export async function airtimeRecipients(app: NestFastifyApplication, reference: 
     `SELECT r.id, r.phone_number, r.service_status, r.provider_reference, h.status AS hold,
             (SELECT count(*)::int FROM journal_entries e WHERE e.id = h.outcome_entry_id) AS outcome_entries,
             rr.id AS rail_request_id, rr.state AS rail_state, rr.outcome AS rail_outcome, rr.operator_request_id
-     FROM airtime_recipients r JOIN airtime_requests q ON q.id = r.request_id JOIN float_holds h ON h.id = r.hold_id
+     FROM airtime_recipients r JOIN airtime_requests q ON q.client_id = r.client_id AND q.id = r.request_id JOIN float_holds h ON h.client_id = r.client_id AND h.id = r.hold_id
      LEFT JOIN rail_requests rr ON rr.subject_kind = 'AIRTIME' AND rr.subject_id = r.id::text
      WHERE q.reference = $1 ORDER BY r.position`,
     [reference],

@@ -13,6 +13,7 @@ import { Money } from '../../src/common/money';
 import { OutboxWorkers } from '../../src/infra/queue/outbox-workers';
 import { OutboxRelay } from '../../src/infra/queue/outbox-relay.service';
 import { SETTLE_PAYMENT_KEY, TOPICS } from '../../src/infra/queue/queues';
+import { citusWorkers, distributeTestDatabase, dropCitusDatabases, prepareCitusDatabase } from './citus-cluster';
 import { createCheckedApp } from './openapi-contract';
 import { dropTestDatabase, ledgerViolations, PG_CONNECT_TIMEOUT_MS } from './test-databases';
 import { createTenant, dataSource, TestTenant } from './test-app';
@@ -519,11 +520,15 @@ export async function createIsolatedDatabase(): Promise<IsolatedDatabase> {
   } finally {
     await admin.end();
   }
+  // On a Citus cluster (TEST_CITUS_WORKERS) a file's own database is distributed as the run's is.
+  const onCitus = citusWorkers().length > 0;
+  if (onCitus) await prepareCitusDatabase(serverUrl, name);
   const url = new URL(runUrl);
   url.pathname = `/${name}`;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { migrate } = require(join(ROOT, 'scripts', 'migrate.js'));
   await migrate(url.toString());
+  if (onCitus) await distributeTestDatabase(url.toString());
   return {
     url: url.toString(),
     name,
@@ -534,6 +539,7 @@ export async function createIsolatedDatabase(): Promise<IsolatedDatabase> {
       } finally {
         // Dropped even when the check failed, so no database outlives its file.
         await dropTestDatabase(serverUrl, name);
+        if (onCitus) await dropCitusDatabases(serverUrl, name);
       }
     },
   };

@@ -63,9 +63,10 @@ export class ApiKeysService {
    * changes nothing. Null when the client has no such key.
    */
   async revoke(clientId: string, consumerKey: string): Promise<ApiKeySummary | null> {
+    // least(revoked_at, now()) keeps the first revocation's time; not coalesce: Citus refuses a clock inside it.
     const [revoked]: { id: string }[] = await this.db.query(
       `WITH revoked AS (
-         UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE client_id = $1 AND consumer_key = $2 RETURNING id
+         UPDATE api_keys SET revoked_at = least(revoked_at, now()) WHERE client_id = $1 AND consumer_key = $2 RETURNING id
        )
        SELECT id, pg_notify($3, 'api-key:' || id) FROM revoked`,
       [clientId, consumerKey, CREDENTIAL_CHANNEL],

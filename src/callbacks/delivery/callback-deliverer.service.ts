@@ -204,9 +204,10 @@ export class CallbackDeliverer implements OnApplicationBootstrap, OnApplicationS
              first_attempt_at = coalesce(d.first_attempt_at, a.attempted_at),
              replay_requested_at = CASE WHEN a.replay THEN NULL ELSE d.replay_requested_at END,
              next_attempt_at = coalesce(a.next_at, d.next_attempt_at), acknowledgement = coalesce(a.acknowledgement, d.acknowledgement),
+             -- The clock outside CASE and COALESCE (Citus refuses it inside them in an UPDATE).
              completed_at = CASE WHEN ${RECORDED_STATUS} = '${DELIVERY_STATUS.PENDING}' THEN NULL
-                                 WHEN d.status = ${RECORDED_STATUS} THEN coalesce(d.completed_at, now()) ELSE now() END
-           FROM attempt a WHERE d.client_id = $1 AND d.id = a.delivery_id
+                                 WHEN d.status = ${RECORDED_STATUS} THEN least(d.completed_at, clock.at) ELSE clock.at END
+           FROM attempt a, (SELECT now() AS at) clock WHERE d.client_id = $1 AND d.id = a.delivery_id
            RETURNING d.id, d.attempts
          )
          INSERT INTO callback_attempts (client_id, delivery_id, attempt, attempted_at, http_status, latency_ms, error, replay, response_body)

@@ -173,8 +173,9 @@ export class CallbacksService {
    */
   async replay(clientId: string, eventId: string): Promise<{ event_id: string; replay_requested_at: Date } | null> {
     if (!UUID.test(eventId)) return null;
+    // least(…, now()) keeps the first request's time; not coalesce: Citus refuses a clock inside it in an UPDATE.
     const [[requested]]: [{ replay_requested_at: Date }[], number] = await this.db.query(
-      `UPDATE callback_deliveries SET replay_requested_at = coalesce(replay_requested_at, now()), relayed_at = NULL
+      `UPDATE callback_deliveries SET replay_requested_at = least(replay_requested_at, now()), relayed_at = NULL
        WHERE id = $1 AND client_id = $2 RETURNING replay_requested_at`,
       [eventId, clientId],
     );

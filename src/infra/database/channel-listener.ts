@@ -63,8 +63,9 @@ export class ChannelListener {
     let citus: boolean;
     try {
       await client.connect();
-      await client.query(`LISTEN ${client.escapeIdentifier(this.channel)}`);
       citus = (await client.query(`SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') AS citus`)).rows[0].citus;
+      // LISTEN last: the connection then shows as listening on its channel (pg_stat_activity's last query).
+      await client.query(`LISTEN ${client.escapeIdentifier(this.channel)}`);
     } catch (error) {
       if (this.failures === 0) this.logger.warn(`cannot listen on ${this.channel}: ${(error as Error).message}`);
       this.onLost(client);

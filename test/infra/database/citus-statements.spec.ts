@@ -117,6 +117,12 @@ describe('every statement names its shard (Citus)', () => {
       rulesOf('SELECT c.id FROM clients c WHERE NOT EXISTS (SELECT 1 FROM client_signing_secrets s WHERE s.client_id = c.id)'),
     ).toEqual(['client_signing_secrets reference-correlates-into-distributed']);
     expect(rulesOf('SELECT c.id FROM clients c WHERE c.id NOT IN (SELECT s.client_id FROM client_signing_secrets s)')).toEqual([]);
+    // An UPDATE may not carry a clock inside CASE or COALESCE, nor a VOLATILE function (seen on Citus 13.2.2).
+    expect(rulesOf('UPDATE payouts SET checked_at = coalesce(checked_at, now()) WHERE client_id = $1')).toEqual([
+      'payouts clock-in-conditional-update',
+    ]);
+    expect(rulesOf('UPDATE payouts SET checked_at = least(checked_at, now()) WHERE client_id = $1')).toEqual([]);
+    expect(rulesOf('UPDATE outbox SET job_key = gen_random_uuid() WHERE client_id = $1')).toEqual(['outbox volatile-in-update']);
     // A function that reads shards, called per row of a query on a shard (wallet_fund's records, seen on Citus 13.2.2);
     // called on its own, with the values read first, it runs.
     const onShards = new Set(['wallet_record_transactions']);

@@ -40,7 +40,7 @@ describe('partitioned history', () => {
     const { rows } = await db.query<{ partition: string }>(
       table === 'postings'
         ? `SELECT tableoid::regclass::text AS partition FROM postings WHERE entry_id = ANY ($1) ORDER BY id`
-        : `SELECT t.tableoid::regclass::text AS partition FROM wallet_transactions t JOIN wallet_operations o ON o.id = t.operation_id
+        : `SELECT t.tableoid::regclass::text AS partition FROM wallet_transactions t JOIN wallet_operations o ON o.client_id = t.client_id AND o.id = t.operation_id
             WHERE o.entry_id = ANY ($1) ORDER BY t.id`,
       [entries],
     );
@@ -64,7 +64,8 @@ describe('partitioned history', () => {
   /** The entries of a wallet, oldest first. */
   async function entriesOf(accountNumber: string): Promise<string[]> {
     const { rows } = await db.query<{ entry_id: string }>(
-      `SELECT p.entry_id FROM postings p JOIN ledger_accounts a ON a.id = p.account_id WHERE a.account_number = $1 ORDER BY p.id`,
+      `SELECT p.entry_id FROM postings p JOIN ledger_accounts a ON a.client_id = p.client_id AND a.id = p.account_id
+       WHERE a.account_number = $1 ORDER BY p.id`,
       [accountNumber],
     );
     return rows.map((r) => r.entry_id);

@@ -215,7 +215,8 @@ export function repositoryQueries(): { statements: SqlStatement[]; unread: strin
 }
 
 /** Functions that are not IMMUTABLE, which Citus refuses in an upsert's DO UPDATE SET (use EXCLUDED's value). */
-const NOT_IMMUTABLE = ['now', 'clock_timestamp', 'statement_timestamp', 'transaction_timestamp', 'random', 'gen_random_uuid', 'nextval'];
+const VOLATILE = ['clock_timestamp', 'random', 'gen_random_uuid', 'nextval'];
+const NOT_IMMUTABLE = ['now', 'statement_timestamp', 'transaction_timestamp', ...VOLATILE];
 
 function changesWithTheClock(set: Node): boolean {
   let found = false;
@@ -328,8 +329,13 @@ export interface StatementFinding {
     | 'insert-without-client-id'
     | 'reference-correlates-into-distributed'
     | 'clock-in-upsert'
+    | 'clock-in-conditional-update'
+    | 'volatile-in-update'
     | 'function-in-shard-query';
   // reference-correlates-into-distributed: a reference or coordinator table correlated into a distributed one.
+  // clock-in-conditional-update: an UPDATE whose SET or WHERE has a CASE or COALESCE calling a function that is not
+  // IMMUTABLE ("non-IMMUTABLE functions are not allowed in CASE or COALESCE statements"); volatile-in-update: a
+  // VOLATILE function in an UPDATE's SET ("functions used in UPDATE queries on distributed tables must not be VOLATILE").
   // function-in-shard-query: `table` is a function that reads distributed tables, called by a level that reads one
   // (Citus runs it inside the query on the shard, and refuses its queries: "cannot execute a distributed query from
   // a query on a shard").
@@ -370,6 +376,19 @@ export function findings(
     }
   }
   for (const level of levels(statement.ast)) {
+    if (level.kind === 'UpdateStmt' && [...distributed, ...reference].includes(level.relation.relname)) {
+      const table = level.relation.relname as string;
+      walk([level.targetList, level.whereClause], (node) => {
+        if ((node.CaseExpr || node.CoalesceExpr) && changesWithTheClock(node)) {
+          out.push({ origin: statement.origin, table, rule: 'clock-in-conditional-update' });
+          return 'skip';
+        }
+      });
+      walk(level.targetList, (node) => {
+        const name = node.FuncCall?.funcname?.at(-1)?.String?.sval;
+        if (name && VOLATILE.includes(name)) out.push({ origin: statement.origin, table, rule: 'volatile-in-update' });
+      });
+    }
     if (level.kind === 'InsertStmt') {
       const table = level.relation.relname as string;
       if ((distributed.includes(table) || reference.includes(table)) && changesWithTheClock(level.onConflictClause?.targetList)) {
