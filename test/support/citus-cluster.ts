@@ -26,8 +26,27 @@ async function run(url: string, ...statements: [string, unknown[]?][]): Promise<
   }
 }
 
+/**
+ * One test file at a time per cluster: Citus syncs shared catalogs (roles) to the workers when a node is added or a
+ * table distributed, and two files doing so at once fail with "tuple concurrently updated" (seen on 13.2.2).
+ */
+async function oneAtATime<T>(serverUrl: string, work: () => Promise<T>): Promise<T> {
+  const lock = new Client({ connectionString: onServer(serverUrl, new URL(serverUrl).host, 'postgres') });
+  await lock.connect();
+  try {
+    await lock.query('SELECT pg_advisory_lock(310031)');
+    return await work();
+  } finally {
+    await lock.end();
+  }
+}
+
 /** Makes the run's database on every worker and joins them to the coordinator's. */
-export async function prepareCitusDatabase(serverUrl: string, name: string): Promise<void> {
+export function prepareCitusDatabase(serverUrl: string, name: string): Promise<void> {
+  return oneAtATime(serverUrl, () => prepareOn(serverUrl, name));
+}
+
+async function prepareOn(serverUrl: string, name: string): Promise<void> {
   for (const worker of citusWorkers()) {
     await run(onServer(serverUrl, worker, 'postgres'), [`CREATE DATABASE ${name}`]);
     await run(onServer(serverUrl, worker, name), ['CREATE EXTENSION citus']);
@@ -45,7 +64,11 @@ export async function prepareCitusDatabase(serverUrl: string, name: string): Pro
 }
 
 /** Distributes the migrated database of the run. */
-export async function distributeTestDatabase(url: string): Promise<void> {
+export function distributeTestDatabase(url: string): Promise<void> {
+  return oneAtATime(url, () => distributeOn(url));
+}
+
+async function distributeOn(url: string): Promise<void> {
   const db = new Client({ connectionString: url });
   await db.connect();
   try {
