@@ -164,7 +164,7 @@ describe('payouts survive a worker killed mid-settlement', () => {
       async () =>
         (
           await query(
-            `SELECT count(*)::int AS n FROM outbox o JOIN payouts p ON p.id::text = o.payload->>'payoutId'
+            `SELECT count(*)::int AS n FROM outbox o JOIN payouts p ON p.client_id = o.client_id AND p.id::text = o.payload->>'payoutId'
              WHERE o.topic = 'payouts.process' AND o.done_at IS NULL AND p.client_id = $1`,
             [merchant.clientId],
           )

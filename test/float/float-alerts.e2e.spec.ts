@@ -149,7 +149,10 @@ describe('float low-balance alerts', () => {
     await blocker.connect();
     try {
       await blocker.query('BEGIN');
-      await blocker.query('SELECT 1 FROM ledger_accounts WHERE id = $1 FOR NO KEY UPDATE', [merchant.settlementAccountId]);
+      await blocker.query('SELECT 1 FROM ledger_accounts WHERE client_id = $1 AND id = $2 FOR NO KEY UPDATE', [
+        merchant.clientId,
+        merchant.settlementAccountId,
+      ]);
       const sent = Promise.all([
         ...Array.from({ length: 8 }, () => payout(merchant, '100')),
         ...Array.from({ length: 3 }, () =>
