@@ -38,12 +38,8 @@ export class AirtimeWorker implements OnModuleInit, OnApplicationBootstrap, OnAp
   }
 
   onApplicationBootstrap(): void {
-    this.stopReconciling = scheduleReconciliation(
-      this.logger,
-      'airtime recipient(s)',
-      this.config.payoutReconcileAfterMs,
-      () => this.reconciliation.reconcile(),
-      () => this.reconciliation.nextDue(),
+    this.stopReconciling = scheduleReconciliation(this.logger, 'airtime recipient(s)', this.config.payoutReconcileAfterMs, () =>
+      this.reconciliation.reconcile(),
     );
   }
 
