@@ -60,7 +60,7 @@ export class ChannelListener {
     client.on('error', () => this.onLost(client));
     client.on('end', () => this.onLost(client));
     this.client = client;
-    let citus = false;
+    let citus: boolean;
     try {
       await client.connect();
       citus = (await client.query(`SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') AS citus`)).rows[0].citus;
