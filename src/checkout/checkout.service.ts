@@ -156,10 +156,14 @@ export class CheckoutService {
     const down = await this.health.refusal(this.rail.operator);
     if (down) throw new ServiceUnavailableException(down);
     return this.db.transaction(async (manager) => {
-      const [session]: CheckoutSessionRow[] = await manager.query(`${SELECT_CHECKOUT} WHERE cs.checkout_reference = $1 FOR UPDATE OF cs`, [
-        reference,
-      ]);
-      if (!session) throw new NotFoundException('This checkout does not exist');
+      // The page knows only the reference: a plain read finds its client, then the lock names it (on Citus a
+      // locking read must stay in one client's shard).
+      const found = await this.byReference(manager, reference);
+      if (!found) throw new NotFoundException('This checkout does not exist');
+      const [session]: CheckoutSessionRow[] = await manager.query(
+        `${SELECT_CHECKOUT} WHERE cs.client_id = $1 AND cs.checkout_reference = $2 FOR UPDATE OF cs`,
+        [found.client_id, reference],
+      );
       if (isExpired(session)) throw new GoneException('This checkout has expired');
       if (session.status === CHECKOUT_STATUS.PROCESSING) throw new ConflictException('A payment is already being processed');
       if (!isOpen(session)) throw new ConflictException('This checkout can no longer be paid');
