@@ -51,18 +51,24 @@ BEGIN
       row_number() OVER (PARTITION BY e.item->>'payment_id' ORDER BY e.ord) = 1 AS first
     FROM jsonb_array_elements(p_items) WITH ORDINALITY e(item, ord)
   ), moved AS (
+    -- The settlement time is decided here, not in the UPDATE: Citus refuses a CASE over a text-to-timestamptz cast
+    -- (STABLE) in an UPDATE of a distributed table.
     SELECT i.ord, i.item, i.item->>'outcome' AS outcome, p.id,
+      CASE WHEN i.item->>'outcome' = 'JAMMED' THEN p.settled_at ELSE (i.item->>'settled_at')::timestamptz END AS settled_at,
       (v_posted -> array_position(v_payments, p.id)::text ->> 'entry_id')::bigint AS entry_id,
       v_posted -> array_position(v_payments, p.id)::text ->> 'refused' AS refused
     FROM items i JOIN payments p ON p.client_id = p_client_id AND p.id = i.pid
     WHERE i.first AND (p.payment_status = payment_status_code('PENDING') OR (p.payment_status = payment_status_code('JAMMED') AND i.item->>'resolution' = 'OPERATOR')) AND (p.next_step IS DISTINCT FROM 'VERIFY_OTP' OR p.otp_verified_at IS NOT NULL)
   ), updated AS (
     UPDATE payments p SET
-      payment_status = CASE m.outcome WHEN 'SUCCEEDED' THEN payment_status_code('SUCCESSFUL') WHEN 'FAILED' THEN payment_status_code('FAILED')
-                       ELSE payment_status_code('JAMMED') END,
+      -- Searched: Citus 13.2 garbles `CASE m.outcome WHEN …` around the inlined status codes (the parser check's
+      -- case-in-simple-case; this body is one it cannot read).
+      payment_status = CASE WHEN m.outcome = 'SUCCEEDED' THEN payment_status_code('SUCCESSFUL')
+                            WHEN m.outcome = 'FAILED' THEN payment_status_code('FAILED')
+                            ELSE payment_status_code('JAMMED') END,
       entry_id = m.entry_id,
       payer_transaction_id = CASE WHEN m.outcome = 'SUCCEEDED' THEN m.item->>'payer_transaction_id' ELSE p.payer_transaction_id END,
-      settled_at = CASE WHEN m.outcome = 'JAMMED' THEN p.settled_at ELSE (m.item->>'settled_at')::timestamptz END,
+      settled_at = m.settled_at,
       updated_at = now()
     FROM moved m WHERE p.client_id = p_client_id AND p.id = m.id AND m.refused IS NULL
   )

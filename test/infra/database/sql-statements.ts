@@ -28,6 +28,8 @@ export interface SqlFunction {
   name: string;
   file: string;
   language: string;
+  /** IMMUTABLE, STABLE or VOLATILE (Postgres's default), in lower case. */
+  volatility: string;
   parameters: string[];
   statements: SqlStatement[];
   /** Statements run with EXECUTE: built at run time, not read here. */
@@ -81,6 +83,7 @@ export function sqlFunctions(): SqlFunction[] {
         const create = stmt.CreateFunctionStmt;
         const name = create.funcname.at(-1).String.sval as string;
         const language = optionValue(create.options, 'language').String.sval as string;
+        const volatility = (optionValue(create.options, 'volatility')?.String.sval as string | undefined) ?? 'volatile';
         const parameters = (create.parameters ?? [])
           .filter((p: Node) => p.FunctionParameter.mode !== 'FUNC_PARAM_OUT' && p.FunctionParameter.mode !== 'FUNC_PARAM_TABLE')
           .map((p: Node) => p.FunctionParameter.name as string);
@@ -98,7 +101,16 @@ export function sqlFunctions(): SqlFunction[] {
         const statements = texts
           .flatMap((sql) => pg.parseSync(sql).stmts.map(({ stmt: ast }) => executedText(ast) ?? { sql, ast }))
           .map(({ sql, ast }) => ({ origin: `${source.file}#${name}`, fn: name, sql, ast }));
-        return { name, file: source.file, language, parameters, statements, dynamic: (body.match(/\bEXECUTE\b/gi) ?? []).length, unread };
+        return {
+          name,
+          file: source.file,
+          language,
+          volatility,
+          parameters,
+          statements,
+          dynamic: (body.match(/\bEXECUTE\b/gi) ?? []).length,
+          unread,
+        };
       }),
   );
 }
@@ -218,11 +230,16 @@ export function repositoryQueries(): { statements: SqlStatement[]; unread: strin
 const VOLATILE = ['clock_timestamp', 'random', 'gen_random_uuid', 'nextval'];
 const NOT_IMMUTABLE = ['now', 'statement_timestamp', 'transaction_timestamp', ...VOLATILE];
 
-function changesWithTheClock(set: Node): boolean {
+/** The code base's own functions by name: their volatility (VOLATILE, Postgres's default, when not declared) and language. */
+export type OwnFunctions = ReadonlyMap<string, Pick<SqlFunction, 'volatility' | 'language'>>;
+
+function changesWithTheClock(set: Node, own: OwnFunctions = new Map()): boolean {
   let found = false;
   walk(set, (node) => {
     const name = node.FuncCall?.funcname?.at(-1)?.String?.sval;
-    if (node.SQLValueFunction || (name && NOT_IMMUTABLE.includes(name))) found = true;
+    const declared = name ? own.get(name)?.volatility : undefined;
+    if (node.SQLValueFunction || (name && (NOT_IMMUTABLE.includes(name) || (declared !== undefined && declared !== 'immutable'))))
+      found = true;
   });
   return found;
 }
@@ -331,7 +348,8 @@ export interface StatementFinding {
     | 'clock-in-upsert'
     | 'clock-in-conditional-update'
     | 'volatile-in-update'
-    | 'function-in-shard-query';
+    | 'function-in-shard-query'
+    | 'case-in-simple-case';
   // reference-correlates-into-distributed: a reference or coordinator table correlated into a distributed one.
   // clock-in-conditional-update: an UPDATE whose SET or WHERE has a CASE or COALESCE calling a function that is not
   // IMMUTABLE ("non-IMMUTABLE functions are not allowed in CASE or COALESCE statements"); volatile-in-update: a
@@ -339,6 +357,9 @@ export interface StatementFinding {
   // function-in-shard-query: `table` is a function that reads distributed tables, called by a level that reads one
   // (Citus runs it inside the query on the shard, and refuses its queries: "cannot execute a distributed query from
   // a query on a shard").
+  // case-in-simple-case: `CASE x WHEN … THEN CASE WHEN … END` in a statement on a shard (also with a LANGUAGE sql
+  // function of ours in a result, which may be inlined as a CASE): Citus 13.2 sends it to the shard as a comparison of
+  // x with an inner WHEN ("operator does not exist: text = boolean"); write the outer CASE searched.
 }
 
 /** The functions called by name anywhere in a statement. */
@@ -360,6 +381,7 @@ export function findings(
   statement: SqlStatement,
   plan: { distributed: readonly string[]; reference: readonly string[]; local: readonly string[] },
   shardFunctions: ReadonlySet<string> = new Set(),
+  own: OwnFunctions = new Map(),
 ): StatementFinding[] {
   const { distributed, reference } = plan;
   // Tables off the shards: copied to every node (reference) or kept on the coordinator (local).
@@ -375,18 +397,39 @@ export function findings(
       out.push({ origin: statement.origin, table: name, rule: 'function-in-shard-query' });
     }
   }
+  if (tablesIn(statement).some((t) => distributed.includes(t))) {
+    walk(statement.ast, (node) => {
+      const simple = node.CaseExpr?.arg ? node.CaseExpr : undefined;
+      if (!simple) return;
+      let nested = false;
+      walk([simple.args.map((w: Node) => w.CaseWhen.result), simple.defresult], (inner) => {
+        // A LANGUAGE sql function of ours may be inlined, its body (a CASE, for the status codes) with it.
+        const name = inner.FuncCall?.funcname?.at(-1)?.String?.sval;
+        if (inner.CaseExpr || (name && own.get(name)?.language === 'sql')) nested = true;
+      });
+      if (nested)
+        out.push({
+          origin: statement.origin,
+          table: tablesIn(statement).find((t) => distributed.includes(t))!,
+          rule: 'case-in-simple-case',
+        });
+    });
+  }
   for (const level of levels(statement.ast)) {
     if (level.kind === 'UpdateStmt' && [...distributed, ...reference].includes(level.relation.relname)) {
       const table = level.relation.relname as string;
-      walk([level.targetList, level.whereClause], (node) => {
-        if ((node.CaseExpr || node.CoalesceExpr) && changesWithTheClock(node)) {
+      // The whole statement: Postgres pulls a subquery or CTE the SET reads from up into the UPDATE before Citus checks
+      // it (a CASE over a VOLATILE function in a CTE, seen on Citus 13.2.2).
+      walk(statement.ast, (node) => {
+        if ((node.CaseExpr || node.CoalesceExpr) && changesWithTheClock(node, own)) {
           out.push({ origin: statement.origin, table, rule: 'clock-in-conditional-update' });
           return 'skip';
         }
       });
       walk(level.targetList, (node) => {
         const name = node.FuncCall?.funcname?.at(-1)?.String?.sval;
-        if (name && VOLATILE.includes(name)) out.push({ origin: statement.origin, table, rule: 'volatile-in-update' });
+        if (name && (VOLATILE.includes(name) || own.get(name)?.volatility === 'volatile'))
+          out.push({ origin: statement.origin, table, rule: 'volatile-in-update' });
       });
     }
     if (level.kind === 'InsertStmt') {
