@@ -397,10 +397,11 @@ async function statements(db: Client, base: string, t: Tenant, serverPid: number
 
 /** Writes STATEMENT_ROWS alternating credits and debits for the statement wallet, as the service would record them. */
 async function fillStatementWallet(db: Client, t: Tenant): Promise<Date> {
-  const [wallet] = (await db.query('SELECT id FROM ledger_accounts WHERE account_number = $1', [t.statementAccount])).rows;
+  const [wallet] = (await db.query('SELECT id, posting_count FROM ledger_accounts WHERE account_number = $1', [t.statementAccount])).rows;
   const [settlement] = (
     await db.query(
-      `SELECT id, account_number, balance FROM ledger_accounts WHERE client_id = $1 AND kind = 'SETTLEMENT' AND currency = 'KES'`,
+      `SELECT id, account_number, balance, posting_count FROM ledger_accounts
+        WHERE client_id = $1 AND kind = 'SETTLEMENT' AND currency = 'KES'`,
       [t.clientId],
     )
   ).rows;
@@ -428,13 +429,14 @@ async function fillStatementWallet(db: Client, t: Tenant): Promise<Date> {
     [t.clientId],
   );
   await db.query(
-    `INSERT INTO postings (entry_id, client_id, account_id, currency, amount, balance_after, created_at)
-     SELECT entry_id, $3, account_id, 'KES', amt, after, at FROM (
-       SELECT k, 0 AS leg, entry_id, $1::uuid AS account_id, amount AS amt, wallet_after AS after, at FROM bench_rows
+    `INSERT INTO postings (entry_id, client_id, account_id, currency, amount, balance_after, created_at, account_seq)
+     SELECT entry_id, $3, account_id, 'KES', amt, after, at, seq FROM (
+       SELECT k, 0 AS leg, entry_id, $1::uuid AS account_id, amount AS amt, wallet_after AS after, at, $4::bigint + k AS seq
+       FROM bench_rows
        UNION ALL
-       SELECT k, 1, entry_id, $2::uuid, -amount, settlement_after, at FROM bench_rows) x
+       SELECT k, 1, entry_id, $2::uuid, -amount, settlement_after, at, $5::bigint + k FROM bench_rows) x
      ORDER BY k, leg`,
-    [wallet.id, settlement.id, t.clientId],
+    [wallet.id, settlement.id, t.clientId, wallet.posting_count, settlement.posting_count],
   );
   await db.query(
     `INSERT INTO wallet_operations (id, client_id, kind, source_transaction_id, entry_id, created_at)
@@ -452,8 +454,9 @@ async function fillStatementWallet(db: Client, t: Tenant): Promise<Date> {
     [t.clientId, wallet.id, settlement.account_number],
   );
   await db.query(
-    `UPDATE ledger_accounts a SET balance = a.balance + d.delta
-     FROM (SELECT $1::uuid AS id, sum(amount) AS delta FROM bench_rows UNION ALL SELECT $2::uuid, -sum(amount) FROM bench_rows) d
+    `UPDATE ledger_accounts a SET balance = a.balance + d.delta, posting_count = a.posting_count + d.postings
+     FROM (SELECT $1::uuid AS id, sum(amount) AS delta, count(*) AS postings FROM bench_rows
+           UNION ALL SELECT $2::uuid, -sum(amount), count(*) FROM bench_rows) d
      WHERE a.id = d.id`,
     [wallet.id, settlement.id],
   );

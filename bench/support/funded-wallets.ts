@@ -14,7 +14,8 @@ export async function createFundedWallets(
   try {
     const [settlement] = (
       await db.query(
-        `SELECT id, account_number, balance FROM ledger_accounts WHERE client_id = $1 AND kind = 'SETTLEMENT' AND currency = 'KES' FOR UPDATE`,
+        `SELECT id, account_number, balance, posting_count FROM ledger_accounts
+         WHERE client_id = $1 AND kind = 'SETTLEMENT' AND currency = 'KES' FOR UPDATE`,
         [o.clientId],
       )
     ).rows;
@@ -41,13 +42,13 @@ export async function createFundedWallets(
       o.clientId,
     ]);
     await db.query(
-      `INSERT INTO postings (entry_id, client_id, account_id, currency, amount, balance_after)
-       SELECT entry_id, $4, $1, 'KES', -$2::numeric, $3::numeric - $2::numeric * i FROM bench_fund ORDER BY i`,
-      [settlement.id, o.funding, settlement.balance, o.clientId],
+      `INSERT INTO postings (entry_id, client_id, account_id, currency, amount, balance_after, account_seq)
+       SELECT entry_id, $4, $1, 'KES', -$2::numeric, $3::numeric - $2::numeric * i, $5::bigint + i FROM bench_fund ORDER BY i`,
+      [settlement.id, o.funding, settlement.balance, o.clientId, settlement.posting_count],
     );
     await db.query(
-      `INSERT INTO postings (entry_id, client_id, account_id, currency, amount, balance_after)
-       SELECT entry_id, $2, wallet_id, 'KES', $1::numeric, $1::numeric FROM bench_fund ORDER BY i`,
+      `INSERT INTO postings (entry_id, client_id, account_id, currency, amount, balance_after, account_seq)
+       SELECT entry_id, $2, wallet_id, 'KES', $1::numeric, $1::numeric, 1 FROM bench_fund ORDER BY i`,
       [o.funding, o.clientId],
     );
     await db.query(
@@ -60,10 +61,11 @@ export async function createFundedWallets(
        SELECT op_id, $1, wallet_id, 'CREDIT', 'EXTERNAL_CREDIT', 'KES', $2::numeric, 0, $2::numeric, $3, 'Wallet funding', now() FROM bench_fund ORDER BY i`,
       [o.clientId, o.funding, settlement.account_number],
     );
-    await db.query(`UPDATE ledger_accounts SET balance = balance + $1::numeric WHERE id IN (SELECT wallet_id FROM bench_fund)`, [
-      o.funding,
-    ]);
-    await db.query(`UPDATE ledger_accounts SET balance = balance - $1::numeric * $2 WHERE id = $3`, [
+    await db.query(
+      `UPDATE ledger_accounts SET balance = balance + $1::numeric, posting_count = 1 WHERE id IN (SELECT wallet_id FROM bench_fund)`,
+      [o.funding],
+    );
+    await db.query(`UPDATE ledger_accounts SET balance = balance - $1::numeric * $2, posting_count = posting_count + $2 WHERE id = $3`, [
       o.funding,
       wallets.length,
       settlement.id,

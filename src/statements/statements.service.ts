@@ -30,18 +30,20 @@ const WALLET_SQL = `
 
 /**
  * The period as a contiguous run of the wallet's postings: from the first posting booked at or after the start to
- * the last one booked before the end. Postings are numbered in the order they were applied to the account (the
- * ledger locks the account row to post), so the rows between the two are exactly the movements from the opening
- * to the closing balance, even where booking times of concurrent entries interleave at the period's edges.
+ * the last one booked before the end. Postings are numbered per account in the order they were applied to it
+ * (`account_seq`, taken under the account's row lock), so the rows between the two are exactly the movements from
+ * the opening to the closing balance, even where booking times of concurrent entries interleave at the period's
+ * edges. Ids would not do: on Citus they come from each node's own sequence.
  */
 const PERIOD_SQL = `
-  SELECT min(id) AS first_id, max(id) AS last_id
+  SELECT min(account_seq) AS first_seq, max(account_seq) AS last_seq
   FROM postings WHERE client_id = $4 AND account_id = $1 AND created_at >= $2 AND created_at < $3`;
 
 /** The balance before the period: after the posting before it, or, when that was archived, after the archived months. */
 const OPENING_SQL = `
   SELECT coalesce(
-    (SELECT balance_after FROM postings WHERE client_id = $3 AND account_id = $1 AND id < $2 ORDER BY id DESC LIMIT 1),
+    (SELECT balance_after FROM postings WHERE client_id = $3 AND account_id = $1 AND account_seq < $2
+     ORDER BY account_seq DESC LIMIT 1),
     (SELECT balance FROM ledger_archived_balances WHERE client_id = $3 AND account_id = $1)) AS balance_after`;
 
 /**
@@ -58,7 +60,7 @@ const OPENING_SQL = `
  * after their entry kind.
  */
 const ROWS_SQL = `
-  SELECT p.id AS posting_id, coalesce(r.occurred_at, p.created_at) AS occurred_at, coalesce(r.net, p.amount) AS amount,
+  SELECT p.account_seq, coalesce(r.occurred_at, p.created_at) AS occurred_at, coalesce(r.net, p.amount) AS amount,
          coalesce(r.balance, p.balance_after) AS balance_after, p.entry_id, e.kind AS entry_kind,
          r.record_id, r.reference, r.narration, r.source, r.recipient, r.gross, r.fee, coalesce(r.line, 0) AS line
   FROM postings p
@@ -117,8 +119,8 @@ const ROWS_SQL = `
     JOIN airtime_requests rq ON rq.client_id = ar.client_id AND rq.id = ar.request_id
     WHERE e.kind = '${JOURNAL_ENTRY_KIND.FLOAT_RELEASE}' AND h.client_id = p.client_id AND h.outcome_entry_id = p.entry_id
   ) r ON true
-  WHERE p.client_id = $4 AND p.account_id = $1 AND p.id BETWEEN $2 AND $3
-  ORDER BY p.id, line`;
+  WHERE p.client_id = $4 AND p.account_id = $1 AND p.account_seq BETWEEN $2 AND $3
+  ORDER BY p.account_seq, line`;
 
 /**
  * ROWS_SQL with, on every row, how many lines the whole statement makes (one per row, two for a row whose record
@@ -129,10 +131,10 @@ const ROWS_SQL = `
 const ROWS_WITH_LINES_SQL = `
   SELECT rows.*, sum(CASE WHEN rows.fee > 0 AND rows.amount <> rows.gross THEN 2 ELSE 1 END) OVER ()::int AS lines
   FROM (${ROWS_SQL}) rows
-  ORDER BY rows.posting_id, rows.line`;
+  ORDER BY rows.account_seq, rows.line`;
 
 interface RawRow {
-  posting_id: string;
+  account_seq: string;
   occurred_at: Date;
   amount: string;
   balance_after: string;
@@ -213,16 +215,16 @@ export class StatementsService {
       const wallet = wallets[0];
       if (!wallet) throw new NotFoundException('Wallet not found');
       const { rows: bounds } = await client.query(PERIOD_SQL, [wallet.id, period.from, period.until, clientId]);
-      const { first_id: firstId, last_id: lastId } = bounds[0];
-      if (firstId === null) throw new BadRequestException('No transactions in the period');
-      const { rows: before } = await client.query(OPENING_SQL, [wallet.id, firstId, clientId]);
+      const { first_seq: first, last_seq: last } = bounds[0];
+      if (first === null) throw new BadRequestException('No transactions in the period');
+      const { rows: before } = await client.query(OPENING_SQL, [wallet.id, first, clientId]);
       // Only a PDF numbers its pages ("Page X of N"), which needs the number of lines before the first is laid out:
       // its first batch is read now, and carries that number.
       const numbered = docType === 'PDF';
       await client.query(`DECLARE ${CURSOR} NO SCROLL CURSOR FOR ${numbered ? ROWS_WITH_LINES_SQL : ROWS_SQL}`, [
         wallet.id,
-        firstId,
-        lastId,
+        first,
+        last,
         clientId,
       ]);
       let prefetched = numbered ? await fetchBatch() : null;

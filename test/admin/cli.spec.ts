@@ -156,7 +156,7 @@ describe('admin CLI (provider contract §8)', () => {
   });
 
   describe('ledger:verify', () => {
-    it('--json reports ok:true with each invariant (a)-(d) and zero violations', async () => {
+    it('--json reports ok:true with each invariant (a)-(e) and zero violations', async () => {
       const result = await cli('ledger:verify', '--json');
       expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
       const output = singleJsonObject(result.stdout);
@@ -167,6 +167,7 @@ describe('admin CLI (provider contract §8)', () => {
         'b_balances_match_postings',
         'c_no_debit_below_floor',
         'd_one_entry_per_business_record',
+        'e_postings_numbered_per_account',
       ]);
       for (const invariant of invariants) expect(invariant.violations).toBe(0);
     });

@@ -18,11 +18,13 @@ import {
   cliJson,
   CliResult,
   createPayoutMerchant,
+  entriesSince,
   expectedFloat,
   expectPayoutAnswer,
   expectSignedCallback,
   FloatBalance,
   floatBalance,
+  journalEntries,
   minus,
   mobilePayoutBody,
   PAYOUT_PATHS,
@@ -33,7 +35,6 @@ import {
   statusPath,
   waitForPayoutStatus,
 } from '../support/disbursement-fixtures';
-import { dataSource } from '../support/test-app';
 
 /**
  * The operator resolves a jammed payout by hand (issue 9 "Build" 8; provider contract §8
@@ -65,10 +66,7 @@ describe('admin payout:resolve', () => {
   const resolve = (reference: string, status: string, client = merchant.clientCode) =>
     runCli(sandbox.db.url, 'payout:resolve', '--client', client, '--reference', reference, '--status', status, '--json');
 
-  async function entryKinds(): Promise<string[]> {
-    const rows = await dataSource(app).query(`SELECT kind FROM journal_entries WHERE client_id = $1 ORDER BY id`, [merchant.clientId]);
-    return rows.map((r: { kind: string }) => r.kind);
-  }
+  const entries = () => journalEntries(app, merchant.clientId);
 
   async function receivedAt(url: string): Promise<ReceivedCallback[]> {
     return waitFor(`a callback at ${url}`, () => (receiver.at(url).length > 0 ? receiver.at(url) : undefined));
@@ -99,13 +97,13 @@ describe('admin payout:resolve', () => {
     );
     const before: FloatBalance = await floatBalance(app, merchant);
     const fee = await systemBalance(app, merchant.clientId, 'FEE_INCOME');
-    const kinds = await entryKinds();
+    const entriesBefore = await entries();
 
     const out = cliJson(await resolve(reference, 'SUCCESSFUL'));
     expect(JSON.stringify(out)).toContain(reference);
 
     expect((await gw().get(statusPath(reference)).expect(200)).body.data.payment_status).toBe(700);
-    expect(await entryKinds()).toEqual([...kinds, 'FLOAT_SETTLE']);
+    expect(await entriesSince(app, merchant.clientId, entriesBefore)).toEqual(['FLOAT_SETTLE']);
     expect(await floatBalance(app, merchant)).toEqual(expectedFloat(before.balance, minus(before.reserved_balance, '331.0987')));
     expect(await systemBalance(app, merchant.clientId, 'FEE_INCOME')).toBe(plus(fee, 10));
 
@@ -121,12 +119,12 @@ describe('admin payout:resolve', () => {
     const { reference, url } = await jammed(bankPayoutBody(merchant, 'jammed', { sender_amount: '45.6789', recipient_amount: '45.6789' }));
     const before = await floatBalance(app, merchant);
     const fee = await systemBalance(app, merchant.clientId, 'FEE_INCOME');
-    const kinds = await entryKinds();
+    const entriesBefore = await entries();
 
     cliJson(await resolve(reference, 'FAILED'));
 
     expect((await gw().get(statusPath(reference)).expect(200)).body.data.payment_status).toBe(701);
-    expect(await entryKinds()).toEqual([...kinds, 'FLOAT_RELEASE']);
+    expect(await entriesSince(app, merchant.clientId, entriesBefore)).toEqual(['FLOAT_RELEASE']);
     expect(await floatBalance(app, merchant)).toEqual(
       expectedFloat(plus(before.balance, '55.6789'), minus(before.reserved_balance, '55.6789')),
     );
@@ -153,11 +151,11 @@ describe('admin payout:resolve', () => {
   it('two operators resolving the same payout at once: one wins, one entry, the other is refused', async () => {
     const { reference } = await jammed(mobilePayoutBody(merchant, 'jammed', { sender_amount: '5', recipient_amount: '5' }));
     const before = await floatBalance(app, merchant);
-    const kinds = await entryKinds();
+    const entriesBefore = await entries();
     const results = await Promise.all([resolve(reference, 'SUCCESSFUL'), resolve(reference, 'FAILED')]);
     expect(results.filter((r) => r.code === 0)).toHaveLength(1);
     expectRefused(results.find((r) => r.code !== 0)!);
-    const added = (await entryKinds()).slice(kinds.length);
+    const added = await entriesSince(app, merchant.clientId, entriesBefore);
     expect(added).toHaveLength(1);
     const status = (await gw().get(statusPath(reference)).expect(200)).body.data.payment_status;
     expect(added[0]).toBe(status === 700 ? 'FLOAT_SETTLE' : 'FLOAT_RELEASE');
@@ -170,9 +168,9 @@ describe('admin payout:resolve', () => {
 
   describe('refusals change nothing', () => {
     async function expectUnchanged(run: () => Promise<CliResult>) {
-      const before = { float: await floatBalance(app, merchant), kinds: await entryKinds() };
+      const before = { float: await floatBalance(app, merchant), entries: await entries() };
       expectRefused(await run());
-      expect({ float: await floatBalance(app, merchant), kinds: await entryKinds() }).toEqual(before);
+      expect({ float: await floatBalance(app, merchant), entries: await entries() }).toEqual(before);
     }
 
     it('a payout the rail already settled (700) or failed (701) is final: both statuses refused', async () => {

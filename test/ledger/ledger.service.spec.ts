@@ -1,6 +1,6 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { Money } from '../../src/common/money';
 import { JOURNAL_ENTRY_KIND } from '../../src/ledger/journal-entry-kind';
 import { LedgerAccount } from '../../src/ledger/ledger-account';
@@ -297,8 +297,24 @@ describe('the ledger (double-entry core, provider contract §3)', () => {
       // A sends 1+3+…+49 = 625 and receives 2+4+…+50 = 650.
       expect(await balanceOf(app, a.id)).toBe('1025.0000');
       expect(await balanceOf(app, b.id)).toBe('975.0000');
-      const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM postings WHERE account_id = $1`, [a.id]);
-      expect(n).toBe(51);
+      // Each posting's number is its place in the order the entries took the account's lock: numbered 1 .. 51 and
+      // its count kept, every running balance the one before it plus its amount.
+      for (const account of [a, b]) {
+        const postings: Array<{ account_seq: string; amount: string; balance_after: string }> = await db.query(
+          `SELECT account_seq, amount, balance_after FROM postings WHERE client_id = $1 AND account_id = $2 ORDER BY account_seq`,
+          [t.clientId, account.id],
+        );
+        expect(postings.map((p) => Number(p.account_seq))).toEqual(Array.from({ length: 51 }, (_, i) => i + 1));
+        postings.reduce((before, p) => {
+          expect(p.balance_after).toBe(before.plus(p.amount).toFixed(4));
+          return m(p.balance_after);
+        }, m('0'));
+        const [{ posting_count: count }] = await db.query(`SELECT posting_count FROM ledger_accounts WHERE client_id = $1 AND id = $2`, [
+          t.clientId,
+          account.id,
+        ]);
+        expect(count).toBe('51');
+      }
     });
 
     it('100 parallel debits on a wallet funded for exactly 60: 60 succeed, 40 hit the floor, balance exact, invariants hold', async () => {
@@ -340,6 +356,7 @@ describe('the ledger (double-entry core, provider contract §3)', () => {
         'b_balances_match_postings',
         'c_no_debit_below_floor',
         'd_one_entry_per_business_record',
+        'e_postings_numbered_per_account',
       ]);
       for (const invariant of invariants)
         expect({ name: invariant.name, violations: invariant.violations }).toEqual({ name: invariant.name, violations: [] });
@@ -430,6 +447,34 @@ describe('the ledger (double-entry core, provider contract §3)', () => {
         })
         .catch((error: Error) => expect(error.message).toBe('roll back'));
       expect(await balanceOf(app, b.id)).toBe('0.0000');
+    });
+
+    it("a gap or a number twice in an account's postings is reported by (e) — inside a transaction that is rolled back", async () => {
+      const t = await createTenant(app);
+      const a = await openLedgerWallet(app, t.clientId, { initialBalance: '5' }); // its posting 1, committed
+      const b = await openLedgerWallet(app, t.clientId);
+      const numbered = async (manager: EntityManager) =>
+        (await verifyLedger(manager)).find((r) => r.name === 'e_postings_numbered_per_account')!.violations.map((v) => v.account_number);
+      const renumber = (manager: EntityManager, from: number, to: number) =>
+        manager.query(`UPDATE postings SET account_seq = $4 WHERE client_id = $1 AND account_id = $2 AND account_seq = $3`, [
+          t.clientId,
+          a.id,
+          from,
+          to,
+        ]);
+      await db
+        .transaction(async (manager) => {
+          const posted = await ledgerPostEntry(manager, transfer(t.clientId, a, b, '1')); // a's posting 2
+          await recordFundingOperation(manager, t.clientId, posted.entryId);
+          expect(await numbered(manager)).not.toContain(a.accountNumber);
+          await renumber(manager, 2, 3); // 1, 3 of 2
+          expect(await numbered(manager)).toContain(a.accountNumber);
+          await renumber(manager, 3, 1); // 1 twice
+          expect(await numbered(manager)).toContain(a.accountNumber);
+          throw new Error('roll back');
+        })
+        .catch((error: Error) => expect(error.message).toBe('roll back'));
+      expect(await numbered(db.manager)).not.toContain(a.accountNumber);
     });
   });
 });

@@ -5,7 +5,7 @@ import { Money } from '../../src/common/money';
 import { MoneyMovementsService } from '../../src/transactions/money-movements.service';
 import { withEnv } from '../support/gateway-fixtures';
 import { binary, pdfPages, readWorkbook } from '../support/statement-readers';
-import { appWithTenants, createTenant, createTestApp, TestTenant, uniqueCode } from '../support/test-app';
+import { appWithTenants, createTenant, createTestApp, dataSource, TestTenant, uniqueCode } from '../support/test-app';
 import { createWallet } from '../support/wallet-fixtures';
 
 const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
@@ -425,5 +425,106 @@ describe('account statements: minor units, page numbering and the issuer on ever
     expect(rows).toHaveLength(ROWS);
     expect(rows[2]).toMatchObject({ credit: '1234.5000', balance: '3703.5000', source: 'Credit' });
     expect(money(labels.get('Closing balance'))).toBe('111105.0000');
+  });
+});
+
+/**
+ * On Citus a posting's id comes from the sequence of the node that writes it: a worker's copy counts from its group
+ * << 48, the coordinator's from 1, so ids do not follow the order postings were applied to an account. Here some
+ * fundings' postings are given the ids a worker of group 1 would have given them, and the statement still follows the
+ * account's own order. (The ids are moved rather than the sequence: the run's database is shared by test files
+ * running at once, whose postings would get them too.)
+ */
+describe('account statements: in the order postings were applied, whatever their ids', () => {
+  /** The first id of a worker node of group 1. */
+  const WORKER_IDS = '281474976710656';
+  let app: NestFastifyApplication;
+  let tenant: TestTenant;
+  let wallet: { account_number: string };
+  let periodStart: Date;
+  let periodEnd: Date;
+
+  const fund = (amount: string, narration: string) =>
+    app.get(MoneyMovementsService).fund(tenant.clientId, wallet.account_number, new Money(amount), narration);
+
+  /** A funding whose postings get ids in the worker's range, above those of every posting that follows it. */
+  async function fundOnWorker(amount: string, narration: string) {
+    const record = await fund(amount, narration);
+    await dataSource(app).query(
+      `UPDATE postings p SET id = p.id + $3::bigint
+         FROM wallet_transactions t JOIN wallet_operations o ON o.client_id = t.client_id AND o.id = t.operation_id
+        WHERE t.client_id = $1 AND t.id = $2 AND p.client_id = o.client_id AND p.entry_id = o.entry_id`,
+      [tenant.clientId, record.transaction_id, WORKER_IDS],
+    );
+  }
+
+  /** The wallet's postings in id order, by narration: what ordering by id would list. */
+  const byId = async () =>
+    (
+      await dataSource(app).query(
+        `SELECT t.transaction_narration AS narration FROM postings p
+           JOIN wallet_operations o ON o.client_id = p.client_id AND o.entry_id = p.entry_id
+           JOIN wallet_transactions t ON t.client_id = o.client_id AND t.operation_id = o.id AND t.account_id = p.account_id
+           JOIN ledger_accounts a ON a.client_id = p.client_id AND a.id = p.account_id
+          WHERE p.client_id = $1 AND a.account_number = $2
+          ORDER BY p.id`,
+        [tenant.clientId, wallet.account_number],
+      )
+    ).map((r: { narration: string }) => r.narration);
+
+  beforeAll(async () => {
+    app = await createTestApp();
+    tenant = await createTenant(app);
+    wallet = await createWallet(app, tenant);
+    await fund('100', 'Before, coordinator');
+    await fundOnWorker('200', 'Before, worker');
+    await sleep(30);
+    periodStart = new Date();
+    await sleep(30);
+    await fund('300', 'First, coordinator');
+    await fundOnWorker('400', 'Second, worker');
+    await fund('500', 'Third, coordinator');
+    await sleep(30);
+    periodEnd = new Date();
+    expect(await byId()).toEqual(['Before, coordinator', 'First, coordinator', 'Third, coordinator', 'Before, worker', 'Second, worker']);
+  });
+  afterAll(async () => app.close());
+
+  const download = (docType: 'PDF' | 'EXCEL') =>
+    request(app.getHttpServer())
+      .get(DOC)
+      .query({
+        account_number: wallet.account_number,
+        start_date: periodStart.toISOString(),
+        end_date: periodEnd.toISOString(),
+        doc_type: docType,
+      })
+      .set('authorization', tenant.auth)
+      .buffer(true)
+      .parse(binary)
+      .expect(200);
+
+  it('XLSX: opens on the balance after the last posting before the period, then its postings in order, balances running', async () => {
+    const { labels, rows, money } = await readWorkbook((await download('EXCEL')).body);
+    expect(money(labels.get('Opening balance'))).toBe('300.0000');
+    expect(rows.map((r) => [r.narration, r.credit, r.balance])).toEqual([
+      ['First, coordinator', '300.0000', '600.0000'],
+      ['Second, worker', '400.0000', '1000.0000'],
+      ['Third, coordinator', '500.0000', '1500.0000'],
+    ]);
+    expect(money(labels.get('Closing balance'))).toBe('1500.0000');
+  });
+
+  it('PDF: the same opening, lines and closing', async () => {
+    const text = pdfPages((await download('PDF')).body).flat();
+    expect(text).toContain('300.00 KES');
+    expect(text).toContain('1,500.00 KES');
+    const lines = text.filter((t) => t.includes(' Credit ') && /, (coordinator|worker)/.test(t));
+    expect(lines.map((t) => [/\w+, \w+/.exec(t)?.[0], /[\d,.]+$/.exec(t.trimEnd())?.[0]])).toEqual([
+      ['First, coordinator', '600.00'],
+      ['Second, worker', '1,000.00'],
+      ['Third, coordinator', '1,500.00'],
+    ]);
+    expect(text.join('\n')).not.toContain('Before,');
   });
 });

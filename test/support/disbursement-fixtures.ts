@@ -386,6 +386,23 @@ export async function setPayoutsCallback(app: NestFastifyApplication, merchant: 
   return basic;
 }
 
+/**
+ * The client's journal entries, id → kind. On Citus ids are in no order of events (a worker's copy of the sequence
+ * counts from its group << 48, the coordinator's from 1), so what a step added is told by id, not by position.
+ */
+export async function journalEntries(app: NestFastifyApplication, clientId: string): Promise<Map<string, string>> {
+  const rows: Array<{ id: string; kind: string }> = await dataSource(app).query(
+    `SELECT id, kind FROM journal_entries WHERE client_id = $1`,
+    [clientId],
+  );
+  return new Map(rows.map((row) => [String(row.id), row.kind]));
+}
+
+/** The kinds of the client's entries made since `before` was read. */
+export async function entriesSince(app: NestFastifyApplication, clientId: string, before: Map<string, string>): Promise<string[]> {
+  return [...(await journalEntries(app, clientId))].filter(([id]) => !before.has(id)).map(([, kind]) => kind);
+}
+
 export interface CliResult {
   code: number;
   stdout: string;

@@ -26,5 +26,5 @@ async function checkAndDropDatabase(): Promise<void> {
   if (violations.length > 0) {
     throw new Error(`Ledger invariants violated after the suite:\n${violations.join('\n')}`);
   }
-  process.stdout.write('\nLedger invariants (a)-(d) hold over all data the suite wrote.\n');
+  process.stdout.write('\nLedger invariants (a)-(e) hold over all data the suite wrote.\n');
 }

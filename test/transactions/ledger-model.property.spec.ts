@@ -20,7 +20,7 @@ import {
 /**
  * Random sequences of credits, debits, transfers, reversals and replays, run over HTTP against three wallets of
  * a fresh tenant, checked against a plain in-memory model of the balances. After each run the stored balances
- * must equal the model and the ledger invariants (a)-(d) must hold.
+ * must equal the model and the ledger invariants (a)-(e) must hold.
  */
 
 const FEE_PERCENT = new Money('1.5');

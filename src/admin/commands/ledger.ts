@@ -6,7 +6,7 @@ import { CliError, dataSourceOf, json, RunCommand } from './command';
 export function addLedgerCommands(program: Command, run: RunCommand): void {
   program
     .command('ledger:verify')
-    .description('check the ledger invariants (a)-(d); exits non-zero on any violation')
+    .description('check the ledger invariants (a)-(e); exits non-zero on any violation')
     .action((_opts, cmd) =>
       run(async (app) => {
         const results = await verifyLedger(dataSourceOf(app).manager);

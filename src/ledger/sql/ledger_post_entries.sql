@@ -1,7 +1,8 @@
 -- Posts a batch of balanced entries: locks each account once in id order, applies every line, refuses an entry that
 -- would take an account below its floor (refused_account), and answers the lines with their balances. Each entry is a
 -- ledger_entry_to_post (client, kind, its lines as ledger_line: account and signed amount); entry_no is its place in
--- p_entries.
+-- p_entries. Each posting takes the next of its account's numbers (account_seq, from posting_count) under the lock:
+-- the order postings were applied to the account, whichever node writes them (ids are not, on Citus).
 CREATE OR REPLACE FUNCTION ledger_post_entries(p_entries ledger_entry_to_post[])
 RETURNS TABLE(
   entry_no integer,
@@ -16,15 +17,15 @@ LANGUAGE plpgsql
 AS $fn$
 #variable_conflict use_column
 DECLARE
-  v_ids uuid[]; v_owners uuid[]; v_numbers text[]; v_currencies text[]; v_balances numeric[]; v_start numeric[];
-  v_floors numeric[]; v_overdraw boolean[];
+  v_ids uuid[]; v_owners uuid[]; v_numbers text[]; v_currencies text[]; v_balances numeric[];
+  v_counts bigint[]; v_start_counts bigint[]; v_floors numeric[]; v_overdraw boolean[];
   i_clients uuid[]; i_kinds text[]; i_line_entry int[]; i_line_account uuid[]; i_line_amount numeric[];
   v_pos int[] := '{}';
   v_lines int;
   v_entries int := coalesce(cardinality(p_entries), 0);
   v_e_ids bigint[] := '{}'; v_e_clients uuid[] := '{}'; v_e_kinds text[] := '{}';
   v_p_entry bigint[] := '{}'; v_p_client uuid[] := '{}'; v_p_account uuid[] := '{}'; v_p_currency text[] := '{}'; v_p_amount numeric[] := '{}';
-  v_p_after numeric[] := '{}';
+  v_p_after numeric[] := '{}'; v_p_seq bigint[] := '{}';
   o_no int[] := '{}'; o_entry bigint[] := '{}'; o_account uuid[] := '{}'; o_amount numeric[] := '{}';
   o_before numeric[] := '{}'; o_after numeric[] := '{}'; o_refused text[] := '{}';
   e int; l int := 1; k int; v_first int; p int; v_refused text; v_entry bigint; v_client uuid; v_clients uuid[];
@@ -52,12 +53,13 @@ BEGIN
            coalesce(v_numbers, '{}') || array_agg(a.account_number::text ORDER BY a.id),
            coalesce(v_currencies, '{}') || array_agg(a.currency::text ORDER BY a.id),
            coalesce(v_balances, '{}') || array_agg(a.balance ORDER BY a.id),
+           coalesce(v_counts, '{}') || array_agg(a.posting_count ORDER BY a.id),
            coalesce(v_floors, '{}') || array_agg(a.minimum_balance ORDER BY a.id),
            coalesce(v_overdraw, '{}') || array_agg(a.can_overdraw ORDER BY a.id)
-      INTO v_ids, v_owners, v_numbers, v_currencies, v_balances, v_floors, v_overdraw
+      INTO v_ids, v_owners, v_numbers, v_currencies, v_balances, v_counts, v_floors, v_overdraw
       FROM (SELECT * FROM ledger_accounts WHERE client_id = v_client AND id = ANY (i_line_account) ORDER BY id FOR NO KEY UPDATE) a;
   END LOOP;
-  v_start := v_balances;
+  v_start_counts := v_counts;
   FOR k IN 1 .. v_lines LOOP
     p := array_position(v_ids, i_line_account[k]);
     IF p IS NULL OR v_owners[p] <> i_clients[i_line_entry[k]] THEN
@@ -94,22 +96,26 @@ BEGIN
       p := v_pos[k];
       o_before := o_before || v_balances[p];
       v_balances[p] := v_balances[p] + i_line_amount[k];
+      v_counts[p] := v_counts[p] + 1;
       v_p_entry := v_p_entry || v_entry; v_p_client := v_p_client || i_clients[e]; v_p_account := v_p_account || v_ids[p]; v_p_currency := v_p_currency || v_currencies[p];
-      v_p_amount := v_p_amount || i_line_amount[k]; v_p_after := v_p_after || v_balances[p];
+      v_p_amount := v_p_amount || i_line_amount[k]; v_p_after := v_p_after || v_balances[p]; v_p_seq := v_p_seq || v_counts[p];
       o_no := o_no || e; o_entry := o_entry || v_entry; o_account := o_account || v_ids[p]; o_amount := o_amount || i_line_amount[k];
       o_after := o_after || v_balances[p]; o_refused := o_refused || NULL::text;
     END LOOP;
   END LOOP;
 
   INSERT INTO journal_entries (id, client_id, kind) SELECT * FROM unnest(v_e_ids, v_e_clients, v_e_kinds);
-  INSERT INTO postings (entry_id, client_id, account_id, currency, amount, balance_after)
-    SELECT x.e, x.cl, x.a, x.c, x.amt, x.after FROM unnest(v_p_entry, v_p_client, v_p_account, v_p_currency, v_p_amount, v_p_after)
-      WITH ORDINALITY x(e, cl, a, c, amt, after, n) ORDER BY x.n;
-  -- Each account's row once per batch, however many entries moved it, client by client; floats' low-balance alerts
-  -- follow the balances, under these locks (src/float/sql/float_low_balance_follow.sql).
+  INSERT INTO postings (entry_id, client_id, account_id, currency, amount, balance_after, account_seq)
+    SELECT x.e, x.cl, x.a, x.c, x.amt, x.after, x.seq
+      FROM unnest(v_p_entry, v_p_client, v_p_account, v_p_currency, v_p_amount, v_p_after, v_p_seq)
+      WITH ORDINALITY x(e, cl, a, c, amt, after, seq, n) ORDER BY x.n;
+  -- Each account's row once per batch, however many entries moved it (its balance and its count of postings),
+  -- client by client; floats' low-balance alerts follow the balances, under these locks
+  -- (src/float/sql/float_low_balance_follow.sql).
   FOREACH v_client IN ARRAY v_clients LOOP
-    UPDATE ledger_accounts a SET balance = x.bal FROM unnest(v_ids, v_owners, v_balances, v_start) x(id, owner, bal, start)
-      WHERE a.client_id = v_client AND x.owner = v_client AND a.id = x.id AND x.bal <> x.start;
+    UPDATE ledger_accounts a SET balance = x.bal, posting_count = x.count
+      FROM unnest(v_ids, v_owners, v_balances, v_counts, v_start_counts) x(id, owner, bal, count, start_count)
+      WHERE a.client_id = v_client AND x.owner = v_client AND a.id = x.id AND x.count <> x.start_count;
     PERFORM float_low_balance_follow(v_client, v_owners, v_ids, v_balances);
   END LOOP;
 

@@ -61,11 +61,11 @@ describe('partitioned history', () => {
     await db.query('COMMIT');
   }
 
-  /** The entries of a wallet, oldest first. */
+  /** The entries of a wallet, in the order they were applied to it. */
   async function entriesOf(accountNumber: string): Promise<string[]> {
     const { rows } = await db.query<{ entry_id: string }>(
       `SELECT p.entry_id FROM postings p JOIN ledger_accounts a ON a.client_id = p.client_id AND a.id = p.account_id
-       WHERE a.account_number = $1 ORDER BY p.id`,
+       WHERE a.account_number = $1 ORDER BY p.account_seq`,
       [accountNumber],
     );
     return rows.map((r) => r.entry_id);
@@ -146,8 +146,8 @@ describe('partitioned history', () => {
 
   it("prunes a statement period's postings to the months it spans", async () => {
     const { rows } = await db.query<{ 'QUERY PLAN': unknown }>(
-      `EXPLAIN (FORMAT JSON) SELECT min(id), max(id) FROM postings
-        WHERE account_id = gen_random_uuid() AND created_at >= '2001-02-01Z' AND created_at < '2001-03-01Z'`,
+      `EXPLAIN (FORMAT JSON) SELECT min(account_seq), max(account_seq) FROM postings
+        WHERE client_id = gen_random_uuid() AND account_id = gen_random_uuid() AND created_at >= '2001-02-01Z' AND created_at < '2001-03-01Z'`,
     );
     const scanned = [...JSON.stringify(rows[0]['QUERY PLAN']).matchAll(/"Relation Name":"(\w+)"/g)].map((m) => m[1]);
     expect([...new Set(scanned)]).toEqual(['postings_2001_02']);

@@ -6,12 +6,14 @@ import {
   BasicCredentials,
   cliJson,
   createPayoutMerchant,
+  entriesSince,
   expectedFloat,
   expectPayoutAnswer,
   expectSignedCallback,
   expectValidationRefusal,
   floatBalance,
   imtBody,
+  journalEntries,
   localPayoutBody,
   minus,
   PAYOUT_PATHS,
@@ -55,10 +57,6 @@ describe('M-Pesa payouts (Daraja stub)', () => {
 
   /** B2C calls that reached the stub with this request's OriginatorConversationID. */
   const b2cSends = (requestId: string) => sandbox.stub.sent('B2C', (body) => body.OriginatorConversationID === requestId);
-  async function entryKinds(): Promise<string[]> {
-    const rows = await dataSource(app).query(`SELECT kind FROM journal_entries WHERE client_id = $1 ORDER BY id`, [merchant.clientId]);
-    return rows.map((row: { kind: string }) => row.kind);
-  }
 
   /** B2B calls that reached the stub for this request (found by its result URL, which ends in our id). */
   const b2bSends = (requestId: string) => sandbox.stub.sent('B2B', (body) => String(body.ResultURL).endsWith(`/${requestId}`));
@@ -236,7 +234,7 @@ describe('M-Pesa payouts (Daraja stub)', () => {
       expect(sandbox.receiver.at(url)).toHaveLength(0); // 704 is not a result: nobody is told yet
 
       const before = await floatBalance(app, merchant);
-      const entries = await entryKinds();
+      const entries = await journalEntries(app, merchant.clientId);
       const out = cliJson(
         await runCli(
           sandbox.db.url,
@@ -251,7 +249,7 @@ describe('M-Pesa payouts (Daraja stub)', () => {
         ),
       );
       expect(out).toMatchObject({ payout_reference: reference, payment_status: 700, hold_status: 'SETTLED' });
-      expect(await entryKinds()).toEqual([...entries, 'FLOAT_SETTLE']);
+      expect(await entriesSince(app, merchant.clientId, entries)).toEqual(['FLOAT_SETTLE']);
       expect(await floatBalance(app, merchant)).toEqual(expectedFloat(before.balance, minus(before.reserved_balance, '410')));
       const callback = await waitFor('the merchant callback', () => sandbox.receiver.at(url)[0]);
       expectSignedCallback(callback, merchant, basic);
@@ -267,7 +265,7 @@ describe('M-Pesa payouts (Daraja stub)', () => {
         (await railRequest(app, 'PAYOUT', payout.id))!.outcome === 'SUCCEEDED' ? true : undefined,
       );
       await payoutFollowUpsDone(app, payout.id);
-      expect(await entryKinds()).toEqual([...entries, 'FLOAT_SETTLE']);
+      expect(await entriesSince(app, merchant.clientId, entries)).toEqual(['FLOAT_SETTLE']);
       expect((await payoutRow(app, merchant.clientId, reference))!.status).toBe(700);
       expect(sandbox.receiver.at(url)).toHaveLength(1);
       expect(b2cSends(request.id)).toBe(1);
