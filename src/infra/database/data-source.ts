@@ -3,6 +3,8 @@ import { join } from 'node:path';
 
 /** The migration runner (scripts/migrate.js, outside Nest and its configuration) runs one migration at a time. */
 const MIGRATION_POOL_SIZE = 2;
+/** How long a pooled connection may stay idle before it is closed. */
+const IDLE_CONNECTION_MS = 300_000;
 
 /**
  * Options shared by the Nest module and the migration runner. Schema changes only ever come from migrations.
@@ -19,8 +21,10 @@ export function dataSourceOptions(databaseUrl: string, poolSize: number): DataSo
     migrations: [join(__dirname, '..', '..', '..', 'migrations', '*.js')],
     migrationsTableName: 'schema_migrations',
     // One pool per process, sized by DB_POOL_SIZE. A request waits at most 10 s for a connection; then it is answered
-    // 503 instead of hanging while Postgres is away.
-    extra: { max: poolSize, connectionTimeoutMillis: 10_000 },
+    // 503 instead of hanging while Postgres is away. An idle connection is kept for minutes, not pg's 10 s: each new
+    // one costs Postgres a backend start (catalog transactions of its own), which an idle process's half-minute rounds
+    // would pay every time.
+    extra: { max: poolSize, connectionTimeoutMillis: 10_000, idleTimeoutMillis: IDLE_CONNECTION_MS },
   };
 }
 

@@ -11,22 +11,26 @@ export interface Relaying {
   nextDue?(): Promise<Date | null>;
 }
 
-/** The slow safety sweep: a round this often even if no notification came (one lost while the listener reconnected). */
-const SWEEP_EVERY_MS = 10_000;
+/**
+ * The slow safety sweep: a round this often even if no notification came. A reconnected listener already pokes (what
+ * was said while it was away is unknown), so this covers only what nothing else wakes; slow, so an idle relay costs
+ * a read every half minute.
+ */
+const SWEEP_EVERY_MS = 30_000;
 /**
  * On a Citus coordinator the writes' NOTIFYs fire on the worker nodes (the outbox has no trigger there, and
  * callback_schedule runs delegated), where no relay listens: the sweep is what wakes a relay, so it runs this often.
  */
 export const CITUS_SWEEP_EVERY_MS = 1000;
 const ERROR_BACKOFF_MS = 1000;
-/** How often lost work is looked for: every 15 s, or sooner when the threshold is short. */
-const MAX_LOST_SWEEP_EVERY_MS = 15_000;
+/** How often lost work is looked for: every 30 s, or sooner when the threshold is short. */
+const MAX_LOST_SWEEP_EVERY_MS = 30_000;
 
 /**
  * A relay's rounds, woken rather than polling: a round runs when poked (a NOTIFY on the relay's channel, which it
- * LISTENs to on a connection of its own, or the relay's own poke), when the next
- * work falls due, and every SWEEP_EVERY_MS (CITUS_SWEEP_EVERY_MS on a Citus coordinator, which hears no NOTIFY); lost work is looked for every quarter of the lost threshold (15 s at
- * most). A poke while a round runs makes the next round run at once, so no wake-up is lost between two waits.
+ * LISTENs to on a connection of its own, or the relay's own poke), when the next work falls due, and every
+ * SWEEP_EVERY_MS (CITUS_SWEEP_EVERY_MS on a Citus coordinator, which hears no NOTIFY); lost work is looked for every
+ * quarter of the lost threshold (30 s at most). A poke while a round runs makes the next round run at once, so no wake-up is lost between two waits.
  */
 export class RelayLoop {
   private readonly logger: Logger;
