@@ -5,10 +5,13 @@ import { ChannelListener } from '../database/channel-listener';
 export interface Relaying {
   /** Hands over again work handed over that never finished (Redis lost it); answers how much. */
   requeueLost(): Promise<number>;
-  /** Hands over one round; `more` when work was left due (the next round runs at once). */
-  relay(): Promise<{ more: boolean }>;
-  /** When the next work not yet due falls due, for a relay that hands work over only once it is due. */
-  nextDue?(): Promise<Date | null>;
+  /**
+   * Hands over one round; `more` when work was left due (the next round runs at once). `nextDue`, for a relay that
+   * hands work over only once it is due: when the first work not due at the round's read falls due (null when none
+   * waits). It is read in the round's own transaction, against the same now(): read after it, work falling due while
+   * the round ran would be neither handed over nor waited for.
+   */
+  relay(): Promise<{ more: boolean; nextDue?: Date | null }>;
 }
 
 /**
@@ -93,9 +96,9 @@ export class RelayLoop {
           const requeued = await this.relaying.requeueLost();
           if (requeued > 0) this.logger.warn(`${requeued} handed over and never finished (Redis lost them?); handing them over again`);
         }
-        if ((await this.relaying.relay()).more) continue;
-        const next = await this.relaying.nextDue?.();
-        if (next) waitMs = Math.max(0, Math.min(waitMs, next.getTime() - Date.now()));
+        const { more, nextDue } = await this.relaying.relay();
+        if (more) continue;
+        if (nextDue) waitMs = Math.max(0, Math.min(waitMs, nextDue.getTime() - Date.now()));
         waitMs = Math.min(waitMs, Math.max(0, lastLostSweep + this.lostSweepEveryMs - Date.now()));
       } catch (error) {
         if (Date.now() - this.lastErrorLog > 30_000) {
