@@ -31,9 +31,11 @@ const MAX_LOST_SWEEP_EVERY_MS = 30_000;
 
 /**
  * A relay's rounds, woken rather than polling: a round runs when poked (a NOTIFY on the relay's channel, which it
- * LISTENs to on a connection of its own, or the relay's own poke), when the next work falls due, and every
- * SWEEP_EVERY_MS (CITUS_SWEEP_EVERY_MS on a Citus coordinator, which hears no NOTIFY); lost work is looked for every
- * quarter of the lost threshold (30 s at most). A poke while a round runs makes the next round run at once, so no wake-up is lost between two waits.
+ * LISTENs to on a connection of its own; the listener once LISTEN holds, at start and after a reconnect; or the
+ * relay's own poke), when the next work falls due, and every SWEEP_EVERY_MS (CITUS_SWEEP_EVERY_MS on a Citus
+ * coordinator, which hears no NOTIFY); lost work is looked for every quarter of the lost threshold (30 s at most). A
+ * poke while a round runs makes the next round run at once, so no wake-up is lost between two waits, nor work written
+ * between a process's first round and its LISTEN.
  */
 export class RelayLoop {
   private readonly logger: Logger;
