@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
-import { reconcileInBatches, ReconciliationPass } from '../infra/queue/reconciliation';
+import { reconcileByClient, ReconciliationPass } from '../infra/queue/reconciliation';
 import { AirtimeProcessingService } from './airtime-processing.service';
 import { AirtimeRepository } from './airtime.repository';
 
@@ -22,16 +22,16 @@ export class AirtimeReconciliationService {
   /** One pass over every overdue recipient; answers how many were asked and how many reached a final status. */
   async reconcile(now = new Date()): Promise<ReconciliationPass> {
     const checkedBefore = new Date(now.getTime() - this.config.payoutReconcileAfterMs);
-    const pass: ReconciliationPass = { checked: 0, finished: 0 };
-    // Client by client: a claim locks rows of one client's shard.
-    for (const clientId of await this.airtime.clientsToRecheck(this.db.manager, checkedBefore)) {
-      const done = await reconcileInBatches(
-        (limit) => this.airtime.claimForRecheck(this.db.manager, clientId, checkedBefore, limit),
-        (ids) => this.processing.recheck(ids),
-      );
-      pass.checked += done.checked;
-      pass.finished += done.finished;
-    }
-    return pass;
+    return reconcileByClient(
+      await this.airtime.clientsToRecheck(this.db.manager, checkedBefore),
+      (clientId, limit) => this.airtime.claimForRecheck(this.db.manager, clientId, checkedBefore, limit),
+      (ids) => this.processing.recheck(ids),
+    );
+  }
+
+  /** When the next pass has work: the oldest open recipient's last question plus the threshold; null when none is open. */
+  async nextDue(): Promise<Date | null> {
+    const oldest = await this.airtime.oldestChecked(this.db.manager);
+    return oldest && new Date(oldest.getTime() + this.config.payoutReconcileAfterMs);
   }
 }

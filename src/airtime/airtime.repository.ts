@@ -180,6 +180,14 @@ export class AirtimeRepository {
     );
   }
 
+  /** When the provider was last asked about the recipient left processing or jammed asked longest ago; null when none. */
+  async oldestChecked(manager: EntityManager): Promise<Date | null> {
+    const [row] = await manager.query(
+      `SELECT min(checked_at) AS at FROM airtime_recipients WHERE service_status IN (${SERVICE_STATUS.PROCESSING}, ${SERVICE_STATUS.JAMMED})`,
+    );
+    return row?.at ? new Date(row.at) : null;
+  }
+
   /** The clients with recipients left processing or jammed whose provider was last asked before `checkedBefore` (a plain read). */
   async clientsToRecheck(manager: EntityManager, checkedBefore: Date): Promise<string[]> {
     const rows: Array<{ client_id: string }> = await manager.query(

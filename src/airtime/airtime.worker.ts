@@ -38,8 +38,12 @@ export class AirtimeWorker implements OnModuleInit, OnApplicationBootstrap, OnAp
   }
 
   onApplicationBootstrap(): void {
-    this.stopReconciling = scheduleReconciliation(this.logger, 'airtime recipient(s)', this.config.payoutReconcileAfterMs, () =>
-      this.reconciliation.reconcile(),
+    this.stopReconciling = scheduleReconciliation(
+      this.logger,
+      'airtime recipient(s)',
+      this.config.payoutReconcileAfterMs,
+      () => this.reconciliation.reconcile(),
+      () => this.reconciliation.nextDue(),
     );
   }
 

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../infra/config/app-config';
-import { reconcileInBatches, ReconciliationPass } from '../infra/queue/reconciliation';
+import { reconcileByClient, ReconciliationPass } from '../infra/queue/reconciliation';
 import { PayoutSettlementService } from './payout-settlement.service';
 import { PayoutsRepository } from './payouts.repository';
 
@@ -22,16 +22,16 @@ export class PayoutReconciliationService {
   /** One pass over every overdue payout; answers how many were asked and how many reached a final status. */
   async reconcile(now = new Date()): Promise<ReconciliationPass> {
     const checkedBefore = new Date(now.getTime() - this.config.payoutReconcileAfterMs);
-    const pass: ReconciliationPass = { checked: 0, finished: 0 };
-    // Client by client: a claim locks rows of one client's shard.
-    for (const clientId of await this.payouts.clientsToRecheck(this.db.manager, checkedBefore)) {
-      const done = await reconcileInBatches(
-        (limit) => this.payouts.claimForRecheck(this.db.manager, clientId, checkedBefore, limit),
-        async (ids) => (await this.settlement.recheck(ids)).filter((p) => p.finished).length,
-      );
-      pass.checked += done.checked;
-      pass.finished += done.finished;
-    }
-    return pass;
+    return reconcileByClient(
+      await this.payouts.clientsToRecheck(this.db.manager, checkedBefore),
+      (clientId, limit) => this.payouts.claimForRecheck(this.db.manager, clientId, checkedBefore, limit),
+      async (ids) => (await this.settlement.recheck(ids)).filter((p) => p.finished).length,
+    );
+  }
+
+  /** When the next pass has work: the oldest open payout's last question plus the threshold; null when none is open. */
+  async nextDue(): Promise<Date | null> {
+    const oldest = await this.payouts.oldestChecked(this.db.manager);
+    return oldest && new Date(oldest.getTime() + this.config.payoutReconcileAfterMs);
   }
 }

@@ -235,6 +235,14 @@ export class PayoutsRepository {
     );
   }
 
+  /** When the rail was last asked about the payout still pending or jammed that was asked longest ago; null when none. */
+  async oldestChecked(manager: EntityManager): Promise<Date | null> {
+    const [row] = await manager.query(
+      `SELECT min(checked_at) AS at FROM payouts WHERE status IN (${PAYOUT_STATUS.PENDING}, ${PAYOUT_STATUS.JAMMED})`,
+    );
+    return row?.at ? new Date(row.at) : null;
+  }
+
   /** The clients with payouts still pending or jammed whose rail was last asked before `checkedBefore` (a plain read). */
   async clientsToRecheck(manager: EntityManager, checkedBefore: Date): Promise<string[]> {
     const rows: Array<{ client_id: string }> = await manager.query(

@@ -32,8 +32,12 @@ export class PayoutsWorker implements OnModuleInit, OnApplicationBootstrap, OnAp
   }
 
   onApplicationBootstrap(): void {
-    this.stopReconciling = scheduleReconciliation(this.logger, 'payout(s)', this.config.payoutReconcileAfterMs, () =>
-      this.reconciliation.reconcile(),
+    this.stopReconciling = scheduleReconciliation(
+      this.logger,
+      'payout(s)',
+      this.config.payoutReconcileAfterMs,
+      () => this.reconciliation.reconcile(),
+      () => this.reconciliation.nextDue(),
     );
   }
 

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
-import { reconcileInBatches, scheduleReconciliation } from '../infra/queue/reconciliation';
+import { reconcileByClient, scheduleReconciliation } from '../infra/queue/reconciliation';
 import { AfricasTalkingGateway } from './africastalking/africastalking-gateway';
 import { JengaGateway } from './jenga/jenga-gateway';
 import { MpesaGateway } from './mpesa/mpesa-gateway';
@@ -28,25 +28,20 @@ export class RailReconciliationScheduler implements OnApplicationBootstrap, OnAp
     for (const gateway of [this.mpesa, this.jenga, this.africastalking]) {
       if (!gateway) continue;
       this.stops.push(
-        scheduleReconciliation(this.logger, `${gateway.rail} request(s)`, this.rails.reconcileAfterMs, async () => {
-          const pass = { checked: 0, finished: 0 };
-          // Client by client: a claim locks rows of one client's shard.
-          for (const clientId of await this.requests.clientsDue(gateway.rail)) {
-            const done = await reconcileInBatches(
-              async (limit) => (await this.requests.claimDue(gateway.rail, clientId, limit, 60_000)).map((request) => request.id),
-              async (ids) => {
-                for (const id of ids) {
-                  const request = await this.requests.byId(id);
-                  if (request)
-                    await gateway.reconcile(request).catch((error: Error) => this.logger.warn(`${gateway.rail} ${id}: ${error.message}`));
-                }
-                return 0;
-              },
-            );
-            pass.checked += done.checked;
-          }
-          return pass;
-        }),
+        scheduleReconciliation(this.logger, `${gateway.rail} request(s)`, this.rails.reconcileAfterMs, async () =>
+          reconcileByClient(
+            await this.requests.clientsDue(gateway.rail),
+            async (clientId, limit) => (await this.requests.claimDue(gateway.rail, clientId, limit, 60_000)).map((request) => request.id),
+            async (ids) => {
+              for (const id of ids) {
+                const request = await this.requests.byId(id);
+                if (request)
+                  await gateway.reconcile(request).catch((error: Error) => this.logger.warn(`${gateway.rail} ${id}: ${error.message}`));
+              }
+              return 0;
+            },
+          ),
+        ),
       );
     }
   }

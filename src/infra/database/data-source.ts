@@ -3,6 +3,12 @@ import { join } from 'node:path';
 
 /** The migration runner (scripts/migrate.js, outside Nest and its configuration) runs one migration at a time. */
 const MIGRATION_POOL_SIZE = 2;
+/**
+ * How long a pooled connection may stay idle before it is closed: longer than the relays' 30 s rounds, so an idle
+ * process keeps reusing a warm connection; well under the idle cut of NATs and load balancers (about 4 minutes and
+ * up), which may drop a connection without a word and leave the next query on it hanging.
+ */
+const IDLE_CONNECTION_MS = 60_000;
 
 /**
  * Options shared by the Nest module and the migration runner. Schema changes only ever come from migrations.
@@ -19,8 +25,9 @@ export function dataSourceOptions(databaseUrl: string, poolSize: number): DataSo
     migrations: [join(__dirname, '..', '..', '..', 'migrations', '*.js')],
     migrationsTableName: 'schema_migrations',
     // One pool per process, sized by DB_POOL_SIZE. A request waits at most 10 s for a connection; then it is answered
-    // 503 instead of hanging while Postgres is away.
-    extra: { max: poolSize, connectionTimeoutMillis: 10_000 },
+    // 503 instead of hanging while Postgres is away. Idle connections are kept IDLE_CONNECTION_MS, not pg's 10 s: each
+    // new one costs Postgres a backend start (transactions of its own), which an idle process's rounds would pay each time.
+    extra: { max: poolSize, connectionTimeoutMillis: 10_000, idleTimeoutMillis: IDLE_CONNECTION_MS },
   };
 }
 

@@ -18,7 +18,7 @@ const MAX_WAITING_JOBS = 4;
 const GROUPS_PER_ROUND = 8;
 const ENQUEUE_TIMEOUT_MS = 3000;
 /** One lock key for every relay, so two relays never read the same rows and hand BullMQ overlapping groups. */
-const RELAY_LOCK_KEY = 4_201_032;
+export const RELAY_LOCK_KEY = 4_201_032;
 
 interface DueRow {
   id: string;
@@ -64,15 +64,16 @@ export class OutboxRelay implements Relaying, OnApplicationBootstrap, OnApplicat
     return this.rounds.stop();
   }
 
-  relay(): Promise<{ more: boolean }> {
+  relay(): Promise<{ more: boolean; nextDue: Date | null }> {
     return this.relayDue();
   }
 
   /**
    * Relays one round of due rows: up to GROUPS_PER_ROUND groups of each topic whose lane is not full. Answers how
-   * many rows it relayed, and whether rows were left due (a full lane, or more than one round's worth).
+   * many rows it relayed, whether rows were left due (a full lane, or more than one round's worth), and when the
+   * first row not yet due falls due.
    */
-  async relayDue(): Promise<{ relayed: number; more: boolean }> {
+  async relayDue(): Promise<{ relayed: number; more: boolean; nextDue: Date | null }> {
     return this.db.transaction(async (manager) => {
       await manager.query(`SELECT pg_advisory_xact_lock($1)`, [RELAY_LOCK_KEY]);
       // Topic by topic, each on its own index range: a backlog of one never hides another's due rows.
@@ -86,7 +87,12 @@ export class OutboxRelay implements Relaying, OnApplicationBootstrap, OnApplicat
           )),
         );
       }
-      if (rows.length === 0) return { relayed: 0, more: false };
+      // In this transaction, so against the same now() as the reads above: a row due just after them is found here.
+      const [{ at: nextDue }]: Array<{ at: Date | null }> = await manager.query(
+        `SELECT min(available_at) AS at FROM outbox WHERE topic = ANY($1) AND relayed_at IS NULL AND available_at > now()`,
+        [QUEUES],
+      );
+      if (rows.length === 0) return { relayed: 0, more: false, nextDue };
       const byTopic = groupBy(rows, (row) => row.topic);
       let more = [...byTopic].some(([topic, due]) => due.length === LANES[topic].group * GROUPS_PER_ROUND);
       const relayed: DueRow[] = [];
@@ -107,7 +113,7 @@ export class OutboxRelay implements Relaying, OnApplicationBootstrap, OnApplicat
         'enqueueing to Redis timed out',
       );
       await this.markRelayed(manager, relayed);
-      return { relayed: relayed.length, more };
+      return { relayed: relayed.length, more, nextDue };
     });
   }
 
@@ -129,15 +135,6 @@ export class OutboxRelay implements Relaying, OnApplicationBootstrap, OnApplicat
       requeued += count;
     }
     return requeued;
-  }
-
-  /** When the next delayed row falls due (null when none waits). */
-  async nextDue(): Promise<Date | null> {
-    const [row]: Array<{ at: Date | null }> = await this.db.query(
-      `SELECT min(available_at) AS at FROM outbox WHERE topic = ANY($1) AND relayed_at IS NULL AND available_at > now()`,
-      [QUEUES],
-    );
-    return row?.at ?? null;
   }
 
   private async markRelayed(manager: EntityManager, rows: DueRow[]): Promise<void> {

@@ -28,30 +28,60 @@ export async function reconcileInBatches(
 }
 
 /**
- * Runs `reconcile` in this worker every quarter of the threshold (at least 100 ms), never two passes at once, so an
- * item is re-asked soon after it becomes overdue. Workers share the passes safely (each claims its own batches).
- * Returns what stops it.
+ * One pass over these clients' overdue items, client by client: a claim locks rows of one client's shard (Citus
+ * refuses a locking read across clients), so the clients with work due are found first by a plain read.
+ */
+export async function reconcileByClient(
+  clients: string[],
+  claim: (clientId: string, limit: number) => Promise<string[]>,
+  recheck: (ids: string[]) => Promise<number>,
+): Promise<ReconciliationPass> {
+  const pass: ReconciliationPass = { checked: 0, finished: 0 };
+  for (const clientId of clients) {
+    const done = await reconcileInBatches((limit) => claim(clientId, limit), recheck);
+    pass.checked += done.checked;
+    pass.finished += done.finished;
+  }
+  return pass;
+}
+
+/**
+ * Runs `reconcile` in this worker, never two passes at once, so an item is re-asked soon after it becomes overdue.
+ * Without `nextDue`, every quarter of the threshold (at least 100 ms): items may fall due sooner than the threshold.
+ * With it (when the oldest open item is due next, null when none is open), the next pass waits until then, and a
+ * threshold at most, since an item opened meanwhile falls due no sooner: idle, a pass per threshold. Workers share
+ * the passes safely (each claims its own batches). Returns what stops it.
  */
 export function scheduleReconciliation(
   logger: Logger,
   what: string,
   afterMs: number,
   reconcile: () => Promise<ReconciliationPass>,
+  nextDue?: () => Promise<Date | null>,
 ): () => void {
-  let running = false;
-  const timer = setInterval(
-    () => {
-      if (running) return;
-      running = true;
-      reconcile()
-        .then(({ checked, finished }) => {
-          if (checked > 0) logger.log(`reconciliation: ${checked} stuck ${what} re-checked, ${finished} resolved`);
-        })
-        .catch((error: Error) => logger.warn(`reconciliation pass over ${what} failed: ${error.message}`))
-        .finally(() => (running = false));
-    },
-    Math.max(100, Math.floor(afterMs / 4)),
-  );
-  timer.unref();
-  return () => clearInterval(timer);
+  const everyMs = Math.max(100, Math.floor(afterMs / 4));
+  let stopped = false;
+  let timer: NodeJS.Timeout | null = null;
+  const pass = async (): Promise<number> => {
+    try {
+      const { checked, finished } = await reconcile();
+      if (checked > 0) logger.log(`reconciliation: ${checked} stuck ${what} re-checked, ${finished} resolved`);
+      if (!nextDue) return everyMs;
+      const next = await nextDue();
+      return Math.max(100, Math.min(afterMs, next ? next.getTime() - Date.now() : afterMs));
+    } catch (error) {
+      logger.warn(`reconciliation pass over ${what} failed: ${(error as Error).message}`);
+      return everyMs;
+    }
+  };
+  const schedule = (ms: number) => {
+    if (stopped) return;
+    timer = setTimeout(() => void pass().then(schedule), ms);
+    timer.unref();
+  };
+  schedule(everyMs);
+  return () => {
+    stopped = true;
+    if (timer) clearTimeout(timer);
+  };
 }

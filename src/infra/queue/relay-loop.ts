@@ -5,28 +5,37 @@ import { ChannelListener } from '../database/channel-listener';
 export interface Relaying {
   /** Hands over again work handed over that never finished (Redis lost it); answers how much. */
   requeueLost(): Promise<number>;
-  /** Hands over one round; `more` when work was left due (the next round runs at once). */
-  relay(): Promise<{ more: boolean }>;
-  /** When the next work not yet due falls due, for a relay that hands work over only once it is due. */
-  nextDue?(): Promise<Date | null>;
+  /**
+   * Hands over one round; `more` when work was left due (the next round runs at once). `nextDue`, for a relay that
+   * hands work over only once it is due: when the first work not due at the round's read falls due (null when none
+   * waits). It is read in the round's own transaction, against the same now(): read after it, work falling due while
+   * the round ran would be neither handed over nor waited for.
+   */
+  relay(): Promise<{ more: boolean; nextDue?: Date | null }>;
 }
 
-/** The slow safety sweep: a round this often even if no notification came (one lost while the listener reconnected). */
-const SWEEP_EVERY_MS = 10_000;
+/**
+ * The slow safety sweep: a round this often even if no notification came. A reconnected listener already pokes (what
+ * was said while it was away is unknown), so this covers only what nothing else wakes; slow, so an idle relay costs
+ * a read every half minute.
+ */
+const SWEEP_EVERY_MS = 30_000;
 /**
  * On a Citus coordinator the writes' NOTIFYs fire on the worker nodes (the outbox has no trigger there, and
  * callback_schedule runs delegated), where no relay listens: the sweep is what wakes a relay, so it runs this often.
  */
 export const CITUS_SWEEP_EVERY_MS = 1000;
 const ERROR_BACKOFF_MS = 1000;
-/** How often lost work is looked for: every 15 s, or sooner when the threshold is short. */
-const MAX_LOST_SWEEP_EVERY_MS = 15_000;
+/** How often lost work is looked for: every 30 s, or sooner when the threshold is short. */
+const MAX_LOST_SWEEP_EVERY_MS = 30_000;
 
 /**
  * A relay's rounds, woken rather than polling: a round runs when poked (a NOTIFY on the relay's channel, which it
- * LISTENs to on a connection of its own, or the relay's own poke), when the next
- * work falls due, and every SWEEP_EVERY_MS (CITUS_SWEEP_EVERY_MS on a Citus coordinator, which hears no NOTIFY); lost work is looked for every quarter of the lost threshold (15 s at
- * most). A poke while a round runs makes the next round run at once, so no wake-up is lost between two waits.
+ * LISTENs to on a connection of its own; the listener once LISTEN holds, at start and after a reconnect; or the
+ * relay's own poke), when the next work falls due, and every SWEEP_EVERY_MS (CITUS_SWEEP_EVERY_MS on a Citus
+ * coordinator, which hears no NOTIFY); lost work is looked for every quarter of the lost threshold (30 s at most). A
+ * poke while a round runs makes the next round run at once, so no wake-up is lost between two waits, nor work written
+ * between a process's first round and its LISTEN.
  */
 export class RelayLoop {
   private readonly logger: Logger;
@@ -89,9 +98,9 @@ export class RelayLoop {
           const requeued = await this.relaying.requeueLost();
           if (requeued > 0) this.logger.warn(`${requeued} handed over and never finished (Redis lost them?); handing them over again`);
         }
-        if ((await this.relaying.relay()).more) continue;
-        const next = await this.relaying.nextDue?.();
-        if (next) waitMs = Math.max(0, Math.min(waitMs, next.getTime() - Date.now()));
+        const { more, nextDue } = await this.relaying.relay();
+        if (more) continue;
+        if (nextDue) waitMs = Math.max(0, Math.min(waitMs, nextDue.getTime() - Date.now()));
         waitMs = Math.min(waitMs, Math.max(0, lastLostSweep + this.lostSweepEveryMs - Date.now()));
       } catch (error) {
         if (Date.now() - this.lastErrorLog > 30_000) {

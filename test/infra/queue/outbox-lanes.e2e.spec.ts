@@ -2,6 +2,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createAirtimeMerchant, airtimeBody, sendAirtime } from '../../support/airtime-fixtures';
 import { createPayoutMerchant, mobilePayoutBody, PAYOUT_PATHS } from '../../support/disbursement-fixtures';
 import { gateway, GatewayMerchant, IsolatedSandbox, startIsolatedSandbox, waitFor } from '../../support/gateway-fixtures';
+import { OUTBOX_CHANNEL } from '../../../src/infra/queue/outbox-relay.service';
 import { dataSource } from '../../support/test-app';
 
 /** Long enough that nothing accepted runs until the test makes it due. */
@@ -25,12 +26,16 @@ describe('outbox lanes: one kind of backlog does not starve another', () => {
   });
   afterAll(async () => sandbox?.close());
 
-  /** Makes the outbox rows of these topics and payload ids due now, plus `laterMs` (so they queue after older work). */
+  /**
+   * Makes the outbox rows of these topics and payload ids due now, plus `laterMs` (so they queue after older work), and
+   * wakes the relay as a write of the rows would (an UPDATE fires no NOTIFY), so it learns their new due time.
+   */
   async function makeDue(topic: string, key: string, ids: string[], laterMs = 0): Promise<void> {
     await dataSource(app).query(
       `UPDATE outbox SET available_at = now() + make_interval(secs => $4) WHERE topic = $1 AND payload->>$2 = ANY($3)`,
       [topic, key, ids, laterMs / 1000],
     );
+    await dataSource(app).query(`SELECT pg_notify($1, '')`, [OUTBOX_CHANNEL]);
   }
 
   async function payoutStatus(reference: string): Promise<number> {
