@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Idle cost (issue 32): one api and one worker (the built server, as bench/ starts them) on a fresh database and a
 # redis-server of their own, no traffic. After they settle, for SECONDS (default 60): CPU % of each process from
-# /proc/<pid>/stat (utime + stime), of the database's Postgres backends (pids from pg_stat_activity), and the
-# database's commits per second (pg_stat_database.xact_commit, read from another database so the reads do not count).
+# /proc/<pid>/stat (utime + stime), of the whole Postgres server (its postmaster with the children it reaped, cutime +
+# cstime, and every live child: backends closed or opened in the window count too; the server is the one under test,
+# so nothing else should use it meanwhile), and the database's commits per second (pg_stat_database.xact_commit, read
+# from another database so the reads do not count).
 # Usage: bench/idle-cost.sh [SECONDS]; PG_SERVER (default postgres://postgres@127.0.0.1:5432).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,22 +35,26 @@ until curl -sf "http://127.0.0.1:$API_PORT/health/live" >/dev/null; do sleep 0.5
 sleep 20 # start-up work (function sources, first rounds) done
 
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
-backends() { psql "$SERVER/postgres" -Atc "SELECT pid FROM pg_stat_activity WHERE datname = '$DB'"; }
 commits() { psql "$SERVER/postgres" -Atc "SELECT xact_commit FROM pg_stat_database WHERE datname = '$DB'"; }
-psql "$SERVER/postgres" -qAtc "SELECT pg_stat_clear_snapshot()" >/dev/null
-mapfile -t PG_PIDS < <(backends)
+POSTMASTER=$(head -1 "$(psql "$SERVER/postgres" -Atc 'SHOW data_directory')/postmaster.pid")
+postgres_cpu() {
+  local total pid
+  total=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$POSTMASTER/stat")
+  for pid in $(ps -o pid= --ppid "$POSTMASTER"); do total=$((total + $(cpu "$pid"))); done
+  echo "$total"
+}
 declare -A before
-for pid in "$API_PID" "$WORKER_PID" "$REDIS_PID" "${PG_PIDS[@]}"; do before[$pid]=$(cpu "$pid"); done
+for pid in "$API_PID" "$WORKER_PID" "$REDIS_PID"; do before[$pid]=$(cpu "$pid"); done
+pg_before=$(postgres_cpu)
 commits_before=$(commits)
 load_before=$(cut -d' ' -f1 /proc/loadavg)
 sleep "$WINDOW"
 commits_after=$(commits)
 pct() { echo "scale=2; ($(cpu "$1") - ${before[$1]}) * 100 / $TICKS / $WINDOW" | bc; }
-pg_ticks=0
-for pid in "${PG_PIDS[@]}"; do pg_ticks=$((pg_ticks + $(cpu "$pid") - ${before[$pid]})); done
+pg_ticks=$(($(postgres_cpu) - pg_before))
 echo "window ${WINDOW} s; load average at start ${load_before}, at end $(cut -d' ' -f1 /proc/loadavg)"
 echo "api CPU $(pct "$API_PID") %"
 echo "worker CPU $(pct "$WORKER_PID") %"
-echo "postgres backends of the database (${#PG_PIDS[@]}) CPU $(echo "scale=2; $pg_ticks * 100 / $TICKS / $WINDOW" | bc) %"
+echo "postgres server CPU $(echo "scale=2; $pg_ticks * 100 / $TICKS / $WINDOW" | bc) %"
 echo "redis-server CPU $(pct "$REDIS_PID") %"
 echo "commits/s $(echo "scale=2; ($commits_after - $commits_before) / $WINDOW" | bc)"
