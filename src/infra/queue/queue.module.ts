@@ -36,6 +36,13 @@ class ListenedQueue extends Queue {
 BullModule.queueClass = ListenedQueue;
 
 /**
+ * How long (seconds) an idle worker's blocking wait lasts before it asks again; BullMQ's default is 5. A new job or
+ * a delayed one falling due ends the wait at once (BullMQ's marker), so a longer wait only makes idle quieter; 10 is
+ * the ceiling BullMQ itself keeps for a wait on Redis (a longer BZPOPMIN risks a lost wake-up across a reconnection).
+ */
+const IDLE_WAIT_S = 10;
+
+/**
  * A worker runs on its queue's connection (OutboxWorkers). A queue's cluster client is the queue's own and Nest closes
  * the queue before the workers, so a worker on a cluster works on a duplicate of its own, closed with it.
  */
@@ -44,7 +51,7 @@ export class OwnClientWorker extends Worker {
 
   constructor(name: string, processor: Processor, opts: WorkerOptions) {
     const own = opts.connection instanceof Cluster ? opts.connection.duplicate() : null;
-    super(name, processor, own ? { ...opts, connection: own } : opts);
+    super(name, processor, { drainDelay: IDLE_WAIT_S, ...opts, ...(own ? { connection: own } : {}) });
     this.ownClient = own;
   }
 
