@@ -120,7 +120,7 @@ describe('engine: one api and two worker processes', () => {
 
     const report = cliJson(await runCli(cluster.db.url, 'ledger:verify', '--json')) as {
       ok: boolean;
-      invariants: Array<{ violations: number }>;
+      invariants: Array<{ name: string; violations: number }>;
     };
     expect(report.ok).toBe(true);
     expect(report.invariants.map((invariant) => invariant.name)).toEqual([
