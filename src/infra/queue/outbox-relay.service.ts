@@ -70,7 +70,7 @@ export class OutboxRelay implements Relaying, OnApplicationBootstrap, OnApplicat
 
   /**
    * Relays one round of due rows: up to GROUPS_PER_ROUND groups of each topic whose lane is not full. Answers how
-   * many rows it relayed, whether rows were left due (a full lane, or more than one round's worth), and when the
+   * many rows it relayed, whether a topic may have more due than one round took (its full page went whole), and when the
    * first row not yet due falls due.
    */
   async relayDue(): Promise<{ relayed: number; more: boolean; nextDue: Date | null }> {
@@ -94,7 +94,9 @@ export class OutboxRelay implements Relaying, OnApplicationBootstrap, OnApplicat
       );
       if (rows.length === 0) return { relayed: 0, more: false, nextDue };
       const byTopic = groupBy(rows, (row) => row.topic);
-      let more = [...byTopic].some(([topic, due]) => due.length === LANES[topic].group * GROUPS_PER_ROUND);
+      // Only a topic whose full page went whole to BullMQ may have more due at once. A full lane waits for a job to
+      // finish (OutboxWorkers pokes this relay then), not for a round that would find it full again.
+      let more = false;
       const relayed: DueRow[] = [];
       await withTimeout(
         Promise.all(
@@ -103,8 +105,8 @@ export class OutboxRelay implements Relaying, OnApplicationBootstrap, OnApplicat
             const room = MAX_WAITING_JOBS - (await queue.count());
             const all = groupsOf(due, LANES[topic].group);
             const groups = all.slice(0, Math.max(0, room));
-            if (groups.length < all.length) more = true;
             if (groups.length === 0) return;
+            if (groups.length === all.length && due.length === LANES[topic].group * GROUPS_PER_ROUND) more = true;
             await queue.addBulk(groups.map((group) => ({ name: topic, data: jobData(group), opts: { jobId: jobId(topic, group) } })));
             relayed.push(...groups.flat());
           }),
