@@ -37,7 +37,8 @@ describe('collection refusals, worded', () => {
     ].sort();
     await dataSource(app).query(
       `INSERT INTO client_service_partners (client_id, client_service_id, account_id)
-       SELECT s.client_id, s.id, a.id FROM client_services s, ledger_accounts a WHERE s.client_id = $1 AND s.code = $2 AND a.account_number = ANY($3)`,
+       SELECT s.client_id, s.id, a.id FROM client_services s JOIN ledger_accounts a ON a.client_id = s.client_id
+       WHERE s.client_id = $1 AND s.code = $2 AND a.account_number = ANY($3)`,
       [market.clientId, market.serviceCode, partners],
     );
     mandatory = { merchant: market, service: market.serviceCode, partners };

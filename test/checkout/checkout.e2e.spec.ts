@@ -397,7 +397,7 @@ describe('hosted checkout (gateway + pay endpoint)', () => {
       // The part-paid session's end has been handled too (its expiry job done): it stays 802, announced once, as 802.
       await waitFor('the part-paid session to have reached its end', async () => {
         const [job] = await dataSource(app).query(
-          `SELECT o.done_at FROM outbox o JOIN checkout_sessions cs ON o.payload->>'sessionId' = cs.id::text
+          `SELECT o.done_at FROM outbox o JOIN checkout_sessions cs ON cs.client_id = o.client_id AND o.payload->>'sessionId' = cs.id::text
            WHERE o.topic = $1 AND cs.checkout_reference = $2`,
           [TOPICS.expireCheckout, partPaid.reference],
         );

@@ -92,20 +92,31 @@ describe('engine: one api and two worker processes', () => {
     expect(await ledgerBalance(setup, merchant.settlementAccountNumber)).toBe(expectedSettlement.toFixed(4));
     expect(await systemBalance(setup, merchant.clientId, 'FEE_INCOME')).toBe(new Decimal(CHARGES * 10).toFixed(4));
 
-    // Every callback delivered once, at the first attempt, under its own event id.
+    // Every callback acknowledged once, under its own event id, and no copy sent that is not a recorded attempt. A
+    // second copy is allowed only after an attempt recorded as failed: a receiver slower than the post's time-out
+    // (10 s, seen under CI load) gets the late copy and the retry, as at-least-once delivery promises.
     await waitFor('every delivery to be recorded', async () => {
       const [row] = await query(`SELECT count(*)::int AS n FROM callback_deliveries WHERE client_id = $1 AND status = 'DELIVERED'`, [
         merchant.clientId,
       ]);
       return row.n === CHARGES;
     });
-    for (const url of urls) expect(receiver.at(url)).toHaveLength(1);
-    expect(new Set(receiver.received.map((r) => r.headers['x-event-id'])).size).toBe(CHARGES);
-    const [attempts] = await query(
-      `SELECT count(*)::int AS n FROM callback_attempts a JOIN callback_deliveries d ON d.id = a.delivery_id WHERE d.client_id = $1`,
+    const deliveries: Array<{ id: string; url: string; attempts: number; acknowledged: number; failed_first: boolean }> = await query(
+      `SELECT d.id, d.url, count(*)::int AS attempts, count(*) FILTER (WHERE a.http_status BETWEEN 200 AND 299)::int AS acknowledged,
+              bool_or(a.attempt = 1 AND a.error IS NOT NULL) AS failed_first
+         FROM callback_deliveries d JOIN callback_attempts a ON a.delivery_id = d.id WHERE d.client_id = $1 GROUP BY d.id, d.url`,
       [merchant.clientId],
     );
-    expect(attempts.n).toBe(CHARGES);
+    expect(deliveries).toHaveLength(CHARGES);
+    for (const delivery of deliveries) {
+      const copies = receiver.at(delivery.url);
+      expect({ url: delivery.url, acknowledged: delivery.acknowledged }).toEqual({ url: delivery.url, acknowledged: 1 });
+      expect(copies.length).toBeGreaterThanOrEqual(1);
+      expect(copies.length).toBeLessThanOrEqual(delivery.attempts);
+      if (delivery.attempts > 1)
+        expect({ url: delivery.url, failedFirst: delivery.failed_first }).toEqual({ url: delivery.url, failedFirst: true });
+      expect(new Set(copies.map((copy) => copy.headers['x-event-id']))).toEqual(new Set([delivery.id]));
+    }
     await waitFor('every outbox row to be done', async () => {
       const [row] = await query(`SELECT count(*)::int AS n FROM outbox WHERE done_at IS NULL`);
       return row.n === 0;

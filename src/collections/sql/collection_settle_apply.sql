@@ -8,8 +8,8 @@ LANGUAGE plpgsql
 AS $fn$
 #variable_conflict use_column
 DECLARE
-  v_payments     bigint[];
-  v_to_post      ledger_entry_to_post[];
+  -- payments: the ids of the payments moved; to_post: their entries, in the same order.
+  v_moving       record;
   v_posted       jsonb := '{}';
   v_answers      jsonb;
   v_announced    record;
@@ -29,20 +29,20 @@ BEGIN
     SELECT row_number() OVER (ORDER BY m.ord)::int AS n, m.* FROM moving m
   )
   -- One PAYMENT entry per payment: in-flight to the settlement wallet (less the merchant fee) and fee income.
-  SELECT array_agg(x.id ORDER BY x.n),
+  SELECT array_agg(x.id ORDER BY x.n) AS payments,
          array_agg(ROW(x.client_id, 'PAYMENT',
                        (SELECT array_agg(ROW(l.account, l.amount)::ledger_line ORDER BY l.k)
                         FROM (VALUES (1, x.in_flight_id, -x.total_amount),
                                      (2, x.settlement_account_id, x.service_amount - x.merchant_fee),
                                      (3, x.fee_income_id, x.transaction_charge + x.merchant_fee)) l(k, account, amount)
-                        WHERE l.amount <> 0))::ledger_entry_to_post ORDER BY x.n)
-    INTO v_payments, v_to_post
+                        WHERE l.amount <> 0))::ledger_entry_to_post ORDER BY x.n) AS to_post
+    INTO v_moving
   FROM entries x;
 
-  IF v_payments IS NOT NULL THEN
+  IF v_moving.payments IS NOT NULL THEN
     SELECT jsonb_object_agg(r.entry_no::text, jsonb_build_object('entry_id', r.entry_id, 'refused', r.refused_account)) INTO v_posted
     FROM (SELECT DISTINCT ON (pe.entry_no) pe.entry_no, pe.entry_id, pe.refused_account
-          FROM ledger_post_entries(v_to_post) pe
+          FROM ledger_post_entries(v_moving.to_post) pe
           ORDER BY pe.entry_no) r;
   END IF;
 
@@ -55,14 +55,14 @@ BEGIN
     -- (STABLE) in an UPDATE of a distributed table.
     SELECT i.ord, i.item, i.item->>'outcome' AS outcome, p.id,
       CASE WHEN i.item->>'outcome' = 'JAMMED' THEN p.settled_at ELSE (i.item->>'settled_at')::timestamptz END AS settled_at,
-      (v_posted -> array_position(v_payments, p.id)::text ->> 'entry_id')::bigint AS entry_id,
-      v_posted -> array_position(v_payments, p.id)::text ->> 'refused' AS refused
+      (v_posted -> array_position(v_moving.payments, p.id)::text ->> 'entry_id')::bigint AS entry_id,
+      v_posted -> array_position(v_moving.payments, p.id)::text ->> 'refused' AS refused
     FROM items i JOIN payments p ON p.client_id = p_client_id AND p.id = i.pid
     WHERE i.first AND (p.payment_status = payment_status_code('PENDING') OR (p.payment_status = payment_status_code('JAMMED') AND i.item->>'resolution' = 'OPERATOR')) AND (p.next_step IS DISTINCT FROM 'VERIFY_OTP' OR p.otp_verified_at IS NOT NULL)
   ), updated AS (
     UPDATE payments p SET
       -- Searched: Citus 13.2 garbles `CASE m.outcome WHEN …` around the inlined status codes (the parser check's
-      -- case-in-simple-case; this body is one it cannot read).
+      -- case-in-simple-case).
       payment_status = CASE WHEN m.outcome = 'SUCCEEDED' THEN payment_status_code('SUCCESSFUL')
                             WHEN m.outcome = 'FAILED' THEN payment_status_code('FAILED')
                             ELSE payment_status_code('JAMMED') END,

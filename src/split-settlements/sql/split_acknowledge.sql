@@ -12,14 +12,13 @@ LANGUAGE plpgsql
 AS $fn$
 DECLARE
   v_payment  record;
-  v_accounts uuid[];
-  v_lines    ledger_line[];
+  v_split    record;
   v_entry    bigint;
   v_refused  text;
   v_wallet   record;
 BEGIN
   SELECT p.id, p.payment_status, p.split_settlements, p.acknowledged_at, s.settlement_account_id INTO v_payment
-  FROM payments p JOIN client_services s ON s.id = p.client_service_id
+  FROM payments p JOIN client_services s ON s.client_id = p.client_id AND s.id = p.client_service_id
   WHERE p.id = p_payment_id AND p.client_id = p_client_id FOR UPDATE OF p;
   IF v_payment.id IS NULL THEN
     RETURN QUERY SELECT 'NOT_FOUND', NULL::jsonb; RETURN;
@@ -30,14 +29,15 @@ BEGIN
   ELSIF v_payment.split_settlements IS NULL OR NOT p_distribute THEN
     UPDATE payments SET acknowledged_at = now(), split_status = CASE WHEN v_payment.split_settlements IS NULL THEN NULL ELSE 'DECLINED' END,
       split_entry_id = NULL, updated_at = now()
-    WHERE id = v_payment.id;
+    WHERE client_id = p_client_id AND id = v_payment.id;
     RETURN QUERY SELECT CASE WHEN v_payment.split_settlements IS NULL THEN 'NO_SHARES' ELSE 'DECLINED' END, NULL::jsonb;
     RETURN;
   END IF;
 
   -- Each share moves its amount from the settlement wallet to its partner; lines on one account are merged,
   -- the settlement wallet's first.
-  SELECT array_agg(l.account ORDER BY l.first), array_agg(ROW(l.account, l.amount)::ledger_line ORDER BY l.first) INTO v_accounts, v_lines
+  SELECT array_agg(l.account ORDER BY l.first) AS accounts, array_agg(ROW(l.account, l.amount)::ledger_line ORDER BY l.first) AS lines
+    INTO v_split
   FROM (
     SELECT x.account, sum(x.amount) AS amount, min(x.ord) AS first
     FROM (
@@ -52,7 +52,7 @@ BEGIN
 
   BEGIN
     SELECT min(r.entry_id), min(r.refused_account) INTO v_entry, v_refused
-    FROM ledger_post_entries(ARRAY[ROW(p_client_id, 'PAYMENT_SPLIT', v_lines)::ledger_entry_to_post]) r;
+    FROM ledger_post_entries(ARRAY[ROW(p_client_id, 'PAYMENT_SPLIT', v_split.lines)::ledger_entry_to_post]) r;
     IF v_refused IS NOT NULL THEN
       RETURN QUERY SELECT 'INSUFFICIENT', jsonb_build_object('account_number', v_refused); RETURN;
     END IF;
@@ -60,8 +60,10 @@ BEGIN
     SELECT a.account_number::text AS number, w.status::text AS status, p.is_active = 1 AS profile_active,
            CASE WHEN a.id = v_payment.settlement_account_id THEN 'PAY' ELSE 'RECEIVE' END AS role
       INTO v_wallet
-    FROM unnest(v_accounts) WITH ORDINALITY u(id, n)
-    JOIN ledger_accounts a ON a.id = u.id JOIN wallets w ON w.id = a.id JOIN profiles p ON p.id = w.profile_id
+    FROM unnest(v_split.accounts) WITH ORDINALITY u(id, n)
+    JOIN ledger_accounts a ON a.client_id = p_client_id AND a.id = u.id
+    JOIN wallets w ON w.client_id = a.client_id AND w.id = a.id
+    JOIN profiles p ON p.client_id = w.client_id AND p.id = w.profile_id
     WHERE p.is_active <> 1
        OR NOT (w.status = ANY (CASE WHEN a.id = v_payment.settlement_account_id THEN p_paying_states ELSE p_receiving_states END))
     ORDER BY u.n LIMIT 1;
@@ -76,7 +78,7 @@ BEGIN
   END;
 
   UPDATE payments SET acknowledged_at = now(), split_status = 'DISTRIBUTED', split_entry_id = v_entry, updated_at = now()
-  WHERE id = v_payment.id;
+  WHERE client_id = p_client_id AND id = v_payment.id;
   RETURN QUERY SELECT 'DISTRIBUTED', jsonb_build_object('partners', jsonb_array_length(v_payment.split_settlements));
 END
 $fn$;

@@ -37,7 +37,7 @@ const UNREAD_QUERIES = [
   'src/infra/metrics/engine-metrics.ts:EngineMetrics.onModuleInit.rows',
   'src/ledger/archived-balances.ts:carryArchivedBalances',
 ];
-const UNREAD_FUNCTIONS = ['collection_accept_charge', 'collection_settle_apply', 'split_acknowledge'];
+const UNREAD_FUNCTIONS = ['collection_accept_charge'];
 
 /**
  * LANGUAGE sql on distributed tables: Citus plans such a body with parameters only when it is one single-table
