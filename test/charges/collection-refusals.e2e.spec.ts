@@ -129,7 +129,7 @@ describe('collection refusals, worded', () => {
     expect(refused.status).toBe(400);
     expect(refused.body.message).toBe('Amount must be greater than the fee of 10.0000');
     const [session] = await dataSource(app).query(
-      `SELECT cs.id, cs.status, (SELECT count(*)::int FROM payments p WHERE p.checkout_session_id = cs.id) AS payments
+      `SELECT cs.id, cs.status, (SELECT count(*)::int FROM payments p WHERE p.client_id = cs.client_id AND p.checkout_session_id = cs.id) AS payments
        FROM checkout_sessions cs WHERE cs.checkout_reference = $1`,
       [reference],
     );
