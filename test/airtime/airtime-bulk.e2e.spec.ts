@@ -88,7 +88,7 @@ describe('bulk airtime: 1,000 recipients with mixed outcomes', () => {
     }> = await dataSource(app).query(
       `SELECT r.position, count(p.*)::int AS entries, sum(p.amount) AS refunded
        FROM airtime_recipients r JOIN airtime_requests q ON q.client_id = r.client_id AND q.id = r.request_id JOIN float_holds h ON h.client_id = r.client_id AND h.id = r.hold_id
-       JOIN postings p ON p.entry_id = h.outcome_entry_id AND p.account_id = h.float_account_id
+       JOIN postings p ON p.client_id = h.client_id AND p.entry_id = h.outcome_entry_id AND p.account_id = h.float_account_id
        WHERE q.reference = $1 AND h.status = 'RELEASED' GROUP BY r.position ORDER BY r.position`,
       [body.reference],
     );

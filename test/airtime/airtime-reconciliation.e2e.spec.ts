@@ -59,7 +59,7 @@ describe('airtime reconciliation (worker, sandbox provider)', () => {
   async function holds(reference: string) {
     return dataSource(app).query(
       `SELECT r.position, r.service_status, h.status AS hold,
-              (SELECT count(*)::int FROM journal_entries e WHERE e.id = h.outcome_entry_id) AS outcome_entries
+              (SELECT count(*)::int FROM journal_entries e WHERE e.client_id = h.client_id AND e.id = h.outcome_entry_id) AS outcome_entries
        FROM airtime_recipients r JOIN airtime_requests q ON q.client_id = r.client_id AND q.id = r.request_id JOIN float_holds h ON h.client_id = r.client_id AND h.id = r.hold_id
        WHERE q.reference = $1 ORDER BY r.position`,
       [reference],

@@ -16,6 +16,7 @@ import {
   waitFor,
 } from '../support/gateway-fixtures';
 import { dataSource } from '../support/test-app';
+import { citusWorkers } from '../support/citus-cluster';
 
 const V1 = /v1=[0-9a-f]{64}/g;
 
@@ -103,11 +104,13 @@ describe('callback replay API', () => {
     // the first asks for the replay, the other four find it asked for.
     const blocker = dataSource(app).createQueryRunner();
     await blocker.startTransaction();
-    await blocker.query(`SELECT 1 FROM callback_deliveries WHERE id = $1 FOR UPDATE`, [eventId]);
+    await blocker.query(`SELECT 1 FROM callback_deliveries WHERE client_id = $1 AND id = $2 FOR UPDATE`, [merchant.clientId, eventId]);
     const pending = Promise.all(Array.from({ length: 5 }, () => replay(merchant.token, eventId)));
     await waitFor('the five requests to wait on the lock', async () => {
       const [{ n }] = await dataSource(app).query(
-        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE callback_deliveries SET replay_requested_at%'`,
+        // On a Citus cluster they wait on the worker node holding the delivery's shard, in a statement on the shard.
+        `SELECT count(*)::int AS n FROM ${citusWorkers().length > 0 ? 'citus_stat_activity' : 'pg_stat_activity'}
+          WHERE wait_event_type = 'Lock' AND query ~ '^UPDATE [^ ]*callback_deliveries[^ ]*( callback_deliveries)? SET replay_requested_at'`,
       );
       return n === 5;
     });

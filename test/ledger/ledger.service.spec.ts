@@ -39,7 +39,7 @@ describe('the ledger (double-entry core, provider contract §3)', () => {
   async function snapshot(clientId: string) {
     const [counts] = await db.query(
       `SELECT (SELECT count(*) FROM journal_entries WHERE client_id = $1)::int AS entries,
-              (SELECT count(*) FROM postings p JOIN ledger_accounts a ON a.id = p.account_id WHERE a.client_id = $1)::int AS postings,
+              (SELECT count(*) FROM postings p JOIN ledger_accounts a ON a.client_id = p.client_id AND a.id = p.account_id WHERE a.client_id = $1)::int AS postings,
               (SELECT count(*) FROM wallet_operations WHERE client_id = $1)::int AS operations`,
       [clientId],
     );

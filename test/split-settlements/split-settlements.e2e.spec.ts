@@ -235,9 +235,9 @@ describe('split settlements', () => {
       expect(after.settlement).toBe(minus(before.settlement, '50'));
       expect(after.entries).toBe(before.entries + 1);
       const [entry] = await dataSource(app).query(
-        `SELECT e.id, count(p.*)::int AS postings, sum(p.amount) AS total FROM journal_entries e JOIN postings p ON p.entry_id = e.id
-         WHERE e.id = (SELECT split_entry_id FROM payments WHERE id = $1) GROUP BY e.id`,
-        [paymentId],
+        `SELECT e.id, count(p.*)::int AS postings, sum(p.amount) AS total FROM journal_entries e JOIN postings p ON p.client_id = e.client_id AND p.entry_id = e.id
+         WHERE e.client_id = $2 AND e.id = (SELECT split_entry_id FROM payments WHERE client_id = $2 AND id = $1) GROUP BY e.id`,
+        [paymentId, merchant.clientId],
       );
       expect(entry).toBeDefined();
       expect(Number(entry.total)).toBe(0);
