@@ -2,8 +2,10 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { DataSource, MigrationInterface } from 'typeorm';
+import { runMigrations } from '../../src/infra/database/migrate';
 import { LEDGER_INVARIANTS } from '../../src/ledger/ledger-invariants';
 import { scratchDatabase } from '../support/child-processes';
+import { citusWorkers, distributeTestDatabase, dropCitusDatabases, prepareCitusDatabase } from '../support/citus-cluster';
 
 jest.setTimeout(120_000);
 
@@ -24,7 +26,7 @@ async function migrate(url: string, list: (new () => MigrationInterface)[]): Pro
   const dataSource = new DataSource({ type: 'postgres', url, migrations: list, migrationsTableName: 'schema_migrations' });
   await dataSource.initialize();
   try {
-    await dataSource.runMigrations({ transaction: 'each' });
+    await runMigrations(dataSource);
   } finally {
     await dataSource.destroy();
   }
@@ -33,7 +35,8 @@ async function migrate(url: string, list: (new () => MigrationInterface)[]): Pro
 /**
  * Migration 046 on a database migrated to 045 whose postings were written by ids out of the order they were inserted:
  * each account's postings are numbered in id order (the order they were applied, on one node), its count is their
- * number, and invariant (e) holds on the result.
+ * number, and invariant (e) holds on the result. On a Citus cluster (TEST_CITUS_WORKERS) the database at 045 is
+ * distributed first, as a cluster that ran 045 is when it takes 046.
  */
 describe('migration AccountPostingNumbers (046)', () => {
   let scratch: Awaited<ReturnType<typeof scratchDatabase>>;
@@ -41,7 +44,9 @@ describe('migration AccountPostingNumbers (046)', () => {
 
   beforeAll(async () => {
     scratch = await scratchDatabase('paygate_m046');
+    if (citusWorkers().length > 0) await prepareCitusDatabase(process.env.TEST_SERVER_DATABASE_URL!, scratch.name);
     await migrate(scratch.url, migrations('1763800000046'));
+    if (citusWorkers().length > 0) await distributeTestDatabase(scratch.url);
     db = new Client({ connectionString: scratch.url });
     await db.connect();
   });
@@ -49,6 +54,7 @@ describe('migration AccountPostingNumbers (046)', () => {
   afterAll(async () => {
     await db?.end();
     await scratch?.drop();
+    if (scratch && citusWorkers().length > 0) await dropCitusDatabases(process.env.TEST_SERVER_DATABASE_URL!, scratch.name);
   });
 
   it("numbers every account's postings in id order, counts them, and leaves (e) holding", async () => {
