@@ -18,7 +18,8 @@ const CONCURRENCY = 20;
 /**
  * Several processes on one Postgres and one Redis (provider contract §1): an `api` process and two `worker`
  * processes, all compiled (`node dist/src/main.js <role>`). Every charge settles exactly once, every callback is
- * delivered once, and the ledger invariants hold afterwards (`admin ledger:verify`).
+ * acknowledged once (sent again only after an attempt recorded as failed), and the ledger invariants hold afterwards
+ * (`admin ledger:verify`).
  */
 describe('engine: one api and two worker processes', () => {
   const cluster = new ProcessCluster();
