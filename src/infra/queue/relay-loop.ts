@@ -26,6 +26,12 @@ const SWEEP_EVERY_MS = 30_000;
  */
 export const CITUS_SWEEP_EVERY_MS = 1000;
 const ERROR_BACKOFF_MS = 1000;
+/**
+ * Wake-ups a round apart at least this long: under steady traffic every write NOTIFYs, so without it a relay would run
+ * round after round, each a transaction of a dozen reads, in every worker process, mostly finding a row or two. The
+ * wake-ups within it are served by one round; work waits for it at most this long. A full round (`more`) goes on at once.
+ */
+export const ROUND_GAP_MS = 25;
 /** How often lost work is looked for: every 30 s, or sooner when the threshold is short. */
 const MAX_LOST_SWEEP_EVERY_MS = 30_000;
 
@@ -34,8 +40,8 @@ const MAX_LOST_SWEEP_EVERY_MS = 30_000;
  * LISTENs to on a connection of its own; the listener once LISTEN holds, at start and after a reconnect; or the
  * relay's own poke), when the next work falls due, and every SWEEP_EVERY_MS (CITUS_SWEEP_EVERY_MS on a Citus
  * coordinator, which hears no NOTIFY); lost work is looked for every quarter of the lost threshold (30 s at most). A
- * poke while a round runs makes the next round run at once, so no wake-up is lost between two waits, nor work written
- * between a process's first round and its LISTEN.
+ * poke while a round runs makes the next round run as soon as ROUND_GAP_MS has passed since it started, so no wake-up
+ * is lost between two waits, nor work written between a process's first round and its LISTEN.
  */
 export class RelayLoop {
   private readonly logger: Logger;
@@ -89,7 +95,14 @@ export class RelayLoop {
 
   private async loop(): Promise<void> {
     let lastLostSweep = 0;
+    let lastRound = 0;
+    let more = false;
     while (this.running) {
+      const sinceLast = Date.now() - lastRound;
+      if (!more && sinceLast < ROUND_GAP_MS) await new Promise((resolve) => setTimeout(resolve, ROUND_GAP_MS - sinceLast));
+      if (!this.running) break;
+      lastRound = Date.now();
+      more = false;
       this.woken = false;
       let waitMs = this.sweepEveryMs;
       try {
@@ -98,8 +111,10 @@ export class RelayLoop {
           const requeued = await this.relaying.requeueLost();
           if (requeued > 0) this.logger.warn(`${requeued} handed over and never finished (Redis lost them?); handing them over again`);
         }
-        const { more, nextDue } = await this.relaying.relay();
+        const round = await this.relaying.relay();
+        more = round.more;
         if (more) continue;
+        const { nextDue } = round;
         if (nextDue) waitMs = Math.max(0, Math.min(waitMs, nextDue.getTime() - Date.now()));
         waitMs = Math.min(waitMs, Math.max(0, lastLostSweep + this.lostSweepEveryMs - Date.now()));
       } catch (error) {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { Relaying, RelayLoop } from '../../../src/infra/queue/relay-loop';
+import { Relaying, RelayLoop, ROUND_GAP_MS } from '../../../src/infra/queue/relay-loop';
 import { sleep, waitFor } from '../../support/gateway-fixtures';
 
 /** The lost-work threshold of the loops here: their lost-work sweep (a quarter of it, 30 s at most) wakes none of them. */
@@ -130,5 +130,25 @@ describe('relay loop: woken, not swept', () => {
     await waitFor('the work due to be handed over', () => rounds.handedOver === 1, PROMPT_MS, 10);
     expect(rounds.rounds.at(-1)!.at).toBeGreaterThanOrEqual(due);
     expect(rounds.rounds.at(-1)!.at - due).toBeLessThan(PROMPT_MS);
+  });
+
+  it('a burst of wake-ups is served by a round every ROUND_GAP_MS at most, the work of the last one too', async () => {
+    const rounds = new Rounds();
+    const { channel } = start(rounds);
+    await quietRounds(rounds, channel);
+
+    const before = rounds.rounds.length;
+    const started = Date.now();
+    // Steady traffic: a write and its NOTIFY every millisecond or so.
+    for (let i = 0; i < 200; i++) {
+      rounds.written += 1;
+      loop!.poke();
+      await sleep(1);
+    }
+    const burst = Date.now() - started;
+    await waitFor('all the work to be handed over', () => rounds.handedOver === rounds.written, PROMPT_MS, 10);
+    const starts = rounds.rounds.slice(before).map((round) => round.at);
+    expect(starts.length).toBeLessThanOrEqual(Math.ceil(burst / ROUND_GAP_MS) + 2);
+    for (let i = 1; i < starts.length; i++) expect(starts[i] - starts[i - 1]).toBeGreaterThanOrEqual(ROUND_GAP_MS - 2);
   });
 });
