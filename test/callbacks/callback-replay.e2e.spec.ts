@@ -16,7 +16,7 @@ import {
   waitFor,
 } from '../support/gateway-fixtures';
 import { dataSource } from '../support/test-app';
-import { citusWorkers } from '../support/citus-cluster';
+import { activityView } from '../support/citus-cluster';
 
 const V1 = /v1=[0-9a-f]{64}/g;
 
@@ -108,8 +108,7 @@ describe('callback replay API', () => {
     const pending = Promise.all(Array.from({ length: 5 }, () => replay(merchant.token, eventId)));
     await waitFor('the five requests to wait on the lock', async () => {
       const [{ n }] = await dataSource(app).query(
-        // On a Citus cluster they wait on the worker node holding the delivery's shard, in a statement on the shard.
-        `SELECT count(*)::int AS n FROM ${citusWorkers().length > 0 ? 'citus_stat_activity' : 'pg_stat_activity'}
+        `SELECT count(*)::int AS n FROM ${activityView()}
           WHERE wait_event_type = 'Lock' AND query ~ '^UPDATE [^ ]*callback_deliveries[^ ]*( callback_deliveries)? SET replay_requested_at'`,
       );
       return n === 5;

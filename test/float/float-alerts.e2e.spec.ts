@@ -20,7 +20,7 @@ import { ledgerViolations } from '../support/money-fixtures';
 import { airtimeBody, sendAirtime } from '../support/airtime-fixtures';
 import { verifySignature } from '../support/callback-signature';
 import { dataSource } from '../support/test-app';
-import { citusWorkers } from '../support/citus-cluster';
+import { activityView } from '../support/citus-cluster';
 
 const CONTACT = '254711000222';
 
@@ -165,9 +165,8 @@ describe('float low-balance alerts', () => {
         ),
       ]);
       await waitFor('transactions of both kinds waiting on the float', async () => {
-        // On a Citus cluster they wait on the worker node holding the float's shard.
         const { rows } = await blocker.query(
-          `SELECT count(*)::int AS n FROM ${citusWorkers().length > 0 ? 'citus_stat_activity' : 'pg_stat_activity'}
+          `SELECT count(*)::int AS n FROM ${activityView()}
             WHERE datname = current_database() AND wait_event_type = 'Lock'`,
         );
         return rows[0].n >= 2;

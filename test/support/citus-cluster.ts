@@ -9,6 +9,9 @@ import { distribute } from '../../src/infra/database/distribute';
  */
 export const citusWorkers = (): string[] => (process.env.TEST_CITUS_WORKERS ?? '').split(',').filter((w) => w.trim() !== '');
 
+/** Where a test sees its backends wait: on a cluster they wait on the worker node holding the shard, in a shard's statement. */
+export const activityView = (): string => (citusWorkers().length > 0 ? 'citus_stat_activity' : 'pg_stat_activity');
+
 const onServer = (serverUrl: string, hostPort: string, database: string) => {
   const url = new URL(serverUrl);
   url.host = hostPort;
