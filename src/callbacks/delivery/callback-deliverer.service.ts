@@ -13,15 +13,20 @@ import { resolveCallbackTarget } from '../../common/url-safety/callback-url';
 import { CallbackResolver, PinnedConnections } from '../../common/url-safety/pinned-post';
 import { signatureHeaders } from './signature';
 import { RESPONSE_BODY_CHARS } from './callbacks.service';
-import type { DeliveryJob } from './callback-relay.service';
+import type { DeliveryGroup, DeliveryItem } from './callback-relay.service';
+import { ConcurrencyLimit } from '../../common/concurrency-limit';
 
 const TIMEOUT_MS = 10_000;
 /** Deliveries a worker posts at once. */
-const CONCURRENCY = 200;
-/** Reads and records of one client's deliveries go to Postgres together: at most this many per statement. */
-const GROUP = 100;
-/** A scheduled job that runs this much before its delivery's attempt is due waits again (clocks of other processes). */
+const POSTS_AT_ONCE = 200;
+/** Jobs (groups of deliveries) a worker runs at once: many, so that one slow receiver holds back few others. */
+const JOBS_AT_ONCE = 50;
+/** Records of one client's attempts go to Postgres together: at most this many per statement. */
+const RECORDS_PER_STATEMENT = 100;
+/** A scheduled attempt due within this much is made now (clocks of other processes); one due later waits again. */
 const EARLY_MS = 50;
+/** A job waiting for its next attempts waits for those due within this much of the first, so it wakes once for them. */
+const GATHER_MS = 1000;
 /** A job whose worker died is taken up again (stalled) this many times before the lost-delivery sweep takes over. */
 const MAX_STALLED = 5;
 
@@ -47,13 +52,9 @@ interface Delivery {
 }
 
 interface Loaded {
-  delivery: Delivery;
+  /** The job's deliveries still handed over to it, by id. */
+  deliveries: Map<string, Delivery>;
   settings: DeliverySettings | undefined;
-}
-
-interface DeliveryKey {
-  clientId: string;
-  deliveryId: string;
 }
 
 interface Post {
@@ -80,18 +81,18 @@ interface Attempt {
 const RECORDED_STATUS = `CASE WHEN a.delivered THEN '${DELIVERY_STATUS.DELIVERED}' WHEN a.replay OR d.status <> '${DELIVERY_STATUS.PENDING}' THEN d.status ELSE a.status END`;
 
 /**
- * Runs the callback deliveries' BullMQ jobs (CallbackRelay hands them over): a job per delivery, delayed between its
- * attempts on the retry schedule (CALLBACK_RETRY_DELAYS_MS), and a job per replay asked for. A job reads its delivery
- * when it runs and acts only if it still applies; the reads and the records of one client's attempts that run at the
- * same time share a statement. The row is written before the job moves on, so the row stays the truth. A worker
- * killed mid-post leaves jobs whose lock (CALLBACK_LEASE_MS) runs out; BullMQ takes them up again on another worker
- * (same event id): at-least-once, as merchants deduplicate by X-Event-Id.
+ * Runs the callback deliveries' BullMQ jobs (CallbackRelay hands them over), each a group of one client's deliveries,
+ * delayed between attempts on the retry schedule (CALLBACK_RETRY_DELAYS_MS) with the deliveries still to retry. A job
+ * reads its deliveries in one statement when it runs and acts on those that still apply; the records of one client's
+ * attempts that finish together share a statement. The rows are written before the job moves on, so they stay the
+ * truth. A worker killed mid-post leaves jobs whose lock (CALLBACK_LEASE_MS) runs out; BullMQ takes them up again on
+ * another worker (same event ids): at-least-once, as merchants deduplicate by X-Event-Id.
  */
 @Injectable()
 export class CallbackDeliverer implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(CallbackDeliverer.name);
   private readonly connections = new PinnedConnections();
-  private readonly loads: GroupCommit<DeliveryKey, Loaded | null>;
+  private readonly posts = new ConcurrencyLimit(POSTS_AT_ONCE);
   private readonly records: GroupCommit<Attempt, boolean>;
   private worker: OwnClientWorker | null = null;
   private lastErrorLog = 0;
@@ -102,11 +103,10 @@ export class CallbackDeliverer implements OnApplicationBootstrap, OnApplicationS
     private readonly settings: CallbackSettingsService,
     private readonly resolver: CallbackResolver,
     private readonly metrics: EngineMetrics,
-    @InjectQueue(CALLBACKS_QUEUE) private readonly queue: Queue<DeliveryJob>,
+    @InjectQueue(CALLBACKS_QUEUE) private readonly queue: Queue<DeliveryGroup>,
   ) {
-    this.loads = new GroupCommit((keys) => this.load(keys), { maxItems: GROUP, maxInFlight: 2, laneOf: (key) => key.clientId });
     this.records = new GroupCommit((attempts) => this.record(attempts), {
-      maxItems: GROUP,
+      maxItems: RECORDS_PER_STATEMENT,
       maxInFlight: 2,
       laneOf: (attempt) => attempt.delivery.client_id,
     });
@@ -114,10 +114,10 @@ export class CallbackDeliverer implements OnApplicationBootstrap, OnApplicationS
 
   onApplicationBootstrap(): void {
     const lease = this.config.callbackLeaseMs;
-    this.worker = new OwnClientWorker(CALLBACKS_QUEUE, (job: Job<DeliveryJob>, token?: string) => this.run(job, token), {
+    this.worker = new OwnClientWorker(CALLBACKS_QUEUE, (job: Job<DeliveryGroup>, token?: string) => this.run(job, token), {
       connection: this.queue.opts.connection,
       prefix: this.queue.opts.prefix,
-      concurrency: CONCURRENCY,
+      concurrency: JOBS_AT_ONCE,
       lockDuration: lease,
       stalledInterval: Math.floor(lease / 2),
       maxStalledCount: MAX_STALLED,
@@ -136,51 +136,63 @@ export class CallbackDeliverer implements OnApplicationBootstrap, OnApplicationS
   }
 
   /**
-   * One attempt of the job's delivery, if it still applies: a replay still asked for, or a scheduled attempt of a
-   * delivery still PENDING (not yet due: the job waits until it is). After a scheduled attempt that was not
-   * acknowledged, the job waits, delayed, for the next one.
+   * One attempt of each of the job's deliveries that still applies: a replay still asked for, or a scheduled attempt
+   * of a delivery still PENDING and due. Scheduled attempts not yet due, and those not acknowledged with another to
+   * come, stay in the job, which waits, delayed, for them. An attempt not recorded stays too, and the job fails:
+   * BullMQ runs it again after its back-off, which sends that attempt again.
    */
-  private async run(job: Job<DeliveryJob>, token?: string): Promise<void> {
-    const { clientId, deliveryId, replay } = job.data;
-    const loaded = await this.loads.submit({ clientId, deliveryId });
-    if (!loaded) return;
-    const { delivery, settings } = loaded;
-    if (replay ? !delivery.replay_requested : delivery.status !== DELIVERY_STATUS.PENDING) return;
-    if (!replay && new Date(delivery.next_attempt_at).getTime() > Date.now() + EARLY_MS)
-      return this.later(job, token, delivery.next_attempt_at);
-    const post = await this.post(delivery, settings);
-    const delivered = post.httpStatus !== null && post.httpStatus >= 200 && post.httpStatus < 300;
-    const outcome = replay ? replayOutcome(delivery, delivered) : this.scheduledOutcome(delivery, post, delivered);
-    const attempt: Attempt = { delivery, replay, post, delivered, ...outcome };
-    // Not recorded: the job fails and BullMQ runs it again after its back-off, which sends the attempt again.
-    if (!(await this.records.submit(attempt))) throw new Error(`callback ${delivery.id}: attempt not recorded`);
-    this.report(attempt);
-    if (outcome.nextAt) return this.later(job, token, outcome.nextAt);
-  }
-
-  /** The job waits, delayed in BullMQ, until `at`. */
-  private async later(job: Job<DeliveryJob>, token: string | undefined, at: Date): Promise<never> {
-    await job.moveToDelayed(new Date(at).getTime(), token);
+  private async run(job: Job<DeliveryGroup>, token?: string): Promise<void> {
+    const { clientId, handedOverAt, items } = job.data;
+    const { deliveries, settings } = await this.load(clientId, handedOverAt, items);
+    const now = Date.now();
+    const due: Array<{ item: DeliveryItem; delivery: Delivery }> = [];
+    const later: Array<{ item: DeliveryItem; at: number }> = [];
+    for (const item of items) {
+      const delivery = deliveries.get(item.deliveryId);
+      if (!delivery || (item.replay ? !delivery.replay_requested : delivery.status !== DELIVERY_STATUS.PENDING)) continue;
+      const at = new Date(delivery.next_attempt_at).getTime();
+      if (!item.replay && at > now + EARLY_MS) later.push({ item, at });
+      else due.push({ item, delivery });
+    }
+    const attempts = await Promise.all(due.map(({ item, delivery }) => this.attempt(delivery, settings, item.replay)));
+    const unrecorded = due.filter((_, i) => !attempts[i].recorded).map(({ item }) => item);
+    due.forEach(({ item }, i) => attempts[i].nextAt && later.push({ item, at: attempts[i].nextAt!.getTime() }));
+    if (unrecorded.length === 0 && later.length === 0) return;
+    const remaining = [...unrecorded, ...later.map(({ item }) => item)];
+    if (remaining.length < items.length) await job.updateData({ clientId, handedOverAt, items: remaining });
+    if (unrecorded.length > 0) throw new Error(`callbacks ${unrecorded.map((item) => item.deliveryId).join(', ')}: attempts not recorded`);
+    const first = Math.min(...later.map(({ at }) => at));
+    await job.moveToDelayed(Math.max(...later.map(({ at }) => at).filter((at) => at <= first + GATHER_MS)), token);
     throw new DelayedError();
   }
 
-  /** One client's deliveries (all keys of a call share the client), with the client's delivery settings. */
-  private async load(keys: DeliveryKey[]): Promise<Array<Loaded | null>> {
-    const clientId = keys[0].clientId;
+  /** One attempt of a delivery, posted and recorded; answers whether it was recorded, and when the next one is due. */
+  private async attempt(
+    delivery: Delivery,
+    settings: DeliverySettings | undefined,
+    replay: boolean,
+  ): Promise<{ recorded: boolean; nextAt: Date | null }> {
+    const post = await this.posts.run(() => this.post(delivery, settings));
+    const delivered = post.httpStatus !== null && post.httpStatus >= 200 && post.httpStatus < 300;
+    const outcome = replay ? replayOutcome(delivery, delivered) : this.scheduledOutcome(delivery, post, delivered);
+    const attempt: Attempt = { delivery, replay, post, delivered, ...outcome };
+    if (!(await this.records.submit(attempt))) return { recorded: false, nextAt: null };
+    this.report(attempt);
+    return { recorded: true, nextAt: outcome.nextAt };
+  }
+
+  /** The job's deliveries still handed over to it (stamped with its hand-over), with their client's delivery settings. */
+  private async load(clientId: string, handedOverAt: string, items: DeliveryItem[]): Promise<Loaded> {
     const [rows, settings] = await Promise.all([
       this.db.query(
         `SELECT id, client_id, kind, event, url, payload, status, attempts, replays, first_attempt_at, next_attempt_at,
                 replay_requested_at IS NOT NULL AS replay_requested
-           FROM callback_deliveries WHERE client_id = $1 AND id = ANY($2::uuid[])`,
-        [clientId, keys.map((key) => key.deliveryId)],
+           FROM callback_deliveries WHERE client_id = $1 AND id = ANY($2::uuid[]) AND relayed_at = $3::timestamptz`,
+        [clientId, [...new Set(items.map((item) => item.deliveryId))], handedOverAt],
       ) as Promise<Delivery[]>,
       this.settings.deliverySettingsOf([clientId]),
     ]);
-    const byId = new Map(rows.map((row) => [row.id, row]));
-    return keys.map((key) => {
-      const delivery = byId.get(key.deliveryId);
-      return delivery ? { delivery, settings: settings.get(clientId) } : null;
-    });
+    return { deliveries: new Map(rows.map((row) => [row.id, row])), settings: settings.get(clientId) };
   }
 
   /**

@@ -12,18 +12,30 @@ import { CALLBACKS_CHANNEL } from './callbacks.service';
 
 /** Deliveries one round hands over at most; a full round is followed by another at once. */
 const ROUND = 1000;
+/** Deliveries of one client one job carries at most: its reads and records are a statement each. */
+export const DELIVERY_GROUP = 50;
 /** Written out in the statements, so that the partial indexes on PENDING serve. */
 const PENDING = DELIVERY_STATUS.PENDING;
 const ENQUEUE_TIMEOUT_MS = 3000;
 /** One lock key for every callback relay, so two never hand over the same rows at once. */
 const RELAY_LOCK_KEY = 4_201_033;
 
-/** A delivery job: the delivery to attempt; the handler reads the row, the truth, when it runs. */
-export interface DeliveryJob {
-  clientId: string;
+/** One attempt a job is to make: the delivery's scheduled attempts (until DELIVERED or FAILED), or one replay asked for. */
+export interface DeliveryItem {
   deliveryId: string;
   /** A re-send the merchant asked for, outside the retry schedule. */
   replay: boolean;
+}
+
+/**
+ * A delivery job: deliveries of one client handed over together, and when (the `relayed_at` they got, as Postgres
+ * prints it). The handler reads the rows, the truth, when it runs, and acts only on those still handed over to it: a
+ * delivery handed over again since (lost, or a replay asked for) belongs to the later job.
+ */
+export interface DeliveryGroup {
+  clientId: string;
+  handedOverAt: string;
+  items: DeliveryItem[];
 }
 
 interface ToRelay {
@@ -31,27 +43,20 @@ interface ToRelay {
   client_id: string;
   pending: boolean;
   replay: boolean;
-  replays: number;
   next_attempt_at: Date;
 }
 
-/**
- * The job ids are the delivery's: one scheduled job per delivery, living (delayed between attempts) until it is
- * DELIVERED or FAILED, and one per replay asked for. Handing a delivery over again while its job lives adds nothing.
- */
-export function deliveryJobId(deliveryId: string, replayOf?: number): string {
-  return replayOf === undefined ? `delivery_${deliveryId}` : `replay_${deliveryId}_${replayOf}`;
-}
-
-/** Finished jobs go: their outcome is in the delivery row, and a job id must be free to hand a lost delivery over again. */
+/** Finished jobs go: their outcome is in the delivery rows. */
 const JOB_OPTIONS: JobsOptions = { removeOnComplete: true, removeOnFail: true };
 
 /**
- * Hands callback deliveries to BullMQ (CallbackDeliverer runs them): the rows not yet handed over (`relayed_at` null)
- * that are PENDING (a job delayed to the delivery's next attempt) or have a replay asked for. It runs when woken: by
- * the NOTIFY of callback_schedule or of a replay request, and by a slow safety sweep. The rows stay the truth: while
- * Redis is away they wait, and a delivery handed over whose attempt is overdue (Redis lost the job) is handed over
- * again after OUTBOX_LOST_JOB_AFTER_MS, under the same job id, so a job still alive is not doubled.
+ * Hands callback deliveries to BullMQ (CallbackDeliverer runs them) as jobs of up to DELIVERY_GROUP deliveries of one
+ * client: the rows not yet handed over (`relayed_at` null) that are PENDING (delayed to their next attempt) or have a
+ * replay asked for. It runs when woken: by the NOTIFY of callback_schedule or of a replay request, and by a slow
+ * safety sweep. The rows stay the truth: while Redis is away they wait, and a delivery handed over whose attempt is
+ * overdue (Redis lost the job) is handed over again after OUTBOX_LOST_JOB_AFTER_MS. Each hand-over stamps the rows
+ * with its own time, and a job acts only on rows bearing its stamp, so a job still alive after its rows were handed
+ * over again sends nothing twice.
  */
 @Injectable()
 export class CallbackRelay implements Relaying, OnApplicationBootstrap, OnApplicationShutdown {
@@ -61,7 +66,7 @@ export class CallbackRelay implements Relaying, OnApplicationBootstrap, OnApplic
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     @Inject(APP_CONFIG) config: AppConfig,
-    @InjectQueue(CALLBACKS_QUEUE) private readonly queue: Queue<DeliveryJob>,
+    @InjectQueue(CALLBACKS_QUEUE) private readonly queue: Queue<DeliveryGroup>,
   ) {
     this.lostJobAfterMs = config.outboxLostJobAfterMs;
     this.rounds = new RelayLoop(
@@ -80,39 +85,44 @@ export class CallbackRelay implements Relaying, OnApplicationBootstrap, OnApplic
     return this.rounds.stop();
   }
 
-  /** Hands one round of deliveries to BullMQ; answers how many, and whether more are waiting. */
+  /**
+   * Hands one round of deliveries to BullMQ; answers how many, and whether more are waiting. The rows are marked
+   * handed over, with the round's stamp, and committed before their jobs are added: a job that runs at once finds them
+   * stamped. When the jobs cannot be added (Redis is away) the mark is taken back; a process that dies in between
+   * leaves rows the lost-work sweep hands over again.
+   */
   async relay(): Promise<{ relayed: number; more: boolean }> {
-    return this.db.transaction(async (manager) => {
-      await manager.query(`SELECT pg_advisory_xact_lock($1)`, [RELAY_LOCK_KEY]);
-      const rows: ToRelay[] = await manager.query(
-        `SELECT id, client_id, status = '${PENDING}' AS pending, replay_requested_at IS NOT NULL AS replay, replays, next_attempt_at
+    const { at, rows } = await this.db.transaction(async (manager) => {
+      // The round's stamp is its transaction's now(), which markRelayed writes.
+      const [{ at }]: Array<{ at: string }> = await manager.query(`SELECT pg_advisory_xact_lock($1), now()::text AS at`, [RELAY_LOCK_KEY]);
+      const read: ToRelay[] = await manager.query(
+        `SELECT id, client_id, status = '${PENDING}' AS pending, replay_requested_at IS NOT NULL AS replay, next_attempt_at
            FROM callback_deliveries WHERE relayed_at IS NULL AND (status = '${PENDING}' OR replay_requested_at IS NOT NULL)
           ORDER BY next_attempt_at LIMIT $1`,
         [ROUND],
       );
-      if (rows.length === 0) return { relayed: 0, more: false };
-      const now = Date.now();
-      const jobs = rows.flatMap((row) => {
-        const data = (replay: boolean): DeliveryJob => ({ clientId: row.client_id, deliveryId: row.id, replay });
-        return [
-          ...(row.pending
-            ? [
-                {
-                  name: 'deliver',
-                  data: data(false),
-                  opts: { ...JOB_OPTIONS, jobId: deliveryJobId(row.id), delay: Math.max(0, row.next_attempt_at.getTime() - now) },
-                },
-              ]
-            : []),
-          ...(row.replay
-            ? [{ name: 'replay', data: data(true), opts: { ...JOB_OPTIONS, jobId: deliveryJobId(row.id, row.replays) } }]
-            : []),
-        ];
-      });
-      await withTimeout(this.queue.addBulk(jobs), ENQUEUE_TIMEOUT_MS, 'enqueueing to Redis timed out');
-      await this.markRelayed(manager, rows);
-      return { relayed: rows.length, more: rows.length === ROUND };
+      return { at, rows: await this.markRelayed(manager, read) };
     });
+    if (rows.length === 0) return { relayed: 0, more: false };
+    const now = Date.now();
+    const jobs = groupsOf(rows).map((group) => {
+      const items = group.flatMap((row) => [
+        ...(row.pending ? [{ deliveryId: row.id, replay: false }] : []),
+        ...(row.replay ? [{ deliveryId: row.id, replay: true }] : []),
+      ]);
+      // A replay is due now; scheduled attempts at the first one's time (the job waits again for any later one).
+      const dueAt = group.some((row) => row.replay) ? now : Math.min(...group.map((row) => row.next_attempt_at.getTime()));
+      const data: DeliveryGroup = { clientId: group[0].client_id, handedOverAt: at, items };
+      const jobId = `deliveries_${data.clientId}_${group[0].id}_${at.replace(/\D/g, '')}`;
+      return { name: 'deliver', data, opts: { ...JOB_OPTIONS, jobId, delay: Math.max(0, dueAt - now) } };
+    });
+    try {
+      await withTimeout(this.queue.addBulk(jobs), ENQUEUE_TIMEOUT_MS, 'enqueueing to Redis timed out');
+    } catch (error) {
+      await this.unmark(rows, at).catch(() => undefined);
+      throw error;
+    }
+    return { relayed: rows.length, more: rows.length === ROUND };
   }
 
   /**
@@ -139,18 +149,49 @@ export class CallbackRelay implements Relaying, OnApplicationBootstrap, OnApplic
   }
 
   /**
-   * Marks the rows handed over, client by client; a row whose replay was asked for since it was read (its job not
-   * added) stays to be handed over by the next round.
+   * Marks the rows handed over, client by client, and answers those marked: a row whose replay was asked for since it
+   * was read stays to be handed over by the next round.
    */
-  private async markRelayed(manager: EntityManager, rows: ToRelay[]): Promise<void> {
-    const byClient = new Map<string, ToRelay[]>();
-    for (const row of rows) byClient.set(row.client_id, [...(byClient.get(row.client_id) ?? []), row]);
-    for (const [clientId, ofClient] of byClient) {
-      await manager.query(
+  private async markRelayed(manager: EntityManager, rows: ToRelay[]): Promise<ToRelay[]> {
+    const marked: ToRelay[] = [];
+    for (const [clientId, ofClient] of byClient(rows)) {
+      const [ids]: [Array<{ id: string }>, number] = await manager.query(
         `UPDATE callback_deliveries d SET relayed_at = now() FROM unnest($2::uuid[], $3::boolean[]) r(id, replay)
-          WHERE d.client_id = $1 AND d.id = r.id AND (d.replay_requested_at IS NOT NULL) = r.replay`,
+          WHERE d.client_id = $1 AND d.id = r.id AND (d.replay_requested_at IS NOT NULL) = r.replay RETURNING d.id`,
         [clientId, ofClient.map((row) => row.id), ofClient.map((row) => row.replay)],
+      );
+      const done = new Set(ids.map((row) => row.id));
+      marked.push(...ofClient.filter((row) => done.has(row.id)));
+    }
+    return marked;
+  }
+
+  /** Takes back a round's mark (its jobs were not added), unless the rows were handed over again since. */
+  private async unmark(rows: ToRelay[], at: string): Promise<void> {
+    for (const [clientId, ofClient] of byClient(rows)) {
+      await this.db.query(
+        `UPDATE callback_deliveries SET relayed_at = NULL WHERE client_id = $1 AND id = ANY($2::uuid[]) AND relayed_at = $3::timestamptz`,
+        [clientId, ofClient.map((row) => row.id), at],
       );
     }
   }
+}
+
+function byClient(rows: ToRelay[]): Map<string, ToRelay[]> {
+  const clients = new Map<string, ToRelay[]>();
+  for (const row of rows) {
+    const ofClient = clients.get(row.client_id);
+    if (ofClient) ofClient.push(row);
+    else clients.set(row.client_id, [row]);
+  }
+  return clients;
+}
+
+/** The rows (in their order) as groups of one client each, of at most DELIVERY_GROUP rows. */
+function groupsOf(rows: ToRelay[]): ToRelay[][] {
+  return [...byClient(rows).values()].flatMap((ofClient) =>
+    Array.from({ length: Math.ceil(ofClient.length / DELIVERY_GROUP) }, (_, i) =>
+      ofClient.slice(i * DELIVERY_GROUP, (i + 1) * DELIVERY_GROUP),
+    ),
+  );
 }

@@ -173,9 +173,12 @@ export class CallbacksService {
    */
   async replay(clientId: string, eventId: string): Promise<{ event_id: string; replay_requested_at: Date } | null> {
     if (!UUID.test(eventId)) return null;
-    // least(…, now()) keeps the first request's time; not coalesce: Citus refuses a clock inside it in an UPDATE.
+    // least(…, now()) keeps the first request's time; not coalesce: Citus refuses a clock inside it in an UPDATE. A
+    // request while one waits leaves the hand-over alone: handing the row over again would let a job that has read
+    // the replay still asked for, and the later one, both send it.
     const [[requested]]: [{ replay_requested_at: Date }[], number] = await this.db.query(
-      `UPDATE callback_deliveries SET replay_requested_at = least(replay_requested_at, now()), relayed_at = NULL
+      `UPDATE callback_deliveries SET replay_requested_at = least(replay_requested_at, now()),
+         relayed_at = CASE WHEN replay_requested_at IS NULL THEN NULL ELSE relayed_at END
        WHERE id = $1 AND client_id = $2 RETURNING replay_requested_at`,
       [eventId, clientId],
     );
