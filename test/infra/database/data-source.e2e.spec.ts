@@ -1,0 +1,38 @@
+import { DataSource } from 'typeorm';
+import { dataSourceOptions } from '../../../src/infra/database/data-source';
+
+/**
+ * The application's connections keep generic plans for what Postgres caches: the money functions' statements read
+ * partitioned tables, and left to choose Postgres planned them afresh on every call (docs/decisions.md, "Generic
+ * plans for cached statements"). A PL/pgSQL function run on such a connection inherits the setting.
+ */
+describe('the application data source', () => {
+  it('runs every pooled connection, and the functions called on it, with generic plans', async () => {
+    const db = new DataSource(dataSourceOptions(process.env.DATABASE_URL!, 2));
+    await db.initialize();
+    try {
+      const settings = await Promise.all(
+        [0, 1].map(async () => {
+          const runner = db.createQueryRunner();
+          try {
+            await runner.connect();
+            const [{ mode }] = await runner.query(`SELECT current_setting('plan_cache_mode') AS mode`);
+            await runner.query(
+              `CREATE FUNCTION pg_temp.plan_mode() RETURNS text LANGUAGE plpgsql AS $$ BEGIN RETURN current_setting('plan_cache_mode'); END $$`,
+            );
+            const [{ inside }] = await runner.query(`SELECT pg_temp.plan_mode() AS inside`);
+            return [mode, inside];
+          } finally {
+            await runner.release();
+          }
+        }),
+      );
+      expect(settings).toEqual([
+        ['force_generic_plan', 'force_generic_plan'],
+        ['force_generic_plan', 'force_generic_plan'],
+      ]);
+    } finally {
+      await db.destroy();
+    }
+  });
+});
