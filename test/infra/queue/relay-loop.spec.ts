@@ -78,6 +78,7 @@ describe('relay loop: woken, not swept', () => {
 
   async function quietRounds(rounds: Rounds, channel: string): Promise<void> {
     await waitFor('the loop to listen', () => listening(channel), 10_000);
+    await sleep(2 * ROUND_GAP_MS); // the round that LISTEN holding pokes, a gap after the first one
     const settled = rounds.rounds.length;
     await sleep(300);
     expect(rounds.rounds.length).toBe(settled); // idle: no round without a wake-up
