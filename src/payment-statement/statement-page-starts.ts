@@ -29,6 +29,7 @@ export class StatementPageStarts {
     private readonly redis: RedisClient,
     private readonly prefix: string,
     private readonly keepMs = KEEP_MS,
+    private readonly timeoutMs = REDIS_TIMEOUT_MS,
   ) {}
 
   /** The last row before `offset`, when a page ending there was served recently. Reading it keeps it longer. */
@@ -38,8 +39,8 @@ export class StatementPageStarts {
     try {
       const value = await withTimeout(
         this.redis.getex(this.key(period, offset), 'PX', this.keepMs),
-        REDIS_TIMEOUT_MS,
-        `Redis did not answer within ${REDIS_TIMEOUT_MS} ms`,
+        this.timeoutMs,
+        `Redis did not answer within ${this.timeoutMs} ms`,
       );
       return value ? (JSON.parse(value) as Keyset) : null;
     } catch (error) {
@@ -55,8 +56,8 @@ export class StatementPageStarts {
       const value = JSON.stringify({ at: after.at, id: after.id });
       await withTimeout(
         this.redis.set(this.key(period, offset), value, 'PX', this.keepMs),
-        REDIS_TIMEOUT_MS,
-        `Redis did not answer within ${REDIS_TIMEOUT_MS} ms`,
+        this.timeoutMs,
+        `Redis did not answer within ${this.timeoutMs} ms`,
       );
     } catch (error) {
       this.warn(error);
