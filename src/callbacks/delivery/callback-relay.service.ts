@@ -6,6 +6,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../../infra/config/app-config';
 import { CALLBACKS_QUEUE } from '../../infra/queue/queues';
 import { Relaying, RelayLoop } from '../../infra/queue/relay-loop';
+import { groupBy, groupsOfOneKey } from '../../common/grouping';
 import { withTimeout } from '../../common/with-timeout';
 import { DELIVERY_STATUS } from './callback-deliverer.service';
 import { CALLBACKS_CHANNEL } from './callbacks.service';
@@ -105,7 +106,7 @@ export class CallbackRelay implements Relaying, OnApplicationBootstrap, OnApplic
     });
     if (rows.length === 0) return { relayed: 0, more: false };
     const now = Date.now();
-    const jobs = groupsOf(rows).map((group) => {
+    const jobs = groupsOfOneKey(rows, (row) => row.client_id, DELIVERY_GROUP).map((group) => {
       const items = group.flatMap((row) => [
         ...(row.pending ? [{ deliveryId: row.id, replay: false }] : []),
         ...(row.replay ? [{ deliveryId: row.id, replay: true }] : []),
@@ -154,7 +155,7 @@ export class CallbackRelay implements Relaying, OnApplicationBootstrap, OnApplic
    */
   private async markRelayed(manager: EntityManager, rows: ToRelay[]): Promise<ToRelay[]> {
     const marked: ToRelay[] = [];
-    for (const [clientId, ofClient] of byClient(rows)) {
+    for (const [clientId, ofClient] of groupBy(rows, (row) => row.client_id)) {
       const [ids]: [Array<{ id: string }>, number] = await manager.query(
         `UPDATE callback_deliveries d SET relayed_at = now() FROM unnest($2::uuid[], $3::boolean[]) r(id, replay)
           WHERE d.client_id = $1 AND d.id = r.id AND (d.replay_requested_at IS NOT NULL) = r.replay RETURNING d.id`,
@@ -168,30 +169,11 @@ export class CallbackRelay implements Relaying, OnApplicationBootstrap, OnApplic
 
   /** Takes back a round's mark (its jobs were not added), unless the rows were handed over again since. */
   private async unmark(rows: ToRelay[], at: string): Promise<void> {
-    for (const [clientId, ofClient] of byClient(rows)) {
+    for (const [clientId, ofClient] of groupBy(rows, (row) => row.client_id)) {
       await this.db.query(
         `UPDATE callback_deliveries SET relayed_at = NULL WHERE client_id = $1 AND id = ANY($2::uuid[]) AND relayed_at = $3::timestamptz`,
         [clientId, ofClient.map((row) => row.id), at],
       );
     }
   }
-}
-
-function byClient(rows: ToRelay[]): Map<string, ToRelay[]> {
-  const clients = new Map<string, ToRelay[]>();
-  for (const row of rows) {
-    const ofClient = clients.get(row.client_id);
-    if (ofClient) ofClient.push(row);
-    else clients.set(row.client_id, [row]);
-  }
-  return clients;
-}
-
-/** The rows (in their order) as groups of one client each, of at most DELIVERY_GROUP rows. */
-function groupsOf(rows: ToRelay[]): ToRelay[][] {
-  return [...byClient(rows).values()].flatMap((ofClient) =>
-    Array.from({ length: Math.ceil(ofClient.length / DELIVERY_GROUP) }, (_, i) =>
-      ofClient.slice(i * DELIVERY_GROUP, (i + 1) * DELIVERY_GROUP),
-    ),
-  );
 }

@@ -5,6 +5,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { Queue } from 'bullmq';
 import { DataSource, EntityManager } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
+import { groupBy, groupsOfOneKey } from '../../common/grouping';
 import { withTimeout } from '../../common/with-timeout';
 import { OutboxGroup, OutboxWorkers } from './outbox-workers';
 import { LANES, QUEUES, Topic } from './queues';
@@ -103,7 +104,7 @@ export class OutboxRelay implements Relaying, OnApplicationBootstrap, OnApplicat
           [...byTopic].map(async ([topic, due]) => {
             const queue = this.queues.get(topic)!;
             const room = MAX_WAITING_JOBS - (await queue.count());
-            const all = groupsOf(due, LANES[topic].group);
+            const all = groupsOfOneKey(due, (row) => row.client_id, LANES[topic].group);
             const groups = all.slice(0, Math.max(0, room));
             if (groups.length === 0) return;
             if (groups.length === all.length && due.length === LANES[topic].group * GROUPS_PER_ROUND) more = true;
@@ -147,24 +148,6 @@ export class OutboxRelay implements Relaying, OnApplicationBootstrap, OnApplicat
       ]);
     }
   }
-}
-
-function groupBy<T, K>(items: T[], key: (item: T) => K): Map<K, T[]> {
-  const groups = new Map<K, T[]>();
-  for (const item of items) {
-    const group = groups.get(key(item));
-    if (group) group.push(item);
-    else groups.set(key(item), [item]);
-  }
-  return groups;
-}
-
-/** A topic's due rows (oldest first) as groups of one client each, of at most `size` rows, in the order of their first row. */
-function groupsOf(due: DueRow[], size: number): DueRow[][] {
-  const position = new Map(due.map((row, i) => [row, i]));
-  return [...groupBy(due, (row) => row.client_id).values()]
-    .flatMap((ofClient) => Array.from({ length: Math.ceil(ofClient.length / size) }, (_, i) => ofClient.slice(i * size, (i + 1) * size)))
-    .sort((a, b) => position.get(a[0])! - position.get(b[0])!);
 }
 
 function jobData(group: DueRow[]): OutboxGroup {
