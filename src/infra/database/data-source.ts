@@ -31,12 +31,15 @@ export function dataSourceOptions(databaseUrl: string, poolSize: number): DataSo
     // Generic plans for what Postgres caches (the money functions' statements, named prepared statements): left to
     // choose, it planned them afresh on every call (wallet_operation_rows took 1 ms a call, 0.36 ms on its generic
     // plan), since the tables they read are partitioned. Their statements look rows up by client and id, where a
-    // generic plan is the plan; one-off queries are planned with their values as before.
+    // generic plan is the plan; one-off queries are planned with their values as before. A generic plan cannot see
+    // that an id list holds one or two ids, and at the default random_page_cost it read a merchant's every account
+    // to find a transfer's two: the rows these statements read are in memory, where an index probe costs about
+    // what a sequential page does (docs/decisions.md).
     extra: {
       max: poolSize,
       connectionTimeoutMillis: 10_000,
       idleTimeoutMillis: IDLE_CONNECTION_MS,
-      options: '-c plan_cache_mode=force_generic_plan',
+      options: '-c plan_cache_mode=force_generic_plan -c random_page_cost=1.1',
     },
   };
 }
