@@ -30,10 +30,12 @@ const ERROR_BACKOFF_MS = 1000;
  * Wake-ups a round apart at least this long: under steady traffic every write NOTIFYs, so without it a relay would run
  * round after round, each a transaction of a dozen reads, in every worker process, mostly finding a row or two. The
  * wake-ups within it are served by one round; work waits for it at most this long. A full round (`more`) goes on at once.
- * At 25 ms the rounds of the four relays of two workers cost more than the work they handed over: bench:mixed at
- * 60/s spent 9.2 ms of worker and 9.5 ms of Postgres CPU per request, 5.8 and 6.8 ms at 100 (docs/benchmarks.md).
+ * The gap is also what gathers a group: the longer it is, the more rows a job carries and the fewer group calls the
+ * workers make. bench:mixed at 120/s spent 4.4 ms of worker and 6.9 ms of Postgres CPU per request at 100 ms, 2.6
+ * and 5.1 ms at 400, its callbacks as prompt (docs/benchmarks.md); a hop waits at most 0.4 s, against the seconds a
+ * callback or a payout's rail takes.
  */
-export const ROUND_GAP_MS = 100;
+export const ROUND_GAP_MS = 400;
 /** How often lost work is looked for: every 30 s, or sooner when the threshold is short. */
 const MAX_LOST_SWEEP_EVERY_MS = 30_000;
 
